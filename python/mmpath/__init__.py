@@ -1,0 +1,33 @@
+"""mmpath: TCP and Multipath TCP over dual-band 802.11ad + Wi-Fi links.
+
+    import mmpath
+    res = mmpath.run("default", seed=3, overrides={"duration_s": 5})
+    res.summary, res.intervals, res.timeline, res.events
+"""
+
+from __future__ import annotations
+
+
+def _find_version() -> str:
+    # The installed distribution's metadata (maturin takes it from Cargo.toml); the core's own
+    # version when running from a bare source tree; never fail an import over it.
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("mmpath")
+    except PackageNotFoundError:
+        pass
+    try:
+        from . import _core
+
+        return str(_core.version())
+    except ImportError:
+        return "0+unknown"
+
+
+__version__ = _find_version()
+
+from .api import Result, run  # noqa: E402  (after __version__, which api reads)
+from .errors import ScenarioError  # noqa: E402
+
+__all__ = ["run", "Result", "ScenarioError", "__version__"]

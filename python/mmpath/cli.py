@@ -1,0 +1,140 @@
+"""The `mmpath` command line (console script entry point: main)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+import tomllib
+from pathlib import Path
+
+from .errors import MmpathError
+
+DEFAULT_SCENARIO = "default"
+DEFAULT_OUT_ROOT = Path("mmpath-out")
+
+
+def _err(msg: str) -> None:
+    # One line, always: messages from the core or from the OS may carry newlines.
+    print("mmpath: " + " ".join(str(msg).split()), file=sys.stderr)
+
+
+def _version() -> str:
+    from . import __version__
+
+    return __version__
+
+
+def _safe_dir_name(name: str) -> str:
+    """A scenario name as a single folder name (names come from files; keep them harmless)."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._") or "scenario"
+
+
+# --------------------------------------------------------------------------- commands
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from .api import simulate
+    from .outputs import summary_json
+    from .scenario import load_scenario
+    from .table import format_table, run_line
+
+    sc = load_scenario(args.scenario or DEFAULT_SCENARIO, args.overrides, seed=args.seed)
+    out = Path(args.out) if args.out else DEFAULT_OUT_ROOT / _safe_dir_name(sc.name)
+    result = simulate(sc, show_progress=not args.no_progress)
+    # Outputs are written even when an invariant failed: they are what one debugs from.
+    result.save(out)
+    if not args.out:
+        _err(f"outputs written to {out}{os.sep} (choose with --out DIR)")
+    if args.json:
+        sys.stdout.write(summary_json(result))
+    else:
+        print(format_table(result.summary))
+        print(run_line(result.summary))
+    sys.stdout.flush()
+    if not result.ok:
+        for c in result.failed_checks:
+            _err(f"invariant check failed: flow {c.get('flow')}: {c.get('check')}: {c.get('detail')}")
+        return 1
+    return 0
+
+
+def cmd_scenarios(args: argparse.Namespace) -> int:
+    from .scenario import bundled_scenarios, describe
+
+    found = bundled_scenarios()
+    if not found:
+        _err("no bundled scenarios found")
+        return 0
+    width = max(len(n) for n in found)
+    for name, entry in found.items():
+        print(f"{name:<{width}}  {describe(entry)}".rstrip())
+    return 0
+
+
+# --------------------------------------------------------------------------- parser
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="mmpath",
+        description="Simulate TCP/MPTCP over dual-band 802.11ad + Wi-Fi links.",
+    )
+    p.add_argument("--version", action="version", version=f"mmpath {_version()}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+
+    r = sub.add_parser("run", help="simulate a scenario and print the results table",
+                       description="Simulate a scenario; write the output folder; print a results table.")
+    r.add_argument("scenario", nargs="?", metavar="SCENARIO",
+                   help=f"scenario .toml file or bundled scenario name (default: {DEFAULT_SCENARIO})")
+    r.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a scenario field by its dotted path, e.g. flow.0.cc=reno or "
+                        "path.0.rate_mbps=1000 (VALUE is a TOML value; repeatable)")
+    r.add_argument("--seed", type=int, metavar="N", help="random seed (default: the scenario's seed)")
+    r.add_argument("--out", metavar="DIR",
+                   help=f"output folder (default: {DEFAULT_OUT_ROOT}/<scenario name>)")
+    r.add_argument("--json", action="store_true", help="print summary.json instead of the table")
+    r.add_argument("--no-progress", action="store_true", help="never show the progress bar")
+    r.set_defaults(func=cmd_run)
+
+    s = sub.add_parser("scenarios", help="list the bundled scenarios",
+                       description="List the bundled scenarios, one line each.")
+    s.set_defaults(func=cmd_scenarios)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)  # exits 2 with usage on a bad flag
+    if not getattr(args, "func", None):
+        parser.print_usage(sys.stderr)
+        _err("error: a command is required (run, scenarios)")
+        return 2
+    try:
+        return args.func(args)
+    except MmpathError as e:
+        _err(f"error: {e}")
+        return 2
+    except (FileNotFoundError, tomllib.TOMLDecodeError) as e:
+        _err(f"error: {e}")
+        return 2
+    except ValueError as e:
+        # The core's ScenarioError is a ValueError; scenario.py converts it, this is the safety net
+        # for any path that does not (a user mistake must never end in a traceback).
+        if type(e).__name__ == "ScenarioError":
+            _err(f"error: {e}")
+            return 2
+        raise
+    except KeyboardInterrupt:
+        _err("interrupted")
+        return 130
+    except BrokenPipeError:
+        # `mmpath run --json | head`: the reader left; stop quietly like other Unix tools.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

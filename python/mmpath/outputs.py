@@ -1,0 +1,404 @@
+"""Write a run's output folder: summary.json, intervals.csv, timeline.parquet, iperf3.json, report.
+
+Files are written into a temporary folder beside the target and moved in only once all of them
+were written, so a run that fails (or is interrupted) never leaves a half-written output folder.
+The column schema of each file is documented in docs/outputs.md.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .errors import OutputError
+
+if TYPE_CHECKING:
+    from .api import Result
+
+BIN_S = 0.1  # intervals.csv bin width (the core's 100 ms aggregation)
+IPERF_INTERVAL_S = 1.0  # iperf3's default reporting interval (-i 1)
+IPERF_TCP_BLKSIZE = 131072  # iperf3's default TCP write size (128 KiB)
+IPERF_FIRST_SOCKET = 5  # iperf3's first data socket fd on Linux, what parsers usually see
+
+
+# --------------------------------------------------------------------------- summary.json
+
+
+def _jsonable(value: Any) -> Any:
+    """Plain JSON values: numpy scalars -> Python, NaN/inf -> null (JSON has no NaN)."""
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def dumps(obj: Any) -> str:
+    """JSON as written to disk: insertion order kept, 2-space indent, trailing newline."""
+    return json.dumps(_jsonable(obj), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def summary_json(result: "Result") -> str:
+    return dumps(result.summary)
+
+
+# --------------------------------------------------------------------------- intervals.csv
+
+
+def write_intervals_csv(result: "Result", path: Path) -> None:
+    df = result.intervals.copy()
+    # Bin starts are multiples of 100 ms in integer nanoseconds in the core; round away float noise
+    # (0.30000000000000004) so the CSV is readable and stable.
+    df["t_s"] = df["t_s"].to_numpy(dtype=np.float64).round(9)
+    cols = ["t_s", "flow", "subflow", "path", "bytes", "mbps"]
+    df[cols].to_csv(path, index=False, lineterminator="\n")
+
+
+# --------------------------------------------------------------------------- timeline.parquet
+
+
+def write_timeline_parquet(result: "Result", path: Path) -> None:
+    # Categorical columns (flow, path, cc_state) become Parquet dictionary columns: compact, and
+    # pandas/pyarrow/polars read them back as categories.
+    result.timeline.to_parquet(path, engine="pyarrow", index=False)
+
+
+# --------------------------------------------------------------------------- iperf3.json
+
+
+def _num(x: float) -> float | int:
+    """Whole numbers as ints (iperf3 prints `"duration": 10`), others as floats."""
+    x = float(x)
+    return int(x) if x.is_integer() else x
+
+
+def _cookie(name: str, seed: int) -> str:
+    # iperf3's cookie is 36 random [a-z2-7] characters; derive it from the run so the file is
+    # deterministic for a given scenario and seed.
+    alphabet = "abcdefghijklmnopqrstuvwxyz234567"
+    digest = hashlib.sha512(f"{name}\0{seed}".encode()).digest()
+    return "".join(alphabet[b % 32] for b in digest[:36])
+
+
+def _flow_window(flow: dict[str, Any], duration: float) -> tuple[float, float]:
+    start = float(flow.get("start_s") or 0.0)
+    stop = flow.get("stop_s")
+    stop = duration if stop is None else min(float(stop), duration)
+    start = min(start, stop)
+    return start, stop
+
+
+def _per_second_bytes(result: "Result", n_flows: int, n_int: int) -> np.ndarray:
+    """bytes[flow, interval] from the 100 ms connection-level bins (vectorized)."""
+    iv = result.intervals
+    conn = iv[iv["subflow"].to_numpy() < 0]
+    flow = conn["flow"].cat.codes.to_numpy().astype(np.int64)
+    # A bin belongs to the second it starts in; bins start on multiples of 100 ms, so a bin never
+    # straddles a second boundary. The epsilon guards 2.9999999 -> 2.
+    sec = np.floor(conn["t_s"].to_numpy(dtype=np.float64) / IPERF_INTERVAL_S + 1e-9).astype(np.int64)
+    sec = np.clip(sec, 0, n_int - 1)
+    keep = flow >= 0
+    idx = flow[keep] * n_int + sec[keep]
+    by = np.bincount(idx, weights=conn["bytes"].to_numpy(dtype=np.float64)[keep], minlength=n_flows * n_int)
+    return by.reshape(n_flows, n_int)
+
+
+def _timeline_at(result: "Result", n_flows: int, ends: np.ndarray, column: str) -> np.ndarray | None:
+    """Value of a timeline column for each flow at each interval end: [flow, interval].
+
+    The last sample at or before the end, like iperf3 reading TCP_INFO when the interval closes.
+    """
+    tl = result.timeline
+    if column not in tl.columns or len(tl) == 0:
+        return None
+    out = np.full((n_flows, len(ends)), np.nan)
+    codes = tl["flow"].cat.codes.to_numpy()
+    t = tl["t_s"].to_numpy(dtype=np.float64)
+    v = tl[column].to_numpy(dtype=np.float64)
+    for fi in range(n_flows):  # one searchsorted per flow, not a loop over samples
+        sel = codes == fi
+        if not sel.any():
+            continue
+        tf, vf = t[sel], v[sel]
+        order = np.argsort(tf, kind="stable")
+        tf, vf = tf[order], vf[order]
+        i = np.searchsorted(tf, ends + 1e-9, side="right") - 1
+        ok = i >= 0
+        out[fi, ok] = vf[i[ok]]
+    return out
+
+
+def _int_or_zero(x: float) -> int:
+    return 0 if x is None or not math.isfinite(x) else int(round(x))
+
+
+def iperf3_doc(result: "Result") -> dict[str, Any]:
+    """The run in the layout of `iperf3 -J` (client side), one stream per flow.
+
+    iperf3 reports from the client; mmpath's client is the station, so a download flow is what
+    iperf3 calls reverse mode (-R). TCP sender statistics (retransmits, cwnd, RTT) are included for
+    every TCP stream because the simulator sees both ends.
+    """
+    s = result.summary
+    flows: list[dict[str, Any]] = s["flows"]
+    paths = {p["name"]: p for p in s["paths"]}
+    duration = float(s["sim_s"])
+    n_flows = len(flows)
+    n_int = max(1, math.ceil(duration / IPERF_INTERVAL_S - 1e-9))
+    starts = np.arange(n_int) * IPERF_INTERVAL_S
+    ends = np.minimum(starts + IPERF_INTERVAL_S, duration)
+
+    tcp = [f["kind"] != "udp" for f in flows]
+    all_udp = n_flows > 0 and not any(tcp)
+    reverse = n_flows > 0 and all(f.get("direction") == "download" for f in flows)
+    sockets = [IPERF_FIRST_SOCKET + i for i in range(n_flows)]
+    is_sender = [f.get("direction") != "download" for f in flows]
+
+    by = _per_second_bytes(result, n_flows, n_int) if n_flows else np.zeros((0, n_int))
+    cwnd = _timeline_at(result, n_flows, ends, "cwnd_bytes")
+    srtt = _timeline_at(result, n_flows, ends, "srtt_ms")
+    rttvar = _timeline_at(result, n_flows, ends, "rttvar_ms")
+    # Per-interval retransmits need a cumulative counter in the timeline; without one iperf3's
+    # per-interval field is left out (as iperf3 does on a receiving client) rather than invented.
+    cum_retx = _timeline_at(result, n_flows, ends, "retransmits")
+    retx = None
+    if cum_retx is not None:
+        filled = np.nan_to_num(cum_retx, nan=0.0)
+        retx = np.diff(np.concatenate([np.zeros((n_flows, 1)), filled], axis=1), axis=1)
+
+    # UDP: average delivered datagram size, to express interval bytes as iperf3's packet counts.
+    udp_pkt: dict[int, dict[str, Any]] = {}
+    for fi, f in enumerate(flows):
+        if tcp[fi]:
+            continue
+        packets = int(f.get("packets_sent") or 0)
+        lost = int(round(packets * float(f.get("loss_pct") or 0.0) / 100.0))
+        got = max(packets - lost, 0)
+        mtu = int(paths.get(f.get("path"), {}).get("mtu_bytes") or 1500)
+        size = (f["bytes_delivered"] / got) if got else float(mtu - 28)  # IPv4 + UDP headers
+        udp_pkt[fi] = {"packets": packets, "lost": lost, "size": size}
+
+    intervals = []
+    for k in range(n_int):
+        secs = float(ends[k] - starts[k])
+        streams = []
+        for fi in range(n_flows):
+            b = int(by[fi, k])
+            st: dict[str, Any] = {
+                "socket": sockets[fi],
+                "start": _num(starts[k]),
+                "end": _num(ends[k]),
+                "seconds": secs,
+                "bytes": b,
+                "bits_per_second": b * 8 / secs if secs > 0 else 0.0,
+            }
+            if tcp[fi]:
+                if retx is not None:
+                    st["retransmits"] = int(retx[fi, k])
+                st["snd_cwnd"] = _int_or_zero(cwnd[fi, k]) if cwnd is not None else 0
+                st["rtt"] = _int_or_zero(srtt[fi, k] * 1000) if srtt is not None else 0  # µs
+                if rttvar is not None:
+                    st["rttvar"] = _int_or_zero(rttvar[fi, k] * 1000)
+                path = paths.get(flows[fi].get("path"), {})
+                st["pmtu"] = int(path.get("mtu_bytes") or 0)
+            else:
+                st["packets"] = int(round(b / udp_pkt[fi]["size"])) if udp_pkt[fi]["size"] else 0
+            st["omitted"] = False
+            st["sender"] = is_sender[fi]
+            streams.append(st)
+        total = sum(st["bytes"] for st in streams)
+        ssum: dict[str, Any] = {
+            "start": _num(starts[k]),
+            "end": _num(ends[k]),
+            "seconds": secs,
+            "bytes": total,
+            "bits_per_second": total * 8 / secs if secs > 0 else 0.0,
+        }
+        if retx is not None and any(tcp):
+            ssum["retransmits"] = sum(st.get("retransmits", 0) for st in streams)
+        if all_udp:
+            ssum["packets"] = sum(st["packets"] for st in streams)
+        ssum["omitted"] = False
+        ssum["sender"] = not reverse
+        intervals.append({"streams": streams, "sum": ssum})
+
+    end_streams = []
+    for fi, f in enumerate(flows):
+        t0, t1 = _flow_window(f, duration)
+        secs = t1 - t0
+        sent = int(f.get("bytes_sent") or 0)
+        got = int(f.get("bytes_delivered") or 0)
+
+        def rate(nbytes: int, secs: float = secs) -> float:
+            return nbytes * 8 / secs if secs > 0 else 0.0
+
+        base = {"socket": sockets[fi], "start": _num(t0), "end": _num(t1), "seconds": secs}
+        if tcp[fi]:
+            rtt = f.get("rtt_ms") or {}
+            max_cwnd = 0
+            if cwnd is not None:
+                tl = result.timeline
+                sel = tl["flow"].cat.codes.to_numpy() == fi
+                vals = tl["cwnd_bytes"].to_numpy(dtype=np.float64)[sel]
+                if vals.size and np.isfinite(vals).any():
+                    max_cwnd = int(np.nanmax(vals))
+            sender = {
+                **base,
+                "bytes": sent,
+                "bits_per_second": rate(sent),
+                "retransmits": int(f.get("retransmits") or 0),
+                "max_snd_cwnd": max_cwnd,
+                "max_rtt": _int_or_zero(_ms_to_us(rtt.get("max"))),
+                "min_rtt": _int_or_zero(_ms_to_us(rtt.get("min"))),
+                "mean_rtt": _int_or_zero(_ms_to_us(rtt.get("mean"))),
+                "sender": True,
+            }
+            receiver = {**base, "bytes": got, "bits_per_second": rate(got), "sender": True}
+            end_streams.append({"sender": sender, "receiver": receiver})
+        else:
+            u = udp_pkt[fi]
+            end_streams.append({"udp": {
+                **base,
+                "bytes": sent,
+                "bits_per_second": rate(sent),
+                "jitter_ms": float(f.get("jitter_ms") or 0.0),
+                "lost_packets": u["lost"],
+                "packets": u["packets"],
+                "lost_percent": float(f.get("loss_pct") or 0.0),
+                "out_of_order": int(f.get("out_of_order") or 0),
+                "sender": is_sender[fi],
+            }})
+
+    whole = {"start": 0, "end": _num(duration), "seconds": duration}
+    total_sent = sum(int(f.get("bytes_sent") or 0) for f in flows)
+    total_got = sum(int(f.get("bytes_delivered") or 0) for f in flows)
+    end: dict[str, Any] = {"streams": end_streams}
+    if any(not t for t in tcp):
+        # UDP summary as iperf3 prints it under end.sum (receiver-reported loss and jitter).
+        udp_flows = [fi for fi in range(n_flows) if not tcp[fi]]
+        pk = sum(udp_pkt[fi]["packets"] for fi in udp_flows)
+        lost = sum(udp_pkt[fi]["lost"] for fi in udp_flows)
+        ubytes = sum(int(flows[fi].get("bytes_sent") or 0) for fi in udp_flows)
+        end["sum"] = {
+            **whole,
+            "bytes": ubytes,
+            "bits_per_second": ubytes * 8 / duration if duration > 0 else 0.0,
+            "jitter_ms": max((float(flows[fi].get("jitter_ms") or 0.0) for fi in udp_flows), default=0.0),
+            "lost_packets": lost,
+            "packets": pk,
+            "lost_percent": (100.0 * lost / pk) if pk else 0.0,
+            "sender": not reverse,
+        }
+    end["sum_sent"] = {
+        **whole,
+        "bytes": total_sent,
+        "bits_per_second": total_sent * 8 / duration if duration > 0 else 0.0,
+        **({"retransmits": sum(int(f.get("retransmits") or 0) for f in flows)} if any(tcp) else {}),
+        "sender": True,
+    }
+    end["sum_received"] = {
+        **whole,
+        "bytes": total_got,
+        "bits_per_second": total_got * 8 / duration if duration > 0 else 0.0,
+        "sender": True,
+    }
+    # The simulator models no CPU; zeros keep tools that read these keys working.
+    end["cpu_utilization_percent"] = {
+        "host_total": 0.0, "host_user": 0.0, "host_system": 0.0,
+        "remote_total": 0.0, "remote_user": 0.0, "remote_system": 0.0,
+    }
+    ccs = sorted({f["cc"] for f in flows if f.get("cc")})
+    if len(ccs) == 1:
+        end["sender_tcp_congestion"] = ccs[0]
+        end["receiver_tcp_congestion"] = ccs[0]
+
+    first_path = paths.get(flows[0].get("path"), {}) if flows else {}
+    if all_udp:
+        blksize = int(round(udp_pkt[0]["size"])) if udp_pkt else 1472
+    else:
+        blksize = IPERF_TCP_BLKSIZE
+    path_index = {name: i for i, name in enumerate(paths)}
+    start = {
+        "connected": [
+            {
+                "socket": sockets[fi],
+                # Made-up private addresses, one /24 per path, so per-path tools can group streams.
+                "local_host": f"10.0.{path_index.get(f.get('path'), 0)}.2",
+                "local_port": 50000 + fi,
+                "remote_host": f"10.0.{path_index.get(f.get('path'), 0)}.1",
+                "remote_port": 5201,
+            }
+            for fi, f in enumerate(flows)
+        ],
+        "version": f"mmpath {s.get('mmpath_version', '')} (iperf3 -J layout)",
+        "system_info": f"mmpath simulator, scenario {s['scenario']}, seed {s['seed']}",
+        # Simulated time starts at 0: the Unix epoch keeps the file deterministic for a given seed.
+        "timestamp": {"time": "Thu, 01 Jan 1970 00:00:00 GMT", "timesecs": 0},
+        "connecting_to": {"host": "10.0.0.1", "port": 5201},
+        "cookie": _cookie(str(s["scenario"]), int(s["seed"])),
+        "tcp_mss_default": int(first_path.get("mss_bytes") or 0),
+        "test_start": {
+            "protocol": "UDP" if all_udp else "TCP",
+            "num_streams": n_flows,
+            "blksize": blksize,
+            "omit": 0,
+            "duration": _num(duration),
+            "bytes": 0,
+            "blocks": 0,
+            "reverse": int(reverse),
+            "tos": 0,
+        },
+    }
+    return {
+        "start": start,
+        "intervals": intervals,
+        "end": end,
+        "title": f"mmpath {s['scenario']} seed {s['seed']}",
+    }
+
+
+def _ms_to_us(x: Any) -> float:
+    return float("nan") if x is None else float(x) * 1000.0
+
+
+# --------------------------------------------------------------------------- the folder
+
+
+def write_outputs(result: "Result", out_dir: str | os.PathLike, report: bool = True) -> Path:
+    """Write every output file of a run into out_dir (created if needed); return its path."""
+    out = Path(out_dir)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
+    except OSError as e:
+        raise OutputError(f"cannot create output folder {out}: {e.strerror or e}") from None
+    try:
+        (tmp / "summary.json").write_text(summary_json(result), encoding="utf-8")
+        write_intervals_csv(result, tmp / "intervals.csv")
+        write_timeline_parquet(result, tmp / "timeline.parquet")
+        (tmp / "iperf3.json").write_text(dumps(iperf3_doc(result)), encoding="utf-8")
+        if report:
+            from .report import write_report
+
+            write_report(result, tmp)
+        out.mkdir(parents=True, exist_ok=True)
+        # Same file system (tmp is a sibling), so each replace is an atomic rename.
+        for f in sorted(tmp.iterdir()):
+            os.replace(f, out / f.name)
+    except OSError as e:
+        raise OutputError(f"cannot write outputs to {out}: {e.strerror or e}") from None
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return out

@@ -1,0 +1,221 @@
+"""report.html with PNG plots beside it (matplotlib, Agg backend: no display needed)."""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
+
+import matplotlib
+
+matplotlib.use("Agg")  # headless: CI, ssh sessions, worker processes
+import matplotlib.pyplot as plt  # noqa: E402  (must follow use("Agg"))
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from .table import flow_rows  # noqa: E402
+
+if TYPE_CHECKING:
+    from .api import Result
+
+_MAX_POINTS = 4000  # per line: more is invisible at this size and slows savefig down
+_MAX_RATE_EVENTS = 200  # beyond this, "rate" events would paint the plot grey
+_EVENT_STYLE = {
+    "down": dict(color="tab:red", linestyle="-", alpha=0.6),
+    "up": dict(color="tab:green", linestyle="-", alpha=0.6),
+}
+_DEFAULT_EVENT_STYLE = dict(color="0.5", linestyle=":", alpha=0.5)
+
+
+def _thin(t: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    step = max(1, len(t) // _MAX_POINTS)
+    return t[::step], v[::step]
+
+
+def _mark_events(ax, events: pd.DataFrame) -> None:
+    """Vertical lines at link events: red = down, green = up, dotted = rate change."""
+    if events is None or len(events) == 0:
+        return
+    kinds = events["kind"].astype(str).to_numpy()
+    t = events["t_s"].to_numpy(dtype=np.float64)
+    for kind in np.unique(kinds):
+        sel = kinds == kind
+        if kind not in _EVENT_STYLE and sel.sum() > _MAX_RATE_EVENTS:
+            continue
+        style = _EVENT_STYLE.get(kind, _DEFAULT_EVENT_STYLE)
+        # One vlines call per kind, spanning the axes height whatever the data range.
+        ax.vlines(t[sel], 0, 1, transform=ax.get_xaxis_transform(), linewidth=0.8, label=f"link {kind}", **style)
+
+
+def _plot(out_dir: Path, fname: str, ylabel: str, title: str, events: pd.DataFrame,
+          draw: Callable[[Any], bool]) -> str | None:
+    fig, ax = plt.subplots(figsize=(9, 3.2), dpi=100)
+    try:
+        if not draw(ax):
+            return None
+        _mark_events(ax, events)
+        ax.set_xlabel("time (s)")
+        ax.set_ylabel(ylabel)
+        ax.set_title(title)
+        ax.grid(True, alpha=0.3)
+        ax.set_xlim(left=0)
+        ax.legend(loc="upper right", fontsize="small", ncol=2)
+        fig.tight_layout()
+        fig.savefig(out_dir / fname)
+        return fname
+    finally:
+        plt.close(fig)
+
+
+def _lines(df: pd.DataFrame, key: str, column: str, scale: float = 1.0) -> Callable[[Any], bool]:
+    """A draw function: one line of `column` against t_s per value of `key` (flow or path)."""
+
+    def draw(ax) -> bool:
+        if column not in df.columns or len(df) == 0:
+            return False
+        drew = False
+        for label, g in df.groupby(key, observed=True, sort=True):
+            v = g[column].to_numpy(dtype=np.float64) * scale
+            if not np.isfinite(v).any():
+                continue  # e.g. cwnd of a UDP flow
+            t, v = _thin(g["t_s"].to_numpy(dtype=np.float64), v)
+            ax.plot(t, v, linewidth=1, label=str(label))
+            drew = True
+        return drew
+
+    return draw
+
+
+def _per_path_samples(timeline: pd.DataFrame) -> pd.DataFrame:
+    """Path-level columns repeat on every flow's row; keep one sample per (path, time)."""
+    if len(timeline) == 0:
+        return timeline
+    return timeline.drop_duplicates(subset=["path", "t_s"], keep="first")
+
+
+def _throughput_by_path(iv: pd.DataFrame) -> pd.DataFrame:
+    """Bytes per (path, bin): subflow rows where a flow has them, else its connection row."""
+    has_sub = iv.loc[iv["subflow"] >= 0, "flow"].unique()
+    rows = iv[(iv["subflow"] >= 0) | ~iv["flow"].isin(has_sub)]
+    g = rows.groupby(["path", "t_s"], observed=True, sort=True)["bytes"].sum().reset_index()
+    g["mbps"] = g["bytes"].to_numpy(dtype=np.float64) * 8 / 0.1 / 1e6
+    return g
+
+
+def make_plots(result: "Result", out_dir: Path) -> list[tuple[str, str]]:
+    """Write the PNGs; return [(file name, caption)] of those that had data."""
+    iv = result.intervals
+    tl = result.timeline
+    ev = result.events
+    conn = iv[iv["subflow"] < 0]
+    per_path = _per_path_samples(tl)
+    specs = [
+        ("throughput_flow.png", "Goodput per flow (100 ms bins)", "Mbps", _lines(conn, "flow", "mbps")),
+        ("throughput_path.png", "Goodput per path (100 ms bins)", "Mbps",
+         _lines(_throughput_by_path(iv), "path", "mbps")),
+        ("cwnd.png", "Congestion window per flow", "cwnd (KB)", _lines(tl, "flow", "cwnd_bytes", 1e-3)),
+        ("rtt.png", "Smoothed RTT per flow", "srtt (ms)", _lines(tl, "flow", "srtt_ms")),
+        ("queue.png", "Transmit queue per path (data direction)", "queue (KB)",
+         _lines(per_path, "path", "queue_bytes", 1e-3)),
+        ("phy_rate.png", "PHY rate per path (data direction)", "Mbps", _lines(per_path, "path", "phy_rate_mbps")),
+    ]
+    made = []
+    for fname, title, ylabel, draw in specs:
+        if _plot(out_dir, fname, ylabel, title, ev, draw):
+            made.append((fname, title))
+    return made
+
+
+# --------------------------------------------------------------------------- HTML
+
+_CSS = """
+body { font-family: system-ui, sans-serif; margin: 2em; color: #222; max-width: 1000px; }
+table { border-collapse: collapse; margin: 0.5em 0 1.5em; }
+th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: right; }
+th { background: #f3f3f3; } td.l, th.l { text-align: left; }
+.ok { color: #1a7f37; font-weight: bold; } .fail { color: #cf222e; font-weight: bold; }
+img { max-width: 100%; display: block; margin: 0.5em 0 1.5em; }
+code { background: #f3f3f3; padding: 0 0.2em; }
+"""
+
+
+def _table(header: list[str], rows: list[list[Any]], left: int = 1) -> str:
+    def cell(tag: str, i: int, v: Any) -> str:
+        cls = ' class="l"' if i < left else ""
+        return f"<{tag}{cls}>{html.escape(str(v))}</{tag}>"
+
+    head = "".join(cell("th", i, h) for i, h in enumerate(header))
+    body = "".join("<tr>" + "".join(cell("td", i, v) for i, v in enumerate(r)) + "</tr>" for r in rows)
+    return f"<table><tr>{head}</tr>{body}</table>"
+
+
+def _fmt(x: Any, digits: int = 3) -> str:
+    if x is None:
+        return "-"
+    if isinstance(x, float):
+        return f"{x:.{digits}g}" if abs(x) < 1e4 else f"{x:,.0f}"
+    if isinstance(x, int):
+        return f"{x:,}"
+    return str(x)
+
+
+def render_html(result: "Result", plots: list[tuple[str, str]]) -> str:
+    s = result.summary
+    inv_ok = result.ok
+    checks = s["invariants"].get("checks", [])
+    run_rows = [
+        ["scenario", s["scenario"]],
+        ["description", s.get("scenario_config", {}).get("description", "")],
+        ["seed", s["seed"]],
+        ["simulated time (s)", _fmt(s.get("sim_s"))],
+        ["wall time (s)", _fmt(s.get("wall_s"))],
+        ["events", _fmt(s.get("events"))],
+        ["events / s", _fmt(s.get("events_per_s"))],
+        ["mmpath version", s.get("mmpath_version", "")],
+    ]
+    flow_header, flow_body = flow_rows(s)
+    path_header = ["path", "rate Mbps", "MTU", "MSS", "delivered down", "delivered up", "drops down",
+                   "drops up", "utilization down"]
+    path_body = [
+        [p.get("name"), _fmt(p.get("rate_mbps")), p.get("mtu_bytes"), p.get("mss_bytes"),
+         _fmt(p.get("bytes_delivered_down")), _fmt(p.get("bytes_delivered_up")), _fmt(p.get("drops_down")),
+         _fmt(p.get("drops_up")), _fmt(p.get("utilization_down"))]
+        for p in s.get("paths", [])
+    ]
+    failed = [[c.get("flow"), c.get("check"), c.get("detail")] for c in checks if not c.get("ok")]
+    verdict = (f'<span class="ok">ok</span> ({len(checks)} checks)' if inv_ok
+               else f'<span class="fail">FAILED</span> ({len(failed)} of {len(checks)} checks)')
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f"<title>mmpath: {html.escape(str(s['scenario']))} (seed {s['seed']})</title>",
+        f"<style>{_CSS}</style></head><body>",
+        f"<h1>mmpath run: {html.escape(str(s['scenario']))}</h1>",
+        _table(["", ""], [[k, v] for k, v in run_rows], left=2),
+        f"<p>Invariant check (every byte delivered once and in order): {verdict}</p>",
+    ]
+    if failed:
+        parts.append(_table(["flow", "check", "detail"], failed, left=3))
+    parts += [
+        "<h2>Flows</h2>", _table(flow_header, flow_body, left=4),
+        "<h2>Paths</h2>", _table(path_header, path_body),
+        "<h2>Plots</h2>",
+        "<p>Vertical lines mark link events: red = link down, green = link up, dotted = rate change.</p>",
+    ]
+    for fname, caption in plots:
+        parts.append(f"<h3>{html.escape(caption)}</h3>")
+        parts.append(f'<img src="{html.escape(fname)}" alt="{html.escape(caption)}">')
+    parts.append(
+        "<p>Data: <code>summary.json</code>, <code>intervals.csv</code>, <code>timeline.parquet</code>, "
+        "<code>iperf3.json</code> in this folder (columns: docs/outputs.md).</p>"
+    )
+    parts.append("</body></html>\n")
+    return "\n".join(parts)
+
+
+def write_report(result: "Result", out_dir: str | Path) -> Path:
+    out = Path(out_dir)
+    plots = make_plots(result, out)
+    path = out / "report.html"
+    path.write_text(render_html(result, plots), encoding="utf-8")
+    return path

@@ -1,0 +1,284 @@
+"""Find and load scenarios, apply ``--set`` overrides, validate them in the core.
+
+Python only parses TOML and applies overrides; every default and limit lives in the Rust validator
+(``_core.normalize_scenario``), so this module never checks field names, types or ranges itself.
+"""
+
+from __future__ import annotations
+
+import copy
+import datetime as _dt
+import importlib.resources
+import json
+import os
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+from .errors import OverrideError, ScenarioError, ScenarioNotFoundError
+
+# A scenario as accepted by load_scenario / mmpath.run.
+ScenarioSpec = str | os.PathLike | Mapping[str, Any]
+# Overrides: ["flow.0.cc=reno", ...] (CLI style, values parsed as TOML) or {"flow.0.cc": "reno"}
+# (API style, values used as they are).
+Overrides = Iterable[str] | Mapping[str, Any] | None
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A validated scenario: the normalized dict (every default filled in) and its JSON."""
+
+    name: str
+    config: dict[str, Any]
+    json: str
+    source: str  # file path, "bundled:NAME" or "<dict>", for error messages
+
+    @property
+    def seed(self) -> int:
+        return int(self.config["seed"])
+
+    @property
+    def duration_s(self) -> float:
+        return float(self.config["duration_s"])
+
+
+# --------------------------------------------------------------------------- bundled scenarios
+
+
+def _package_scenario_dir():
+    """`mmpath/scenarios` shipped as package data (installed wheel), or None."""
+    try:
+        d = importlib.resources.files("mmpath") / "scenarios"
+        return d if d.is_dir() else None
+    except (ModuleNotFoundError, FileNotFoundError, NotADirectoryError):
+        return None
+
+
+def _checkout_scenario_dir() -> Path | None:
+    """`<repo>/scenarios` when running from a source checkout (python/mmpath -> ../../scenarios)."""
+    d = Path(__file__).resolve().parent.parent.parent / "scenarios"
+    return d if d.is_dir() else None
+
+
+def bundled_scenarios() -> dict[str, Any]:
+    """Name -> file (a Path or importlib Traversable) of every bundled scenario, sorted by name.
+
+    Package data wins over the checkout folder, so an installed mmpath never picks up files from
+    some unrelated directory that happens to sit two levels above it.
+    """
+    found: dict[str, Any] = {}
+    for d in (_package_scenario_dir(), _checkout_scenario_dir()):
+        if d is None:
+            continue
+        for entry in d.iterdir():
+            if entry.name.endswith(".toml") and entry.is_file():
+                found.setdefault(entry.name[: -len(".toml")], entry)
+    return dict(sorted(found.items()))
+
+
+def _not_found(spec: str) -> ScenarioNotFoundError:
+    names = ", ".join(bundled_scenarios()) or "none found"
+    return ScenarioNotFoundError(f"scenario file not found: {spec} (bundled scenarios: {names})")
+
+
+def _parse_toml(text: str, where: str) -> dict[str, Any]:
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        # tomllib's message already ends with "(at line N, column M)"; keep it to one line.
+        msg = " ".join(str(e).split())
+        raise ScenarioError(f"{where}: invalid TOML: {msg}") from None
+
+
+def read_scenario_file(spec: str | os.PathLike) -> tuple[dict[str, Any], str]:
+    """Parse a scenario given as a path or a bundled name. Returns (raw dict, source label)."""
+    text_spec = os.fspath(spec)
+    path = Path(text_spec)
+    if path.is_file():
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as e:
+            raise ScenarioError(f"{text_spec}: cannot read scenario file: {e}") from None
+        doc = _parse_toml(text, text_spec)
+        doc.setdefault("name", path.stem)
+        return doc, text_spec
+    # A bare name ("default", "blockage") selects a bundled scenario; anything that looks like a
+    # path (has a separator or a .toml suffix) must exist as a file.
+    looks_like_path = path.suffix == ".toml" or os.sep in text_spec or "/" in text_spec
+    bundled = bundled_scenarios()
+    if not looks_like_path and text_spec in bundled:
+        entry = bundled[text_spec]
+        doc = _parse_toml(entry.read_text(encoding="utf-8"), f"bundled scenario {text_spec}")
+        doc.setdefault("name", text_spec)
+        return doc, f"bundled:{text_spec}"
+    raise _not_found(text_spec)
+
+
+# --------------------------------------------------------------------------- overrides
+
+
+def _toml_value(raw: str) -> Any:
+    """Parse VALUE of --set KEY=VALUE as a TOML value ("5", "true", "[1, 2]", "\"x\"").
+
+    Anything that is not valid TOML is taken as a plain string, so `--set flow.0.cc=reno` works
+    without quoting. TOML dates/times have no JSON form, so they stay strings too.
+    """
+    try:
+        value = tomllib.loads("v = " + raw)["v"]
+    except tomllib.TOMLDecodeError:
+        return raw
+    if isinstance(value, (_dt.date, _dt.time, _dt.datetime)):
+        return raw
+    return value
+
+
+def parse_overrides(overrides: Overrides) -> list[tuple[str, Any]]:
+    """Normalize either override style to an ordered list of (dotted key, value)."""
+    if overrides is None:
+        return []
+    if isinstance(overrides, Mapping):
+        pairs = [(str(k), v) for k, v in overrides.items()]
+    elif isinstance(overrides, (str, bytes)):
+        raise TypeError("overrides must be a list of 'KEY=VALUE' strings or a dict, not a string")
+    else:
+        pairs = []
+        for item in overrides:
+            if not isinstance(item, str):
+                raise TypeError(f"overrides: expected 'KEY=VALUE' strings, got {item!r}")
+            key, sep, raw = item.partition("=")
+            if not sep:
+                raise OverrideError(
+                    f"--set {item}: expected KEY=VALUE (e.g. --set duration_s=5 or --set flow.0.cc=reno)"
+                )
+            pairs.append((key.strip(), _toml_value(raw.strip())))
+    for key, _ in pairs:
+        if not key:
+            raise OverrideError("--set: empty KEY in KEY=VALUE (e.g. --set duration_s=5)")
+        if any(part.strip() == "" for part in key.split(".")):
+            raise OverrideError(f"--set {key}: empty part in the dotted path (e.g. flow.0.cc)")
+    return pairs
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return type(value).__name__
+
+
+def _entries(n: int) -> str:
+    if n == 0:
+        return "no entries"
+    if n == 1:
+        return "1 entry (index 0)"
+    return f"{n} entries (index 0-{n - 1})"
+
+
+def apply_override(doc: dict[str, Any], key: str, value: Any) -> None:
+    """Set doc[dotted.key] = value in place.
+
+    Missing table keys are created (the Rust validator then names unknown fields); list indexes
+    must already exist, because silently growing a list of paths or flows is never what a user
+    means.
+    """
+    parts = key.split(".")
+    cur: Any = doc
+    for i, part in enumerate(parts):
+        last = i == len(parts) - 1
+        where = ".".join(parts[:i]) or "the scenario"
+        if isinstance(cur, list):
+            if not part.isdigit():
+                raise OverrideError(
+                    f"--set {key}: `{where}` is a list; expected a number after it, got `{part}`"
+                )
+            idx = int(part)
+            if idx >= len(cur):
+                raise OverrideError(f"--set {key}: `{where}` has {_entries(len(cur))}")
+            if last:
+                cur[idx] = value
+            else:
+                cur = cur[idx]
+        elif isinstance(cur, dict):
+            if last:
+                cur[part] = value
+            elif part in cur:
+                cur = cur[part]
+            else:
+                if parts[i + 1].isdigit():
+                    here = ".".join(parts[: i + 1])
+                    raise OverrideError(f"--set {key}: the scenario has no `{here}` list to index")
+                cur[part] = {}
+                cur = cur[part]
+        else:
+            raise OverrideError(
+                f"--set {key}: `{where}` is {_kind(cur)}, not a table or list, so it has no `{part}`"
+            )
+
+
+# --------------------------------------------------------------------------- loading
+
+
+def _core_module():
+    # Imported late so that `mmpath scenarios` and error paths work even while the extension is
+    # being rebuilt, and so a missing build gives a clear ImportError at the point of use.
+    from . import _core
+
+    return _core
+
+
+def _json_default(value: Any) -> Any:
+    # TOML dates/times inside a scenario file: hand them to the validator as ISO strings.
+    if isinstance(value, (_dt.date, _dt.time, _dt.datetime)):
+        return value.isoformat()
+    raise TypeError(f"cannot express {type(value).__name__} {value!r} in a scenario")
+
+
+def normalize(doc: Mapping[str, Any], source: str) -> Scenario:
+    """Validate a raw scenario dict in the core and return the normalized Scenario."""
+    core = _core_module()
+    try:
+        raw_json = json.dumps(doc, default=_json_default)
+    except (TypeError, ValueError) as e:
+        raise ScenarioError(f"{source}: {e}") from None
+    try:
+        norm_json = core.normalize_scenario(raw_json)
+    except core.ScenarioError as e:
+        raise ScenarioError(f"{source}: {e}") from None
+    config = json.loads(norm_json)
+    name = str(config.get("name") or "scenario")
+    return Scenario(name=name, config=config, json=norm_json, source=source)
+
+
+def load_scenario(spec: ScenarioSpec, overrides: Overrides = None, *, seed: int | None = None) -> Scenario:
+    """Load a scenario from a .toml path, a bundled name or a dict; apply overrides; validate.
+
+    ``seed`` (``--seed``) is applied last as the override ``seed=N``, so the normalized config
+    always records the seed that actually ran.
+    """
+    if isinstance(spec, Mapping):
+        doc, source = copy.deepcopy(dict(spec)), "<dict>"
+    elif isinstance(spec, (str, os.PathLike)):
+        doc, source = read_scenario_file(spec)
+    else:
+        raise TypeError(f"scenario must be a path, a bundled scenario name or a dict, not {type(spec).__name__}")
+    pairs = parse_overrides(overrides)
+    if seed is not None:
+        if isinstance(seed, bool) or not isinstance(seed, int):
+            raise ScenarioError(f"seed: must be an integer (got {seed!r})")
+        pairs.append(("seed", seed))
+    for key, value in pairs:
+        apply_override(doc, key, value)
+    return normalize(doc, source)
+
+
+def describe(entry: Any) -> str:
+    """One-line description of a bundled scenario file (for `mmpath scenarios`)."""
+    try:
+        doc = tomllib.loads(entry.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
+        return f"(unreadable: {' '.join(str(e).split())})"
+    return " ".join(str(doc.get("description", "")).split())

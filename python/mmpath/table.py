@@ -1,0 +1,75 @@
+"""The results table `mmpath run` prints (and report.html reuses)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+HEADER = ["flow", "kind", "cc", "path", "goodput Mbps", "retransmits", "loss %", "mean RTT ms", "p95 RTT ms"]
+_LEFT = 4  # text columns (left-aligned); the rest are numbers (right-aligned)
+
+
+def _f(x: Any, fmt: str) -> str:
+    if x is None:
+        return "-"
+    try:
+        return format(float(x), fmt)
+    except (TypeError, ValueError):
+        return str(x)
+
+
+def flow_rows(summary: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+    rows = []
+    for f in summary.get("flows", []):
+        rtt = f.get("rtt_ms") or {}
+        tcp = f.get("kind") != "udp"
+        rows.append([
+            str(f.get("name", "")),
+            str(f.get("kind", "")),
+            str(f.get("cc") or "-"),
+            str(f.get("path", "")),
+            _f(f.get("goodput_mbps"), ".1f"),
+            str(f.get("retransmits", 0)) if tcp else "-",
+            _f(f.get("loss_pct"), ".2f"),
+            _f(rtt.get("mean"), ".2f"),
+            _f(rtt.get("p95"), ".2f"),
+        ])
+    return HEADER, rows
+
+
+def format_table(summary: dict[str, Any]) -> str:
+    header, rows = flow_rows(summary)
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+
+    def line(cells: list[str]) -> str:
+        return "  ".join(c.ljust(w) if i < _LEFT else c.rjust(w)
+                         for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
+
+    out = [line(header), "  ".join("-" * w for w in widths)]
+    out += [line(r) for r in rows]
+    return "\n".join(out)
+
+
+def _si(x: float) -> str:
+    for div, unit in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(x) >= div:
+            return f"{x / div:.2f} {unit}"
+    return f"{x:.0f} "
+
+
+def run_line(summary: dict[str, Any]) -> str:
+    """One line: simulated vs wall seconds, events/s and the invariant verdict."""
+    inv = summary.get("invariants", {})
+    checks = inv.get("checks", [])
+    if inv.get("ok"):
+        verdict = f"invariants ok ({len(checks)} checks)"
+    else:
+        bad = sum(1 for c in checks if not c.get("ok"))
+        verdict = f"invariants FAILED ({bad} of {len(checks)} checks)"
+    sim_s = float(summary.get("sim_s") or 0.0)
+    wall_s = float(summary.get("wall_s") or 0.0)
+    speed = summary.get("sim_s_per_wall_s")
+    eps = summary.get("events_per_s")
+    speed_txt = f" ({speed:.1f}x real time)" if speed else ""
+    eps_txt = f" ({_si(eps)}events/s)" if eps else ""
+    return (f"simulated {sim_s:g} s in {wall_s:.2f} s wall{speed_txt}, "
+            f"{int(summary.get('events') or 0):,} events{eps_txt}; {verdict}")
