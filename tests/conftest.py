@@ -1,0 +1,111 @@
+"""Shared fixtures: a small two-path scenario and one finished run of it.
+
+Every test runs the real core (`mmpath._core`); durations are kept to fractions of a second so
+the whole suite stays fast.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import mmpath
+from mmpath import cli
+
+REPO = Path(__file__).resolve().parent.parent
+
+# Two radio paths with one TCP bulk download each side of a UDP CBR stream; the 60 GHz path
+# changes rate mid-run so the run has link events.
+SMALL_TOML = """\
+description = "test: TCP bulk on 11ad, UDP CBR on 11ac"
+duration_s = 0.5
+seed = 3
+
+[[path]]
+name = "ad"
+rate_mbps = 1000
+delay_ms = 0.5
+schedule = [{ t_s = 0.25, rate_mbps = 500 }]
+
+[[path]]
+name = "ac"
+rate_mbps = 200
+delay_ms = 1
+
+[[flow]]
+name = "bulk"
+kind = "tcp"
+path = "ad"
+cc = "cubic"
+
+[[flow]]
+name = "video"
+kind = "udp"
+app = "cbr"
+path = "ac"
+rate_mbps = 20
+"""
+
+WALL_TIME_KEYS = ("wall_s", "sim_s_per_wall_s", "events_per_s")
+
+
+@pytest.fixture(scope="session")
+def small_toml(tmp_path_factory) -> Path:
+    """The scenario file; its stem `small` is the scenario's name (no `name` field)."""
+    p = tmp_path_factory.mktemp("scen") / "small.toml"
+    p.write_text(SMALL_TOML)
+    return p
+
+
+@pytest.fixture
+def write_toml(tmp_path):
+    """Write a scenario file from text and return its path."""
+
+    def write(text: str, name: str = "scen.toml") -> Path:
+        p = tmp_path / name
+        p.write_text(text)
+        return p
+
+    return write
+
+
+@pytest.fixture(scope="session")
+def small_run(small_toml, tmp_path_factory):
+    """(Result, output folder) of one run of the small scenario, shared by read-only tests."""
+    out = tmp_path_factory.mktemp("run") / "out"
+    res = mmpath.run(small_toml, out=out)
+    return res, out
+
+
+@pytest.fixture
+def run_cli(capsys):
+    """Call `mmpath ARGS...` in-process; return (exit code, stdout, stderr)."""
+
+    def run(*args: str):
+        try:
+            rc = cli.main([str(a) for a in args])
+        except SystemExit as e:  # argparse's own usage errors and --version
+            rc = e.code
+        cap = capsys.readouterr()
+        return rc, cap.out, cap.err
+
+    return run
+
+
+def assert_one_line_error(err: str, *fragments: str) -> None:
+    """A user mistake: exactly one line `mmpath: error: ...`, naming what is wrong, no traceback."""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, f"expected one line on stderr, got:\n{err}"
+    assert lines[0].startswith("mmpath: error: "), lines[0]
+    assert "Traceback" not in err
+    for frag in fragments:
+        assert frag in lines[0], f"{frag!r} not in {lines[0]!r}"
+
+
+def load_without_wall_time(path: Path) -> dict:
+    d = json.loads(path.read_text())
+    for k in WALL_TIME_KEYS:
+        d.pop(k)
+    return d

@@ -1,0 +1,142 @@
+"""The output folder: every file exists, parses, and agrees with summary.json."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+
+import mmpath
+from mmpath.errors import OutputError
+
+from conftest import SMALL_TOML
+
+
+def _strict_json(path):
+    def no_constants(name):  # NaN / Infinity are not JSON
+        raise AssertionError(f"{path.name} contains {name}")
+
+    return json.loads(path.read_text(), parse_constant=no_constants)
+
+
+def test_all_files_exist(small_run):
+    _, out = small_run
+    for name in ("summary.json", "intervals.csv", "timeline.parquet", "iperf3.json", "report.html"):
+        assert (out / name).is_file(), name
+    # No temporary folder left beside the output.
+    assert not [p for p in out.parent.iterdir() if ".tmp-" in p.name]
+
+
+def test_summary_json_is_strict_json(small_run):
+    res, out = small_run
+    doc = _strict_json(out / "summary.json")
+    assert doc["scenario"] == "small"
+    assert list(doc)[:3] == ["scenario", "seed", "mmpath_version"]
+    assert doc["flows"][0]["bytes_delivered"] == res.summary["flows"][0]["bytes_delivered"]
+
+
+def test_intervals_csv_sums_to_bytes_delivered(small_run):
+    res, out = small_run
+    iv = pd.read_csv(out / "intervals.csv")
+    assert list(iv.columns) == ["t_s", "flow", "subflow", "path", "bytes", "mbps"]
+    conn = iv[iv["subflow"] == -1]
+    per_flow = conn.groupby("flow")["bytes"].sum()
+    for f in res.summary["flows"]:
+        assert per_flow[f["name"]] == f["bytes_delivered"], f["name"]
+    # Bins are 100 ms apart and cover the run.
+    t = np.sort(conn[conn["flow"] == "bulk"]["t_s"].unique())
+    np.testing.assert_allclose(np.diff(t), 0.1)
+    assert t[0] == 0.0 and t[-1] < 0.5
+
+
+def test_timeline_parquet_reads_with_pyarrow(small_run):
+    res, out = small_run
+    table = pq.read_table(out / "timeline.parquet")
+    for col in ("t_s", "flow", "path", "cwnd_bytes", "srtt_ms", "queue_bytes", "phy_rate_mbps",
+                "link_up", "cc_state", "delivered_bytes"):
+        assert col in table.column_names, col
+    assert table.num_rows == len(res.timeline)
+    back = pd.read_parquet(out / "timeline.parquet")
+    assert set(back["flow"].astype(str).unique()) == {"bulk", "video"}
+
+
+def test_iperf3_json_layout(small_run):
+    res, out = small_run
+    d = _strict_json(out / "iperf3.json")
+    start, intervals, end = d["start"], d["intervals"], d["end"]
+    for key in ("connected", "version", "system_info", "timestamp", "connecting_to", "cookie",
+                "tcp_mss_default", "test_start"):
+        assert key in start, key
+    ts = start["test_start"]
+    assert ts["num_streams"] == 2 and ts["protocol"] == "TCP" and ts["reverse"] == 1
+    assert len(start["connected"]) == 2
+    # 0.5 s run -> one (partial) 1 s interval.
+    assert len(intervals) == 1
+    iv = intervals[0]
+    assert iv["sum"]["end"] == pytest.approx(0.5)
+    tcp, udp = iv["streams"]
+    for key in ("socket", "start", "end", "seconds", "bytes", "bits_per_second", "snd_cwnd", "rtt", "pmtu",
+                "omitted", "sender"):
+        assert key in tcp, key
+    assert "packets" in udp
+    assert tcp["rtt"] > 100  # microseconds, as iperf3 reports them
+    # end: what iperf3 tooling reads.
+    flows = res.summary["flows"]
+    assert end["sum_received"]["bytes"] == sum(f["bytes_delivered"] for f in flows)
+    assert end["sum_received"]["bits_per_second"] == pytest.approx(end["sum_received"]["bytes"] * 8 / 0.5)
+    assert end["sum_sent"]["retransmits"] == sum(f["retransmits"] for f in flows)
+    assert "bits_per_second" in end["sum_sent"]
+    assert "cpu_utilization_percent" in end
+    s_tcp, s_udp = end["streams"]
+    assert s_tcp["receiver"]["bytes"] == flows[0]["bytes_delivered"]
+    assert {"retransmits", "max_snd_cwnd", "mean_rtt", "min_rtt", "max_rtt"} <= set(s_tcp["sender"])
+    for key in ("jitter_ms", "lost_packets", "packets", "lost_percent"):
+        assert key in s_udp["udp"], key
+        assert key in end["sum"], key
+    # Interval bytes add up to what was delivered.
+    for i, f in enumerate(flows):
+        assert sum(x["streams"][i]["bytes"] for x in intervals) == f["bytes_delivered"]
+
+
+def test_iperf3_one_second_intervals(tmp_path, small_toml):
+    res = mmpath.run(small_toml, overrides={"duration_s": 2.5})
+    out = res.save(tmp_path / "o", report=False)
+    d = json.loads((out / "iperf3.json").read_text())
+    ends = [iv["sum"]["end"] for iv in d["intervals"]]
+    assert ends == pytest.approx([1.0, 2.0, 2.5])
+    assert d["start"]["test_start"]["duration"] == 2.5
+    assert not (out / "report.html").exists()
+
+
+def test_report_html_references_existing_pngs(small_run):
+    _, out = small_run
+    page = (out / "report.html").read_text()
+    assert "<table>" in page and "bulk" in page and "video" in page
+    imgs = re.findall(r'<img src="([^"]+)"', page)
+    assert "throughput_flow.png" in imgs
+    for src in imgs:
+        assert "/" not in src  # relative, beside the page
+        assert (out / src).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", src
+
+
+def test_failed_write_leaves_nothing(small_run, tmp_path):
+    res, _ = small_run
+    target = tmp_path / "taken"
+    target.write_text("a file, not a folder")
+    with pytest.raises(OutputError, match="cannot write outputs to"):
+        res.save(target)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["taken"]
+    assert target.read_text() == "a file, not a folder"
+
+
+def test_save_overwrites_previous_run(small_run, tmp_path):
+    res, _ = small_run
+    out = tmp_path / "o"
+    res.save(out, report=False)
+    before = (out / "summary.json").read_text()
+    res.save(out, report=False)
+    assert (out / "summary.json").read_text() == before
