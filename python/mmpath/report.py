@@ -37,19 +37,23 @@ def _mark_events(ax, events: pd.DataFrame) -> None:
     if events is None or len(events) == 0:
         return
     kinds = events["kind"].astype(str).to_numpy()
+    paths = events["path"].astype(str).to_numpy()
     t = events["t_s"].to_numpy(dtype=np.float64)
     for kind in np.unique(kinds):
-        sel = kinds == kind
-        if kind not in _EVENT_STYLE and sel.sum() > _MAX_RATE_EVENTS:
+        of_kind = kinds == kind
+        if kind not in _EVENT_STYLE and of_kind.sum() > _MAX_RATE_EVENTS:
             continue
         style = _EVENT_STYLE.get(kind, _DEFAULT_EVENT_STYLE)
-        # One vlines call per kind, spanning the axes height whatever the data range.
-        ax.vlines(t[sel], 0, 1, transform=ax.get_xaxis_transform(), linewidth=0.8, label=f"link {kind}", **style)
+        for path in np.unique(paths[of_kind]):
+            sel = of_kind & (paths == path)
+            # One vlines call per (kind, path), spanning the axes height whatever the data range.
+            ax.vlines(t[sel], 0, 1, transform=ax.get_xaxis_transform(), linewidth=0.8,
+                      label=f"{path} {kind}", **style)
 
 
 def _plot(out_dir: Path, fname: str, ylabel: str, title: str, events: pd.DataFrame,
           draw: Callable[[Any], bool]) -> str | None:
-    fig, ax = plt.subplots(figsize=(9, 3.2), dpi=100)
+    fig, ax = plt.subplots(figsize=(10, 3.2), dpi=100)
     try:
         if not draw(ax):
             return None
@@ -59,7 +63,8 @@ def _plot(out_dir: Path, fname: str, ylabel: str, title: str, events: pd.DataFra
         ax.set_title(title)
         ax.grid(True, alpha=0.3)
         ax.set_xlim(left=0)
-        ax.legend(loc="upper right", fontsize="small", ncol=2)
+        # Outside the axes: inside, it hides exactly the data one looks for (the top of the curve).
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", borderaxespad=0)
         fig.tight_layout()
         fig.savefig(out_dir / fname)
         return fname
@@ -67,8 +72,12 @@ def _plot(out_dir: Path, fname: str, ylabel: str, title: str, events: pd.DataFra
         plt.close(fig)
 
 
-def _lines(df: pd.DataFrame, key: str, column: str, scale: float = 1.0) -> Callable[[Any], bool]:
-    """A draw function: one line of `column` against t_s per value of `key` (flow or path)."""
+def _lines(df: pd.DataFrame, key: str, column: str, scale: float = 1.0,
+           steps: bool = False) -> Callable[[Any], bool]:
+    """A draw function: one line of `column` against t_s per value of `key` (flow or path).
+
+    steps=True draws bins as flat steps from their start time (intervals are bin starts).
+    """
 
     def draw(ax) -> bool:
         if column not in df.columns or len(df) == 0:
@@ -79,7 +88,9 @@ def _lines(df: pd.DataFrame, key: str, column: str, scale: float = 1.0) -> Calla
             if not np.isfinite(v).any():
                 continue  # e.g. cwnd of a UDP flow
             t, v = _thin(g["t_s"].to_numpy(dtype=np.float64), v)
-            ax.plot(t, v, linewidth=1, label=str(label))
+            if steps and len(t):  # close the last bin at its end, not its start
+                t, v = np.append(t, t[-1] + 0.1), np.append(v, v[-1])
+            ax.plot(t, v, linewidth=1, label=str(label), drawstyle="steps-post" if steps else "default")
             drew = True
         return drew
 
@@ -110,9 +121,9 @@ def make_plots(result: "Result", out_dir: Path) -> list[tuple[str, str]]:
     conn = iv[iv["subflow"] < 0]
     per_path = _per_path_samples(tl)
     specs = [
-        ("throughput_flow.png", "Goodput per flow (100 ms bins)", "Mbps", _lines(conn, "flow", "mbps")),
+        ("throughput_flow.png", "Goodput per flow (100 ms bins)", "Mbps", _lines(conn, "flow", "mbps", steps=True)),
         ("throughput_path.png", "Goodput per path (100 ms bins)", "Mbps",
-         _lines(_throughput_by_path(iv), "path", "mbps")),
+         _lines(_throughput_by_path(iv), "path", "mbps", steps=True)),
         ("cwnd.png", "Congestion window per flow", "cwnd (KB)", _lines(tl, "flow", "cwnd_bytes", 1e-3)),
         ("rtt.png", "Smoothed RTT per flow", "srtt (ms)", _lines(tl, "flow", "srtt_ms")),
         ("queue.png", "Transmit queue per path (data direction)", "queue (KB)",
