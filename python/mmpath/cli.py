@@ -104,6 +104,14 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _is_core_scenario_error(e: BaseException) -> bool:
+    try:
+        from . import _core
+    except ImportError:
+        return False
+    return isinstance(e, _core.ScenarioError)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)  # exits 2 with usage on a bad flag
@@ -120,9 +128,9 @@ def main(argv: list[str] | None = None) -> int:
         _err(f"error: {e}")
         return 2
     except ValueError as e:
-        # The core's ScenarioError is a ValueError; scenario.py converts it, this is the safety net
-        # for any path that does not (a user mistake must never end in a traceback).
-        if type(e).__name__ == "ScenarioError":
+        # scenario.py converts the core's ScenarioError (a ValueError); this is the safety net for
+        # any path that does not, because a user mistake must never end in a traceback.
+        if _is_core_scenario_error(e):
             _err(f"error: {e}")
             return 2
         raise
