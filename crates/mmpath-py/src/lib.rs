@@ -1,0 +1,166 @@
+//! `mmpath._core`: the thin PyO3 layer over mmpath-sim. It converts types and maps errors;
+//! no simulation logic lives here. Contract: docs/core-api.md.
+
+use mmpath_sim::scenario::Scenario;
+use mmpath_sim::sim::{RunOutput, Simulation as Sim, CC_STATES, LINK_EVENT_KINDS};
+use mmpath_sim::Time;
+use numpy::IntoPyArray;
+use pyo3::create_exception;
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+
+create_exception!(_core, ScenarioError, PyValueError, "A scenario field is missing, unknown or out of range.");
+
+fn scenario_err(e: mmpath_sim::ScenarioError) -> PyErr {
+    ScenarioError::new_err(e.to_string())
+}
+
+/// Validates a scenario (JSON) and returns it with every default filled in (JSON).
+#[pyfunction]
+fn normalize_scenario(json: &str) -> PyResult<String> {
+    Scenario::from_json(json).map(|s| s.to_json()).map_err(scenario_err)
+}
+
+#[pyfunction]
+fn version() -> &'static str {
+    env!("CARGO_PKG_VERSION")
+}
+
+/// One simulation run, driven from Python in chunks (for progress bars and Ctrl-C).
+#[pyclass(module = "mmpath._core")]
+struct Simulation {
+    sim: Sim,
+    done: bool,
+}
+
+fn json_to_py<'py>(py: Python<'py>, v: &serde_json::Value) -> PyResult<Bound<'py, PyAny>> {
+    use serde_json::Value as V;
+    Ok(match v {
+        V::Null => py.None().into_bound(py),
+        V::Bool(b) => b.into_pyobject(py)?.to_owned().into_any(),
+        V::Number(n) => {
+            if let Some(u) = n.as_u64() {
+                u.into_pyobject(py)?.into_any()
+            } else if let Some(i) = n.as_i64() {
+                i.into_pyobject(py)?.into_any()
+            } else {
+                n.as_f64().unwrap_or(f64::NAN).into_pyobject(py)?.into_any()
+            }
+        }
+        V::String(s) => s.into_pyobject(py)?.into_any(),
+        V::Array(a) => {
+            let l = PyList::empty(py);
+            for x in a {
+                l.append(json_to_py(py, x)?)?;
+            }
+            l.into_any()
+        }
+        V::Object(o) => {
+            let d = PyDict::new(py);
+            for (k, x) in o {
+                d.set_item(k, json_to_py(py, x)?)?;
+            }
+            d.into_any()
+        }
+    })
+}
+
+fn output_to_py<'py>(py: Python<'py>, out: RunOutput) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("summary", json_to_py(py, &out.summary)?)?;
+
+    let iv = PyDict::new(py);
+    let i = out.intervals;
+    iv.set_item("t_s", i.t_s.into_pyarray(py))?;
+    iv.set_item("flow", i.flow.into_pyarray(py))?;
+    iv.set_item("subflow", i.subflow.into_pyarray(py))?;
+    iv.set_item("path", i.path.into_pyarray(py))?;
+    iv.set_item("bytes", i.bytes.into_pyarray(py))?;
+    d.set_item("intervals", iv)?;
+
+    let tl = PyDict::new(py);
+    let t = out.timeline;
+    tl.set_item("t_s", t.t_s.into_pyarray(py))?;
+    tl.set_item("flow", t.flow.into_pyarray(py))?;
+    tl.set_item("path", t.path.into_pyarray(py))?;
+    tl.set_item("cwnd_bytes", t.cwnd_bytes.into_pyarray(py))?;
+    tl.set_item("ssthresh_bytes", t.ssthresh_bytes.into_pyarray(py))?;
+    tl.set_item("srtt_ms", t.srtt_ms.into_pyarray(py))?;
+    tl.set_item("in_flight_bytes", t.in_flight_bytes.into_pyarray(py))?;
+    tl.set_item("rwnd_bytes", t.rwnd_bytes.into_pyarray(py))?;
+    tl.set_item("cc_state", t.cc_state.into_pyarray(py))?;
+    tl.set_item("queue_bytes", t.queue_bytes.into_pyarray(py))?;
+    tl.set_item("phy_rate_mbps", t.phy_rate_mbps.into_pyarray(py))?;
+    tl.set_item("link_up", t.link_up.into_pyarray(py))?;
+    tl.set_item("delivered_bytes", t.delivered_bytes.into_pyarray(py))?;
+    d.set_item("timeline", tl)?;
+
+    let ev = PyDict::new(py);
+    let e = out.events;
+    ev.set_item("t_s", e.t_s.into_pyarray(py))?;
+    ev.set_item("path", e.path.into_pyarray(py))?;
+    ev.set_item("kind", e.kind.into_pyarray(py))?;
+    ev.set_item("value", e.value.into_pyarray(py))?;
+    d.set_item("events", ev)?;
+
+    d.set_item("flow_names", out.flow_names)?;
+    d.set_item("path_names", out.path_names)?;
+    d.set_item("cc_states", CC_STATES.to_vec())?;
+    d.set_item("event_kinds", LINK_EVENT_KINDS.to_vec())?;
+    Ok(d)
+}
+
+#[pymethods]
+impl Simulation {
+    #[new]
+    fn new(json: &str, seed: u64) -> PyResult<Self> {
+        let sim = Sim::from_json(json, seed).map_err(scenario_err)?;
+        Ok(Simulation { sim, done: false })
+    }
+
+    #[getter]
+    fn duration_s(&self) -> f64 {
+        self.sim.end().secs_f64()
+    }
+
+    #[getter]
+    fn now_s(&self) -> f64 {
+        self.sim.now().secs_f64()
+    }
+
+    #[getter]
+    fn events(&self) -> u64 {
+        self.sim.events_processed()
+    }
+
+    /// Advances to min(t_s, duration) with the GIL released.
+    fn run_until(&mut self, py: Python<'_>, t_s: f64) -> PyResult<()> {
+        if self.done {
+            return Err(PyRuntimeError::new_err("this simulation has finished; create a new one"));
+        }
+        let sim = &mut self.sim;
+        py.detach(|| sim.run_until(Time::from_secs_f64(t_s)));
+        Ok(())
+    }
+
+    /// Runs to the end and returns the results (see docs/core-api.md).
+    fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        if self.done {
+            return Err(PyRuntimeError::new_err("finish() was already called on this simulation"));
+        }
+        self.done = true;
+        let sim = &mut self.sim;
+        let out = py.detach(|| sim.finish());
+        output_to_py(py, out)
+    }
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(normalize_scenario, m)?)?;
+    m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_class::<Simulation>()?;
+    m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
+    Ok(())
+}

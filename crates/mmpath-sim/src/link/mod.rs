@@ -1,0 +1,267 @@
+//! A link direction: a drop-tail byte queue served at the current rate, then a propagation
+//! pipe. The queue schedules a "transmission done" event only while it is busy, and the pipe
+//! one "arrival" event for its head packet, so a link costs two events per packet no matter
+//! how many packets it holds.
+
+pub mod schedule;
+
+use crate::packet::Packet;
+use crate::time::Time;
+use std::collections::VecDeque;
+
+/// What the link asks the engine to do after a call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Wake {
+    /// Schedule a TxDone for this link at this time.
+    pub tx_done: Option<Time>,
+    /// Schedule an Arrival for this link at this time.
+    pub arrival: Option<Time>,
+}
+
+/// Static configuration of one direction of a link.
+#[derive(Debug, Clone)]
+pub struct LinkCfg {
+    pub rate_bps: u64,
+    pub delay: Time,
+    pub queue_cap_bytes: u64,
+    /// Link-layer bytes added to every frame (PPP 2, Ethernet 38, ...).
+    pub frame_overhead_bytes: u32,
+    /// Independent random frame-loss probability.
+    pub loss_prob: f64,
+}
+
+/// Counters a link keeps for the summary.
+#[derive(Debug, Clone, Default)]
+pub struct LinkStats {
+    pub packets_sent: u64,
+    pub bytes_sent: u64,
+    pub drops_queue: u64,
+    pub drops_down: u64,
+    pub drops_random: u64,
+    /// Time the transmitter was busy (for utilisation).
+    pub busy_ns: u64,
+}
+
+pub struct Link {
+    pub cfg: LinkCfg,
+    rate_bps: u64,
+    up: bool,
+    queue: VecDeque<Packet>,
+    queue_bytes: u64,
+    /// Completion time of the frame at the queue head, if one is being transmitted.
+    tx_end: Option<Time>,
+    tx_start: Time,
+    pipe: VecDeque<(Time, Packet)>,
+    pub stats: LinkStats,
+}
+
+impl Link {
+    pub fn new(cfg: LinkCfg) -> Link {
+        Link {
+            rate_bps: cfg.rate_bps,
+            cfg,
+            up: true,
+            queue: VecDeque::with_capacity(256),
+            queue_bytes: 0,
+            tx_end: None,
+            tx_start: Time::ZERO,
+            pipe: VecDeque::with_capacity(256),
+            stats: LinkStats::default(),
+        }
+    }
+
+    pub fn rate_bps(&self) -> u64 {
+        self.rate_bps
+    }
+    pub fn is_up(&self) -> bool {
+        self.up
+    }
+    pub fn queue_bytes(&self) -> u64 {
+        self.queue_bytes
+    }
+    pub fn queue_len(&self) -> usize {
+        self.queue.len()
+    }
+
+    fn frame_time(&self, p: &Packet) -> Time {
+        Time::transmission((p.size_bytes + self.cfg.frame_overhead_bytes) as u64, self.rate_bps)
+    }
+
+    fn start_tx(&mut self, now: Time) -> Option<Time> {
+        if self.tx_end.is_some() || !self.up {
+            return None;
+        }
+        let head = self.queue.front()?;
+        let end = now + self.frame_time(head);
+        self.tx_end = Some(end);
+        self.tx_start = now;
+        Some(end)
+    }
+
+    /// Whether a TxDone event at `now` is the real end of the frame on the air (not stale).
+    pub fn tx_due(&self, now: Time) -> bool {
+        self.tx_end == Some(now)
+    }
+
+    /// Offers a packet to the queue. Returns false (and counts a drop) when it does not fit.
+    pub fn enqueue(&mut self, now: Time, p: Packet, wake: &mut Wake) -> bool {
+        let size = p.size_bytes as u64;
+        if self.queue_bytes + size > self.cfg.queue_cap_bytes {
+            self.stats.drops_queue += 1;
+            return false;
+        }
+        self.queue_bytes += size;
+        self.queue.push_back(p);
+        if let Some(t) = self.start_tx(now) {
+            wake.tx_done = Some(t);
+        }
+        true
+    }
+
+    /// The head frame's transmission ends. `lost` says whether the channel destroyed it
+    /// (random loss is drawn by the caller, who owns the RNG stream). Stale events (the link
+    /// went down mid-frame) are ignored. Returns the frame if the channel destroyed it.
+    pub fn on_tx_done(&mut self, now: Time, lost: bool, wake: &mut Wake) -> Option<Packet> {
+        if self.tx_end != Some(now) {
+            return None;
+        }
+        self.tx_end = None;
+        self.stats.busy_ns += (now - self.tx_start).ns();
+        let p = self.queue.pop_front().expect("a frame was in transmission");
+        self.queue_bytes -= p.size_bytes as u64;
+        let mut dropped = None;
+        if lost {
+            self.stats.drops_random += 1;
+            dropped = Some(p);
+        } else {
+            self.stats.packets_sent += 1;
+            self.stats.bytes_sent += p.size_bytes as u64;
+            let at = now + self.cfg.delay;
+            if self.pipe.is_empty() {
+                wake.arrival = Some(at);
+            }
+            self.pipe.push_back((at, p));
+        }
+        if let Some(t) = self.start_tx(now) {
+            wake.tx_done = Some(t);
+        }
+        dropped
+    }
+
+    /// Pops the packet arriving now at the far end, if any, and asks for the next arrival.
+    pub fn on_arrival(&mut self, now: Time, wake: &mut Wake) -> Option<Packet> {
+        match self.pipe.front() {
+            Some(&(t, p)) if t <= now => {
+                self.pipe.pop_front();
+                if let Some(&(next, _)) = self.pipe.front() {
+                    wake.arrival = Some(next);
+                }
+                Some(p)
+            }
+            _ => None,
+        }
+    }
+
+    /// Changes the transmission rate; a frame already on the air finishes at the old rate.
+    pub fn set_rate(&mut self, rate_bps: u64) {
+        self.rate_bps = rate_bps.max(1);
+    }
+
+    /// Takes the link down or up. Going down destroys the frame being transmitted (it never
+    /// reaches the far end); the queue keeps filling, as a driver's does, until it is full.
+    /// Coming up restarts transmission. Returns the frame destroyed by going down, if any.
+    pub fn set_up(&mut self, now: Time, up: bool, wake: &mut Wake) -> Option<Packet> {
+        if up == self.up {
+            return None;
+        }
+        self.up = up;
+        if !up {
+            if self.tx_end.take().is_some() {
+                self.stats.busy_ns += (now - self.tx_start).ns();
+                let p = self.queue.pop_front().expect("a frame was in transmission");
+                self.queue_bytes -= p.size_bytes as u64;
+                self.stats.drops_down += 1;
+                return Some(p);
+            }
+        } else if let Some(t) = self.start_tx(now) {
+            wake.tx_done = Some(t);
+        }
+        None
+    }
+
+    /// Packets of `flow` (of the given kind) still queued or propagating: the oracle's
+    /// independent count of what is in the network at the end of a run.
+    pub fn count_in_network(&self, flow: u16, kind: crate::packet::Kind) -> u64 {
+        let q = self.queue.iter().filter(|p| p.flow == flow && p.kind == kind).count();
+        let d = self.pipe.iter().filter(|(_, p)| p.flow == flow && p.kind == kind).count();
+        (q + d) as u64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::packet::{Kind, Way};
+
+    fn pkt(size: u32) -> Packet {
+        let mut p = Packet::empty(0, Kind::Udp, Way::Forward);
+        p.size_bytes = size;
+        p
+    }
+
+    fn link(rate_bps: u64, cap: u64) -> Link {
+        Link::new(LinkCfg { rate_bps, delay: Time::from_ms(1), queue_cap_bytes: cap, frame_overhead_bytes: 0, loss_prob: 0.0 })
+    }
+
+    #[test]
+    fn serialises_then_propagates() {
+        let mut l = link(1_000_000_000, 10_000);
+        let mut w = Wake::default();
+        assert!(l.enqueue(Time::ZERO, pkt(1500), &mut w));
+        assert_eq!(w.tx_done, Some(Time::from_us(12)));
+        let mut w2 = Wake::default();
+        assert!(l.enqueue(Time::from_us(1), pkt(1500), &mut w2));
+        assert_eq!(w2.tx_done, None, "a busy queue does not reschedule");
+        let mut w3 = Wake::default();
+        l.on_tx_done(Time::from_us(12), false, &mut w3);
+        assert_eq!(w3.arrival, Some(Time::from_us(1012)));
+        assert_eq!(w3.tx_done, Some(Time::from_us(24)));
+        let mut w4 = Wake::default();
+        assert!(l.on_arrival(Time::from_us(1012), &mut w4).is_some());
+    }
+
+    /// A queue that holds 3 packets drops the 5th of a burst: one is on the air, three wait.
+    #[test]
+    fn drop_tail_overflows_at_capacity() {
+        let mut l = link(1_000_000_000, 4_500);
+        let mut w = Wake::default();
+        let accepted: Vec<bool> = (0..5).map(|_| l.enqueue(Time::ZERO, pkt(1500), &mut w)).collect();
+        // The head in transmission still occupies the queue, so capacity 4500 = 3 frames.
+        assert_eq!(accepted, vec![true, true, true, false, false]);
+        assert_eq!(l.stats.drops_queue, 2);
+        // Once the head leaves, there is room for exactly one more.
+        let mut w = Wake::default();
+        l.on_tx_done(Time::from_us(12), false, &mut w);
+        assert!(l.enqueue(Time::from_us(12), pkt(1500), &mut w));
+        assert!(!l.enqueue(Time::from_us(12), pkt(1500), &mut w));
+    }
+
+    #[test]
+    fn down_link_destroys_frame_on_air_and_resumes() {
+        let mut l = link(1_000_000_000, 100_000);
+        let mut w = Wake::default();
+        l.enqueue(Time::ZERO, pkt(1500), &mut w);
+        l.enqueue(Time::ZERO, pkt(1500), &mut w);
+        let mut w = Wake::default();
+        l.set_up(Time::from_us(5), false, &mut w);
+        assert_eq!(l.stats.drops_down, 1);
+        // The stale TxDone at 12 us is ignored.
+        let mut w = Wake::default();
+        l.on_tx_done(Time::from_us(12), false, &mut w);
+        assert_eq!(w, Wake::default());
+        assert_eq!(l.queue_len(), 1);
+        let mut w = Wake::default();
+        l.set_up(Time::from_us(100), true, &mut w);
+        assert_eq!(w.tx_done, Some(Time::from_us(112)));
+    }
+}

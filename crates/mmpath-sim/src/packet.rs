@@ -1,0 +1,81 @@
+//! Packets: small `Copy` structs with no payload bytes, so moving one through a queue is a
+//! memcpy and the hot path never allocates.
+
+/// Bytes of IPv4 (20) + TCP (20) + the timestamp option (12) on every TCP segment: Linux sends
+/// timestamps by default, so an MTU-sized segment carries MTU - 52 bytes of payload.
+pub const TCP_HEADER_BYTES: u32 = 52;
+/// IPv4 (20) + UDP (8).
+pub const UDP_HEADER_BYTES: u32 = 28;
+/// A SACK option: kind+length (2) plus 8 bytes per block, padded with 2 NOPs (RFC 2018).
+pub const SACK_BLOCK_BYTES: u32 = 8;
+pub const SACK_OPTION_BASE_BYTES: u32 = 4;
+/// With timestamps on, 40 bytes of options leave room for 3 SACK blocks (RFC 2018 section 3).
+pub const MAX_SACK_BLOCKS: usize = 3;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// TCP segment carrying payload.
+    Data,
+    /// Pure TCP ACK.
+    Ack,
+    /// UDP datagram.
+    Udp,
+}
+
+/// Which way along the flow's route a packet travels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Way {
+    /// From the data sender to the data receiver.
+    Forward,
+    /// Back: ACKs.
+    Reverse,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct Packet {
+    pub flow: u16,
+    pub kind: Kind,
+    pub way: Way,
+    /// Index of the hop (link) along the route the packet is on.
+    pub hop: u8,
+    pub nsack: u8,
+    /// IP packet size on the wire (headers included, link framing excluded).
+    pub size_bytes: u32,
+    /// Data: first payload byte; UDP: datagram number.
+    pub seq: u64,
+    /// Data: payload bytes.
+    pub len: u32,
+    /// ACK: cumulative acknowledgment (next byte expected).
+    pub ack: u64,
+    /// ACK: advertised receive window in bytes.
+    pub rwnd: u32,
+    /// Timestamp option (RFC 7323): sender's clock, and the echoed peer clock.
+    pub ts_val_ns: u64,
+    pub ts_ecr_ns: u64,
+    /// ACK: SACK blocks [start, end), most recent first.
+    pub sack: [(u64, u64); MAX_SACK_BLOCKS],
+}
+
+impl Packet {
+    pub fn empty(flow: u16, kind: Kind, way: Way) -> Packet {
+        Packet {
+            flow,
+            kind,
+            way,
+            hop: 0,
+            nsack: 0,
+            size_bytes: 0,
+            seq: 0,
+            len: 0,
+            ack: 0,
+            rwnd: 0,
+            ts_val_ns: 0,
+            ts_ecr_ns: 0,
+            sack: [(0, 0); MAX_SACK_BLOCKS],
+        }
+    }
+
+    pub fn sack_blocks(&self) -> &[(u64, u64)] {
+        &self.sack[..self.nsack as usize]
+    }
+}

@@ -1,0 +1,699 @@
+//! The scenario file model: the one contract between the Python front end and the simulator.
+//!
+//! Python parses the TOML file, applies `--set` overrides and hands the result over as JSON.
+//! Everything is validated here, once: serde rejects unknown fields and wrong types, and
+//! [`Scenario::validate`] checks ranges and cross-references. Errors name the field with the
+//! same dotted path users type after `--set` (`flow.0.cc`). Every field and default is
+//! documented in docs/scenario.md; keep the two in step.
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use std::fmt;
+
+/// A scenario error: the dotted path of the offending field and what is wrong with it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScenarioError {
+    pub field: String,
+    pub message: String,
+}
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.field.is_empty() {
+            write!(f, "{}", self.message)
+        } else {
+            write!(f, "{}: {}", self.field, self.message)
+        }
+    }
+}
+
+impl std::error::Error for ScenarioError {}
+
+fn err(field: impl Into<String>, message: impl Into<String>) -> ScenarioError {
+    ScenarioError { field: field.into(), message: message.into() }
+}
+
+// ----- defaults (sources in docs/scenario.md and next to each value) -----
+
+fn d_name() -> String {
+    "scenario".into()
+}
+fn d_duration() -> f64 {
+    10.0
+}
+fn d_seed() -> u64 {
+    1
+}
+fn d_true() -> bool {
+    true
+}
+/// 10 GbE backbone between AP and server (seed 003's testbed; seed 001 used 1 GbE).
+fn d_backbone_rate() -> f64 {
+    10_000.0
+}
+/// 0.5 ms each way: a 1 ms base RTT, the smallest one seed 003 used.
+fn d_backbone_delay() -> f64 {
+    0.5
+}
+/// Jumbo frames on the wired side so that the radio's MTU (up to 7912 on wil6210) is the
+/// path MTU, as in seed 000's MTU experiments.
+fn d_backbone_mtu() -> u32 {
+    9000
+}
+/// Ethernet per-frame cost on the wire: preamble+SFD 8, header 14, FCS 4, inter-frame gap 12.
+fn d_eth_overhead() -> u32 {
+    38
+}
+fn d_path_mtu() -> u32 {
+    1500
+}
+fn d_timeline_ms() -> f64 {
+    10.0
+}
+/// Linux tcp_rmem[2] (6 MB on the kernels the papers used; FACTS.md).
+fn d_rmem_max() -> u64 {
+    6_291_456
+}
+/// Linux tcp_wmem[2] (4 MB; FACTS.md).
+fn d_wmem_max() -> u64 {
+    4_194_304
+}
+/// Linux TCP_INIT_CWND (include/net/tcp.h).
+fn d_init_cwnd() -> u32 {
+    10
+}
+/// Linux TCP_RTO_MIN = HZ/5 (include/net/tcp.h).
+fn d_min_rto_ms() -> f64 {
+    200.0
+}
+
+/// Link queue default: Linux's txqueuelen of 1000 frames at the link MTU.
+pub const DEFAULT_QUEUE_FRAMES: u64 = 1000;
+
+// ----- the model -----
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    #[serde(default = "d_name")]
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    /// Simulated seconds.
+    #[serde(default = "d_duration")]
+    pub duration_s: f64,
+    /// Default seed when the caller gives none.
+    #[serde(default = "d_seed")]
+    pub seed: u64,
+    #[serde(default)]
+    pub backbone: Backbone,
+    #[serde(default)]
+    pub timeline: TimelineCfg,
+    pub path: Vec<PathCfg>,
+    pub flow: Vec<FlowCfg>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Backbone {
+    /// When false the server sits at the AP: flows cross the radio path only (a point-to-point
+    /// set-up, as in the ns-3 peer benchmark).
+    #[serde(default = "d_true")]
+    pub enabled: bool,
+    #[serde(default = "d_backbone_rate")]
+    pub rate_mbps: f64,
+    /// One-way delay AP <-> server; twice this is the base RTT the backbone adds.
+    #[serde(default = "d_backbone_delay")]
+    pub delay_ms: f64,
+    #[serde(default = "d_backbone_mtu")]
+    pub mtu_bytes: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue_bytes: Option<u64>,
+    #[serde(default = "d_eth_overhead")]
+    pub frame_overhead_bytes: u32,
+}
+
+impl Default for Backbone {
+    fn default() -> Self {
+        Backbone {
+            enabled: true,
+            rate_mbps: d_backbone_rate(),
+            delay_ms: d_backbone_delay(),
+            mtu_bytes: d_backbone_mtu(),
+            queue_bytes: None,
+            frame_overhead_bytes: d_eth_overhead(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TimelineCfg {
+    /// Sampling interval of timeline.parquet.
+    #[serde(default = "d_timeline_ms")]
+    pub sample_ms: f64,
+}
+
+impl Default for TimelineCfg {
+    fn default() -> Self {
+        TimelineCfg { sample_ms: d_timeline_ms() }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PathCfg {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Rate in the AP -> client direction (downlink), Mbit/s.
+    pub rate_mbps: f64,
+    /// Rate client -> AP; defaults to `rate_mbps`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uplink_rate_mbps: Option<f64>,
+    /// One-way propagation delay.
+    #[serde(default)]
+    pub delay_ms: f64,
+    #[serde(default = "d_path_mtu")]
+    pub mtu_bytes: u32,
+    /// Drop-tail queue per direction; default 1000 frames at the MTU.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue_bytes: Option<u64>,
+    /// Bytes of link-layer cost per frame on top of the IP packet (2 for PPP, 38 for Ethernet).
+    #[serde(default)]
+    pub frame_overhead_bytes: u32,
+    /// Independent random frame loss, percent, both directions.
+    #[serde(default)]
+    pub loss_pct: f64,
+    /// Piecewise-constant changes: each step applies from `t_s` on.
+    #[serde(default)]
+    pub schedule: Vec<ScheduleStep>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScheduleStep {
+    pub t_s: f64,
+    /// New rate (both directions scale by the same factor) from t_s on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_mbps: Option<f64>,
+    /// Link up (true) or down (false) from t_s on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub up: Option<bool>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FlowKind {
+    Tcp,
+    Udp,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AppKind {
+    /// Backlogged sender (iperf3 -t, or -n with `bytes`).
+    Bulk,
+    /// TCP source limited to `rate_mbps` (iperf3 -b with its 1 ms pacing timer).
+    Rate,
+    /// UDP constant bit rate (iperf3 -u -b).
+    Cbr,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Direction {
+    /// Server -> client (AP transmits on the radio path).
+    Download,
+    /// Client -> server.
+    Upload,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CcKind {
+    Reno,
+    Cubic,
+}
+
+impl CcKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            CcKind::Reno => "reno",
+            CcKind::Cubic => "cubic",
+        }
+    }
+}
+
+/// A socket buffer size: `"auto"` (Linux autotuning) or a fixed byte count (SO_RCVBUF/SO_SNDBUF).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum BufSize {
+    #[default]
+    Auto,
+    Bytes(u64),
+}
+
+impl Serialize for BufSize {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            BufSize::Auto => s.serialize_str("auto"),
+            BufSize::Bytes(b) => s.serialize_u64(*b),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for BufSize {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = BufSize;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("\"auto\" or a positive byte count")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<BufSize, E> {
+                if v == "auto" {
+                    Ok(BufSize::Auto)
+                } else {
+                    Err(E::invalid_value(serde::de::Unexpected::Str(v), &self))
+                }
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<BufSize, E> {
+                if v == 0 {
+                    Err(E::invalid_value(serde::de::Unexpected::Unsigned(0), &self))
+                } else {
+                    Ok(BufSize::Bytes(v))
+                }
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<BufSize, E> {
+                if v <= 0 {
+                    Err(E::invalid_value(serde::de::Unexpected::Signed(v), &self))
+                } else {
+                    Ok(BufSize::Bytes(v as u64))
+                }
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TcpOpts {
+    /// Receive buffer: "auto" = Linux receive-buffer autotuning up to `rmem_max_bytes`.
+    #[serde(default)]
+    pub rcvbuf_bytes: BufSize,
+    /// Send buffer: "auto" = Linux send-buffer autotuning up to `wmem_max_bytes`.
+    #[serde(default)]
+    pub sndbuf_bytes: BufSize,
+    #[serde(default = "d_rmem_max")]
+    pub rmem_max_bytes: u64,
+    #[serde(default = "d_wmem_max")]
+    pub wmem_max_bytes: u64,
+    #[serde(default = "d_init_cwnd")]
+    pub initial_cwnd: u32,
+    #[serde(default = "d_min_rto_ms")]
+    pub min_rto_ms: f64,
+    #[serde(default = "d_true")]
+    pub delayed_ack: bool,
+    /// CUBIC's HyStart (ignored by other algorithms).
+    #[serde(default = "d_true")]
+    pub hystart: bool,
+}
+
+impl Default for TcpOpts {
+    fn default() -> Self {
+        TcpOpts {
+            rcvbuf_bytes: BufSize::Auto,
+            sndbuf_bytes: BufSize::Auto,
+            rmem_max_bytes: d_rmem_max(),
+            wmem_max_bytes: d_wmem_max(),
+            initial_cwnd: d_init_cwnd(),
+            min_rto_ms: d_min_rto_ms(),
+            delayed_ack: true,
+            hystart: true,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowCfg {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(default = "d_kind")]
+    pub kind: FlowKind,
+    /// Default: bulk for TCP, cbr for UDP.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub app: Option<AppKind>,
+    /// Name of the path the flow uses; default the first path.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    #[serde(default = "d_direction")]
+    pub direction: Direction,
+    #[serde(default)]
+    pub start_s: f64,
+    /// When the application stops sending; default the end of the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_s: Option<f64>,
+    /// Application rate for `rate` and `cbr` apps, Mbit/s.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_mbps: Option<f64>,
+    /// Total bytes to send (iperf3 -n); default unlimited.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<u64>,
+    /// Congestion control (TCP only); default cubic.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cc: Option<CcKind>,
+    /// UDP datagram payload; default MTU - 28 (IPv4 + UDP headers).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub packet_bytes: Option<u32>,
+    #[serde(default)]
+    pub tcp: TcpOpts,
+}
+
+fn d_kind() -> FlowKind {
+    FlowKind::Tcp
+}
+fn d_direction() -> Direction {
+    Direction::Download
+}
+
+// ----- parsing -----
+
+/// Turns serde_path_to_error's `flow[0].cc` into the `--set` spelling `flow.0.cc`.
+fn dotted(path: &serde_path_to_error::Path) -> String {
+    use serde_path_to_error::Segment;
+    let mut parts: Vec<String> = Vec::new();
+    for seg in path.iter() {
+        match seg {
+            Segment::Seq { index } => parts.push(index.to_string()),
+            Segment::Map { key } => parts.push(key.clone()),
+            Segment::Enum { variant } => parts.push(variant.clone()),
+            Segment::Unknown => {}
+        }
+    }
+    parts.join(".")
+}
+
+/// Makes serde's messages read like the rest of mmpath's ("expected one of `a`, `b`").
+fn tidy(msg: &str) -> String {
+    msg.replace("floating point", "number").replace("expected f64", "expected a number")
+        .replace("expected u64", "expected a non-negative integer")
+        .replace("expected u32", "expected a non-negative integer")
+}
+
+impl Scenario {
+    /// Parses, fills defaults and validates a scenario given as JSON.
+    pub fn from_json(json: &str) -> Result<Scenario, ScenarioError> {
+        let de = &mut serde_json::Deserializer::from_str(json);
+        let mut sc: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
+            let field = dotted(e.path());
+            let inner = e.into_inner();
+            let msg = inner.to_string();
+            // serde_json appends " at line L column C" which points into the generated JSON,
+            // not the user's file: drop it.
+            let msg = match msg.rfind(" at line ") {
+                Some(i) => msg[..i].to_string(),
+                None => msg,
+            };
+            err(field, tidy(&msg))
+        })?;
+        sc.fill_defaults();
+        sc.validate()?;
+        Ok(sc)
+    }
+
+    /// The scenario with every default spelled out, as JSON.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).expect("scenario serialises")
+    }
+
+    fn fill_defaults(&mut self) {
+        for (i, p) in self.path.iter_mut().enumerate() {
+            if p.name.is_none() {
+                p.name = Some(format!("path{i}"));
+            }
+            if p.uplink_rate_mbps.is_none() {
+                p.uplink_rate_mbps = Some(p.rate_mbps);
+            }
+            if p.queue_bytes.is_none() {
+                p.queue_bytes = Some(DEFAULT_QUEUE_FRAMES * p.mtu_bytes as u64);
+            }
+        }
+        if self.backbone.queue_bytes.is_none() {
+            self.backbone.queue_bytes = Some(DEFAULT_QUEUE_FRAMES * self.backbone.mtu_bytes as u64);
+        }
+        let first_path = self.path.first().and_then(|p| p.name.clone());
+        for (i, f) in self.flow.iter_mut().enumerate() {
+            if f.name.is_none() {
+                f.name = Some(format!("flow{i}"));
+            }
+            if f.app.is_none() {
+                f.app = Some(match f.kind {
+                    FlowKind::Tcp => AppKind::Bulk,
+                    FlowKind::Udp => AppKind::Cbr,
+                });
+            }
+            if f.kind == FlowKind::Tcp && f.cc.is_none() {
+                f.cc = Some(CcKind::Cubic);
+            }
+            if f.path.is_none() {
+                f.path = first_path.clone();
+            }
+            if f.stop_s.is_none() {
+                f.stop_s = Some(self.duration_s);
+            }
+        }
+    }
+
+    fn validate(&self) -> Result<(), ScenarioError> {
+        fn pos(field: &str, v: f64) -> Result<(), ScenarioError> {
+            if v.is_finite() && v > 0.0 {
+                Ok(())
+            } else {
+                Err(err(field, format!("must be > 0 (got {v})")))
+            }
+        }
+        fn nonneg(field: &str, v: f64) -> Result<(), ScenarioError> {
+            if v.is_finite() && v >= 0.0 {
+                Ok(())
+            } else {
+                Err(err(field, format!("must be >= 0 (got {v})")))
+            }
+        }
+        fn range_u(field: &str, v: u64, lo: u64, hi: u64) -> Result<(), ScenarioError> {
+            if v >= lo && v <= hi {
+                Ok(())
+            } else {
+                Err(err(field, format!("must be between {lo} and {hi} (got {v})")))
+            }
+        }
+        pos("duration_s", self.duration_s)?;
+        if self.duration_s > 86_400.0 {
+            return Err(err("duration_s", format!("must be at most 86400 s (got {})", self.duration_s)));
+        }
+        pos("timeline.sample_ms", self.timeline.sample_ms)?;
+        if self.timeline.sample_ms < 0.1 {
+            return Err(err("timeline.sample_ms", format!("must be >= 0.1 (got {})", self.timeline.sample_ms)));
+        }
+        let b = &self.backbone;
+        pos("backbone.rate_mbps", b.rate_mbps)?;
+        nonneg("backbone.delay_ms", b.delay_ms)?;
+        range_u("backbone.mtu_bytes", b.mtu_bytes as u64, 576, 65_535)?;
+        range_u("backbone.frame_overhead_bytes", b.frame_overhead_bytes as u64, 0, 1_000)?;
+        let bq = b.queue_bytes.unwrap_or(0);
+        if bq < b.mtu_bytes as u64 {
+            return Err(err("backbone.queue_bytes", format!("must hold at least one MTU ({} bytes) (got {bq})", b.mtu_bytes)));
+        }
+        if self.path.is_empty() {
+            return Err(err("path", "at least one [[path]] is required"));
+        }
+        if self.path.len() > 64 {
+            return Err(err("path", format!("at most 64 paths are supported (got {})", self.path.len())));
+        }
+        for (i, p) in self.path.iter().enumerate() {
+            let f = |k: &str| format!("path.{i}.{k}");
+            let name = p.name.as_deref().unwrap_or("");
+            if name.is_empty() {
+                return Err(err(f("name"), "must not be empty"));
+            }
+            if self.path[..i].iter().any(|q| q.name.as_deref() == Some(name)) {
+                return Err(err(f("name"), format!("duplicate path name {name:?}; path names must be unique")));
+            }
+            pos(&f("rate_mbps"), p.rate_mbps)?;
+            pos(&f("uplink_rate_mbps"), p.uplink_rate_mbps.unwrap_or(p.rate_mbps))?;
+            nonneg(&f("delay_ms"), p.delay_ms)?;
+            range_u(&f("mtu_bytes"), p.mtu_bytes as u64, 576, 65_535)?;
+            range_u(&f("frame_overhead_bytes"), p.frame_overhead_bytes as u64, 0, 1_000)?;
+            let q = p.queue_bytes.unwrap_or(0);
+            if q < p.mtu_bytes as u64 {
+                return Err(err(f("queue_bytes"), format!("must hold at least one MTU ({} bytes) (got {q})", p.mtu_bytes)));
+            }
+            if !(p.loss_pct.is_finite() && (0.0..100.0).contains(&p.loss_pct)) {
+                return Err(err(f("loss_pct"), format!("must be in [0, 100) (got {})", p.loss_pct)));
+            }
+            let mut last = -1.0;
+            for (j, s) in p.schedule.iter().enumerate() {
+                let g = |k: &str| format!("path.{i}.schedule.{j}.{k}");
+                nonneg(&g("t_s"), s.t_s)?;
+                if s.t_s < last {
+                    return Err(err(g("t_s"), format!("schedule steps must be in time order ({} after {last})", s.t_s)));
+                }
+                last = s.t_s;
+                if let Some(r) = s.rate_mbps {
+                    pos(&g("rate_mbps"), r)?;
+                }
+                if s.rate_mbps.is_none() && s.up.is_none() {
+                    return Err(err(format!("path.{i}.schedule.{j}"), "a step needs `rate_mbps` or `up` (or both)"));
+                }
+            }
+        }
+        if self.flow.is_empty() {
+            return Err(err("flow", "at least one [[flow]] is required"));
+        }
+        if self.flow.len() > 1024 {
+            return Err(err("flow", format!("at most 1024 flows are supported (got {})", self.flow.len())));
+        }
+        let names: Vec<&str> = self.path.iter().filter_map(|p| p.name.as_deref()).collect();
+        for (i, fl) in self.flow.iter().enumerate() {
+            let f = |k: &str| format!("flow.{i}.{k}");
+            let name = fl.name.as_deref().unwrap_or("");
+            if name.is_empty() {
+                return Err(err(f("name"), "must not be empty"));
+            }
+            if self.flow[..i].iter().any(|q| q.name.as_deref() == Some(name)) {
+                return Err(err(f("name"), format!("duplicate flow name {name:?}; flow names must be unique")));
+            }
+            let pname = fl.path.as_deref().unwrap_or("");
+            if !names.contains(&pname) {
+                return Err(err(f("path"), format!("no path named {pname:?} (paths: {})", names.join(", "))));
+            }
+            nonneg(&f("start_s"), fl.start_s)?;
+            let stop = fl.stop_s.unwrap_or(self.duration_s);
+            if !(stop.is_finite() && stop > fl.start_s) {
+                return Err(err(f("stop_s"), format!("must be after start_s ({}) (got {stop})", fl.start_s)));
+            }
+            if fl.start_s >= self.duration_s {
+                return Err(err(f("start_s"), format!("must be before the end of the run, duration_s = {} (got {})", self.duration_s, fl.start_s)));
+            }
+            let app = fl.app.unwrap_or(AppKind::Bulk);
+            match (fl.kind, app) {
+                (FlowKind::Tcp, AppKind::Cbr) => {
+                    return Err(err(f("app"), "`cbr` is a UDP application; TCP flows take `bulk` or `rate`"));
+                }
+                (FlowKind::Udp, AppKind::Bulk | AppKind::Rate) => {
+                    return Err(err(f("app"), "UDP flows take `cbr`"));
+                }
+                _ => {}
+            }
+            match app {
+                AppKind::Rate | AppKind::Cbr => match fl.rate_mbps {
+                    Some(r) => pos(&f("rate_mbps"), r)?,
+                    None => return Err(err(f("rate_mbps"), format!("required for app = \"{}\"", if app == AppKind::Rate { "rate" } else { "cbr" }))),
+                },
+                AppKind::Bulk => {
+                    if fl.rate_mbps.is_some() {
+                        return Err(err(f("rate_mbps"), "only `rate` and `cbr` apps take a rate; remove it or set app = \"rate\""));
+                    }
+                }
+            }
+            if let Some(b) = fl.bytes {
+                if b == 0 {
+                    return Err(err(f("bytes"), "must be > 0 (omit it for an unlimited transfer)"));
+                }
+            }
+            if fl.kind == FlowKind::Udp {
+                if fl.cc.is_some() {
+                    return Err(err(f("cc"), "UDP flows have no congestion control; remove `cc`"));
+                }
+                let mtu = self.path_mtu(pname);
+                if let Some(pb) = fl.packet_bytes {
+                    if pb == 0 || pb + 28 > mtu {
+                        return Err(err(f("packet_bytes"), format!("must be between 1 and {} (MTU {mtu} - 28) (got {pb})", mtu - 28)));
+                    }
+                }
+            } else if fl.packet_bytes.is_some() {
+                return Err(err(f("packet_bytes"), "only UDP flows take packet_bytes (TCP uses the MSS)"));
+            }
+            let t = &fl.tcp;
+            range_u(&f("tcp.initial_cwnd"), t.initial_cwnd as u64, 1, 1000)?;
+            pos(&f("tcp.min_rto_ms"), t.min_rto_ms)?;
+            range_u(&f("tcp.rmem_max_bytes"), t.rmem_max_bytes, 4096, 1 << 31)?;
+            range_u(&f("tcp.wmem_max_bytes"), t.wmem_max_bytes, 4096, 1 << 31)?;
+            for (k, b) in [("tcp.rcvbuf_bytes", t.rcvbuf_bytes), ("tcp.sndbuf_bytes", t.sndbuf_bytes)] {
+                if let BufSize::Bytes(v) = b {
+                    range_u(&f(k), v, 2048, 1 << 31)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The path MTU a flow on path `name` sees: the smaller of the radio and backbone MTUs.
+    pub fn path_mtu(&self, name: &str) -> u32 {
+        let p = self.path.iter().find(|p| p.name.as_deref() == Some(name)).map(|p| p.mtu_bytes).unwrap_or(1500);
+        if self.backbone.enabled {
+            p.min(self.backbone.mtu_bytes)
+        } else {
+            p
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const OK: &str = r#"{"path":[{"rate_mbps":2310,"mtu_bytes":7912}],"flow":[{"cc":"reno"}]}"#;
+
+    fn fails(json: &str) -> String {
+        Scenario::from_json(json).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn defaults_are_filled() {
+        let s = Scenario::from_json(OK).unwrap();
+        assert_eq!(s.path[0].name.as_deref(), Some("path0"));
+        assert_eq!(s.path[0].queue_bytes, Some(7_912_000));
+        assert_eq!(s.flow[0].app, Some(AppKind::Bulk));
+        assert_eq!(s.flow[0].stop_s, Some(10.0));
+        assert_eq!(s.flow[0].tcp.initial_cwnd, 10);
+        // Round trip: the normalized form parses to the same normalized form.
+        let again = Scenario::from_json(&s.to_json()).unwrap();
+        assert_eq!(again.to_json(), s.to_json());
+    }
+
+    #[test]
+    fn unknown_field_names_the_field() {
+        let m = fails(r#"{"path":[{"rate_mbps":1}],"flow":[{"ccc":"reno"}]}"#);
+        assert!(m.starts_with("flow.0"), "{m}");
+        assert!(m.contains("unknown field `ccc`"), "{m}");
+    }
+
+    #[test]
+    fn wrong_type_and_variant() {
+        let m = fails(r#"{"path":[{"rate_mbps":"fast"}],"flow":[{}]}"#);
+        assert!(m.starts_with("path.0.rate_mbps: invalid type"), "{m}");
+        let m = fails(r#"{"path":[{"rate_mbps":1}],"flow":[{"cc":"vegass"}]}"#);
+        assert!(m.starts_with("flow.0.cc: unknown variant `vegass`"), "{m}");
+        assert!(m.contains("`cubic`"), "{m}");
+    }
+
+    #[test]
+    fn ranges_are_checked() {
+        assert_eq!(fails(r#"{"path":[{"rate_mbps":-5}],"flow":[{}]}"#), "path.0.rate_mbps: must be > 0 (got -5)");
+        let m = fails(r#"{"path":[{"rate_mbps":5}],"flow":[{"path":"wifi"}]}"#);
+        assert_eq!(m, "flow.0.path: no path named \"wifi\" (paths: path0)");
+        let m = fails(r#"{"path":[{"rate_mbps":5}],"flow":[{"kind":"udp"}]}"#);
+        assert!(m.starts_with("flow.0.rate_mbps: required"), "{m}");
+        let m = fails(r#"{"path":[{"rate_mbps":5, "schedule":[{"t_s":2,"up":false},{"t_s":1,"up":true}]}],"flow":[{}]}"#);
+        assert!(m.starts_with("path.0.schedule.1.t_s"), "{m}");
+        let m = fails(r#"{"path":[{"rate_mbps":5}],"flow":[{"tcp":{"rcvbuf_bytes":"big"}}]}"#);
+        assert!(m.starts_with("flow.0.tcp.rcvbuf_bytes: invalid value"), "{m}");
+        assert!(m.contains("\"auto\" or a positive byte count"), "{m}");
+    }
+
+    #[test]
+    fn missing_required_sections() {
+        let m = fails(r#"{"flow":[{}]}"#);
+        assert!(m.contains("missing field `path`"), "{m}");
+    }
+}

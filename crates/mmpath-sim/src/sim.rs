@@ -1,0 +1,737 @@
+//! The simulation: builds the topology from a scenario, dispatches events to links, TCP
+//! endpoints and applications, samples the timeline, and checks the correctness oracle.
+//!
+//! Topology: client <-> AP over one or more radio paths, AP <-> server over the backbone.
+//! Every link is two independent directions (data one way, ACKs back). A download's data
+//! crosses backbone-down then path-down; its ACKs path-up then backbone-up. An upload is the
+//! mirror image. With the backbone disabled, flows cross the radio path only.
+
+use crate::app::{App, RATE_TICK};
+use crate::engine::{EventQueue, RngStream};
+use crate::link::schedule::Schedule;
+use crate::link::{Link, LinkCfg, Wake};
+use crate::packet::{Kind, Packet, Way, TCP_HEADER_BYTES, UDP_HEADER_BYTES};
+use crate::scenario::{AppKind, Direction, FlowKind, Scenario, ScenarioError};
+use crate::tcp::cc::{self, CaState, INFINITE_SSTHRESH};
+use crate::tcp::receiver::{ReceiverCfg, TcpReceiver};
+use crate::tcp::sender::{SenderCfg, TcpSender};
+use crate::time::Time;
+use crate::trace::{Bins, EventCols, IntervalCols, TimelineCols, TimelineRow, EVENT_KINDS, EV_DOWN, EV_RATE, EV_UP};
+use serde_json::{json, Value};
+
+/// Width of intervals.csv bins (iperf3-style, finer than its 1 s default).
+pub const INTERVAL: Time = Time::from_ms(100);
+
+#[derive(Debug, Clone, Copy)]
+enum Ev {
+    TxDone(u16),
+    Arrival(u16),
+    SenderTimer(u16),
+    ReceiverTimer(u16),
+    AppTick(u16),
+    AppStop(u16),
+    PathStep(u16),
+    Sample,
+}
+
+struct PathState {
+    name: String,
+    down: u16,
+    up: u16,
+    base_down_bps: u64,
+    base_up_bps: u64,
+    mtu: u32,
+    schedule: Schedule,
+}
+
+#[derive(Debug, Default, Clone)]
+struct FlowCounters {
+    data_sent: u64,
+    data_arrived: u64,
+    data_dropped: u64,
+    acks_dropped: u64,
+    udp_bytes_received: u64,
+    /// Bytes delivered inside [start, stop] (goodput window).
+    goodput_bytes: u64,
+    /// A delivery covered bytes the sender never sent: an oracle violation.
+    delivered_unsent: bool,
+}
+
+struct Flow {
+    name: String,
+    kind: FlowKind,
+    app_kind: AppKind,
+    direction: Direction,
+    path: u16,
+    route_fwd: [u16; 2],
+    route_rev: [u16; 2],
+    hops: u8,
+    start: Time,
+    stop: Time,
+    app: App,
+    mss: u32,
+    sender: Option<TcpSender>,
+    receiver: Option<TcpReceiver>,
+    sender_timer: Option<Time>,
+    receiver_timer: Option<Time>,
+    counters: FlowCounters,
+    bins: Bins,
+}
+
+/// A whole simulation run.
+pub struct Simulation {
+    sc: Scenario,
+    seed: u64,
+    q: EventQueue<Ev>,
+    links: Vec<Link>,
+    link_rng: Vec<RngStream>,
+    paths: Vec<PathState>,
+    flows: Vec<Flow>,
+    out: Vec<Packet>,
+    end: Time,
+    sample_every: Time,
+    timeline: TimelineCols,
+    events: EventCols,
+    finished: bool,
+}
+
+fn mbps_to_bps(r: f64) -> u64 {
+    ((r * 1e6).round() as u64).max(1)
+}
+
+impl Simulation {
+    /// Parses and validates `json` and builds the run.
+    pub fn from_json(json: &str, seed: u64) -> Result<Simulation, ScenarioError> {
+        let sc = Scenario::from_json(json)?;
+        Ok(Simulation::new(sc, seed))
+    }
+
+    pub fn new(sc: Scenario, seed: u64) -> Simulation {
+        let end = Time::from_secs_f64(sc.duration_s);
+        let mut links = Vec::new();
+        let mut link_rng = Vec::new();
+        let mut add_link = |cfg: LinkCfg, links: &mut Vec<Link>| -> u16 {
+            let id = links.len() as u16;
+            links.push(Link::new(cfg));
+            link_rng.push(RngStream::new(seed, 0x1000 + id as u64));
+            id
+        };
+        // Backbone: links 0 (AP -> server... no: server -> AP, "down") and 1 (AP -> server).
+        let bb = &sc.backbone;
+        let bb_links = if bb.enabled {
+            let cfg = LinkCfg {
+                rate_bps: mbps_to_bps(bb.rate_mbps),
+                delay: Time::from_ms_f64(bb.delay_ms),
+                queue_cap_bytes: bb.queue_bytes.unwrap_or(0),
+                frame_overhead_bytes: bb.frame_overhead_bytes,
+                loss_prob: 0.0,
+            };
+            let d = add_link(cfg.clone(), &mut links);
+            let u = add_link(cfg, &mut links);
+            Some((d, u))
+        } else {
+            None
+        };
+        let mut paths = Vec::new();
+        for p in &sc.path {
+            let down_bps = mbps_to_bps(p.rate_mbps);
+            let up_bps = mbps_to_bps(p.uplink_rate_mbps.unwrap_or(p.rate_mbps));
+            let mk = |rate_bps| LinkCfg {
+                rate_bps,
+                delay: Time::from_ms_f64(p.delay_ms),
+                queue_cap_bytes: p.queue_bytes.unwrap_or(0),
+                frame_overhead_bytes: p.frame_overhead_bytes,
+                loss_prob: p.loss_pct / 100.0,
+            };
+            let down = add_link(mk(down_bps), &mut links);
+            let up = add_link(mk(up_bps), &mut links);
+            paths.push(PathState {
+                name: p.name.clone().unwrap_or_default(),
+                down,
+                up,
+                base_down_bps: down_bps,
+                base_up_bps: up_bps,
+                mtu: p.mtu_bytes,
+                schedule: Schedule::from_cfg(&p.schedule),
+            });
+        }
+        let mut flows = Vec::new();
+        for (i, f) in sc.flow.iter().enumerate() {
+            let pname = f.path.clone().unwrap_or_default();
+            let pi = paths.iter().position(|p| p.name == pname).unwrap_or(0);
+            let ps = &paths[pi];
+            let (fwd, rev, hops) = match (bb_links, f.direction) {
+                (Some((bd, bu)), Direction::Download) => ([bd, ps.down], [ps.up, bu], 2),
+                (Some((bd, bu)), Direction::Upload) => ([ps.up, bu], [bd, ps.down], 2),
+                (None, Direction::Download) => ([ps.down, ps.down], [ps.up, ps.up], 1),
+                (None, Direction::Upload) => ([ps.up, ps.up], [ps.down, ps.down], 1),
+            };
+            let mtu = sc.path_mtu(&pname);
+            let mss = mtu - TCP_HEADER_BYTES;
+            let app_kind = f.app.unwrap_or(AppKind::Bulk);
+            let payload = f.packet_bytes.unwrap_or(mtu - UDP_HEADER_BYTES);
+            let (sender, receiver) = if f.kind == FlowKind::Tcp {
+                let t = &f.tcp;
+                let cc = cc::build(f.cc.unwrap_or(crate::scenario::CcKind::Cubic), t);
+                (
+                    Some(TcpSender::new(SenderCfg {
+                        flow: i as u16,
+                        mss,
+                        initial_cwnd: t.initial_cwnd,
+                        min_rto: Time::from_ms_f64(t.min_rto_ms),
+                        sndbuf: t.sndbuf_bytes,
+                        wmem_max: t.wmem_max_bytes,
+                        cc,
+                    })),
+                    Some(TcpReceiver::new(ReceiverCfg {
+                        flow: i as u16,
+                        mss,
+                        rcvbuf: t.rcvbuf_bytes,
+                        rmem_max: t.rmem_max_bytes,
+                        delayed_ack: t.delayed_ack,
+                    })),
+                )
+            } else {
+                (None, None)
+            };
+            flows.push(Flow {
+                name: f.name.clone().unwrap_or_default(),
+                kind: f.kind,
+                app_kind,
+                direction: f.direction,
+                path: pi as u16,
+                route_fwd: fwd,
+                route_rev: rev,
+                hops,
+                start: Time::from_secs_f64(f.start_s),
+                stop: Time::from_secs_f64(f.stop_s.unwrap_or(sc.duration_s)).min(end),
+                app: App::new(app_kind, f.rate_mbps, f.bytes, payload),
+                mss,
+                sender,
+                receiver,
+                sender_timer: None,
+                receiver_timer: None,
+                counters: FlowCounters::default(),
+                bins: Bins::new(INTERVAL.ns(), end.ns()),
+            });
+        }
+        let sample_every = Time::from_ms_f64(sc.timeline.sample_ms).max(Time::from_us(100));
+        let n_samples = (end.ns() / sample_every.ns()) as usize + 1;
+        let mut sim = Simulation {
+            seed,
+            q: EventQueue::new(),
+            links,
+            link_rng,
+            paths,
+            timeline: TimelineCols::with_capacity(n_samples * flows.len()),
+            flows,
+            out: Vec::with_capacity(64),
+            end,
+            sample_every,
+            events: EventCols::default(),
+            finished: false,
+            sc,
+        };
+        for i in 0..sim.flows.len() {
+            let f = &sim.flows[i];
+            let (start, stop) = (f.start, f.stop);
+            sim.q.schedule(start, Ev::AppTick(i as u16));
+            sim.q.schedule(stop, Ev::AppStop(i as u16));
+        }
+        for (i, p) in sim.paths.iter().enumerate() {
+            if let Some(t) = p.schedule.next_time() {
+                sim.q.schedule(t, Ev::PathStep(i as u16));
+            }
+        }
+        sim.q.schedule(Time::ZERO, Ev::Sample);
+        sim
+    }
+
+    pub fn scenario(&self) -> &Scenario {
+        &self.sc
+    }
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+    pub fn now(&self) -> Time {
+        self.q.now()
+    }
+    pub fn end(&self) -> Time {
+        self.end
+    }
+    pub fn events_processed(&self) -> u64 {
+        self.q.processed()
+    }
+
+    /// Runs every event due at or before `min(t, end)`.
+    pub fn run_until(&mut self, t: Time) {
+        let horizon = t.min(self.end);
+        while let Some((now, ev)) = self.q.pop_until(horizon) {
+            self.dispatch(now, ev);
+        }
+        self.q.advance_to(horizon);
+    }
+
+    pub fn run_to_end(&mut self) {
+        let end = self.end;
+        self.run_until(end);
+    }
+
+    fn dispatch(&mut self, now: Time, ev: Ev) {
+        match ev {
+            Ev::TxDone(l) => self.on_tx_done(now, l),
+            Ev::Arrival(l) => self.on_arrival(now, l),
+            Ev::SenderTimer(f) => {
+                let fl = &mut self.flows[f as usize];
+                if fl.sender_timer == Some(now) {
+                    fl.sender_timer = None;
+                }
+                if let Some(s) = fl.sender.as_mut() {
+                    s.on_timer(now, &mut self.out);
+                }
+                self.after_endpoint(now, f);
+            }
+            Ev::ReceiverTimer(f) => {
+                let fl = &mut self.flows[f as usize];
+                if fl.receiver_timer == Some(now) {
+                    fl.receiver_timer = None;
+                }
+                if let Some(r) = fl.receiver.as_mut() {
+                    r.on_timer(now, &mut self.out);
+                }
+                self.after_endpoint(now, f);
+            }
+            Ev::AppTick(f) => self.on_app_tick(now, f),
+            Ev::AppStop(f) => {
+                if let Some(s) = self.flows[f as usize].sender.as_mut() {
+                    s.close_app();
+                }
+            }
+            Ev::PathStep(p) => self.on_path_step(now, p),
+            Ev::Sample => {
+                self.sample(now);
+                let next = now + self.sample_every;
+                if next <= self.end {
+                    self.q.schedule(next, Ev::Sample);
+                }
+            }
+        }
+    }
+
+    /// Sends what an endpoint produced and keeps its timers armed.
+    fn after_endpoint(&mut self, now: Time, f: u16) {
+        self.flush(now);
+        let fl = &mut self.flows[f as usize];
+        if let Some(d) = fl.sender.as_ref().and_then(|s| s.timer_deadline()) {
+            if fl.sender_timer.is_none_or(|t| d < t) {
+                fl.sender_timer = Some(d);
+                self.q.schedule(d, Ev::SenderTimer(f));
+            }
+        }
+        if let Some(d) = fl.receiver.as_ref().and_then(|r| r.timer_deadline()) {
+            if fl.receiver_timer.is_none_or(|t| d < t) {
+                fl.receiver_timer = Some(d);
+                self.q.schedule(d, Ev::ReceiverTimer(f));
+            }
+        }
+    }
+
+    fn flush(&mut self, now: Time) {
+        let mut out = std::mem::take(&mut self.out);
+        for p in out.drain(..) {
+            self.send(now, p);
+        }
+        self.out = out;
+    }
+
+    /// Puts a packet from an endpoint on the first hop of its route.
+    fn send(&mut self, now: Time, mut p: Packet) {
+        p.hop = 0;
+        if p.kind != Kind::Ack {
+            self.flows[p.flow as usize].counters.data_sent += 1;
+        }
+        self.forward(now, p);
+    }
+
+    fn route_link(&self, p: &Packet) -> u16 {
+        let f = &self.flows[p.flow as usize];
+        let r = if p.way == Way::Forward { &f.route_fwd } else { &f.route_rev };
+        r[p.hop as usize]
+    }
+
+    fn forward(&mut self, now: Time, p: Packet) {
+        let l = self.route_link(&p);
+        let mut wake = Wake::default();
+        if !self.links[l as usize].enqueue(now, p, &mut wake) {
+            self.count_drop(&p);
+        }
+        self.apply_wake(l, wake);
+    }
+
+    fn apply_wake(&mut self, l: u16, wake: Wake) {
+        if let Some(t) = wake.tx_done {
+            self.q.schedule(t, Ev::TxDone(l));
+        }
+        if let Some(t) = wake.arrival {
+            self.q.schedule(t, Ev::Arrival(l));
+        }
+    }
+
+    fn count_drop(&mut self, p: &Packet) {
+        let c = &mut self.flows[p.flow as usize].counters;
+        if p.kind == Kind::Ack {
+            c.acks_dropped += 1;
+        } else {
+            c.data_dropped += 1;
+        }
+    }
+
+    fn on_tx_done(&mut self, now: Time, l: u16) {
+        let link = &self.links[l as usize];
+        if !link.tx_due(now) {
+            return;
+        }
+        let p = link.cfg.loss_prob;
+        let lost = p > 0.0 && self.link_rng[l as usize].bernoulli(p);
+        let mut wake = Wake::default();
+        if let Some(d) = self.links[l as usize].on_tx_done(now, lost, &mut wake) {
+            self.count_drop(&d);
+        }
+        self.apply_wake(l, wake);
+    }
+
+    fn on_arrival(&mut self, now: Time, l: u16) {
+        let mut wake = Wake::default();
+        let Some(mut p) = self.links[l as usize].on_arrival(now, &mut wake) else { return };
+        self.apply_wake(l, wake);
+        let f = p.flow;
+        if p.hop + 1 < self.flows[f as usize].hops {
+            p.hop += 1;
+            self.forward(now, p);
+            return;
+        }
+        let fl = &mut self.flows[f as usize];
+        match p.kind {
+            Kind::Data => {
+                fl.counters.data_arrived += 1;
+                let rx = fl.receiver.as_mut().expect("tcp flow has a receiver");
+                let delivered = rx.on_data(now, &p, &mut self.out);
+                if delivered > 0 {
+                    let rcv_nxt = rx.rcv_nxt();
+                    let sent = fl.sender.as_ref().map_or(0, |s| s.snd_nxt);
+                    if rcv_nxt > sent {
+                        fl.counters.delivered_unsent = true;
+                    }
+                    self.record_delivery(now, f, delivered);
+                }
+                self.after_endpoint(now, f);
+            }
+            Kind::Ack => {
+                if let Some(s) = fl.sender.as_mut() {
+                    s.on_ack(now, &p, &mut self.out);
+                }
+                self.after_endpoint(now, f);
+            }
+            Kind::Udp => {
+                fl.counters.data_arrived += 1;
+                fl.counters.udp_bytes_received += p.len as u64;
+                self.record_delivery(now, f, p.len as u64);
+            }
+        }
+    }
+
+    fn record_delivery(&mut self, now: Time, f: u16, bytes: u64) {
+        let fl = &mut self.flows[f as usize];
+        fl.bins.add(now.ns(), bytes);
+        if now >= fl.start && now <= fl.stop {
+            fl.counters.goodput_bytes += bytes;
+        }
+    }
+
+    fn on_app_tick(&mut self, now: Time, f: u16) {
+        let fl = &mut self.flows[f as usize];
+        if now >= fl.stop {
+            return;
+        }
+        match &mut fl.app {
+            App::Bulk { bytes } => {
+                let limit = bytes.unwrap_or(u64::MAX);
+                if let Some(s) = fl.sender.as_mut() {
+                    s.set_app_limit(limit);
+                    s.try_send(now, &mut self.out);
+                }
+            }
+            App::Rate { rate_bps, bytes, written, ticks } => {
+                *ticks += 1;
+                *written = App::rate_written(*rate_bps, *ticks, *bytes);
+                let limit = *written;
+                let done = bytes.is_some_and(|b| limit >= b);
+                if let Some(s) = fl.sender.as_mut() {
+                    s.set_app_limit(limit);
+                    s.try_send(now, &mut self.out);
+                }
+                let next = fl.start + Time(RATE_TICK.ns() * *ticks);
+                if !done && next < fl.stop {
+                    self.q.schedule(next, Ev::AppTick(f));
+                }
+            }
+            App::Cbr { rate_bps, payload, bytes, sent } => {
+                let len = match bytes {
+                    Some(b) => (*b - (*sent * *payload as u64).min(*b)).min(*payload as u64) as u32,
+                    None => *payload,
+                };
+                if len > 0 {
+                    let mut p = Packet::empty(f, Kind::Udp, Way::Forward);
+                    p.seq = *sent;
+                    p.len = len;
+                    p.size_bytes = len + UDP_HEADER_BYTES;
+                    p.ts_val_ns = now.ns();
+                    self.out.push(p);
+                    *sent += 1;
+                    let next = fl.start + App::cbr_offset(*rate_bps, *payload, *sent);
+                    let more = bytes.is_none_or(|b| *sent * (*payload as u64) < b);
+                    if more && next < fl.stop {
+                        self.q.schedule(next, Ev::AppTick(f));
+                    }
+                }
+            }
+        }
+        self.after_endpoint(now, f);
+    }
+
+    fn on_path_step(&mut self, now: Time, pi: u16) {
+        while let Some(step) = self.paths[pi as usize].schedule.take_due(now) {
+            let ps = &self.paths[pi as usize];
+            let (down, up) = (ps.down, ps.up);
+            if let Some(r) = step.rate_bps {
+                let up_rate = (ps.base_up_bps as u128 * r as u128 / ps.base_down_bps as u128) as u64;
+                self.links[down as usize].set_rate(r);
+                self.links[up as usize].set_rate(up_rate);
+                self.push_event(now, pi, EV_RATE, r as f64 / 1e6);
+            }
+            if let Some(u) = step.up {
+                for l in [down, up] {
+                    let was = self.links[l as usize].is_up();
+                    let mut wake = Wake::default();
+                    if let Some(d) = self.links[l as usize].set_up(now, u, &mut wake) {
+                        self.count_drop(&d);
+                    }
+                    self.apply_wake(l, wake);
+                    if l == down && was != u {
+                        self.push_event(now, pi, if u { EV_UP } else { EV_DOWN }, f64::NAN);
+                    }
+                }
+            }
+        }
+        if let Some(t) = self.paths[pi as usize].schedule.next_time() {
+            self.q.schedule(t, Ev::PathStep(pi));
+        }
+    }
+
+    fn push_event(&mut self, now: Time, path: u16, kind: i8, value: f64) {
+        self.events.t_s.push(now.secs_f64());
+        self.events.path.push(path as i32);
+        self.events.kind.push(kind);
+        self.events.value.push(value);
+    }
+
+    fn sample(&mut self, now: Time) {
+        for (i, f) in self.flows.iter().enumerate() {
+            let link = &self.links[f.route_fwd[f.hops as usize - 1] as usize];
+            let mut row = TimelineRow {
+                t_s: now.secs_f64(),
+                flow: i as i32,
+                path: f.path as i32,
+                cwnd_bytes: f64::NAN,
+                ssthresh_bytes: f64::NAN,
+                srtt_ms: f64::NAN,
+                in_flight_bytes: f64::NAN,
+                rwnd_bytes: f64::NAN,
+                cc_state: -1,
+                queue_bytes: link.queue_bytes() as f64,
+                phy_rate_mbps: link.rate_bps() as f64 / 1e6,
+                link_up: link.is_up(),
+                delivered_bytes: f.bins.total(),
+            };
+            if let (Some(s), Some(r)) = (&f.sender, &f.receiver) {
+                let mss = s.mss() as f64;
+                row.cwnd_bytes = s.w.cwnd as f64 * mss;
+                row.ssthresh_bytes = if s.w.ssthresh >= INFINITE_SSTHRESH { f64::NAN } else { s.w.ssthresh as f64 * mss };
+                row.srtt_ms = s.rtt.srtt().map_or(f64::NAN, |t| t.ms_f64());
+                row.in_flight_bytes = s.in_flight() as f64 * mss;
+                row.rwnd_bytes = r.last_rwnd as f64;
+                row.cc_state = s.state as i8;
+            }
+            self.timeline.push(row);
+        }
+    }
+
+    /// Runs to the end (if not there yet) and returns the results.
+    pub fn finish(&mut self) -> RunOutput {
+        self.run_to_end();
+        self.finished = true;
+        let duration_s = self.end.secs_f64();
+        let mut flows = Vec::new();
+        let mut checks = Vec::new();
+        let mut all_ok = true;
+        let mut check = |flow: &str, name: &str, ok: bool, detail: String, checks: &mut Vec<Value>| {
+            all_ok &= ok;
+            checks.push(json!({"flow": flow, "check": name, "ok": ok, "detail": detail}));
+        };
+        for (i, f) in self.flows.iter().enumerate() {
+            let c = &f.counters;
+            let window_s = (f.stop.saturating_sub(f.start)).secs_f64().max(1e-9);
+            let goodput_mbps = c.goodput_bytes as f64 * 8.0 / window_s / 1e6;
+            let kind = if f.kind == FlowKind::Tcp { "tcp" } else { "udp" };
+            let in_network: u64 = self
+                .links
+                .iter()
+                .map(|l| l.count_in_network(i as u16, if f.kind == FlowKind::Tcp { Kind::Data } else { Kind::Udp }))
+                .sum();
+            // Conservation: every data packet sent arrived, was dropped, or is still in the network.
+            let conserved = c.data_sent == c.data_arrived + c.data_dropped + in_network;
+            check(
+                &f.name,
+                "packet-conservation",
+                conserved,
+                format!("sent {} = arrived {} + dropped {} + in network {}", c.data_sent, c.data_arrived, c.data_dropped, in_network),
+                &mut checks,
+            );
+            let binned = f.bins.total();
+            let mut v = json!({
+                "name": f.name,
+                "kind": kind,
+                "app": match f.app_kind { AppKind::Bulk => "bulk", AppKind::Rate => "rate", AppKind::Cbr => "cbr" },
+                "direction": match f.direction { Direction::Download => "download", Direction::Upload => "upload" },
+                "path": self.paths[f.path as usize].name,
+                "start_s": f.start.secs_f64(),
+                "stop_s": f.stop.secs_f64(),
+                "goodput_mbps": goodput_mbps,
+            });
+            let m = v.as_object_mut().expect("object");
+            if let (Some(s), Some(r)) = (&f.sender, &f.receiver) {
+                let delivered = r.check.delivered;
+                let stream_ok = !c.delivered_unsent && s.snd_una <= r.rcv_nxt() && r.rcv_nxt() == delivered && r.rcv_nxt() <= s.snd_nxt;
+                check(
+                    &f.name,
+                    "tcp-byte-stream",
+                    stream_ok,
+                    format!(
+                        "receiver got bytes [0, {}) once, in order; sender sent {} and saw {} acknowledged{}",
+                        r.rcv_nxt(),
+                        s.snd_nxt,
+                        s.snd_una,
+                        if c.delivered_unsent { "; a delivery covered bytes never sent" } else { "" }
+                    ),
+                    &mut checks,
+                );
+                check(&f.name, "sack-scoreboard", s.scoreboard_consistent(), "sender's SACK/lost/retransmit counters match its segment flags".into(), &mut checks);
+                check(&f.name, "interval-accounting", binned == delivered, format!("interval bins sum to {binned} of {delivered} delivered bytes"), &mut checks);
+                let h = &s.stats.rtt_ms;
+                let data_pkts = c.data_sent.max(1);
+                m.insert("cc".into(), json!(s.cc_name()));
+                m.insert("bytes_delivered".into(), json!(delivered));
+                m.insert("bytes_sent".into(), json!(s.stats.bytes_sent));
+                m.insert("packets_sent".into(), json!(c.data_sent));
+                m.insert("packets_dropped".into(), json!(c.data_dropped));
+                m.insert("acks_dropped".into(), json!(c.acks_dropped));
+                m.insert("retransmits".into(), json!(s.stats.retransmits));
+                m.insert("fast_recoveries".into(), json!(s.stats.fast_recoveries));
+                m.insert("rto_count".into(), json!(s.stats.rtos));
+                m.insert("loss_pct".into(), json!(100.0 * c.data_dropped as f64 / data_pkts as f64));
+                m.insert("duplicate_bytes".into(), json!(r.check.duplicate_bytes));
+                m.insert("mss_bytes".into(), json!(f.mss));
+                m.insert(
+                    "rtt_ms".into(),
+                    json!({"mean": h.mean(), "p95": h.quantile(0.95), "min": h.min(), "max": h.max(), "samples": h.count()}),
+                );
+                m.insert("final_cwnd_bytes".into(), json!(s.w.cwnd as u64 * s.mss() as u64));
+            } else {
+                let sent = c.data_sent;
+                let lost = c.data_dropped;
+                check(&f.name, "interval-accounting", binned == c.udp_bytes_received, format!("interval bins sum to {binned} of {} received bytes", c.udp_bytes_received), &mut checks);
+                m.insert("cc".into(), Value::Null);
+                m.insert("bytes_delivered".into(), json!(c.udp_bytes_received));
+                m.insert("packets_sent".into(), json!(sent));
+                m.insert("packets_received".into(), json!(c.data_arrived));
+                m.insert("packets_lost".into(), json!(lost));
+                m.insert("packets_in_flight_at_end".into(), json!(in_network));
+                m.insert("retransmits".into(), json!(0));
+                // Lost over what had a chance to arrive (datagrams still in flight at the end
+                // are neither delivered nor lost).
+                let settled = (sent - in_network).max(1);
+                m.insert("loss_pct".into(), json!(100.0 * lost as f64 / settled as f64));
+                m.insert("rtt_ms".into(), Value::Null);
+            }
+            flows.push(v);
+        }
+        let paths: Vec<Value> = self
+            .paths
+            .iter()
+            .map(|p| {
+                let d = &self.links[p.down as usize].stats;
+                let u = &self.links[p.up as usize].stats;
+                json!({
+                    "name": p.name,
+                    "rate_mbps": p.base_down_bps as f64 / 1e6,
+                    "uplink_rate_mbps": p.base_up_bps as f64 / 1e6,
+                    "mtu_bytes": p.mtu,
+                    "bytes_sent_down": d.bytes_sent,
+                    "bytes_sent_up": u.bytes_sent,
+                    "drops_down": d.drops_queue + d.drops_down + d.drops_random,
+                    "drops_up": u.drops_queue + u.drops_down + u.drops_random,
+                    "queue_drops_down": d.drops_queue,
+                    "queue_drops_up": u.drops_queue,
+                    "utilization_down": d.busy_ns as f64 / self.end.ns().max(1) as f64,
+                    "utilization_up": u.busy_ns as f64 / self.end.ns().max(1) as f64,
+                })
+            })
+            .collect();
+        let summary = json!({
+            "sim_s": duration_s,
+            "events": self.q.processed(),
+            "flows": flows,
+            "paths": paths,
+            "invariants": {"ok": all_ok, "checks": checks},
+        });
+
+        let mut intervals = IntervalCols::default();
+        let nbins = self.flows.first().map_or(0, |f| f.bins.bytes.len());
+        for b in 0..nbins {
+            for (i, f) in self.flows.iter().enumerate() {
+                intervals.t_s.push(b as f64 * INTERVAL.secs_f64());
+                intervals.flow.push(i as i32);
+                intervals.subflow.push(-1);
+                intervals.path.push(f.path as i32);
+                intervals.bytes.push(f.bins.bytes[b]);
+            }
+        }
+        RunOutput {
+            summary,
+            intervals,
+            timeline: std::mem::take(&mut self.timeline),
+            events: std::mem::take(&mut self.events),
+            flow_names: self.flows.iter().map(|f| f.name.clone()).collect(),
+            path_names: self.paths.iter().map(|p| p.name.clone()).collect(),
+            ok: all_ok,
+        }
+    }
+
+    pub fn is_finished(&self) -> bool {
+        self.finished
+    }
+}
+
+/// Everything a run produces.
+pub struct RunOutput {
+    pub summary: Value,
+    pub intervals: IntervalCols,
+    pub timeline: TimelineCols,
+    pub events: EventCols,
+    pub flow_names: Vec<String>,
+    pub path_names: Vec<String>,
+    pub ok: bool,
+}
+
+pub const CC_STATES: [&str; 4] = CaState::NAMES;
+pub const LINK_EVENT_KINDS: [&str; 3] = EVENT_KINDS;

@@ -1,0 +1,362 @@
+//! A TCP receiver modelled on Linux: in-order delivery to an application that reads at once,
+//! an out-of-order queue reported with SACK (most recent block first, RFC 2018), delayed ACKs
+//! (every second full-sized segment or after the 40 ms delayed-ACK timer, TCP_DELACK_MIN),
+//! quick ACKs at connection start (TCP_MAX_QUICKACKS = 16) and immediate ACKs while a hole is
+//! open or when it is filled (RFC 5681 section 4.2), and receive-window autotuning
+//! (tcp_rcv_space_adjust).
+
+use crate::packet::{Kind, Packet, Way, MAX_SACK_BLOCKS, SACK_BLOCK_BYTES, SACK_OPTION_BASE_BYTES, TCP_HEADER_BYTES};
+use crate::scenario::BufSize;
+use crate::time::Time;
+
+/// Linux TCP_DELACK_MIN (HZ/25).
+pub const DELACK_MIN: Time = Time::from_ms(40);
+/// Linux TCP_MAX_QUICKACKS.
+const MAX_QUICKACKS: u32 = 16;
+/// Linux tcp_rmem[1] (131072); with tcp_adv_win_scale = 1 half of it is window.
+const RMEM_DEFAULT: u64 = 131_072;
+
+pub struct ReceiverCfg {
+    pub flow: u16,
+    pub mss: u32,
+    pub rcvbuf: BufSize,
+    pub rmem_max: u64,
+    pub delayed_ack: bool,
+}
+
+/// What the oracle needs to know about the byte stream the application saw.
+#[derive(Debug, Clone, Default)]
+pub struct StreamCheck {
+    /// Bytes handed to the application, in order.
+    pub delivered: u64,
+    /// Bytes that arrived again after being received (spurious retransmissions).
+    pub duplicate_bytes: u64,
+}
+
+pub struct TcpReceiver {
+    flow: u16,
+    mss: u32,
+    rcv_nxt: u64,
+    /// Out-of-order ranges [start, end), sorted, disjoint, not touching rcv_nxt.
+    ooo: Vec<(u64, u64)>,
+    ooo_bytes: u64,
+    /// Range that received the latest out-of-order segment (reported first).
+    latest: Option<(u64, u64)>,
+    unacked_bytes: u64,
+    quickack: u32,
+    delayed_ack: bool,
+    delack_at: Option<Time>,
+    /// The window we will grow to (window_clamp) and its ceiling.
+    window: u64,
+    window_max: u64,
+    autotune: bool,
+    rcvq_space: u64,
+    rcvq_time: Time,
+    rcvq_seq: u64,
+    rcv_rtt_ns: Option<u64>,
+    ts_recent: u64,
+    /// Last window advertised (for the timeline).
+    pub last_rwnd: u64,
+    pub check: StreamCheck,
+}
+
+impl TcpReceiver {
+    pub fn new(cfg: ReceiverCfg) -> Self {
+        let (window, window_max, autotune) = match cfg.rcvbuf {
+            // SO_RCVBUF = X: the kernel doubles it and advertises half, i.e. about X.
+            BufSize::Bytes(b) => (b, b, false),
+            // Autotuning from tcp_rmem[1] up to tcp_rmem[2], half of each being window.
+            BufSize::Auto => {
+                let max = cfg.rmem_max / 2;
+                ((RMEM_DEFAULT / 2).max(10 * cfg.mss as u64).min(max), max, true)
+            }
+        };
+        TcpReceiver {
+            flow: cfg.flow,
+            mss: cfg.mss,
+            rcv_nxt: 0,
+            ooo: Vec::with_capacity(16),
+            ooo_bytes: 0,
+            latest: None,
+            unacked_bytes: 0,
+            // tcp_incr_quickack at connection start: min(rcv_wnd / (2 rcv_mss), 16).
+            quickack: ((window / (2 * cfg.mss as u64)) as u32).min(MAX_QUICKACKS),
+            delayed_ack: cfg.delayed_ack,
+            delack_at: None,
+            window,
+            window_max,
+            autotune,
+            rcvq_space: window.min(10 * cfg.mss as u64),
+            rcvq_time: Time::ZERO,
+            rcvq_seq: 0,
+            rcv_rtt_ns: None,
+            ts_recent: 0,
+            last_rwnd: window,
+            check: StreamCheck::default(),
+        }
+    }
+
+    pub fn rcv_nxt(&self) -> u64 {
+        self.rcv_nxt
+    }
+    pub fn window(&self) -> u64 {
+        self.window
+    }
+    pub fn ooo_ranges(&self) -> &[(u64, u64)] {
+        &self.ooo
+    }
+    pub fn timer_deadline(&self) -> Option<Time> {
+        self.delack_at
+    }
+
+    fn rwnd(&self) -> u64 {
+        self.window.saturating_sub(self.ooo_bytes).min(u32::MAX as u64)
+    }
+
+    fn send_ack(&mut self, now: Time, out: &mut Vec<Packet>) {
+        let mut p = Packet::empty(self.flow, Kind::Ack, Way::Reverse);
+        p.ack = self.rcv_nxt;
+        p.rwnd = self.rwnd() as u32;
+        self.last_rwnd = p.rwnd as u64;
+        p.ts_val_ns = now.ns();
+        p.ts_ecr_ns = self.ts_recent;
+        let mut n = 0;
+        if let Some(b) = self.latest {
+            p.sack[0] = b;
+            n = 1;
+        }
+        // Then the others, highest first: the sender learns the top of the window quickly.
+        for &r in self.ooo.iter().rev() {
+            if n == MAX_SACK_BLOCKS {
+                break;
+            }
+            if Some(r) != self.latest {
+                p.sack[n] = r;
+                n += 1;
+            }
+        }
+        p.nsack = n as u8;
+        p.size_bytes = TCP_HEADER_BYTES + if n > 0 { SACK_OPTION_BASE_BYTES + SACK_BLOCK_BYTES * n as u32 } else { 0 };
+        out.push(p);
+        self.unacked_bytes = 0;
+        self.delack_at = None;
+        if self.quickack > 0 {
+            self.quickack -= 1;
+        }
+    }
+
+    /// Inserts [s, e) into the out-of-order set; returns the merged range containing it.
+    fn insert_ooo(&mut self, s: u64, e: u64) -> (u64, u64) {
+        let i = self.ooo.partition_point(|r| r.1 < s);
+        let mut ns = s;
+        let mut ne = e;
+        let mut j = i;
+        while j < self.ooo.len() && self.ooo[j].0 <= e {
+            ns = ns.min(self.ooo[j].0);
+            ne = ne.max(self.ooo[j].1);
+            self.ooo_bytes -= self.ooo[j].1 - self.ooo[j].0;
+            j += 1;
+        }
+        self.ooo.drain(i..j);
+        self.ooo.insert(i, (ns, ne));
+        self.ooo_bytes += ne - ns;
+        (ns, ne)
+    }
+
+    /// tcp_rcv_space_adjust: once per receiver RTT, grow the window to twice what the
+    /// application read in the last RTT (plus the growth trend), up to the ceiling.
+    fn autotune(&mut self, now: Time) {
+        if !self.autotune {
+            return;
+        }
+        let Some(rtt) = self.rcv_rtt_ns else { return };
+        if now.saturating_sub(self.rcvq_time).ns() < rtt {
+            return;
+        }
+        let copied = self.check.delivered - self.rcvq_seq;
+        if copied > self.rcvq_space {
+            let mut rcvwin = 2 * copied + 16 * self.mss as u64;
+            let grow = rcvwin * (copied - self.rcvq_space) / self.rcvq_space.max(1);
+            rcvwin += 2 * grow;
+            self.window = self.window.max(rcvwin.min(self.window_max));
+            self.rcvq_space = copied;
+        }
+        self.rcvq_seq = self.check.delivered;
+        self.rcvq_time = now;
+    }
+
+    /// Handles a data segment; returns the bytes newly delivered to the application.
+    pub fn on_data(&mut self, now: Time, p: &Packet, out: &mut Vec<Packet>) -> u64 {
+        // Receiver RTT from the echoed timestamp (tcp_rcv_rtt_measure_ts), EWMA 1/8.
+        if p.ts_ecr_ns > 0 && now.ns() > p.ts_ecr_ns {
+            let s = now.ns() - p.ts_ecr_ns;
+            self.rcv_rtt_ns = Some(match self.rcv_rtt_ns {
+                None => s,
+                Some(r) => (7 * r + s) / 8,
+            });
+        }
+        if self.unacked_bytes == 0 {
+            self.ts_recent = p.ts_val_ns;
+        }
+        let (s, e) = (p.seq, p.seq + p.len as u64);
+        if e <= self.rcv_nxt {
+            // All old: a spurious retransmission. ACK at once (Linux enters quickack).
+            self.check.duplicate_bytes += p.len as u64;
+            self.send_ack(now, out);
+            return 0;
+        }
+        if s > self.rcv_nxt {
+            // A hole: queue, and ACK at once with SACK.
+            let before = self.ooo_bytes;
+            let r = self.insert_ooo(s, e);
+            self.check.duplicate_bytes += p.len as u64 - (self.ooo_bytes - before).min(p.len as u64);
+            self.latest = Some(r);
+            self.send_ack(now, out);
+            return 0;
+        }
+        // In order (possibly overlapping what we have).
+        if s < self.rcv_nxt {
+            self.check.duplicate_bytes += self.rcv_nxt - s;
+        }
+        let old = self.rcv_nxt;
+        self.rcv_nxt = e;
+        let had_hole = !self.ooo.is_empty();
+        while let Some(&(rs, re)) = self.ooo.first() {
+            if rs > self.rcv_nxt {
+                break;
+            }
+            self.ooo.remove(0);
+            self.ooo_bytes -= re - rs;
+            if re > self.rcv_nxt {
+                self.check.duplicate_bytes += self.rcv_nxt - rs;
+                self.rcv_nxt = re;
+            } else {
+                self.check.duplicate_bytes += re - rs;
+            }
+        }
+        if let Some(l) = self.latest {
+            if l.1 <= self.rcv_nxt {
+                self.latest = None;
+            }
+        }
+        let delivered = self.rcv_nxt - old;
+        self.check.delivered += delivered;
+        self.autotune(now);
+        self.unacked_bytes += delivered;
+        let ack_now = !self.delayed_ack
+            || self.quickack > 0
+            || had_hole
+            || !self.ooo.is_empty()
+            || self.unacked_bytes > self.mss as u64; // more than one full segment
+        if ack_now {
+            self.send_ack(now, out);
+        } else if self.delack_at.is_none() {
+            self.delack_at = Some(now + DELACK_MIN);
+        }
+        delivered
+    }
+
+    /// The delayed-ACK timer fires (stale events do nothing).
+    pub fn on_timer(&mut self, now: Time, out: &mut Vec<Packet>) {
+        if let Some(t) = self.delack_at {
+            if t <= now {
+                self.send_ack(now, out);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rx(delayed: bool) -> TcpReceiver {
+        let mut r = TcpReceiver::new(ReceiverCfg { flow: 0, mss: 1000, rcvbuf: BufSize::Bytes(100_000), rmem_max: 1 << 22, delayed_ack: delayed });
+        r.quickack = 0;
+        r
+    }
+
+    fn seg(seq: u64) -> Packet {
+        let mut p = Packet::empty(0, Kind::Data, Way::Forward);
+        p.seq = seq;
+        p.len = 1000;
+        p
+    }
+
+    #[test]
+    fn acks_every_second_segment() {
+        let mut r = rx(true);
+        let mut out = Vec::new();
+        r.on_data(Time::ZERO, &seg(0), &mut out);
+        assert!(out.is_empty());
+        assert_eq!(r.timer_deadline(), Some(DELACK_MIN));
+        r.on_data(Time::from_us(10), &seg(1000), &mut out);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].ack, 2000);
+        assert_eq!(r.timer_deadline(), None);
+    }
+
+    #[test]
+    fn delayed_ack_timer_fires_after_40ms() {
+        let mut r = rx(true);
+        let mut out = Vec::new();
+        r.on_data(Time::from_ms(5), &seg(0), &mut out);
+        r.on_timer(Time::from_ms(44), &mut out);
+        assert!(out.is_empty(), "not before 40 ms");
+        r.on_timer(Time::from_ms(45), &mut out);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].ack, 1000);
+    }
+
+    #[test]
+    fn hole_gets_immediate_sack_and_fill_gets_immediate_ack() {
+        let mut r = rx(true);
+        let mut out = Vec::new();
+        r.on_data(Time::ZERO, &seg(0), &mut out);
+        r.on_data(Time::ZERO, &seg(2000), &mut out);
+        r.on_data(Time::ZERO, &seg(3000), &mut out);
+        r.on_data(Time::ZERO, &seg(5000), &mut out);
+        assert_eq!(out.len(), 3, "every out-of-order segment is ACKed at once");
+        let last = out.last().unwrap();
+        assert_eq!(last.ack, 1000);
+        assert_eq!(last.sack_blocks(), &[(5000, 6000), (2000, 4000)]);
+        assert_eq!(r.rwnd(), 100_000 - 3000);
+        out.clear();
+        let d = r.on_data(Time::ZERO, &seg(1000), &mut out);
+        assert_eq!(d, 3000);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].ack, 4000);
+        assert_eq!(out[0].sack_blocks(), &[(5000, 6000)]);
+        assert_eq!(r.check.delivered, 4000);
+    }
+
+    #[test]
+    fn duplicates_are_counted_not_delivered() {
+        let mut r = rx(false);
+        let mut out = Vec::new();
+        r.on_data(Time::ZERO, &seg(0), &mut out);
+        assert_eq!(r.on_data(Time::ZERO, &seg(0), &mut out), 0);
+        assert_eq!(r.check.duplicate_bytes, 1000);
+        assert_eq!(r.check.delivered, 1000);
+    }
+
+    #[test]
+    fn autotuning_grows_window_with_throughput() {
+        let mut r = TcpReceiver::new(ReceiverCfg { flow: 0, mss: 1000, rcvbuf: BufSize::Auto, rmem_max: 6_291_456, delayed_ack: true });
+        let w0 = r.window();
+        assert_eq!(w0, 65_536);
+        let mut out = Vec::new();
+        // 10 ms RTT; deliver 200 kB per RTT for a while.
+        let mut seq = 0;
+        for rtt in 1..20u64 {
+            for i in 0..200u64 {
+                let mut p = seg(seq);
+                p.ts_ecr_ns = (rtt * 10_000_000 + i * 50_000).saturating_sub(10_000_000).max(1);
+                r.on_data(Time(rtt * 10_000_000 + i * 50_000), &p, &mut out);
+                seq += 1000;
+            }
+        }
+        assert!(r.window() >= 400_000, "window grew to {}", r.window());
+        assert!(r.window() <= 6_291_456 / 2);
+    }
+}

@@ -1,0 +1,336 @@
+//! The sender's retransmission queue with per-segment SACK state (Linux's rtx queue with
+//! TCPCB_SACKED_ACKED / TCPCB_LOST / TCPCB_SACKED_RETRANS), and the counters Linux derives
+//! packets-in-flight from: in_flight = packets_out - (sacked_out + lost_out) + retrans_out
+//! (include/net/tcp.h tcp_packets_in_flight).
+
+use crate::time::Time;
+use std::collections::VecDeque;
+
+pub const SACKED: u8 = 1;
+pub const LOST: u8 = 2;
+/// Retransmitted and not yet known delivered or lost again.
+pub const RETRANS: u8 = 4;
+/// Retransmitted at least once: no RTT sample from it (Karn's rule).
+pub const EVER_RETRANS: u8 = 8;
+
+#[derive(Debug, Clone, Copy)]
+pub struct Seg {
+    pub start: u64,
+    pub len: u32,
+    pub sent: Time,
+    pub flags: u8,
+}
+
+impl Seg {
+    pub fn end(&self) -> u64 {
+        self.start + self.len as u64
+    }
+    pub fn has(&self, f: u8) -> bool {
+        self.flags & f != 0
+    }
+}
+
+#[derive(Debug, Default)]
+pub struct Scoreboard {
+    segs: VecDeque<Seg>,
+    pub sacked_out: u32,
+    pub lost_out: u32,
+    pub retrans_out: u32,
+    /// Segments marked lost and not yet retransmitted.
+    pub lost_pending: u32,
+    /// Starts of the three highest SACKed segments, highest first (0 = none): a segment
+    /// below the third has DupThresh SACKed segments above it (RFC 6675 IsLost).
+    top_sacked: [u64; 3],
+    n_top: usize,
+    /// Lowest seq that may still need lost-marking; everything below was examined.
+    lost_scan: u64,
+    /// Lowest seq that may hold a lost-not-retransmitted segment.
+    retrans_hint: u64,
+}
+
+impl Scoreboard {
+    pub fn new() -> Self {
+        Scoreboard { segs: VecDeque::with_capacity(1024), ..Default::default() }
+    }
+
+    pub fn packets_out(&self) -> u32 {
+        self.segs.len() as u32
+    }
+
+    pub fn in_flight(&self) -> u32 {
+        self.packets_out() + self.retrans_out - self.sacked_out - self.lost_out
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.segs.is_empty()
+    }
+
+    pub fn front(&self) -> Option<&Seg> {
+        self.segs.front()
+    }
+
+    pub fn push(&mut self, seg: Seg) {
+        debug_assert!(self.segs.back().is_none_or(|b| b.end() == seg.start));
+        self.segs.push_back(seg);
+    }
+
+    fn index_of(&self, seq: u64) -> Option<usize> {
+        let first = self.segs.front()?.start;
+        if seq < first {
+            return None;
+        }
+        // Segments are contiguous; binary search on start.
+        let i = self.segs.partition_point(|s| s.start <= seq);
+        if i == 0 {
+            return None;
+        }
+        let s = &self.segs[i - 1];
+        (seq < s.end()).then_some(i - 1)
+    }
+
+    fn note_top_sacked(&mut self, start: u64) {
+        let mut v = start;
+        for k in 0..self.n_top {
+            if self.top_sacked[k] == v {
+                return;
+            }
+            if self.top_sacked[k] < v {
+                std::mem::swap(&mut self.top_sacked[k], &mut v);
+            }
+        }
+        if self.n_top < 3 {
+            self.top_sacked[self.n_top] = v;
+            self.n_top += 1;
+        }
+    }
+
+    fn set_sacked(&mut self, i: usize) -> bool {
+        let s = &mut self.segs[i];
+        if s.has(SACKED) {
+            return false;
+        }
+        if s.has(LOST) {
+            self.lost_out -= 1;
+            if !s.has(RETRANS) {
+                self.lost_pending -= 1;
+            }
+        }
+        if s.has(RETRANS) {
+            self.retrans_out -= 1;
+        }
+        s.flags = (s.flags & !(LOST | RETRANS)) | SACKED;
+        self.sacked_out += 1;
+        let start = s.start;
+        self.note_top_sacked(start);
+        true
+    }
+
+    /// Marks [start, end) SACKed. Returns (newly SACKed segments, send time of the earliest
+    /// and of the latest newly SACKed never-retransmitted segment, for RTT samples).
+    pub fn sack(&mut self, start: u64, end: u64) -> (u32, Option<Time>, Option<Time>) {
+        let mut n = 0;
+        let (mut first, mut last): (Option<Time>, Option<Time>) = (None, None);
+        let Some(mut i) = self.index_of(start).or_else(|| {
+            // The block may begin below snd_una (already cumulatively ACKed).
+            let f = self.segs.front()?;
+            (start < f.start && end > f.start).then_some(0)
+        }) else {
+            return (0, None, None);
+        };
+        while i < self.segs.len() && self.segs[i].end() <= end {
+            // Only whole segments are SACKed; the receiver never splits ours.
+            if self.segs[i].start >= start && self.set_sacked(i) {
+                n += 1;
+                let s = self.segs[i];
+                if !s.has(EVER_RETRANS) {
+                    first = Some(first.map_or(s.sent, |f: Time| f.min(s.sent)));
+                    last = Some(last.map_or(s.sent, |l: Time| l.max(s.sent)));
+                }
+            }
+            i += 1;
+        }
+        (n, first, last)
+    }
+
+    /// Removes segments wholly below `ack`. Returns (segments newly delivered, i.e. removed and
+    /// not SACKed before, as Linux's tp->delivered counts each packet once; earliest and
+    /// latest send time among removed never-retransmitted segments).
+    pub fn ack(&mut self, ack: u64) -> (u32, Option<Time>, Option<Time>) {
+        let mut n = 0;
+        let (mut first, mut last): (Option<Time>, Option<Time>) = (None, None);
+        while let Some(s) = self.segs.front() {
+            if s.end() > ack {
+                break;
+            }
+            let s = self.segs.pop_front().expect("front");
+            if s.has(SACKED) {
+                self.sacked_out -= 1;
+                continue;
+            }
+            n += 1;
+            if !s.has(EVER_RETRANS) {
+                first = Some(first.map_or(s.sent, |f: Time| f.min(s.sent)));
+                last = Some(last.map_or(s.sent, |l: Time| l.max(s.sent)));
+            }
+            if s.has(LOST) {
+                self.lost_out -= 1;
+                if !s.has(RETRANS) {
+                    self.lost_pending -= 1;
+                }
+            }
+            if s.has(RETRANS) {
+                self.retrans_out -= 1;
+            }
+        }
+        (n, first, last)
+    }
+
+    /// RFC 6675 loss marking: every segment with DupThresh (3) SACKed segments above it that
+    /// is neither SACKed nor already lost or retransmitted is lost. Returns how many were
+    /// newly marked.
+    pub fn mark_lost_by_sack(&mut self) -> u32 {
+        if self.n_top < 3 {
+            return 0;
+        }
+        let threshold = self.top_sacked[2];
+        let mut n = 0;
+        let Some(mut i) = self.index_of(self.lost_scan.max(self.segs.front().map_or(0, |s| s.start))) else {
+            return 0;
+        };
+        while i < self.segs.len() && self.segs[i].start < threshold {
+            let s = &mut self.segs[i];
+            if s.flags & (SACKED | LOST | RETRANS) == 0 {
+                s.flags |= LOST;
+                self.lost_out += 1;
+                self.lost_pending += 1;
+                n += 1;
+                self.retrans_hint = self.retrans_hint.min(s.start);
+            }
+            i += 1;
+        }
+        self.lost_scan = self.lost_scan.max(threshold);
+        n
+    }
+
+    /// Marks the first unacknowledged segment lost (fast retransmit on three duplicate ACKs).
+    pub fn mark_head_lost(&mut self) -> bool {
+        let Some(s) = self.segs.front_mut() else { return false };
+        if s.flags & (SACKED | LOST | RETRANS) != 0 {
+            return false;
+        }
+        s.flags |= LOST;
+        self.lost_out += 1;
+        self.lost_pending += 1;
+        self.retrans_hint = self.retrans_hint.min(s.start);
+        true
+    }
+
+    /// RTO (Linux tcp_enter_loss): forget retransmissions, mark everything not SACKed lost.
+    pub fn mark_all_lost(&mut self) {
+        self.retrans_out = 0;
+        self.lost_out = 0;
+        self.lost_pending = 0;
+        for s in self.segs.iter_mut() {
+            s.flags &= !(RETRANS | LOST);
+            if !s.has(SACKED) {
+                s.flags |= LOST;
+                self.lost_out += 1;
+                self.lost_pending += 1;
+            }
+        }
+        if let Some(f) = self.segs.front() {
+            self.retrans_hint = f.start;
+        }
+    }
+
+    /// The lowest lost segment not yet retransmitted, marked as retransmitted now.
+    pub fn take_retransmission(&mut self, now: Time) -> Option<Seg> {
+        if self.lost_pending == 0 {
+            return None;
+        }
+        let from = self.retrans_hint.max(self.segs.front()?.start);
+        let mut i = self.index_of(from).unwrap_or(0);
+        while i < self.segs.len() {
+            let s = &mut self.segs[i];
+            if s.has(LOST) && !s.has(RETRANS) {
+                s.flags |= RETRANS | EVER_RETRANS;
+                s.sent = now;
+                self.retrans_out += 1;
+                self.lost_pending -= 1;
+                self.retrans_hint = s.end();
+                return Some(*s);
+            }
+            i += 1;
+        }
+        debug_assert!(false, "lost_pending = {} but no lost segment found", self.lost_pending);
+        None
+    }
+
+    /// Recounts every counter from the flags; the oracle compares this to the running counters.
+    pub fn recount(&self) -> (u32, u32, u32, u32) {
+        let (mut s, mut l, mut r, mut p) = (0, 0, 0, 0);
+        for g in &self.segs {
+            s += g.has(SACKED) as u32;
+            l += g.has(LOST) as u32;
+            r += g.has(RETRANS) as u32;
+            p += (g.has(LOST) && !g.has(RETRANS)) as u32;
+        }
+        (s, l, r, p)
+    }
+
+    pub fn counters(&self) -> (u32, u32, u32, u32) {
+        (self.sacked_out, self.lost_out, self.retrans_out, self.lost_pending)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn board(n: u64, mss: u32) -> Scoreboard {
+        let mut b = Scoreboard::new();
+        for i in 0..n {
+            b.push(Seg { start: i * mss as u64, len: mss, sent: Time::from_us(i), flags: 0 });
+        }
+        b
+    }
+
+    #[test]
+    fn three_sacked_above_mark_a_hole_lost() {
+        let mut b = board(10, 100);
+        // Segment 0 lost; 1 and 2 SACKed: not yet (RFC 6675 needs DupThresh = 3 above).
+        b.sack(100, 300);
+        assert_eq!(b.mark_lost_by_sack(), 0);
+        b.sack(300, 400);
+        assert_eq!(b.mark_lost_by_sack(), 1);
+        assert_eq!(b.counters(), (3, 1, 0, 1));
+        assert_eq!(b.in_flight(), 10 - 3 - 1);
+        let r = b.take_retransmission(Time::from_ms(1)).unwrap();
+        assert_eq!(r.start, 0);
+        assert_eq!(b.in_flight(), 10 - 3 - 1 + 1);
+        assert!(b.take_retransmission(Time::from_ms(1)).is_none());
+        assert_eq!(b.recount(), b.counters());
+    }
+
+    #[test]
+    fn cumulative_ack_clears_state() {
+        let mut b = board(10, 100);
+        b.sack(200, 600);
+        b.mark_lost_by_sack();
+        assert_eq!(b.lost_out, 2);
+        let (n, _, _) = b.ack(600);
+        assert_eq!(n, 2, "the 4 SACKed segments were delivered already");
+        assert_eq!(b.counters(), (0, 0, 0, 0));
+        assert_eq!(b.packets_out(), 4);
+    }
+
+    #[test]
+    fn rto_marks_all_unsacked_lost() {
+        let mut b = board(5, 100);
+        b.sack(300, 400);
+        b.mark_all_lost();
+        assert_eq!(b.counters(), (1, 4, 0, 4));
+        assert_eq!(b.in_flight(), 0);
+        assert_eq!(b.recount(), b.counters());
+    }
+}

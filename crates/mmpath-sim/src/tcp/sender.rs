@@ -1,0 +1,547 @@
+//! A TCP sender modelled on Linux: SACK scoreboard with RFC 6675 loss marking, fast recovery
+//! with Proportional Rate Reduction (RFC 6937, Linux tcp_cwnd_reduction), RTO per RFC 6298 with
+//! Linux's 200 ms floor and exponential backoff, cwnd = 1 and everything un-SACKed marked lost
+//! after an RTO (tcp_enter_loss), Nagle for sub-MSS tails, and send-buffer limits.
+//!
+//! Not modelled (documented in docs/models.md): RACK-TLP, F-RTO and undo on spurious
+//! retransmission, D-SACK, TSO/GSO batching, idle restart.
+
+use super::cc::{AckInfo, CaState, CongestionControl, Window, INFINITE_SSTHRESH};
+use super::rtt::RttEstimator;
+use super::scoreboard::{Scoreboard, Seg};
+use crate::packet::{Kind, Packet, Way, TCP_HEADER_BYTES};
+use crate::scenario::BufSize;
+use crate::time::Time;
+use crate::trace::LogHistogram;
+
+/// Linux tcp_wmem[1]: the send buffer before autotuning grows it.
+const WMEM_DEFAULT: u64 = 16_384;
+/// Linux pacing ratios used for sk_pacing_rate even without fq (sysctl tcp_pacing_ss_ratio
+/// 200 %, tcp_pacing_ca_ratio 120 %); CUBIC's HyStart reads it.
+const PACING_SS_RATIO: f64 = 2.0;
+const PACING_CA_RATIO: f64 = 1.2;
+
+pub struct SenderCfg {
+    pub flow: u16,
+    pub mss: u32,
+    pub initial_cwnd: u32,
+    pub min_rto: Time,
+    pub sndbuf: BufSize,
+    pub wmem_max: u64,
+    pub cc: Box<dyn CongestionControl>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct SenderStats {
+    pub segments_sent: u64,
+    pub bytes_sent: u64,
+    pub retransmits: u64,
+    pub fast_recoveries: u64,
+    pub rtos: u64,
+    pub rtt_ms: LogHistogram,
+}
+
+pub struct TcpSender {
+    flow: u16,
+    mss: u32,
+    /// Bytes the application has handed to the socket so far (u64::MAX: unlimited).
+    app_limit: u64,
+    pub snd_una: u64,
+    pub snd_nxt: u64,
+    sb: Scoreboard,
+    pub w: Window,
+    cc: Box<dyn CongestionControl>,
+    pub state: CaState,
+    high_seq: u64,
+    prior_cwnd: u32,
+    prr_delivered: u32,
+    prr_out: u32,
+    dupacks: u32,
+    pub rtt: RttEstimator,
+    rto_at: Option<Time>,
+    peer_rwnd: u64,
+    sndbuf: BufSize,
+    wmem_max: u64,
+    ts_recent: u64,
+    // Linux tcp_cwnd_validate bookkeeping.
+    is_cwnd_limited: bool,
+    max_packets_out: u32,
+    cwnd_usage_seq: u64,
+    pub stats: SenderStats,
+}
+
+impl TcpSender {
+    pub fn new(cfg: SenderCfg) -> Self {
+        TcpSender {
+            flow: cfg.flow,
+            mss: cfg.mss,
+            app_limit: 0,
+            snd_una: 0,
+            snd_nxt: 0,
+            sb: Scoreboard::new(),
+            w: Window::new(cfg.initial_cwnd),
+            cc: cfg.cc,
+            state: CaState::Open,
+            high_seq: 0,
+            prior_cwnd: cfg.initial_cwnd,
+            prr_delivered: 0,
+            prr_out: 0,
+            dupacks: 0,
+            rtt: RttEstimator::new(cfg.min_rto),
+            rto_at: None,
+            // Until the first ACK: the peer's initial window (Linux's initial rcv_wnd is at
+            // least 10 segments), so the initial window of 10 can go out.
+            peer_rwnd: 65_535,
+            sndbuf: cfg.sndbuf,
+            wmem_max: cfg.wmem_max,
+            ts_recent: 0,
+            is_cwnd_limited: false,
+            max_packets_out: 0,
+            cwnd_usage_seq: 0,
+            stats: SenderStats::default(),
+        }
+    }
+
+    pub fn mss(&self) -> u32 {
+        self.mss
+    }
+    pub fn cc_name(&self) -> &'static str {
+        self.cc.name()
+    }
+    pub fn app_limit(&self) -> u64 {
+        self.app_limit
+    }
+    pub fn in_flight(&self) -> u32 {
+        self.sb.in_flight()
+    }
+    pub fn packets_out(&self) -> u32 {
+        self.sb.packets_out()
+    }
+    pub fn peer_rwnd(&self) -> u64 {
+        self.peer_rwnd
+    }
+    /// The RTO deadline, if the timer is armed.
+    pub fn timer_deadline(&self) -> Option<Time> {
+        self.rto_at
+    }
+    /// Consistency of the scoreboard counters with its flags (the oracle asks).
+    pub fn scoreboard_consistent(&self) -> bool {
+        self.sb.recount() == self.sb.counters()
+    }
+
+    /// The application has written up to `limit` bytes in total.
+    pub fn set_app_limit(&mut self, limit: u64) {
+        self.app_limit = limit;
+    }
+
+    /// Stop accepting new application data now (iperf3 -t ends): nothing beyond what was
+    /// already sent will be sent.
+    pub fn close_app(&mut self) {
+        self.app_limit = self.app_limit.min(self.snd_nxt);
+    }
+
+    /// Bytes of data the socket may hold unacknowledged (send buffer).
+    fn sndbuf_bytes(&self) -> u64 {
+        match self.sndbuf {
+            BufSize::Bytes(b) => b,
+            // tcp_sndbuf_expand: room for two congestion windows, bounded by tcp_wmem[2].
+            BufSize::Auto => (2 * self.w.cwnd as u64 * self.mss as u64).max(WMEM_DEFAULT).min(self.wmem_max),
+        }
+    }
+
+    /// Linux sk_pacing_rate (tcp_update_pacing_rate), bits/s; 0 before the first RTT sample.
+    fn stack_pacing_rate_bps(&self) -> u64 {
+        match self.rtt.srtt() {
+            None => 0,
+            Some(s) => {
+                let ratio = if self.w.in_slow_start() { PACING_SS_RATIO } else { PACING_CA_RATIO };
+                (self.w.cwnd as f64 * self.mss as f64 * 8.0 * ratio / s.secs_f64().max(1e-9)) as u64
+            }
+        }
+    }
+
+    /// Linux tcp_is_cwnd_limited.
+    fn cwnd_limited(&self) -> bool {
+        if self.w.in_slow_start() {
+            self.w.cwnd < 2 * self.max_packets_out
+        } else {
+            self.is_cwnd_limited
+        }
+    }
+
+    fn data_packet(&self, seg: &Seg, now: Time) -> Packet {
+        let mut p = Packet::empty(self.flow, Kind::Data, Way::Forward);
+        p.seq = seg.start;
+        p.len = seg.len;
+        p.size_bytes = seg.len + TCP_HEADER_BYTES;
+        p.ts_val_ns = now.ns();
+        p.ts_ecr_ns = self.ts_recent;
+        p
+    }
+
+    fn arm_rto(&mut self, now: Time) {
+        self.rto_at = if self.sb.is_empty() { None } else { Some(now + self.rtt.rto()) };
+    }
+
+    /// Sends what the window, the receive window, the send buffer and the application allow.
+    pub fn try_send(&mut self, now: Time, out: &mut Vec<Packet>) {
+        let mut cwnd_full = false;
+        loop {
+            if self.sb.in_flight() >= self.w.cwnd {
+                cwnd_full = true;
+                break;
+            }
+            if let Some(seg) = self.sb.take_retransmission(now) {
+                out.push(self.data_packet(&seg, now));
+                self.stats.retransmits += 1;
+                self.stats.segments_sent += 1;
+                self.stats.bytes_sent += seg.len as u64;
+                if self.state == CaState::Recovery {
+                    self.prr_out += 1;
+                }
+                if seg.start == self.snd_una {
+                    self.arm_rto(now);
+                }
+                continue;
+            }
+            if self.snd_nxt >= self.app_limit {
+                break;
+            }
+            let len = (self.app_limit - self.snd_nxt).min(self.mss as u64) as u32;
+            let end = self.snd_nxt + len as u64;
+            if end > self.snd_una + self.peer_rwnd {
+                break;
+            }
+            if end - self.snd_una > self.sndbuf_bytes() {
+                break;
+            }
+            // Nagle (RFC 896): a sub-MSS segment waits while anything is unacknowledged.
+            if len < self.mss && !self.sb.is_empty() {
+                break;
+            }
+            let was_idle = self.sb.is_empty();
+            let seg = Seg { start: self.snd_nxt, len, sent: now, flags: 0 };
+            self.sb.push(seg);
+            self.snd_nxt = end;
+            out.push(self.data_packet(&seg, now));
+            self.stats.segments_sent += 1;
+            self.stats.bytes_sent += len as u64;
+            if self.state == CaState::Recovery {
+                self.prr_out += 1;
+            }
+            if was_idle || self.rto_at.is_none() {
+                self.arm_rto(now);
+            }
+        }
+        // tcp_cwnd_validate: remember whether this window was limited by cwnd.
+        let packets_out = self.sb.packets_out();
+        if self.snd_una >= self.cwnd_usage_seq || cwnd_full || (!self.is_cwnd_limited && packets_out > self.max_packets_out) {
+            self.is_cwnd_limited = cwnd_full;
+            self.max_packets_out = packets_out;
+            self.cwnd_usage_seq = self.snd_nxt;
+        }
+    }
+
+    fn set_state(&mut self, now: Time, s: CaState) {
+        if self.state != s {
+            self.state = s;
+            self.cc.on_state(&mut self.w, now, s);
+        }
+    }
+
+    fn enter_recovery(&mut self, now: Time) {
+        self.prior_cwnd = self.w.cwnd;
+        self.w.ssthresh = self.cc.ssthresh(&self.w);
+        self.w.cwnd_cnt = 0;
+        self.high_seq = self.snd_nxt;
+        self.prr_delivered = 0;
+        self.prr_out = 0;
+        self.stats.fast_recoveries += 1;
+        self.set_state(now, CaState::Recovery);
+    }
+
+    /// RFC 6937 PRR as Linux's tcp_cwnd_reduction computes it.
+    fn prr(&mut self, newly_delivered: u32, una_advanced: bool, newly_lost: u32) {
+        if newly_delivered == 0 || self.prior_cwnd == 0 {
+            return;
+        }
+        self.prr_delivered += newly_delivered;
+        let in_flight = self.sb.in_flight() as i64;
+        let ssthresh = self.w.ssthresh as i64;
+        let delta = ssthresh - in_flight;
+        let mut sndcnt: i64 = if delta < 0 {
+            let dividend = ssthresh as u64 * self.prr_delivered as u64 + self.prior_cwnd as u64 - 1;
+            (dividend / self.prior_cwnd as u64) as i64 - self.prr_out as i64
+        } else {
+            let mut s = (self.prr_delivered as i64 - self.prr_out as i64).max(newly_delivered as i64);
+            if una_advanced && newly_lost == 0 {
+                s += 1;
+            }
+            s.min(delta)
+        };
+        // Force a fast retransmit upon entering fast recovery.
+        sndcnt = sndcnt.max(if self.prr_out > 0 { 0 } else { 1 });
+        self.w.cwnd = (in_flight + sndcnt).max(1) as u32;
+    }
+
+    /// Processes an ACK and sends what it allows.
+    pub fn on_ack(&mut self, now: Time, p: &Packet, out: &mut Vec<Packet>) {
+        if p.ack < self.snd_una || p.ack > self.snd_nxt {
+            return; // old or not for anything we sent
+        }
+        self.peer_rwnd = p.rwnd as u64;
+        self.ts_recent = p.ts_val_ns;
+        let prior_in_flight = self.sb.in_flight();
+        let prior_una = self.snd_una;
+
+        let (mut newly_sacked, mut sack_first, mut sack_last) = (0u32, None::<Time>, None::<Time>);
+        for &(s, e) in p.sack_blocks() {
+            if e <= p.ack {
+                continue; // D-SACK or stale block
+            }
+            let (n, f, l) = self.sb.sack(s, e);
+            newly_sacked += n;
+            sack_first = match (sack_first, f) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+            sack_last = match (sack_last, l) {
+                (Some(a), Some(b)) => Some(a.max(b)),
+                (a, b) => a.or(b),
+            };
+        }
+        let (acked, ack_first, ack_last) = self.sb.ack(p.ack);
+        self.snd_una = p.ack;
+        let advanced = self.snd_una > prior_una;
+
+        // RTT: srtt from the earliest segment this ACK covers (Linux seq_rtt), CC from the
+        // latest (ca_rtt). Karn: retransmitted segments give none (filtered by the board).
+        let seq_rtt = ack_first.or(sack_first).map(|t| now - t);
+        let ca_rtt = ack_last.or(sack_last).map(|t| now - t);
+        if let Some(r) = seq_rtt {
+            self.rtt.sample(r);
+            self.stats.rtt_ms.record(r.ms_f64());
+        }
+
+        if advanced {
+            self.dupacks = 0;
+            self.arm_rto(now);
+        } else if self.sb.packets_out() > 0 && (newly_sacked > 0 || p.nsack == 0) {
+            self.dupacks += 1;
+        }
+        let newly_lost = self.sb.mark_lost_by_sack();
+
+        // Leave recovery / loss once everything outstanding at its start is acknowledged.
+        match self.state {
+            CaState::Recovery if self.snd_una >= self.high_seq => {
+                if self.w.ssthresh < INFINITE_SSTHRESH {
+                    self.w.cwnd = self.w.ssthresh; // tcp_end_cwnd_reduction
+                }
+                self.w.cwnd_cnt = 0;
+                self.set_state(now, CaState::Open);
+            }
+            CaState::Loss if self.snd_una >= self.high_seq => self.set_state(now, CaState::Open),
+            _ => {}
+        }
+        if matches!(self.state, CaState::Open | CaState::Disorder) {
+            if self.sb.lost_out > 0 || self.dupacks >= 3 {
+                if self.sb.lost_out == 0 {
+                    self.sb.mark_head_lost();
+                }
+                self.enter_recovery(now);
+            } else if self.sb.sacked_out > 0 || self.dupacks > 0 {
+                self.set_state(now, CaState::Disorder);
+            } else {
+                self.set_state(now, CaState::Open);
+            }
+        }
+
+        let newly_delivered = acked + newly_sacked;
+        let info = AckInfo {
+            now,
+            acked: newly_delivered,
+            rtt: ca_rtt,
+            prior_in_flight,
+            snd_una: self.snd_una,
+            snd_nxt: self.snd_nxt,
+            mss: self.mss,
+            pacing_rate_bps: self.stack_pacing_rate_bps(),
+        };
+        if info.rtt.is_some() {
+            self.cc.on_rtt(&mut self.w, &info);
+        }
+        if self.state == CaState::Recovery {
+            self.prr(newly_delivered, advanced, newly_lost);
+        } else if advanced && self.cwnd_limited() {
+            // tcp_may_raise_cwnd: grow only on in-order delivery (RFC 5681), by all that was
+            // delivered (acked + SACKed).
+            self.cc.cong_avoid(&mut self.w, &info);
+        }
+        self.try_send(now, out);
+    }
+
+    /// The RTO timer fires (or a stale timer event: then nothing happens).
+    pub fn on_timer(&mut self, now: Time, out: &mut Vec<Packet>) {
+        match self.rto_at {
+            Some(t) if t <= now => {}
+            _ => return,
+        }
+        if self.sb.is_empty() {
+            self.rto_at = None;
+            return;
+        }
+        // tcp_enter_loss: a new ssthresh unless we are already reducing for this window.
+        let recompute = matches!(self.state, CaState::Open | CaState::Disorder)
+            || self.high_seq <= self.snd_una
+            || (self.state == CaState::Loss && self.rtt.backoff() == 0);
+        if recompute {
+            self.w.ssthresh = self.cc.ssthresh(&self.w);
+        }
+        self.w.cwnd = 1;
+        self.w.cwnd_cnt = 0;
+        self.sb.mark_all_lost();
+        self.high_seq = self.snd_nxt;
+        self.dupacks = 0;
+        self.set_state(now, CaState::Loss);
+        self.stats.rtos += 1;
+        self.rtt.back_off();
+        self.rto_at = Some(now + self.rtt.rto());
+        self.try_send(now, out);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::{CcKind, TcpOpts};
+    use crate::tcp::cc;
+
+    fn sender(mss: u32) -> TcpSender {
+        TcpSender::new(SenderCfg {
+            flow: 0,
+            mss,
+            initial_cwnd: 10,
+            min_rto: Time::from_ms(200),
+            sndbuf: BufSize::Bytes(1 << 30),
+            wmem_max: 1 << 30,
+            cc: cc::build(CcKind::Reno, &TcpOpts::default()),
+        })
+    }
+
+    fn ack(a: u64, sack: &[(u64, u64)]) -> Packet {
+        let mut p = Packet::empty(0, Kind::Ack, Way::Reverse);
+        p.ack = a;
+        p.rwnd = 1 << 30;
+        for (i, b) in sack.iter().enumerate() {
+            p.sack[i] = *b;
+        }
+        p.nsack = sack.len() as u8;
+        p
+    }
+
+    #[test]
+    fn initial_window_is_ten_segments() {
+        let mut s = sender(1000);
+        s.set_app_limit(u64::MAX);
+        let mut out = Vec::new();
+        s.try_send(Time::ZERO, &mut out);
+        assert_eq!(out.len(), 10);
+        assert_eq!(s.timer_deadline(), Some(Time::from_secs(1)), "initial RTO 1 s");
+    }
+
+    /// Three duplicate ACKs carrying SACK for segments above a hole trigger a fast
+    /// retransmit of the hole, and the sender enters Recovery with ssthresh halved.
+    #[test]
+    fn sack_dupacks_trigger_fast_retransmit() {
+        let mut s = sender(1000);
+        s.set_app_limit(u64::MAX);
+        let mut out = Vec::new();
+        s.try_send(Time::ZERO, &mut out);
+        out.clear();
+        let t = Time::from_ms(10);
+        // Segment 0 lost; 1, 2, 3 arrive: three dup ACKs for 0 with growing SACK blocks.
+        s.on_ack(t, &ack(0, &[(1000, 2000)]), &mut out);
+        s.on_ack(t, &ack(0, &[(1000, 3000)]), &mut out);
+        assert_eq!(s.state, CaState::Disorder);
+        assert!(out.iter().all(|p| p.seq >= 10_000), "no retransmission before DupThresh");
+        out.clear();
+        s.on_ack(t, &ack(0, &[(1000, 4000)]), &mut out);
+        assert_eq!(s.state, CaState::Recovery);
+        assert_eq!(s.w.ssthresh, 5);
+        assert_eq!(out.first().map(|p| p.seq), Some(0), "the hole goes out first");
+        assert_eq!(s.stats.retransmits, 1);
+        assert_eq!(s.stats.fast_recoveries, 1);
+        // The retransmission is ACKed with everything: recovery ends at cwnd = ssthresh.
+        out.clear();
+        let delivered = s.packets_out() - 3; // the three SACKed ones were counted already
+        s.on_ack(Time::from_ms(20), &ack(s.snd_nxt, &[]), &mut out);
+        assert_eq!(s.state, CaState::Open);
+        assert_eq!(s.w.ssthresh, 5);
+        // cwnd = ssthresh at exit (tcp_end_cwnd_reduction); the same ACK then feeds congestion
+        // avoidance, as in Linux's tcp_ack: +1 per cwnd packets delivered.
+        assert_eq!(s.w.cwnd, 5 + delivered / 5);
+    }
+
+    #[test]
+    fn three_plain_dupacks_trigger_fast_retransmit_without_sack() {
+        let mut s = sender(1000);
+        s.set_app_limit(u64::MAX);
+        let mut out = Vec::new();
+        s.try_send(Time::ZERO, &mut out);
+        s.on_ack(Time::from_ms(1), &ack(1000, &[]), &mut out);
+        out.clear();
+        for _ in 0..3 {
+            s.on_ack(Time::from_ms(2), &ack(1000, &[]), &mut out);
+        }
+        assert_eq!(s.state, CaState::Recovery);
+        assert!(out.iter().any(|p| p.seq == 1000), "segment 1 retransmitted");
+    }
+
+    /// RTO: cwnd 1, everything outstanding lost, the head retransmitted, the timeout doubled;
+    /// a new ACK brings the backoff back to zero.
+    #[test]
+    fn rto_collapses_window_and_backs_off() {
+        let mut s = sender(1000);
+        s.set_app_limit(u64::MAX);
+        let mut out = Vec::new();
+        s.try_send(Time::ZERO, &mut out);
+        s.on_ack(Time::from_ms(10), &ack(1000, &[]), &mut out);
+        let deadline = s.timer_deadline().unwrap();
+        out.clear();
+        // A stale timer (before the deadline) does nothing.
+        s.on_timer(deadline - Time::from_ms(1), &mut out);
+        assert!(out.is_empty());
+        s.on_timer(deadline, &mut out);
+        assert_eq!(s.state, CaState::Loss);
+        assert_eq!(s.w.cwnd, 1);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].seq, 1000);
+        assert_eq!(s.stats.rtos, 1);
+        let first_rto = s.rtt.base_rto();
+        assert_eq!(s.timer_deadline(), Some(deadline + Time(first_rto.ns() * 2)));
+        // Second expiry: doubled again.
+        let d2 = s.timer_deadline().unwrap();
+        out.clear();
+        s.on_timer(d2, &mut out);
+        assert_eq!(s.rtt.rto(), Time(first_rto.ns() * 4).min(super::super::rtt::MAX_RTO));
+        // The retransmission is ACKed, but Karn's rule gives no RTT sample: backoff stays...
+        s.on_ack(d2 + Time::from_ms(10), &ack(2000, &[]), &mut out);
+        assert_eq!(s.rtt.backoff(), 2);
+        // ...until a never-retransmitted segment is ACKed with a valid sample.
+        let n = s.snd_nxt;
+        s.on_ack(d2 + Time::from_ms(20), &ack(n, &[]), &mut out);
+        assert_eq!(s.rtt.backoff(), 0);
+        assert!(s.scoreboard_consistent());
+    }
+
+    #[test]
+    fn receive_window_limits_what_is_sent() {
+        let mut s = sender(1000);
+        s.set_app_limit(u64::MAX);
+        let mut out = Vec::new();
+        let mut a = ack(0, &[]);
+        a.rwnd = 3500;
+        s.on_ack(Time::ZERO, &a, &mut out);
+        assert_eq!(out.len(), 3, "3 whole segments fit in 3500 bytes");
+    }
+}

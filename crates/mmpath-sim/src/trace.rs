@@ -1,0 +1,232 @@
+//! Recording: 100 ms interval bins, the timeline sampled every few ms, link events, and a
+//! fixed-size log histogram for RTT percentiles. Everything is kept in columns (one Vec per
+//! column) so the Python side receives whole arrays, never rows.
+
+/// Log-scale histogram of positive values: 1 % wide bins from 1e-3 to 1e6 (units of the
+/// caller, ms for RTTs). Percentiles are exact to the bin width; memory is fixed.
+#[derive(Debug, Clone, Default)]
+pub struct LogHistogram {
+    counts: Vec<u32>,
+    n: u64,
+    sum: f64,
+    min: f64,
+    max: f64,
+}
+
+const H_LO: f64 = 1e-3;
+const H_GROWTH: f64 = 1.01;
+const H_BINS: usize = 2_100; // 1.01^2100 * 1e-3 > 1e6
+
+impl LogHistogram {
+    fn bin(v: f64) -> usize {
+        if v <= H_LO {
+            0
+        } else {
+            (((v / H_LO).ln() / H_GROWTH.ln()) as usize).min(H_BINS - 1)
+        }
+    }
+
+    pub fn record(&mut self, v: f64) {
+        if !v.is_finite() || v < 0.0 {
+            return;
+        }
+        if self.counts.is_empty() {
+            self.counts = vec![0; H_BINS];
+            self.min = f64::INFINITY;
+            self.max = f64::NEG_INFINITY;
+        }
+        self.counts[Self::bin(v)] += 1;
+        self.n += 1;
+        self.sum += v;
+        self.min = self.min.min(v);
+        self.max = self.max.max(v);
+    }
+
+    pub fn count(&self) -> u64 {
+        self.n
+    }
+
+    pub fn mean(&self) -> Option<f64> {
+        (self.n > 0).then(|| self.sum / self.n as f64)
+    }
+    pub fn min(&self) -> Option<f64> {
+        (self.n > 0).then_some(self.min)
+    }
+    pub fn max(&self) -> Option<f64> {
+        (self.n > 0).then_some(self.max)
+    }
+
+    /// The q-quantile (0..=1): the geometric centre of the bin holding it, clamped to the
+    /// observed range.
+    pub fn quantile(&self, q: f64) -> Option<f64> {
+        if self.n == 0 {
+            return None;
+        }
+        let rank = ((q.clamp(0.0, 1.0) * self.n as f64).ceil() as u64).max(1);
+        let mut seen = 0u64;
+        for (i, &c) in self.counts.iter().enumerate() {
+            seen += c as u64;
+            if seen >= rank {
+                let centre = H_LO * H_GROWTH.powf(i as f64 + 0.5);
+                return Some(centre.clamp(self.min, self.max));
+            }
+        }
+        Some(self.max)
+    }
+}
+
+/// Columns of timeline.parquet (see docs/core-api.md and docs/outputs.md).
+#[derive(Debug, Default)]
+pub struct TimelineCols {
+    pub t_s: Vec<f64>,
+    pub flow: Vec<i32>,
+    pub path: Vec<i32>,
+    pub cwnd_bytes: Vec<f64>,
+    pub ssthresh_bytes: Vec<f64>,
+    pub srtt_ms: Vec<f64>,
+    pub in_flight_bytes: Vec<f64>,
+    pub rwnd_bytes: Vec<f64>,
+    pub cc_state: Vec<i8>,
+    pub queue_bytes: Vec<f64>,
+    pub phy_rate_mbps: Vec<f64>,
+    pub link_up: Vec<bool>,
+    pub delivered_bytes: Vec<u64>,
+}
+
+impl TimelineCols {
+    pub fn with_capacity(n: usize) -> Self {
+        TimelineCols {
+            t_s: Vec::with_capacity(n),
+            flow: Vec::with_capacity(n),
+            path: Vec::with_capacity(n),
+            cwnd_bytes: Vec::with_capacity(n),
+            ssthresh_bytes: Vec::with_capacity(n),
+            srtt_ms: Vec::with_capacity(n),
+            in_flight_bytes: Vec::with_capacity(n),
+            rwnd_bytes: Vec::with_capacity(n),
+            cc_state: Vec::with_capacity(n),
+            queue_bytes: Vec::with_capacity(n),
+            phy_rate_mbps: Vec::with_capacity(n),
+            link_up: Vec::with_capacity(n),
+            delivered_bytes: Vec::with_capacity(n),
+        }
+    }
+    pub fn len(&self) -> usize {
+        self.t_s.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.t_s.is_empty()
+    }
+}
+
+/// One timeline row, pushed column by column.
+#[derive(Debug, Clone, Copy)]
+pub struct TimelineRow {
+    pub t_s: f64,
+    pub flow: i32,
+    pub path: i32,
+    pub cwnd_bytes: f64,
+    pub ssthresh_bytes: f64,
+    pub srtt_ms: f64,
+    pub in_flight_bytes: f64,
+    pub rwnd_bytes: f64,
+    pub cc_state: i8,
+    pub queue_bytes: f64,
+    pub phy_rate_mbps: f64,
+    pub link_up: bool,
+    pub delivered_bytes: u64,
+}
+
+impl TimelineCols {
+    pub fn push(&mut self, r: TimelineRow) {
+        self.t_s.push(r.t_s);
+        self.flow.push(r.flow);
+        self.path.push(r.path);
+        self.cwnd_bytes.push(r.cwnd_bytes);
+        self.ssthresh_bytes.push(r.ssthresh_bytes);
+        self.srtt_ms.push(r.srtt_ms);
+        self.in_flight_bytes.push(r.in_flight_bytes);
+        self.rwnd_bytes.push(r.rwnd_bytes);
+        self.cc_state.push(r.cc_state);
+        self.queue_bytes.push(r.queue_bytes);
+        self.phy_rate_mbps.push(r.phy_rate_mbps);
+        self.link_up.push(r.link_up);
+        self.delivered_bytes.push(r.delivered_bytes);
+    }
+}
+
+/// Link events (down, up, rate change) for marking plots.
+#[derive(Debug, Default)]
+pub struct EventCols {
+    pub t_s: Vec<f64>,
+    pub path: Vec<i32>,
+    pub kind: Vec<i8>,
+    pub value: Vec<f64>,
+}
+
+pub const EVENT_KINDS: [&str; 3] = ["down", "up", "rate"];
+pub const EV_DOWN: i8 = 0;
+pub const EV_UP: i8 = 1;
+pub const EV_RATE: i8 = 2;
+
+/// Interval columns: one row per flow per bin (iperf3 -i style), built at the end from
+/// per-flow bin arrays that delivery adds into.
+#[derive(Debug, Default)]
+pub struct IntervalCols {
+    pub t_s: Vec<f64>,
+    pub flow: Vec<i32>,
+    pub subflow: Vec<i32>,
+    pub path: Vec<i32>,
+    pub bytes: Vec<u64>,
+}
+
+/// Per-flow byte counts in fixed bins.
+#[derive(Debug, Clone)]
+pub struct Bins {
+    pub width_ns: u64,
+    pub bytes: Vec<u64>,
+}
+
+impl Bins {
+    pub fn new(width_ns: u64, span_ns: u64) -> Bins {
+        let n = span_ns.div_ceil(width_ns).max(1) as usize;
+        Bins { width_ns, bytes: vec![0; n] }
+    }
+    pub fn add(&mut self, t_ns: u64, bytes: u64) {
+        let i = ((t_ns / self.width_ns) as usize).min(self.bytes.len() - 1);
+        self.bytes[i] += bytes;
+    }
+    pub fn total(&self) -> u64 {
+        self.bytes.iter().sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn histogram_quantiles_within_a_bin() {
+        let mut h = LogHistogram::default();
+        for i in 1..=1000 {
+            h.record(i as f64);
+        }
+        let p95 = h.quantile(0.95).unwrap();
+        assert!((p95 - 950.0).abs() / 950.0 < 0.011, "{p95}");
+        assert_eq!(h.min(), Some(1.0));
+        assert_eq!(h.max(), Some(1000.0));
+        assert!((h.mean().unwrap() - 500.5).abs() < 1e-9);
+        assert_eq!(LogHistogram::default().quantile(0.5), None);
+    }
+
+    #[test]
+    fn bins_clamp_the_last_edge() {
+        let mut b = Bins::new(100, 1000);
+        b.add(0, 1);
+        b.add(999, 2);
+        b.add(1000, 3); // exactly at the end: last bin
+        assert_eq!(b.bytes.len(), 10);
+        assert_eq!(b.bytes[9], 5);
+        assert_eq!(b.total(), 6);
+    }
+}
