@@ -88,7 +88,7 @@ pub struct AckInfo {
     pub pacing_rate_bps: u64,
 }
 
-pub trait CongestionControl: Send {
+pub trait CongestionControl: Send + Sync {
     fn name(&self) -> &'static str;
     /// Grows the window on an ACK. Called only when not in Recovery and cwnd-limited.
     fn cong_avoid(&mut self, w: &mut Window, ack: &AckInfo);

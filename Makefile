@@ -1,0 +1,42 @@
+# mmpath: the two set-up commands of the README (`make demo`, `make test`) plus bench and lint.
+# Everything installs into .venv; needs Python >= 3.11 and a Rust toolchain (cargo) on PATH.
+
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.mmpath-built
+export VIRTUAL_ENV := $(abspath $(VENV))
+export PATH := $(abspath $(VENV))/bin:$(HOME)/.cargo/bin:$(PATH)
+
+RUST_SRC := $(shell find crates -name '*.rs' -o -name Cargo.toml 2>/dev/null) Cargo.toml Cargo.lock
+PY_SRC   := $(shell find python -name '*.py' -o -name '*.toml' 2>/dev/null) pyproject.toml
+
+.PHONY: demo test test-rust test-py bench lint setup clean
+
+demo: $(STAMP)
+	$(VENV)/bin/mmpath run
+
+test: $(STAMP)
+	cargo test --release --workspace --exclude mmpath-py
+	$(PY) -m pytest -q
+
+bench: $(STAMP)
+	$(PY) bench/run_bench.py
+
+lint: $(STAMP)
+	cargo clippy --workspace --all-targets -- -D warnings
+	cargo fmt --all -- --check
+
+setup: $(STAMP)
+
+# The venv, Python dependencies, and the extension built in release mode into the venv.
+$(STAMP): $(RUST_SRC) $(PY_SRC)
+	@command -v cargo >/dev/null || { echo "mmpath: cargo not found; install a Rust toolchain (https://rustup.rs)"; exit 2; }
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q "maturin>=1.5,<2" numpy pandas pyarrow matplotlib pytest
+	$(VENV)/bin/maturin develop --release -q
+	@touch $(STAMP)
+
+clean:
+	rm -rf $(VENV) target
