@@ -1,0 +1,128 @@
+//! Whole-scenario tests: behaviours that only show when the engine, links and TCP run together.
+
+use mmpath_sim::Simulation;
+use serde_json::Value;
+
+fn run(json: &str, seed: u64) -> (Value, mmpath_sim::RunOutput) {
+    let mut sim = Simulation::from_json(json, seed).expect("valid scenario");
+    let out = sim.finish();
+    (out.summary.clone(), out)
+}
+
+fn flow(s: &Value, i: usize) -> &Value {
+    &s["flows"][i]
+}
+
+/// A fixed receive window caps a flow at rwnd / RTT, whatever the link could carry.
+#[test]
+fn receive_window_limits_throughput_to_rwnd_over_rtt() {
+    // 1 Gbit/s link, 20 ms base RTT (backbone 10 ms each way), 250 kB window -> 100 Mbit/s.
+    let json = r#"{"duration_s": 10, "backbone": {"delay_ms": 10},
+        "path": [{"rate_mbps": 1000, "mtu_bytes": 1500}],
+        "flow": [{"cc": "cubic", "tcp": {"rcvbuf_bytes": 250000}}]}"#;
+    let (s, _) = run(json, 1);
+    let g = flow(&s, 0)["goodput_mbps"].as_f64().unwrap();
+    // Steady state is rwnd (rounded down to whole segments) per RTT; the first second is
+    // slow start, so allow a few percent below the bound and nothing above it.
+    let bound = 250_000.0 * 8.0 / 0.020 / 1e6;
+    assert!(g <= bound * 1.01 && g >= bound * 0.93, "goodput {g} vs rwnd/RTT {bound}");
+    assert_eq!(flow(&s, 0)["retransmits"], 0, "a window-limited flow never overflows the queue");
+    assert_eq!(s["invariants"]["ok"], true);
+}
+
+/// Offered 2x the link rate, the drop-tail queue fills at Q / (r_in - r_out) and then drops.
+#[test]
+fn bottleneck_queue_fills_and_drops_at_the_predicted_time() {
+    // 2 Gbit/s of UDP into a 1 Gbit/s path with a 1 MB queue: fills after 1e6*8/1e9 = 8 ms.
+    let json = r#"{"duration_s": 0.05, "timeline": {"sample_ms": 0.5},
+        "backbone": {"enabled": false},
+        "path": [{"rate_mbps": 1000, "mtu_bytes": 1500, "queue_bytes": 1000000}],
+        "flow": [{"kind": "udp", "rate_mbps": 2000}]}"#;
+    let (s, out) = run(json, 1);
+    let t = &out.timeline;
+    let full = t.t_s.iter().zip(&t.queue_bytes).find(|(_, &q)| q > 1_000_000.0 - 1500.0).map(|(t, _)| *t).unwrap();
+    // Datagrams are 1500 B on the wire at 2 Gbit/s in, 1 Gbit/s out (payload rate 2 Gbit/s
+    // of 1472 B payload -> 2038 Mbit/s of IP packets): fills in 1e6*8/(2.038e9-1e9) = 7.7 ms.
+    let predicted = 1e6 * 8.0 / (2000.0 * 1500.0 / 1472.0 * 1e6 - 1e9);
+    assert!((full - predicted).abs() < 0.001, "queue full at {full} s, predicted {predicted} s");
+    let f = flow(&s, 0);
+    let loss = f["loss_pct"].as_f64().unwrap();
+    // After it fills, about half of what is offered is dropped.
+    assert!(loss > 35.0 && loss < 52.0, "loss {loss}%");
+    assert_eq!(s["invariants"]["ok"], true);
+}
+
+#[test]
+fn same_seed_same_result_other_seed_differs() {
+    let json = r#"{"duration_s": 3,
+        "path": [{"rate_mbps": 500, "mtu_bytes": 1500, "loss_pct": 0.5}],
+        "flow": [{"cc": "cubic"}, {"cc": "reno", "start_s": 0.5}]}"#;
+    let (a, _) = run(json, 7);
+    let (b, _) = run(json, 7);
+    let (c, _) = run(json, 8);
+    assert_eq!(serde_json::to_string(&a).unwrap(), serde_json::to_string(&b).unwrap());
+    assert_ne!(serde_json::to_string(&a).unwrap(), serde_json::to_string(&c).unwrap());
+}
+
+/// Random loss exercises SACK recovery and retransmission; the oracle still holds.
+#[test]
+fn random_loss_is_recovered_and_the_stream_is_intact() {
+    let json = r#"{"duration_s": 5,
+        "path": [{"rate_mbps": 1000, "mtu_bytes": 1500, "loss_pct": 1.0}],
+        "flow": [{"cc": "reno"}, {"cc": "cubic", "direction": "upload"}]}"#;
+    let (s, _) = run(json, 3);
+    assert_eq!(s["invariants"]["ok"], true, "{}", s["invariants"]);
+    for i in 0..2 {
+        let f = flow(&s, i);
+        assert!(f["retransmits"].as_u64().unwrap() > 100);
+        assert!(f["fast_recoveries"].as_u64().unwrap() > 10);
+        assert!(f["goodput_mbps"].as_f64().unwrap() > 10.0);
+    }
+}
+
+/// A path that goes down stalls TCP into RTOs (with backoff); it resumes when the path is back.
+#[test]
+fn outage_causes_rtos_and_recovery() {
+    let json = r#"{"duration_s": 8,
+        "path": [{"rate_mbps": 1000, "mtu_bytes": 1500,
+                  "schedule": [{"t_s": 2, "up": false}, {"t_s": 4, "up": true}]}],
+        "flow": [{"cc": "cubic"}]}"#;
+    let (s, out) = run(json, 1);
+    let f = flow(&s, 0);
+    assert!(f["rto_count"].as_u64().unwrap() >= 2, "{f}");
+    assert_eq!(s["invariants"]["ok"], true);
+    // Nothing delivered during the outage (plus the propagation tail), traffic after it.
+    let iv = &out.intervals;
+    let during: u64 = iv.t_s.iter().zip(&iv.bytes).filter(|(t, _)| **t >= 2.1 && **t < 3.9).map(|(_, b)| b).sum();
+    let after: u64 = iv.t_s.iter().zip(&iv.bytes).filter(|(t, _)| **t >= 6.0).map(|(_, b)| b).sum();
+    assert_eq!(during, 0);
+    assert!(after as f64 * 8.0 / 2.0 / 1e6 > 500.0, "back above 500 Mbit/s after the outage");
+    assert_eq!(out.events.kind, vec![0, 1]);
+}
+
+/// Flows sharing a bottleneck split it; the sum stays near the link rate.
+#[test]
+fn competing_flows_share_the_bottleneck() {
+    let json = r#"{"duration_s": 20, "backbone": {"delay_ms": 5},
+        "path": [{"rate_mbps": 500, "mtu_bytes": 1500}],
+        "flow": [{"cc": "cubic"}, {"cc": "cubic"}]}"#;
+    let (s, _) = run(json, 1);
+    let a = flow(&s, 0)["goodput_mbps"].as_f64().unwrap();
+    let b = flow(&s, 1)["goodput_mbps"].as_f64().unwrap();
+    let cap = 500.0 * 1448.0 / 1500.0;
+    assert!(a + b > 0.9 * cap && a + b <= cap * 1.001, "sum {} of {cap}", a + b);
+    assert!(a.min(b) / a.max(b) > 0.5, "shares {a} / {b}");
+}
+
+/// A bulk transfer of a fixed size (iperf3 -n) delivers exactly that many bytes.
+#[test]
+fn fixed_size_transfer_delivers_exactly() {
+    let json = r#"{"duration_s": 2,
+        "path": [{"rate_mbps": 100, "mtu_bytes": 1500}],
+        "flow": [{"cc": "cubic", "bytes": 1000001}, {"kind": "tcp", "app": "rate", "rate_mbps": 20}]}"#;
+    let (s, _) = run(json, 1);
+    assert_eq!(flow(&s, 0)["bytes_delivered"], 1_000_001);
+    let r = flow(&s, 1)["goodput_mbps"].as_f64().unwrap();
+    assert!((r - 20.0).abs() < 0.5, "rate-limited source at {r} Mbit/s");
+    assert_eq!(s["invariants"]["ok"], true);
+}
