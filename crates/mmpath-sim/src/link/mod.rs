@@ -3,7 +3,9 @@
 //! one "arrival" event for its head packet, so a link costs two events per packet no matter
 //! how many packets it holds.
 
+pub mod phy;
 pub mod schedule;
+pub mod trace;
 
 use crate::packet::Packet;
 use crate::time::Time;

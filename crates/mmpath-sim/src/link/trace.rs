@@ -1,0 +1,1 @@
+//! Trace replay and recording (being written).
