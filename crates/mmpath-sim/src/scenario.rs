@@ -395,7 +395,8 @@ fn dotted(path: &serde_path_to_error::Path) -> String {
 
 /// Makes serde's messages read like the rest of mmpath's ("expected one of `a`, `b`").
 fn tidy(msg: &str) -> String {
-    msg.replace("floating point", "number").replace("expected f64", "expected a number")
+    msg.replace("floating point", "number")
+        .replace("expected f64", "expected a number")
         .replace("expected u64", "expected a non-negative integer")
         .replace("expected u32", "expected a non-negative integer")
 }
@@ -501,7 +502,10 @@ impl Scenario {
         range_u("backbone.frame_overhead_bytes", b.frame_overhead_bytes as u64, 0, 1_000)?;
         let bq = b.queue_bytes.unwrap_or(0);
         if bq < b.mtu_bytes as u64 {
-            return Err(err("backbone.queue_bytes", format!("must hold at least one MTU ({} bytes) (got {bq})", b.mtu_bytes)));
+            return Err(err(
+                "backbone.queue_bytes",
+                format!("must hold at least one MTU ({} bytes) (got {bq})", b.mtu_bytes),
+            ));
         }
         if self.path.is_empty() {
             return Err(err("path", "at least one [[path]] is required"));
@@ -525,7 +529,10 @@ impl Scenario {
             range_u(&f("frame_overhead_bytes"), p.frame_overhead_bytes as u64, 0, 1_000)?;
             let q = p.queue_bytes.unwrap_or(0);
             if q < p.mtu_bytes as u64 {
-                return Err(err(f("queue_bytes"), format!("must hold at least one MTU ({} bytes) (got {q})", p.mtu_bytes)));
+                return Err(err(
+                    f("queue_bytes"),
+                    format!("must hold at least one MTU ({} bytes) (got {q})", p.mtu_bytes),
+                ));
             }
             if !(p.loss_pct.is_finite() && (0.0..100.0).contains(&p.loss_pct)) {
                 return Err(err(f("loss_pct"), format!("must be in [0, 100) (got {})", p.loss_pct)));
@@ -535,7 +542,10 @@ impl Scenario {
                 let g = |k: &str| format!("path.{i}.schedule.{j}.{k}");
                 nonneg(&g("t_s"), s.t_s)?;
                 if s.t_s < last {
-                    return Err(err(g("t_s"), format!("schedule steps must be in time order ({} after {last})", s.t_s)));
+                    return Err(err(
+                        g("t_s"),
+                        format!("schedule steps must be in time order ({} after {last})", s.t_s),
+                    ));
                 }
                 last = s.t_s;
                 if let Some(r) = s.rate_mbps {
@@ -572,7 +582,10 @@ impl Scenario {
                 return Err(err(f("stop_s"), format!("must be after start_s ({}) (got {stop})", fl.start_s)));
             }
             if fl.start_s >= self.duration_s {
-                return Err(err(f("start_s"), format!("must be before the end of the run, duration_s = {} (got {})", self.duration_s, fl.start_s)));
+                return Err(err(
+                    f("start_s"),
+                    format!("must be before the end of the run, duration_s = {} (got {})", self.duration_s, fl.start_s),
+                ));
             }
             let app = fl.app.unwrap_or(AppKind::Bulk);
             match (fl.kind, app) {
@@ -587,11 +600,19 @@ impl Scenario {
             match app {
                 AppKind::Rate | AppKind::Cbr => match fl.rate_mbps {
                     Some(r) => pos(&f("rate_mbps"), r)?,
-                    None => return Err(err(f("rate_mbps"), format!("required for app = \"{}\"", if app == AppKind::Rate { "rate" } else { "cbr" }))),
+                    None => {
+                        return Err(err(
+                            f("rate_mbps"),
+                            format!("required for app = \"{}\"", if app == AppKind::Rate { "rate" } else { "cbr" }),
+                        ))
+                    }
                 },
                 AppKind::Bulk => {
                     if fl.rate_mbps.is_some() {
-                        return Err(err(f("rate_mbps"), "only `rate` and `cbr` apps take a rate; remove it or set app = \"rate\""));
+                        return Err(err(
+                            f("rate_mbps"),
+                            "only `rate` and `cbr` apps take a rate; remove it or set app = \"rate\"",
+                        ));
                     }
                 }
             }
@@ -607,7 +628,10 @@ impl Scenario {
                 let mtu = self.path_mtu(pname);
                 if let Some(pb) = fl.packet_bytes {
                     if pb == 0 || pb + 28 > mtu {
-                        return Err(err(f("packet_bytes"), format!("must be between 1 and {} (MTU {mtu} - 28) (got {pb})", mtu - 28)));
+                        return Err(err(
+                            f("packet_bytes"),
+                            format!("must be between 1 and {} (MTU {mtu} - 28) (got {pb})", mtu - 28),
+                        ));
                     }
                 }
             } else if fl.packet_bytes.is_some() {
@@ -684,7 +708,8 @@ mod tests {
         assert_eq!(m, "flow.0.path: no path named \"wifi\" (paths: path0)");
         let m = fails(r#"{"path":[{"rate_mbps":5}],"flow":[{"kind":"udp"}]}"#);
         assert!(m.starts_with("flow.0.rate_mbps: required"), "{m}");
-        let m = fails(r#"{"path":[{"rate_mbps":5, "schedule":[{"t_s":2,"up":false},{"t_s":1,"up":true}]}],"flow":[{}]}"#);
+        let m =
+            fails(r#"{"path":[{"rate_mbps":5, "schedule":[{"t_s":2,"up":false},{"t_s":1,"up":true}]}],"flow":[{}]}"#);
         assert!(m.starts_with("path.0.schedule.1.t_s"), "{m}");
         let m = fails(r#"{"path":[{"rate_mbps":5}],"flow":[{"tcp":{"rcvbuf_bytes":"big"}}]}"#);
         assert!(m.starts_with("flow.0.tcp.rcvbuf_bytes: invalid value"), "{m}");

@@ -556,7 +556,8 @@ impl Simulation {
             if let (Some(s), Some(r)) = (&f.sender, &f.receiver) {
                 let mss = s.mss() as f64;
                 row.cwnd_bytes = s.w.cwnd as f64 * mss;
-                row.ssthresh_bytes = if s.w.ssthresh >= INFINITE_SSTHRESH { f64::NAN } else { s.w.ssthresh as f64 * mss };
+                row.ssthresh_bytes =
+                    if s.w.ssthresh >= INFINITE_SSTHRESH { f64::NAN } else { s.w.ssthresh as f64 * mss };
                 row.srtt_ms = s.rtt.srtt().map_or(f64::NAN, |t| t.ms_f64());
                 row.in_flight_bytes = s.in_flight() as f64 * mss;
                 row.rwnd_bytes = r.last_rwnd as f64;
@@ -594,7 +595,10 @@ impl Simulation {
                 &f.name,
                 "packet-conservation",
                 conserved,
-                format!("sent {} = arrived {} + dropped {} + in network {}", c.data_sent, c.data_arrived, c.data_dropped, in_network),
+                format!(
+                    "sent {} = arrived {} + dropped {} + in network {}",
+                    c.data_sent, c.data_arrived, c.data_dropped, in_network
+                ),
                 &mut checks,
             );
             let binned = f.bins.total();
@@ -611,7 +615,10 @@ impl Simulation {
             let m = v.as_object_mut().expect("object");
             if let (Some(s), Some(r)) = (&f.sender, &f.receiver) {
                 let delivered = r.check.delivered;
-                let stream_ok = !c.delivered_unsent && s.snd_una <= r.rcv_nxt() && r.rcv_nxt() == delivered && r.rcv_nxt() <= s.snd_nxt;
+                let stream_ok = !c.delivered_unsent
+                    && s.snd_una <= r.rcv_nxt()
+                    && r.rcv_nxt() == delivered
+                    && r.rcv_nxt() <= s.snd_nxt;
                 check(
                     &f.name,
                     "tcp-byte-stream",
@@ -625,8 +632,20 @@ impl Simulation {
                     ),
                     &mut checks,
                 );
-                check(&f.name, "sack-scoreboard", s.scoreboard_consistent(), "sender's SACK/lost/retransmit counters match its segment flags".into(), &mut checks);
-                check(&f.name, "interval-accounting", binned == delivered, format!("interval bins sum to {binned} of {delivered} delivered bytes"), &mut checks);
+                check(
+                    &f.name,
+                    "sack-scoreboard",
+                    s.scoreboard_consistent(),
+                    "sender's SACK/lost/retransmit counters match its segment flags".into(),
+                    &mut checks,
+                );
+                check(
+                    &f.name,
+                    "interval-accounting",
+                    binned == delivered,
+                    format!("interval bins sum to {binned} of {delivered} delivered bytes"),
+                    &mut checks,
+                );
                 let h = &s.stats.rtt_ms;
                 let data_pkts = c.data_sent.max(1);
                 m.insert("cc".into(), json!(s.cc_name()));
@@ -649,7 +668,13 @@ impl Simulation {
             } else {
                 let sent = c.data_sent;
                 let lost = c.data_dropped;
-                check(&f.name, "interval-accounting", binned == c.udp_bytes_received, format!("interval bins sum to {binned} of {} received bytes", c.udp_bytes_received), &mut checks);
+                check(
+                    &f.name,
+                    "interval-accounting",
+                    binned == c.udp_bytes_received,
+                    format!("interval bins sum to {binned} of {} received bytes", c.udp_bytes_received),
+                    &mut checks,
+                );
                 m.insert("cc".into(), Value::Null);
                 m.insert("bytes_delivered".into(), json!(c.udp_bytes_received));
                 m.insert("packets_sent".into(), json!(sent));

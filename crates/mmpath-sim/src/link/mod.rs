@@ -212,7 +212,13 @@ mod tests {
     }
 
     fn link(rate_bps: u64, cap: u64) -> Link {
-        Link::new(LinkCfg { rate_bps, delay: Time::from_ms(1), queue_cap_bytes: cap, frame_overhead_bytes: 0, loss_prob: 0.0 })
+        Link::new(LinkCfg {
+            rate_bps,
+            delay: Time::from_ms(1),
+            queue_cap_bytes: cap,
+            frame_overhead_bytes: 0,
+            loss_prob: 0.0,
+        })
     }
 
     #[test]

@@ -271,7 +271,13 @@ mod tests {
     use super::*;
 
     fn rx(delayed: bool) -> TcpReceiver {
-        let mut r = TcpReceiver::new(ReceiverCfg { flow: 0, mss: 1000, rcvbuf: BufSize::Bytes(100_000), rmem_max: 1 << 22, delayed_ack: delayed });
+        let mut r = TcpReceiver::new(ReceiverCfg {
+            flow: 0,
+            mss: 1000,
+            rcvbuf: BufSize::Bytes(100_000),
+            rmem_max: 1 << 22,
+            delayed_ack: delayed,
+        });
         r.quickack = 0;
         r
     }
@@ -342,7 +348,13 @@ mod tests {
 
     #[test]
     fn autotuning_grows_window_with_throughput() {
-        let mut r = TcpReceiver::new(ReceiverCfg { flow: 0, mss: 1000, rcvbuf: BufSize::Auto, rmem_max: 6_291_456, delayed_ack: true });
+        let mut r = TcpReceiver::new(ReceiverCfg {
+            flow: 0,
+            mss: 1000,
+            rcvbuf: BufSize::Auto,
+            rmem_max: 6_291_456,
+            delayed_ack: true,
+        });
         let w0 = r.window();
         assert_eq!(w0, 65_536);
         let mut out = Vec::new();

@@ -235,7 +235,10 @@ impl TcpSender {
         }
         // tcp_cwnd_validate: remember whether this window was limited by cwnd.
         let packets_out = self.sb.packets_out();
-        if self.snd_una >= self.cwnd_usage_seq || cwnd_full || (!self.is_cwnd_limited && packets_out > self.max_packets_out) {
+        if self.snd_una >= self.cwnd_usage_seq
+            || cwnd_full
+            || (!self.is_cwnd_limited && packets_out > self.max_packets_out)
+        {
             self.is_cwnd_limited = cwnd_full;
             self.max_packets_out = packets_out;
             self.cwnd_usage_seq = self.snd_nxt;

@@ -167,11 +167,9 @@ impl Cubic {
         if now.saturating_sub(self.last_ack) <= HYSTART_ACK_DELTA {
             self.last_ack = now;
             // hystart_ack_delay: time to send 4 GSO super-packets at the pacing rate, <= 1 ms.
-            let ack_delay = if ack.pacing_rate_bps == 0 {
-                Time::ZERO
-            } else {
-                Time((GSO_MAX_SIZE * 4 * 8 * 1_000_000_000 / ack.pacing_rate_bps).min(1_000_000))
-            };
+            let ack_delay = (GSO_MAX_SIZE * 4 * 8 * 1_000_000_000)
+                .checked_div(ack.pacing_rate_bps)
+                .map_or(Time::ZERO, |ns| Time(ns.min(1_000_000)));
             // Without fq pacing Linux halves the threshold.
             let threshold = Time((delay_min + ack_delay).ns() / 2);
             if now.saturating_sub(self.round_start) > threshold {
@@ -257,7 +255,16 @@ mod tests {
     use super::*;
 
     fn ack(now: Time, acked: u32, rtt: Time) -> AckInfo {
-        AckInfo { now, acked, rtt: Some(rtt), prior_in_flight: 0, snd_una: 0, snd_nxt: 0, mss: 1448, pacing_rate_bps: 0 }
+        AckInfo {
+            now,
+            acked,
+            rtt: Some(rtt),
+            prior_in_flight: 0,
+            snd_una: 0,
+            snd_nxt: 0,
+            mss: 1448,
+            pacing_rate_bps: 0,
+        }
     }
 
     /// After a loss at W_max, the window follows W(t) = C (t - K)^3 + W_max: concave up to

@@ -35,7 +35,16 @@ mod tests {
     use crate::time::Time;
 
     fn ack(acked: u32) -> AckInfo {
-        AckInfo { now: Time::ZERO, acked, rtt: None, prior_in_flight: 0, snd_una: 0, snd_nxt: 0, mss: 1448, pacing_rate_bps: 0 }
+        AckInfo {
+            now: Time::ZERO,
+            acked,
+            rtt: None,
+            prior_in_flight: 0,
+            snd_una: 0,
+            snd_nxt: 0,
+            mss: 1448,
+            pacing_rate_bps: 0,
+        }
     }
 
     #[test]
