@@ -549,7 +549,8 @@ impl Scenario {
                 }
                 last = s.t_s;
                 if let Some(r) = s.rate_mbps {
-                    pos(&g("rate_mbps"), r)?;
+                    // 0 is allowed: the path stalls (up, but no service) until the next step.
+                    nonneg(&g("rate_mbps"), r)?;
                 }
                 if s.rate_mbps.is_none() && s.up.is_none() {
                     return Err(err(format!("path.{i}.schedule.{j}"), "a step needs `rate_mbps` or `up` (or both)"));

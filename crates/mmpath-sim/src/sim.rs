@@ -505,8 +505,11 @@ impl Simulation {
             let (down, up) = (ps.down, ps.up);
             if let Some(r) = step.rate_bps {
                 let up_rate = (ps.base_up_bps as u128 * r as u128 / ps.base_down_bps as u128) as u64;
-                self.links[down as usize].set_rate(r);
-                self.links[up as usize].set_rate(up_rate);
+                for (l, rate) in [(down, r), (up, up_rate)] {
+                    let mut wake = Wake::default();
+                    self.links[l as usize].set_rate(now, rate, &mut wake);
+                    self.apply_wake(l, wake);
+                }
                 self.push_event(now, pi, EV_RATE, r as f64 / 1e6);
             }
             if let Some(u) = step.up {

@@ -90,7 +90,9 @@ impl Link {
     }
 
     fn start_tx(&mut self, now: Time) -> Option<Time> {
-        if self.tx_end.is_some() || !self.up {
+        // Rate 0 (a capacity trace with no delivery opportunity) stalls the queue like a
+        // link that is up but given no airtime; nothing is lost.
+        if self.tx_end.is_some() || !self.up || self.rate_bps == 0 {
             return None;
         }
         let head = self.queue.front()?;
@@ -165,8 +167,12 @@ impl Link {
     }
 
     /// Changes the transmission rate; a frame already on the air finishes at the old rate.
-    pub fn set_rate(&mut self, rate_bps: u64) {
-        self.rate_bps = rate_bps.max(1);
+    /// Rate 0 stalls transmission until a non-zero rate is set.
+    pub fn set_rate(&mut self, now: Time, rate_bps: u64, wake: &mut Wake) {
+        self.rate_bps = rate_bps;
+        if let Some(t) = self.start_tx(now) {
+            wake.tx_done = Some(t);
+        }
     }
 
     /// Takes the link down or up. Going down destroys the frame being transmitted (it never
@@ -271,5 +277,18 @@ mod tests {
         let mut w = Wake::default();
         l.set_up(Time::from_us(100), true, &mut w);
         assert_eq!(w.tx_done, Some(Time::from_us(112)));
+    }
+
+    #[test]
+    fn zero_rate_stalls_without_loss() {
+        let mut l = link(1_000_000_000, 100_000);
+        let mut w = Wake::default();
+        l.set_rate(Time::ZERO, 0, &mut w);
+        l.enqueue(Time::ZERO, pkt(1500), &mut w);
+        assert_eq!(w.tx_done, None, "nothing starts at rate 0");
+        let mut w = Wake::default();
+        l.set_rate(Time::from_us(50), 500_000_000, &mut w);
+        assert_eq!(w.tx_done, Some(Time::from_us(74)), "resumes at the new rate");
+        assert_eq!(l.stats.drops_down + l.stats.drops_random + l.stats.drops_queue, 0);
     }
 }
