@@ -94,6 +94,16 @@ class Result:
         )
 
 
+# Top-level keys of the core's summary in reading order (the core's JSON map sorts them
+# alphabetically); keys not listed keep the core's order after these.
+_SUMMARY_ORDER = ("sim_s", "events", "flows", "paths", "invariants")
+
+
+def _ordered(core_summary: dict[str, Any]) -> dict[str, Any]:
+    head = {k: core_summary[k] for k in _SUMMARY_ORDER if k in core_summary}
+    return {**head, **{k: v for k, v in core_summary.items() if k not in head}}
+
+
 def _build_result(out: dict[str, Any], scenario: Scenario, seed: int, wall_s: float) -> Result:
     flow_names = list(out["flow_names"])
     path_names = list(out["path_names"])
@@ -105,7 +115,7 @@ def _build_result(out: dict[str, Any], scenario: Scenario, seed: int, wall_s: fl
     timeline = _frame(out["timeline"], {**decode_fp, "cc_state": list(out["cc_states"])})
     events = _frame(out["events"], {"path": path_names, "kind": list(out["event_kinds"])})
 
-    core_summary = dict(out["summary"])
+    core_summary = _ordered(dict(out["summary"]))
     sim_s = float(core_summary.get("sim_s", scenario.duration_s))
     n_events = int(core_summary.get("events", 0))
     # Stable key order: identity first, then the core's metrics, then the machine-dependent

@@ -178,17 +178,29 @@ def iperf3_doc(result: "Result") -> dict[str, Any]:
         filled = np.nan_to_num(cum_retx, nan=0.0)
         retx = np.diff(np.concatenate([np.zeros((n_flows, 1)), filled], axis=1), axis=1)
 
-    # UDP: average delivered datagram size, to express interval bytes as iperf3's packet counts.
+    # UDP: datagram counts as iperf3 reports them, and the datagram size to turn bytes into
+    # packets (intervals) and packets into sent bytes (the core counts UDP in datagrams).
+    cfg_flows = s.get("scenario_config", {}).get("flow", [])
     udp_pkt: dict[int, dict[str, Any]] = {}
     for fi, f in enumerate(flows):
         if tcp[fi]:
             continue
         packets = int(f.get("packets_sent") or 0)
-        lost = int(round(packets * float(f.get("loss_pct") or 0.0) / 100.0))
-        got = max(packets - lost, 0)
+        if "packets_lost" in f:
+            lost = int(f["packets_lost"])
+        else:
+            lost = int(round(packets * float(f.get("loss_pct") or 0.0) / 100.0))
+        got = int(f.get("packets_received", max(packets - lost, 0)))
+        cfg = cfg_flows[fi] if fi < len(cfg_flows) else {}
         mtu = int(paths.get(f.get("path"), {}).get("mtu_bytes") or 1500)
-        size = (f["bytes_delivered"] / got) if got else float(mtu - 28)  # IPv4 + UDP headers
-        udp_pkt[fi] = {"packets": packets, "lost": lost, "size": size}
+        if cfg.get("packet_bytes"):
+            size = float(cfg["packet_bytes"])
+        elif got:
+            size = f["bytes_delivered"] / got
+        else:
+            size = float(mtu - 28)  # the core's default payload: MTU - IPv4 - UDP headers
+        sent = int(f["bytes_sent"]) if "bytes_sent" in f else int(round(packets * size))
+        udp_pkt[fi] = {"packets": packets, "lost": lost, "size": size, "bytes_sent": sent}
 
     intervals = []
     for k in range(n_int):
@@ -238,7 +250,7 @@ def iperf3_doc(result: "Result") -> dict[str, Any]:
     for fi, f in enumerate(flows):
         t0, t1 = _flow_window(f, duration)
         secs = t1 - t0
-        sent = int(f.get("bytes_sent") or 0)
+        sent = _bytes_sent(f, udp_pkt.get(fi))
         got = int(f.get("bytes_delivered") or 0)
 
         def rate(nbytes: int, secs: float = secs) -> float:
@@ -282,7 +294,7 @@ def iperf3_doc(result: "Result") -> dict[str, Any]:
             }})
 
     whole = {"start": 0, "end": _num(duration), "seconds": duration}
-    total_sent = sum(int(f.get("bytes_sent") or 0) for f in flows)
+    total_sent = sum(_bytes_sent(f, udp_pkt.get(fi)) for fi, f in enumerate(flows))
     total_got = sum(int(f.get("bytes_delivered") or 0) for f in flows)
     end: dict[str, Any] = {"streams": end_streams}
     if any(not t for t in tcp):
@@ -290,7 +302,7 @@ def iperf3_doc(result: "Result") -> dict[str, Any]:
         udp_flows = [fi for fi in range(n_flows) if not tcp[fi]]
         pk = sum(udp_pkt[fi]["packets"] for fi in udp_flows)
         lost = sum(udp_pkt[fi]["lost"] for fi in udp_flows)
-        ubytes = sum(int(flows[fi].get("bytes_sent") or 0) for fi in udp_flows)
+        ubytes = sum(udp_pkt[fi]["bytes_sent"] for fi in udp_flows)
         end["sum"] = {
             **whole,
             "bytes": ubytes,
@@ -348,7 +360,8 @@ def iperf3_doc(result: "Result") -> dict[str, Any]:
         "timestamp": {"time": "Thu, 01 Jan 1970 00:00:00 GMT", "timesecs": 0},
         "connecting_to": {"host": "10.0.0.1", "port": 5201},
         "cookie": _cookie(str(s["scenario"]), int(s["seed"])),
-        "tcp_mss_default": int(first_path.get("mss_bytes") or 0),
+        "tcp_mss_default": int(next((f["mss_bytes"] for f in flows if f.get("mss_bytes")), 0)
+                               or first_path.get("mss_bytes") or 0),
         "test_start": {
             "protocol": "UDP" if all_udp else "TCP",
             "num_streams": n_flows,
@@ -367,6 +380,12 @@ def iperf3_doc(result: "Result") -> dict[str, Any]:
         "end": end,
         "title": f"mmpath {s['scenario']} seed {s['seed']}",
     }
+
+
+def _bytes_sent(flow: dict[str, Any], udp: dict[str, Any] | None) -> int:
+    if udp is not None:
+        return int(udp["bytes_sent"])
+    return int(flow.get("bytes_sent") or 0)
 
 
 def _ms_to_us(x: Any) -> float:

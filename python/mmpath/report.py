@@ -39,6 +39,7 @@ def _mark_events(ax, events: pd.DataFrame) -> None:
     kinds = events["kind"].astype(str).to_numpy()
     paths = events["path"].astype(str).to_numpy()
     t = events["t_s"].to_numpy(dtype=np.float64)
+    _shade_outages(ax, t, kinds, paths)
     for kind in np.unique(kinds):
         of_kind = kinds == kind
         if kind not in _EVENT_STYLE and of_kind.sum() > _MAX_RATE_EVENTS:
@@ -49,6 +50,17 @@ def _mark_events(ax, events: pd.DataFrame) -> None:
             # One vlines call per (kind, path), spanning the axes height whatever the data range.
             ax.vlines(t[sel], 0, 1, transform=ax.get_xaxis_transform(), linewidth=0.8,
                       label=f"{path} {kind}", **style)
+
+
+def _shade_outages(ax, t: np.ndarray, kinds: np.ndarray, paths: np.ndarray) -> None:
+    """Shade each down..up span (to the right edge if the path never came back)."""
+    for path in np.unique(paths):
+        mine = paths == path
+        down, up = np.sort(t[mine & (kinds == "down")]), np.sort(t[mine & (kinds == "up")])
+        for t0 in down:  # link events are few (one per outage), not per-sample data
+            later = up[up > t0]
+            t1 = later[0] if len(later) else ax.get_xlim()[1]
+            ax.axvspan(t0, t1, color="tab:red", alpha=0.07, linewidth=0)
 
 
 def _plot(out_dir: Path, fname: str, ylabel: str, title: str, events: pd.DataFrame,
@@ -185,14 +197,12 @@ def render_html(result: "Result", plots: list[tuple[str, str]]) -> str:
         ["mmpath version", s.get("mmpath_version", "")],
     ]
     flow_header, flow_body = flow_rows(s)
-    path_header = ["path", "rate Mbps", "MTU", "MSS", "delivered down", "delivered up", "drops down",
-                   "drops up", "utilization down"]
-    path_body = [
-        [p.get("name"), _fmt(p.get("rate_mbps")), p.get("mtu_bytes"), p.get("mss_bytes"),
-         _fmt(p.get("bytes_delivered_down")), _fmt(p.get("bytes_delivered_up")), _fmt(p.get("drops_down")),
-         _fmt(p.get("drops_up")), _fmt(p.get("utilization_down"))]
-        for p in s.get("paths", [])
-    ]
+    # Every scalar the core reports per path, in its order: the set grows with the models.
+    paths = s.get("paths", [])
+    path_keys = [k for k in (paths[0] if paths else {}) if k != "name"
+                 and not isinstance(paths[0][k], (dict, list))]
+    path_header = ["path", *path_keys]
+    path_body = [[p.get("name"), *(_fmt(p.get(k)) for k in path_keys)] for p in paths]
     failed = [[c.get("flow"), c.get("check"), c.get("detail")] for c in checks if not c.get("ok")]
     verdict = (f'<span class="ok">ok</span> ({len(checks)} checks)' if inv_ok
                else f'<span class="fail">FAILED</span> ({len(failed)} of {len(checks)} checks)')
