@@ -37,7 +37,7 @@ def test_negative_rate(run_cli, small_toml):
 def test_unknown_variant(run_cli, small_toml):
     rc, _, err = run_cli("run", small_toml, "--set", "flow.0.cc=vegass")
     assert rc == 2
-    assert_one_line_error(err, "flow.0.cc", "vegass", "cubic")
+    assert_one_line_error(err, "flow.0.cc", "vegass", "cubic", "(from --set flow.0.cc)")
 
 
 def test_missing_file(run_cli, tmp_path):

@@ -32,7 +32,7 @@ class Scenario:
     name: str
     config: dict[str, Any]
     json: str
-    source: str  # file path, "bundled:NAME" or "<dict>", for error messages
+    source: str  # file path, "NAME.toml (bundled)" or "<dict>", for error messages
 
     @property
     def seed(self) -> int:
@@ -109,9 +109,10 @@ def read_scenario_file(spec: str | os.PathLike) -> tuple[dict[str, Any], str]:
     bundled = bundled_scenarios()
     if not looks_like_path and text_spec in bundled:
         entry = bundled[text_spec]
-        doc = _parse_toml(entry.read_text(encoding="utf-8"), f"bundled scenario {text_spec}")
+        source = f"{entry.name} (bundled)"
+        doc = _parse_toml(entry.read_text(encoding="utf-8"), source)
         doc.setdefault("name", text_spec)
-        return doc, f"bundled:{text_spec}"
+        return doc, source
     raise _not_found(text_spec)
 
 
@@ -237,7 +238,16 @@ def _json_default(value: Any) -> Any:
     raise TypeError(f"cannot express {type(value).__name__} {value!r} in a scenario")
 
 
-def normalize(doc: Mapping[str, Any], source: str) -> Scenario:
+def _blame(message: str, overridden: Mapping[str, str]) -> str:
+    """" (from --set KEY)" when the core's error names a field an override set, else ""."""
+    field = message.split(":", 1)[0].strip()
+    for key, label in overridden.items():
+        if field == key or field.startswith(key + ".") or key.startswith(field + "."):
+            return f" (from {label})"
+    return ""
+
+
+def normalize(doc: Mapping[str, Any], source: str, overridden: Mapping[str, str] | None = None) -> Scenario:
     """Validate a raw scenario dict in the core and return the normalized Scenario."""
     core = _core_module()
     try:
@@ -247,7 +257,8 @@ def normalize(doc: Mapping[str, Any], source: str) -> Scenario:
     try:
         norm_json = core.normalize_scenario(raw_json)
     except core.ScenarioError as e:
-        raise ScenarioError(f"{source}: {e}") from None
+        msg = " ".join(str(e).split())
+        raise ScenarioError(f"{source}: {msg}{_blame(msg, overridden or {})}") from None
     config = json.loads(norm_json)
     name = str(config.get("name") or "scenario")
     return Scenario(name=name, config=config, json=norm_json, source=source)
@@ -266,13 +277,16 @@ def load_scenario(spec: ScenarioSpec, overrides: Overrides = None, *, seed: int 
     else:
         raise TypeError(f"scenario must be a path, a bundled scenario name or a dict, not {type(spec).__name__}")
     pairs = parse_overrides(overrides)
+    # Which option set each field, so a core error about it can say so.
+    overridden = {key: f"--set {key}" for key, _ in pairs}
     if seed is not None:
         if isinstance(seed, bool) or not isinstance(seed, int):
             raise ScenarioError(f"seed: must be an integer (got {seed!r})")
         pairs.append(("seed", seed))
+        overridden["seed"] = "--seed"
     for key, value in pairs:
         apply_override(doc, key, value)
-    return normalize(doc, source)
+    return normalize(doc, source, overridden)
 
 
 def describe(entry: Any) -> str:
