@@ -169,14 +169,17 @@ def _table(header: list[str], rows: list[list[Any]], left: int = 1) -> str:
 
     head = "".join(cell("th", i, h) for i, h in enumerate(header))
     body = "".join("<tr>" + "".join(cell("td", i, v) for i, v in enumerate(r)) + "</tr>" for r in rows)
-    return f"<table><tr>{head}</tr>{body}</table>"
+    head_row = f"<tr>{head}</tr>" if any(header) else ""
+    return f"<table>{head_row}{body}</table>"
 
 
 def _fmt(x: Any, digits: int = 3) -> str:
     if x is None:
         return "-"
     if isinstance(x, float):
-        return f"{x:.{digits}g}" if abs(x) < 1e4 else f"{x:,.0f}"
+        if x.is_integer() and abs(x) < 1e15:
+            return f"{int(x):,}"
+        return f"{x:,.1f}" if abs(x) >= 100 else f"{x:.{digits}g}"
     if isinstance(x, int):
         return f"{x:,}"
     return str(x)
