@@ -151,8 +151,10 @@ def test_json_prints_summary(run_cli, small_toml, tmp_path):
 
 def test_same_seed_is_deterministic(run_cli, small_toml, tmp_path):
     a, b = tmp_path / "a", tmp_path / "b"
-    assert run_cli("run", small_toml, "--seed", "11", "--out", a)[0] == 0
-    assert run_cli("run", small_toml, "--seed", "11", "--out", b)[0] == 0
+    # Random frame loss on both paths, so the seeded RNG streams are exercised.
+    lossy = ["--set", "path.0.loss_pct=0.5", "--set", "path.1.loss_pct=1"]
+    assert run_cli("run", small_toml, *lossy, "--seed", "11", "--out", a)[0] == 0
+    assert run_cli("run", small_toml, *lossy, "--seed", "11", "--out", b)[0] == 0
     # summary.json: byte-identical once the lines of the wall-time keys are dropped.
     def strip(p):
         return [ln for ln in (p / "summary.json").read_text().splitlines()

@@ -13,7 +13,6 @@ import pytest
 import mmpath
 from mmpath.errors import OutputError
 
-from conftest import SMALL_TOML
 
 
 def _strict_json(path):
