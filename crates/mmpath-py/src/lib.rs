@@ -87,6 +87,7 @@ fn output_to_py<'py>(py: Python<'py>, out: RunOutput) -> PyResult<Bound<'py, PyD
     tl.set_item("cwnd_bytes", t.cwnd_bytes.into_pyarray(py))?;
     tl.set_item("ssthresh_bytes", t.ssthresh_bytes.into_pyarray(py))?;
     tl.set_item("srtt_ms", t.srtt_ms.into_pyarray(py))?;
+    tl.set_item("rttvar_ms", t.rttvar_ms.into_pyarray(py))?;
     tl.set_item("in_flight_bytes", t.in_flight_bytes.into_pyarray(py))?;
     tl.set_item("rwnd_bytes", t.rwnd_bytes.into_pyarray(py))?;
     tl.set_item("cc_state", t.cc_state.into_pyarray(py))?;
@@ -94,6 +95,7 @@ fn output_to_py<'py>(py: Python<'py>, out: RunOutput) -> PyResult<Bound<'py, PyD
     tl.set_item("phy_rate_mbps", t.phy_rate_mbps.into_pyarray(py))?;
     tl.set_item("link_up", t.link_up.into_pyarray(py))?;
     tl.set_item("delivered_bytes", t.delivered_bytes.into_pyarray(py))?;
+    tl.set_item("retransmits", t.retransmits.into_pyarray(py))?;
     d.set_item("timeline", tl)?;
 
     let ev = PyDict::new(py);

@@ -395,6 +395,11 @@ fn dotted(path: &serde_path_to_error::Path) -> String {
 
 /// Makes serde's messages read like the rest of mmpath's ("expected one of `a`, `b`").
 fn tidy(msg: &str) -> String {
+    // "expected struct TcpOpts" names a Rust type; users wrote a TOML table.
+    let msg = match msg.find("expected struct ") {
+        Some(i) => format!("{}expected a table", &msg[..i]),
+        None => msg.to_string(),
+    };
     msg.replace("floating point", "number")
         .replace("expected f64", "expected a number")
         .replace("expected u64", "expected a non-negative integer")
@@ -715,6 +720,12 @@ mod tests {
         let m = fails(r#"{"path":[{"rate_mbps":5}],"flow":[{"tcp":{"rcvbuf_bytes":"big"}}]}"#);
         assert!(m.starts_with("flow.0.tcp.rcvbuf_bytes: invalid value"), "{m}");
         assert!(m.contains("\"auto\" or a positive byte count"), "{m}");
+    }
+
+    #[test]
+    fn table_expected_is_said_in_toml_terms() {
+        let m = fails(r#"{"path":[{"rate_mbps":5}],"flow":[{"tcp":1}]}"#);
+        assert_eq!(m, "flow.0.tcp: invalid type: integer `1`, expected a table");
     }
 
     #[test]

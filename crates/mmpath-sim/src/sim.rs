@@ -55,6 +55,9 @@ struct FlowCounters {
     goodput_bytes: u64,
     /// A delivery covered bytes the sender never sent: an oracle violation.
     delivered_unsent: bool,
+    /// UDP interarrival jitter (RFC 3550 section 6.4.1), ns, and the previous transit time.
+    udp_jitter_ns: f64,
+    udp_last_transit_ns: Option<i64>,
 }
 
 struct Flow {
@@ -435,6 +438,13 @@ impl Simulation {
             Kind::Udp => {
                 fl.counters.data_arrived += 1;
                 fl.counters.udp_bytes_received += p.len as u64;
+                // RFC 3550 jitter, as iperf3 reports it: J += (|D| - J) / 16.
+                let transit = now.ns() as i64 - p.ts_val_ns as i64;
+                if let Some(prev) = fl.counters.udp_last_transit_ns {
+                    let d = (transit - prev).abs() as f64;
+                    fl.counters.udp_jitter_ns += (d - fl.counters.udp_jitter_ns) / 16.0;
+                }
+                fl.counters.udp_last_transit_ns = Some(transit);
                 self.record_delivery(now, f, p.len as u64);
             }
         }
@@ -548,6 +558,7 @@ impl Simulation {
                 cwnd_bytes: f64::NAN,
                 ssthresh_bytes: f64::NAN,
                 srtt_ms: f64::NAN,
+                rttvar_ms: f64::NAN,
                 in_flight_bytes: f64::NAN,
                 rwnd_bytes: f64::NAN,
                 cc_state: -1,
@@ -555,6 +566,7 @@ impl Simulation {
                 phy_rate_mbps: link.rate_bps() as f64 / 1e6,
                 link_up: link.is_up(),
                 delivered_bytes: f.bins.total(),
+                retransmits: 0,
             };
             if let (Some(s), Some(r)) = (&f.sender, &f.receiver) {
                 let mss = s.mss() as f64;
@@ -562,6 +574,8 @@ impl Simulation {
                 row.ssthresh_bytes =
                     if s.w.ssthresh >= INFINITE_SSTHRESH { f64::NAN } else { s.w.ssthresh as f64 * mss };
                 row.srtt_ms = s.rtt.srtt().map_or(f64::NAN, |t| t.ms_f64());
+                row.rttvar_ms = s.rtt.srtt().map_or(f64::NAN, |_| s.rtt.rttvar().ms_f64());
+                row.retransmits = s.stats.retransmits;
                 row.in_flight_bytes = s.in_flight() as f64 * mss;
                 row.rwnd_bytes = r.last_rwnd as f64;
                 row.cc_state = s.state as i8;
@@ -685,6 +699,7 @@ impl Simulation {
                 m.insert("packets_lost".into(), json!(lost));
                 m.insert("packets_in_flight_at_end".into(), json!(in_network));
                 m.insert("retransmits".into(), json!(0));
+                m.insert("jitter_ms".into(), json!(c.udp_jitter_ns / 1e6));
                 // Lost over what had a chance to arrive (datagrams still in flight at the end
                 // are neither delivered nor lost).
                 let settled = (sent - in_network).max(1);

@@ -84,6 +84,7 @@ pub struct TimelineCols {
     pub cwnd_bytes: Vec<f64>,
     pub ssthresh_bytes: Vec<f64>,
     pub srtt_ms: Vec<f64>,
+    pub rttvar_ms: Vec<f64>,
     pub in_flight_bytes: Vec<f64>,
     pub rwnd_bytes: Vec<f64>,
     pub cc_state: Vec<i8>,
@@ -91,6 +92,7 @@ pub struct TimelineCols {
     pub phy_rate_mbps: Vec<f64>,
     pub link_up: Vec<bool>,
     pub delivered_bytes: Vec<u64>,
+    pub retransmits: Vec<u64>,
 }
 
 impl TimelineCols {
@@ -102,6 +104,7 @@ impl TimelineCols {
             cwnd_bytes: Vec::with_capacity(n),
             ssthresh_bytes: Vec::with_capacity(n),
             srtt_ms: Vec::with_capacity(n),
+            rttvar_ms: Vec::with_capacity(n),
             in_flight_bytes: Vec::with_capacity(n),
             rwnd_bytes: Vec::with_capacity(n),
             cc_state: Vec::with_capacity(n),
@@ -109,6 +112,7 @@ impl TimelineCols {
             phy_rate_mbps: Vec::with_capacity(n),
             link_up: Vec::with_capacity(n),
             delivered_bytes: Vec::with_capacity(n),
+            retransmits: Vec::with_capacity(n),
         }
     }
     pub fn len(&self) -> usize {
@@ -128,6 +132,7 @@ pub struct TimelineRow {
     pub cwnd_bytes: f64,
     pub ssthresh_bytes: f64,
     pub srtt_ms: f64,
+    pub rttvar_ms: f64,
     pub in_flight_bytes: f64,
     pub rwnd_bytes: f64,
     pub cc_state: i8,
@@ -135,6 +140,7 @@ pub struct TimelineRow {
     pub phy_rate_mbps: f64,
     pub link_up: bool,
     pub delivered_bytes: u64,
+    pub retransmits: u64,
 }
 
 impl TimelineCols {
@@ -145,6 +151,7 @@ impl TimelineCols {
         self.cwnd_bytes.push(r.cwnd_bytes);
         self.ssthresh_bytes.push(r.ssthresh_bytes);
         self.srtt_ms.push(r.srtt_ms);
+        self.rttvar_ms.push(r.rttvar_ms);
         self.in_flight_bytes.push(r.in_flight_bytes);
         self.rwnd_bytes.push(r.rwnd_bytes);
         self.cc_state.push(r.cc_state);
@@ -152,6 +159,7 @@ impl TimelineCols {
         self.phy_rate_mbps.push(r.phy_rate_mbps);
         self.link_up.push(r.link_up);
         self.delivered_bytes.push(r.delivered_bytes);
+        self.retransmits.push(r.retransmits);
     }
 }
 
