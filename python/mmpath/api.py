@@ -54,6 +54,7 @@ class Result:
     intervals  DataFrame, 100 ms bins: t_s, flow, subflow, path, bytes, mbps
     timeline   DataFrame, 10 ms samples of transport and link state (see docs/outputs.md)
     events     DataFrame, link events: t_s, path, kind, value
+    channel    dict: path name -> that path's channel during the run, as trace CSV text
     scenario   the validated Scenario that ran
     """
 
@@ -70,6 +71,8 @@ class Result:
         self.timeline = timeline
         self.events = events
         self.scenario = scenario
+        # path name -> the channel the run saw, as trace CSV text (set by the runner).
+        self.channel: dict[str, str] = {}
 
     @property
     def ok(self) -> bool:
@@ -130,7 +133,10 @@ def _build_result(out: dict[str, Any], scenario: Scenario, seed: int, wall_s: fl
         "events_per_s": n_events / wall_s if wall_s > 0 else None,
         "scenario_config": scenario.config,
     }
-    return Result(summary, intervals, timeline, events, scenario)
+    result = Result(summary, intervals, timeline, events, scenario)
+    # Each path's channel as it happened, in mmpath's trace CSV (replayable: docs/traces.md).
+    result.channel = {str(k): str(v) for k, v in dict(out.get("channel_csv", {})).items()}
+    return result
 
 
 def simulate(scenario: Scenario, show_progress: bool = False) -> Result:

@@ -395,6 +395,11 @@ def _ms_to_us(x: Any) -> float:
 # --------------------------------------------------------------------------- the folder
 
 
+def _safe_name(name: str) -> str:
+    """A path name as a file-name part: letters, digits, '-', '_', '.' kept, the rest '_'."""
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name) or "path"
+
+
 def write_outputs(result: "Result", out_dir: str | os.PathLike, report: bool = True) -> Path:
     """Write every output file of a run into out_dir (created if needed); return its path."""
     out = Path(out_dir)
@@ -408,6 +413,8 @@ def write_outputs(result: "Result", out_dir: str | os.PathLike, report: bool = T
         write_intervals_csv(result, tmp / "intervals.csv")
         write_timeline_parquet(result, tmp / "timeline.parquet")
         (tmp / "iperf3.json").write_text(dumps(iperf3_doc(result)), encoding="utf-8")
+        for path_name, csv_text in sorted(getattr(result, "channel", {}).items()):
+            (tmp / f"channel-{_safe_name(path_name)}.csv").write_text(csv_text, encoding="utf-8")
         if report:
             from .report import write_report
 

@@ -102,6 +102,7 @@ def read_scenario_file(spec: str | os.PathLike) -> tuple[dict[str, Any], str]:
             raise ScenarioError(f"{text_spec}: cannot read scenario file: {e}") from None
         doc = _parse_toml(text, text_spec)
         doc.setdefault("name", path.stem)
+        _resolve_trace_files(doc, path.resolve().parent)
         return doc, text_spec
     # A bare name ("default", "blockage") selects a bundled scenario; anything that looks like a
     # path (has a separator or a .toml suffix) must exist as a file.
@@ -112,8 +113,23 @@ def read_scenario_file(spec: str | os.PathLike) -> tuple[dict[str, Any], str]:
         source = f"{entry.name} (bundled)"
         doc = _parse_toml(entry.read_text(encoding="utf-8"), source)
         doc.setdefault("name", text_spec)
+        _resolve_trace_files(doc, Path(str(entry)).parent)
         return doc, source
     raise _not_found(text_spec)
+
+
+def _resolve_trace_files(doc: dict[str, Any], base: Path) -> None:
+    """Make `path.N.trace.file` absolute, relative to the scenario file's folder, so a scenario
+    and its traces move together and the core (which reads the file) needs no working dir."""
+    paths = doc.get("path")
+    if not isinstance(paths, list):
+        return  # the validator reports the shape error
+    for p in paths:
+        trace = p.get("trace") if isinstance(p, dict) else None
+        if isinstance(trace, dict) and isinstance(trace.get("file"), str) and trace["file"]:
+            f = Path(trace["file"]).expanduser()
+            if not f.is_absolute():
+                trace["file"] = str(base / f)
 
 
 # --------------------------------------------------------------------------- overrides

@@ -106,6 +106,11 @@ fn output_to_py<'py>(py: Python<'py>, out: RunOutput) -> PyResult<Bound<'py, PyD
     ev.set_item("value", e.value.into_pyarray(py))?;
     d.set_item("events", ev)?;
 
+    let ch = PyDict::new(py);
+    for (name, csv) in out.channel_csv {
+        ch.set_item(name, csv)?;
+    }
+    d.set_item("channel_csv", ch)?;
     d.set_item("flow_names", out.flow_names)?;
     d.set_item("path_names", out.path_names)?;
     d.set_item("cc_states", CC_STATES.to_vec())?;

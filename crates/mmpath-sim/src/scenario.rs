@@ -186,6 +186,43 @@ pub struct PathCfg {
     /// Piecewise-constant changes: each step applies from `t_s` on.
     #[serde(default)]
     pub schedule: Vec<ScheduleStep>,
+    /// Replay a capacity / channel trace on this path (docs/traces.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<TraceCfg>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TraceFormatCfg {
+    Mahimahi,
+    Csv,
+    Wil6210,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TraceCfg {
+    /// Path of the trace file (relative paths are resolved against the scenario file's folder
+    /// by the front end).
+    pub file: String,
+    #[serde(default = "d_trace_format")]
+    pub format: TraceFormatCfg,
+    /// Mahimahi: width of the bins delivery opportunities are averaged over.
+    #[serde(default = "d_trace_bin_ms")]
+    pub bin_ms: f64,
+    /// Start the trace again when it ends (as mahimahi does unless --once).
+    #[serde(default = "d_true", rename = "loop")]
+    pub looping: bool,
+    /// Shift: the trace's time 0 falls at this simulated time.
+    #[serde(default)]
+    pub start_s: f64,
+}
+
+fn d_trace_format() -> TraceFormatCfg {
+    TraceFormatCfg::Csv
+}
+fn d_trace_bin_ms() -> f64 {
+    10.0
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -541,6 +578,15 @@ impl Scenario {
             }
             if !(p.loss_pct.is_finite() && (0.0..100.0).contains(&p.loss_pct)) {
                 return Err(err(f("loss_pct"), format!("must be in [0, 100) (got {})", p.loss_pct)));
+            }
+            if let Some(t) = &p.trace {
+                if t.file.trim().is_empty() {
+                    return Err(err(f("trace.file"), "must name a trace file"));
+                }
+                if !(t.bin_ms.is_finite() && t.bin_ms >= 0.001 && t.bin_ms <= 10_000.0) {
+                    return Err(err(f("trace.bin_ms"), format!("must be between 0.001 and 10000 (got {})", t.bin_ms)));
+                }
+                nonneg(&f("trace.start_s"), t.start_s)?;
             }
             let mut last = -1.0;
             for (j, s) in p.schedule.iter().enumerate() {

@@ -9,9 +9,10 @@
 use crate::app::{App, RATE_TICK};
 use crate::engine::{EventQueue, RngStream};
 use crate::link::schedule::Schedule;
+use crate::link::trace::{self as chtrace, TraceFormat, TraceOpts, TraceStep};
 use crate::link::{Link, LinkCfg, Wake};
 use crate::packet::{Kind, Packet, Way, TCP_HEADER_BYTES, UDP_HEADER_BYTES};
-use crate::scenario::{AppKind, Direction, FlowKind, Scenario, ScenarioError};
+use crate::scenario::{AppKind, Direction, FlowKind, Scenario, ScenarioError, TraceFormatCfg};
 use crate::tcp::cc::{self, CaState, INFINITE_SSTHRESH};
 use crate::tcp::receiver::{ReceiverCfg, TcpReceiver};
 use crate::tcp::sender::{SenderCfg, TcpSender};
@@ -31,7 +32,33 @@ enum Ev {
     AppTick(u16),
     AppStop(u16),
     PathStep(u16),
+    TraceStep(u16),
     Sample,
+}
+
+/// A trace being replayed on a path: its steps, where we are, and the loop offset.
+struct Replay {
+    steps: Vec<TraceStep>,
+    period: Time,
+    looping: bool,
+    next: usize,
+    offset: Time,
+}
+
+impl Replay {
+    fn next_time(&self) -> Option<Time> {
+        self.steps.get(self.next).map(|s| self.offset + s.at)
+    }
+    /// Takes the next step, wrapping to the next pass when looping.
+    fn take(&mut self) -> Option<TraceStep> {
+        let s = *self.steps.get(self.next)?;
+        self.next += 1;
+        if self.next == self.steps.len() && self.looping && self.period > Time::ZERO {
+            self.next = 0;
+            self.offset += self.period;
+        }
+        Some(s)
+    }
 }
 
 struct PathState {
@@ -42,6 +69,10 @@ struct PathState {
     base_up_bps: u64,
     mtu: u32,
     schedule: Schedule,
+    replay: Option<Replay>,
+    /// The channel as it happened (initial state, then every change): written as
+    /// channel-<path>.csv, replayable with format = "csv".
+    channel_log: Vec<TraceStep>,
 }
 
 #[derive(Debug, Default, Clone)]
@@ -106,10 +137,43 @@ impl Simulation {
     /// Parses and validates `json` and builds the run.
     pub fn from_json(json: &str, seed: u64) -> Result<Simulation, ScenarioError> {
         let sc = Scenario::from_json(json)?;
-        Ok(Simulation::new(sc, seed))
+        Simulation::new(sc, seed)
     }
 
-    pub fn new(sc: Scenario, seed: u64) -> Simulation {
+    /// Loads path `i`'s trace, if it has one; trace errors name the scenario field.
+    fn load_replay(sc: &Scenario, i: usize) -> Result<Option<Replay>, ScenarioError> {
+        let Some(t) = &sc.path[i].trace else { return Ok(None) };
+        let field = format!("path.{i}.trace");
+        let format = match t.format {
+            TraceFormatCfg::Mahimahi => TraceFormat::Mahimahi,
+            TraceFormatCfg::Csv => TraceFormat::Csv,
+            TraceFormatCfg::Wil6210 => TraceFormat::Wil6210,
+        };
+        let opts = TraceOpts { bin: Time::from_ms_f64(t.bin_ms), ..TraceOpts::default() };
+        let tr = chtrace::load(std::path::Path::new(&t.file), format, &opts)
+            .map_err(|e| ScenarioError { field: format!("{field}.file"), message: e.to_string() })?;
+        if !tr.steps.iter().any(|s| s.rate_bps.is_some() || s.up.is_some()) {
+            return Err(ScenarioError {
+                field: format!("{field}.file"),
+                message: format!(
+                    "{}: the trace sets neither a rate nor the link status; replaying MCS or RSSI alone needs the \
+                     802.11 path model, which a fixed-rate path does not have",
+                    t.file
+                ),
+            });
+        }
+        Ok(Some(Replay {
+            steps: tr.steps,
+            period: tr.period,
+            looping: t.looping,
+            next: 0,
+            offset: Time::from_secs_f64(t.start_s),
+        }))
+    }
+
+    pub fn new(sc: Scenario, seed: u64) -> Result<Simulation, ScenarioError> {
+        let replays = (0..sc.path.len()).map(|i| Self::load_replay(&sc, i)).collect::<Result<Vec<_>, _>>()?;
+        let mut replays = replays.into_iter();
         let end = Time::from_secs_f64(sc.duration_s);
         let mut links = Vec::new();
         let mut link_rng = Vec::new();
@@ -156,6 +220,8 @@ impl Simulation {
                 base_up_bps: up_bps,
                 mtu: p.mtu_bytes,
                 schedule: Schedule::from_cfg(&p.schedule),
+                replay: replays.next().flatten(),
+                channel_log: vec![TraceStep { rate_bps: Some(down_bps), up: Some(true), ..TraceStep::new(Time::ZERO) }],
             });
         }
         let mut flows = Vec::new();
@@ -245,9 +311,12 @@ impl Simulation {
             if let Some(t) = p.schedule.next_time() {
                 sim.q.schedule(t, Ev::PathStep(i as u16));
             }
+            if let Some(t) = p.replay.as_ref().and_then(|r| r.next_time()) {
+                sim.q.schedule(t, Ev::TraceStep(i as u16));
+            }
         }
         sim.q.schedule(Time::ZERO, Ev::Sample);
-        sim
+        Ok(sim)
     }
 
     pub fn scenario(&self) -> &Scenario {
@@ -311,6 +380,7 @@ impl Simulation {
                 }
             }
             Ev::PathStep(p) => self.on_path_step(now, p),
+            Ev::TraceStep(p) => self.on_trace_step(now, p),
             Ev::Sample => {
                 self.sample(now);
                 let next = now + self.sample_every;
@@ -511,33 +581,93 @@ impl Simulation {
 
     fn on_path_step(&mut self, now: Time, pi: u16) {
         while let Some(step) = self.paths[pi as usize].schedule.take_due(now) {
-            let ps = &self.paths[pi as usize];
-            let (down, up) = (ps.down, ps.up);
             if let Some(r) = step.rate_bps {
+                let ps = &self.paths[pi as usize];
+                // The uplink follows the downlink's change in proportion.
                 let up_rate = (ps.base_up_bps as u128 * r as u128 / ps.base_down_bps as u128) as u64;
-                for (l, rate) in [(down, r), (up, up_rate)] {
-                    let mut wake = Wake::default();
-                    self.links[l as usize].set_rate(now, rate, &mut wake);
-                    self.apply_wake(l, wake);
-                }
-                self.push_event(now, pi, EV_RATE, r as f64 / 1e6);
+                self.set_path_rate(now, pi, r, Some(up_rate));
             }
             if let Some(u) = step.up {
-                for l in [down, up] {
-                    let was = self.links[l as usize].is_up();
-                    let mut wake = Wake::default();
-                    if let Some(d) = self.links[l as usize].set_up(now, u, &mut wake) {
-                        self.count_drop(&d);
-                    }
-                    self.apply_wake(l, wake);
-                    if l == down && was != u {
-                        self.push_event(now, pi, if u { EV_UP } else { EV_DOWN }, f64::NAN);
-                    }
-                }
+                self.set_path_up(now, pi, u);
             }
         }
         if let Some(t) = self.paths[pi as usize].schedule.next_time() {
             self.q.schedule(t, Ev::PathStep(pi));
+        }
+    }
+
+    /// Applies every trace step due now. A trace drives the downlink's rate (the direction
+    /// capacity traces describe) and the link status of both directions.
+    fn on_trace_step(&mut self, now: Time, pi: u16) {
+        loop {
+            let Some(r) = self.paths[pi as usize].replay.as_mut() else { return };
+            match r.next_time() {
+                Some(t) if t <= now => {}
+                Some(t) => {
+                    self.q.schedule(t, Ev::TraceStep(pi));
+                    return;
+                }
+                None => return,
+            }
+            let step = r.take().expect("a step is due");
+            if let Some(rate) = step.rate_bps {
+                self.set_path_rate(now, pi, rate, None);
+            }
+            if let Some(u) = step.up {
+                self.set_path_up(now, pi, u);
+            }
+            if step.mcs.is_some() || step.rssi_dbm.is_some() || step.snr_db.is_some() || step.sector.is_some() {
+                self.log_channel(now, pi, TraceStep { at: now, rate_bps: None, up: None, ..step });
+            }
+        }
+    }
+
+    fn set_path_rate(&mut self, now: Time, pi: u16, down_bps: u64, up_bps: Option<u64>) {
+        let ps = &self.paths[pi as usize];
+        let (down, up) = (ps.down, ps.up);
+        let mut pairs = vec![(down, down_bps)];
+        if let Some(u) = up_bps {
+            pairs.push((up, u));
+        }
+        for (l, rate) in pairs {
+            let mut wake = Wake::default();
+            self.links[l as usize].set_rate(now, rate, &mut wake);
+            self.apply_wake(l, wake);
+        }
+        self.push_event(now, pi, EV_RATE, down_bps as f64 / 1e6);
+        self.log_channel(now, pi, TraceStep { rate_bps: Some(down_bps), ..TraceStep::new(now) });
+    }
+
+    fn set_path_up(&mut self, now: Time, pi: u16, u: bool) {
+        let ps = &self.paths[pi as usize];
+        let (down, up) = (ps.down, ps.up);
+        let was = self.links[down as usize].is_up();
+        for l in [down, up] {
+            let mut wake = Wake::default();
+            if let Some(d) = self.links[l as usize].set_up(now, u, &mut wake) {
+                self.count_drop(&d);
+            }
+            self.apply_wake(l, wake);
+        }
+        if was != u {
+            self.push_event(now, pi, if u { EV_UP } else { EV_DOWN }, f64::NAN);
+            self.log_channel(now, pi, TraceStep { up: Some(u), ..TraceStep::new(now) });
+        }
+    }
+
+    /// Appends to the path's channel record, merging changes made at the same instant.
+    fn log_channel(&mut self, now: Time, pi: u16, step: TraceStep) {
+        let log = &mut self.paths[pi as usize].channel_log;
+        match log.last_mut() {
+            Some(last) if last.at == now => {
+                last.rate_bps = step.rate_bps.or(last.rate_bps);
+                last.up = step.up.or(last.up);
+                last.mcs = step.mcs.or(last.mcs);
+                last.rssi_dbm = step.rssi_dbm.or(last.rssi_dbm);
+                last.snr_db = step.snr_db.or(last.snr_db);
+                last.sector = step.sector.or(last.sector);
+            }
+            _ => log.push(step),
         }
     }
 
@@ -754,6 +884,15 @@ impl Simulation {
             intervals,
             timeline: std::mem::take(&mut self.timeline),
             events: std::mem::take(&mut self.events),
+            channel_csv: self
+                .paths
+                .iter()
+                .map(|p| {
+                    let mut buf = Vec::new();
+                    chtrace::write_csv(&mut buf, &p.channel_log).expect("writing to memory");
+                    (p.name.clone(), String::from_utf8(buf).expect("csv is utf-8"))
+                })
+                .collect(),
             flow_names: self.flows.iter().map(|f| f.name.clone()).collect(),
             path_names: self.paths.iter().map(|p| p.name.clone()).collect(),
             ok: all_ok,
@@ -771,6 +910,8 @@ pub struct RunOutput {
     pub intervals: IntervalCols,
     pub timeline: TimelineCols,
     pub events: EventCols,
+    /// Per path (name, the channel as it happened in mmpath's trace CSV format).
+    pub channel_csv: Vec<(String, String)>,
     pub flow_names: Vec<String>,
     pub path_names: Vec<String>,
     pub ok: bool,

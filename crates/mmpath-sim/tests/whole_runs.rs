@@ -126,3 +126,78 @@ fn fixed_size_transfer_delivers_exactly() {
     assert!((r - 20.0).abs() < 0.5, "rate-limited source at {r} Mbit/s");
     assert_eq!(s["invariants"]["ok"], true);
 }
+
+fn fixture(name: &str) -> String {
+    format!("{}/tests/data/traces/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A Mahimahi trace of 1 opportunity per ms (12.032 Mbit/s) carries UDP at that rate and
+/// loops; the run's channel record replays to the same result.
+#[test]
+fn mahimahi_trace_sets_the_capacity_and_the_record_replays() {
+    let dir = std::env::temp_dir().join(format!("mmpath-trace-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mm = dir.join("one-per-ms.trace");
+    std::fs::write(&mm, (1..=100).map(|t| format!("{t}\n")).collect::<String>()).unwrap();
+    let json = format!(
+        r#"{{"duration_s": 2, "backbone": {{"enabled": false}},
+            "path": [{{"rate_mbps": 1000, "mtu_bytes": 1500, "trace": {{"file": "{}", "format": "mahimahi"}}}}],
+            "flow": [{{"kind": "udp", "rate_mbps": 50, "packet_bytes": 1472}}]}}"#,
+        mm.display()
+    );
+    let (s, out) = run(&json, 1);
+    let g = flow(&s, 0)["goodput_mbps"].as_f64().unwrap();
+    // 1504 bytes per ms = 12.032 Mbit/s of wire capacity; 1472 of 1500 bytes are payload.
+    let expected = 12.032 * 1472.0 / 1500.0;
+    assert!((g - expected).abs() / expected < 0.02, "goodput {g} vs {expected}");
+    // Replaying the recorded channel reproduces the run exactly.
+    let (_, csv) = &out.channel_csv[0];
+    let rec = dir.join("channel.csv");
+    std::fs::write(&rec, csv).unwrap();
+    let json2 = json.replace(&mm.display().to_string(), &rec.display().to_string()).replace("mahimahi", "csv");
+    let (s2, _) = run(&json2.replace(r#""loop": true"#, ""), 1);
+    assert_eq!(s2["flows"][0]["bytes_delivered"], s["flows"][0]["bytes_delivered"]);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// A CSV trace that takes the link down stops delivery; TCP recovers after it.
+#[test]
+fn csv_trace_outage_stops_delivery() {
+    let dir = std::env::temp_dir().join(format!("mmpath-trace-csv-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("outage.csv");
+    std::fs::write(&f, "t_s,rate_mbps,link_up\n0,500,1\n1,,0\n2,,1\n4,,\n").unwrap();
+    let json = format!(
+        r#"{{"duration_s": 4, "path": [{{"rate_mbps": 1000, "trace": {{"file": "{}", "loop": false}}}}],
+            "flow": [{{"cc": "cubic"}}]}}"#,
+        f.display()
+    );
+    let (s, out) = run(&json, 1);
+    assert_eq!(s["invariants"]["ok"], true);
+    let iv = &out.intervals;
+    let during: u64 = iv.t_s.iter().zip(&iv.bytes).filter(|(t, _)| **t >= 1.1 && **t < 1.9).map(|(_, b)| b).sum();
+    let before: u64 = iv.t_s.iter().zip(&iv.bytes).filter(|(t, _)| **t >= 0.2 && **t < 1.0).map(|(_, b)| b).sum();
+    assert_eq!(during, 0);
+    // Before the outage the trace's 500 Mbit/s is the bottleneck, not the path's 1000:
+    // at most 500 x 1448 / 1500 = 482.7 Mbit/s of payload (single 100 ms bins can exceed it
+    // when a filled hole releases out-of-order data, so average over 0.8 s).
+    let mbps = before as f64 * 8.0 / 0.8 / 1e6;
+    assert!(mbps > 430.0 && mbps < 482.8, "{mbps}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn bad_trace_file_is_a_scenario_error_naming_the_field() {
+    let json = format!(
+        r#"{{"path": [{{"rate_mbps": 10, "trace": {{"file": "{}", "format": "mahimahi"}}}}], "flow": [{{}}]}}"#,
+        fixture("mahimahi_decreasing.trace")
+    );
+    let e = match Simulation::from_json(&json, 1) {
+        Err(e) => e.to_string(),
+        Ok(_) => panic!("a decreasing mahimahi trace must be rejected"),
+    };
+    assert!(e.starts_with("path.0.trace.file: "), "{e}");
+    assert!(e.contains("mahimahi_decreasing.trace:"), "{e}");
+    let missing = r#"{"path": [{"rate_mbps": 10, "trace": {"file": "/nonexistent/x.csv"}}], "flow": [{}]}"#;
+    assert!(Simulation::from_json(missing, 1).is_err());
+}

@@ -1,0 +1,46 @@
+"""Trace replay from the front end: relative trace paths, the recorded channel, bad traces."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import mmpath
+
+
+def _scenario(tmp_path: Path, trace_line: str) -> Path:
+    sub = tmp_path / "exp"
+    sub.mkdir()
+    (sub / "cap.csv").write_text("t_s,rate_mbps,link_up\n0,200,1\n0.5,,0\n0.7,,1\n1,,\n")
+    f = sub / "traced.toml"
+    f.write_text(
+        'duration_s = 1.0\n[[path]]\nname = "air"\nrate_mbps = 1000.0\n'
+        f"{trace_line}\n[[flow]]\ncc = \"cubic\"\n"
+    )
+    return f
+
+
+def test_relative_trace_is_found_next_to_the_scenario_and_recorded(tmp_path, monkeypatch):
+    f = _scenario(tmp_path, 'trace = { file = "cap.csv", loop = false }')
+    monkeypatch.chdir(tmp_path)  # not the scenario's folder: the path must resolve against it
+    res = mmpath.run(f)
+    assert res.ok
+    down = res.events[res.events["kind"] == "down"]
+    assert list(down["t_s"]) == [0.5]
+    # The run's channel, as trace CSV, is in the result and in the output folder.
+    assert "0,200,,1" in res.channel["air"]
+    out = res.save(tmp_path / "out", report=False)
+    assert (out / "channel-air.csv").read_text() == res.channel["air"]
+
+
+def test_bad_trace_is_one_line_exit_2(tmp_path):
+    f = _scenario(tmp_path, 'trace = { file = "missing.csv" }')
+    p = subprocess.run(
+        [sys.executable, "-m", "mmpath", "run", str(f), "--out", str(tmp_path / "o")],
+        capture_output=True,
+        text=True,
+    )
+    assert p.returncode == 2
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1, p.stderr
+    assert "path.0.trace.file" in lines[0] and "missing.csv" in lines[0]
+    assert "Traceback" not in p.stderr
