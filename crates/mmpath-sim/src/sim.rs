@@ -84,6 +84,8 @@ struct FlowCounters {
     udp_bytes_received: u64,
     /// Bytes delivered inside [start, stop] (goodput window).
     goodput_bytes: u64,
+    /// Bytes delivered so far (the timeline's running total).
+    delivered_bytes: u64,
     /// A delivery covered bytes the sender never sent: an oracle violation.
     delivered_unsent: bool,
     /// UDP interarrival jitter (RFC 3550 section 6.4.1), ns, and the previous transit time.
@@ -523,6 +525,7 @@ impl Simulation {
     fn record_delivery(&mut self, now: Time, f: u16, bytes: u64) {
         let fl = &mut self.flows[f as usize];
         fl.bins.add(now.ns(), bytes);
+        fl.counters.delivered_bytes += bytes;
         if now >= fl.start && now <= fl.stop {
             fl.counters.goodput_bytes += bytes;
         }
@@ -625,11 +628,8 @@ impl Simulation {
     fn set_path_rate(&mut self, now: Time, pi: u16, down_bps: u64, up_bps: Option<u64>) {
         let ps = &self.paths[pi as usize];
         let (down, up) = (ps.down, ps.up);
-        let mut pairs = vec![(down, down_bps)];
-        if let Some(u) = up_bps {
-            pairs.push((up, u));
-        }
-        for (l, rate) in pairs {
+        for (l, rate) in [(down, Some(down_bps)), (up, up_bps)] {
+            let Some(rate) = rate else { continue };
             let mut wake = Wake::default();
             self.links[l as usize].set_rate(now, rate, &mut wake);
             self.apply_wake(l, wake);
@@ -695,7 +695,7 @@ impl Simulation {
                 queue_bytes: link.queue_bytes() as f64,
                 phy_rate_mbps: link.rate_bps() as f64 / 1e6,
                 link_up: link.is_up(),
-                delivered_bytes: f.bins.total(),
+                delivered_bytes: f.counters.delivered_bytes,
                 retransmits: 0,
             };
             if let (Some(s), Some(r)) = (&f.sender, &f.receiver) {
