@@ -93,6 +93,9 @@ fn output_to_py<'py>(py: Python<'py>, out: RunOutput) -> PyResult<Bound<'py, PyD
     tl.set_item("cc_state", t.cc_state.into_pyarray(py))?;
     tl.set_item("queue_bytes", t.queue_bytes.into_pyarray(py))?;
     tl.set_item("phy_rate_mbps", t.phy_rate_mbps.into_pyarray(py))?;
+    tl.set_item("mcs", t.mcs.into_pyarray(py))?;
+    tl.set_item("rssi_dbm", t.rssi_dbm.into_pyarray(py))?;
+    tl.set_item("snr_db", t.snr_db.into_pyarray(py))?;
     tl.set_item("link_up", t.link_up.into_pyarray(py))?;
     tl.set_item("delivered_bytes", t.delivered_bytes.into_pyarray(py))?;
     tl.set_item("retransmits", t.retransmits.into_pyarray(py))?;

@@ -70,6 +70,10 @@ struct PathState {
     mtu: u32,
     schedule: Schedule,
     replay: Option<Replay>,
+    /// Channel indicators as last reported by a trace (NaN = not known).
+    mcs: f64,
+    rssi_dbm: f64,
+    snr_db: f64,
     /// The channel as it happened (initial state, then every change): written as
     /// channel-<path>.csv, replayable with format = "csv".
     channel_log: Vec<TraceStep>,
@@ -223,6 +227,9 @@ impl Simulation {
                 mtu: p.mtu_bytes,
                 schedule: Schedule::from_cfg(&p.schedule),
                 replay: replays.next().flatten(),
+                mcs: f64::NAN,
+                rssi_dbm: f64::NAN,
+                snr_db: f64::NAN,
                 channel_log: vec![TraceStep { rate_bps: Some(down_bps), up: Some(true), ..TraceStep::new(Time::ZERO) }],
             });
         }
@@ -619,6 +626,16 @@ impl Simulation {
             if let Some(u) = step.up {
                 self.set_path_up(now, pi, u);
             }
+            let ps = &mut self.paths[pi as usize];
+            if let Some(m) = step.mcs {
+                ps.mcs = m as f64;
+            }
+            if let Some(r) = step.rssi_dbm {
+                ps.rssi_dbm = r as f64;
+            }
+            if let Some(x) = step.snr_db {
+                ps.snr_db = x as f64;
+            }
             if step.mcs.is_some() || step.rssi_dbm.is_some() || step.snr_db.is_some() || step.sector.is_some() {
                 self.log_channel(now, pi, TraceStep { at: now, rate_bps: None, up: None, ..step });
             }
@@ -694,6 +711,9 @@ impl Simulation {
                 cc_state: -1,
                 queue_bytes: link.queue_bytes() as f64,
                 phy_rate_mbps: link.rate_bps() as f64 / 1e6,
+                mcs: self.paths[f.path as usize].mcs,
+                rssi_dbm: self.paths[f.path as usize].rssi_dbm,
+                snr_db: self.paths[f.path as usize].snr_db,
                 link_up: link.is_up(),
                 delivered_bytes: f.counters.delivered_bytes,
                 retransmits: 0,

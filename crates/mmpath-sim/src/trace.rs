@@ -90,6 +90,9 @@ pub struct TimelineCols {
     pub cc_state: Vec<i8>,
     pub queue_bytes: Vec<f64>,
     pub phy_rate_mbps: Vec<f64>,
+    pub mcs: Vec<f64>,
+    pub rssi_dbm: Vec<f64>,
+    pub snr_db: Vec<f64>,
     pub link_up: Vec<bool>,
     pub delivered_bytes: Vec<u64>,
     pub retransmits: Vec<u64>,
@@ -110,6 +113,9 @@ impl TimelineCols {
             cc_state: Vec::with_capacity(n),
             queue_bytes: Vec::with_capacity(n),
             phy_rate_mbps: Vec::with_capacity(n),
+            mcs: Vec::with_capacity(n),
+            rssi_dbm: Vec::with_capacity(n),
+            snr_db: Vec::with_capacity(n),
             link_up: Vec::with_capacity(n),
             delivered_bytes: Vec::with_capacity(n),
             retransmits: Vec::with_capacity(n),
@@ -138,6 +144,9 @@ pub struct TimelineRow {
     pub cc_state: i8,
     pub queue_bytes: f64,
     pub phy_rate_mbps: f64,
+    pub mcs: f64,
+    pub rssi_dbm: f64,
+    pub snr_db: f64,
     pub link_up: bool,
     pub delivered_bytes: u64,
     pub retransmits: u64,
@@ -157,6 +166,9 @@ impl TimelineCols {
         self.cc_state.push(r.cc_state);
         self.queue_bytes.push(r.queue_bytes);
         self.phy_rate_mbps.push(r.phy_rate_mbps);
+        self.mcs.push(r.mcs);
+        self.rssi_dbm.push(r.rssi_dbm);
+        self.snr_db.push(r.snr_db);
         self.link_up.push(r.link_up);
         self.delivered_bytes.push(r.delivered_bytes);
         self.retransmits.push(r.retransmits);

@@ -201,3 +201,28 @@ fn bad_trace_file_is_a_scenario_error_naming_the_field() {
     let missing = r#"{"path": [{"rate_mbps": 10, "trace": {"file": "/nonexistent/x.csv"}}], "flow": [{}]}"#;
     assert!(Simulation::from_json(missing, 1).is_err());
 }
+
+/// A wil6210 log replays link status and reports MCS and RSSI in the timeline.
+#[test]
+fn wil6210_log_drives_link_status_and_timeline_channel_columns() {
+    let json = format!(
+        r#"{{"duration_s": 0.08, "timeline": {{"sample_ms": 10}},
+            "path": [{{"rate_mbps": 1000, "trace": {{"file": "{}", "format": "wil6210", "loop": false}}}}],
+            "flow": [{{"kind": "udp", "rate_mbps": 10}}]}}"#,
+        fixture("wil6210_good.csv")
+    );
+    let (s, out) = run(&json, 1);
+    assert_eq!(s["invariants"]["ok"], true);
+    let t = &out.timeline;
+    // Rows at 0, 10, ..., 80 ms; the log's rows are 10 ms apart from its first timestamp.
+    assert_eq!(t.mcs[0], 9.0);
+    assert_eq!(t.rssi_dbm[0], -54.0);
+    assert_eq!(t.mcs[2], 8.0);
+    assert_eq!(t.rssi_dbm[3], -58.0);
+    assert!(!t.link_up[4], "pending = not connected");
+    assert!(!t.link_up[5]);
+    assert!(t.link_up[6]);
+    assert_eq!(t.mcs[6], 6.0);
+    assert!(t.snr_db.iter().all(|x| x.is_nan()), "the log has no SNR in dB");
+    assert_eq!(out.events.kind, vec![0, 1], "one outage: down then up");
+}
