@@ -676,14 +676,7 @@ impl Simulation {
     fn log_channel(&mut self, now: Time, pi: u16, step: TraceStep) {
         let log = &mut self.paths[pi as usize].channel_log;
         match log.last_mut() {
-            Some(last) if last.at == now => {
-                last.rate_bps = step.rate_bps.or(last.rate_bps);
-                last.up = step.up.or(last.up);
-                last.mcs = step.mcs.or(last.mcs);
-                last.rssi_dbm = step.rssi_dbm.or(last.rssi_dbm);
-                last.snr_db = step.snr_db.or(last.snr_db);
-                last.sector = step.sector.or(last.sector);
-            }
+            Some(last) if last.at == now => last.merge(&step),
             _ => log.push(step),
         }
     }

@@ -58,7 +58,7 @@ impl TraceStep {
     }
 
     /// Folds a later step at the same time into this one: its set fields win.
-    fn merge(&mut self, later: &TraceStep) {
+    pub fn merge(&mut self, later: &TraceStep) {
         self.rate_bps = later.rate_bps.or(self.rate_bps);
         self.mcs = later.mcs.or(self.mcs);
         self.up = later.up.or(self.up);
