@@ -1230,6 +1230,16 @@ mod tests {
     fn err(text: &str, f: TraceFormat) -> TraceError {
         p(text, f).expect_err("expected a TraceError")
     }
+    /// Each text must fail at the given line with a message containing every needle.
+    fn expect_errors(f: TraceFormat, cases: &[(&str, Option<usize>, &[&str])]) {
+        for (text, line, needles) in cases {
+            let e = err(text, f);
+            assert_eq!(e.line, *line, "{text:?}: {e}");
+            for n in needles.iter() {
+                assert!(e.message.contains(n), "{text:?}: {e} (wanted {n})");
+            }
+        }
+    }
     fn fixture(name: &str) -> PathBuf {
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/traces").join(name)
     }
@@ -1496,13 +1506,7 @@ mod tests {
             ("t_s,mcs\n0,32\n", Some(2), &["column mcs: `32`", "integer 0-31"]),
             ("t_s,link_up\n0,yes\n", Some(2), &["column link_up: `yes`", "0, 1, true or false"]),
         ];
-        for (text, line, needles) in cases {
-            let e = err(text, TraceFormat::Csv);
-            assert_eq!(e.line, line, "{text:?}: {e}");
-            for n in needles {
-                assert!(e.message.contains(n), "{text:?}: {e} (wanted {n})");
-            }
-        }
+        expect_errors(TraceFormat::Csv, &cases);
         for (text, needle) in [
             ("t_s,mcs\n,3\n", "column t_s: empty time"),
             ("t_s,mcs\nsoon,3\n", "column t_s: `soon` is not a number"),
@@ -1511,9 +1515,7 @@ mod tests {
             ("t_s,mcs,sector\n0,3,70000\n", "column sector: `70000`"),
             ("t_s,mcs\n0,2.5\n", "column mcs: `2.5`"),
         ] {
-            let e = err(text, TraceFormat::Csv);
-            assert_eq!(e.line, Some(2), "{e}");
-            assert!(e.message.contains(needle), "{e}");
+            expect_errors(TraceFormat::Csv, &[(text, Some(2), &[needle])]);
         }
     }
 
@@ -1714,13 +1716,7 @@ mod tests {
             ("time_ms,mcs,status\n0,NaN,\n10,,nan\n", Some(1), &["no row sets any value"]),
             ("timestamp,mcs\n0,1\n0.0001,1\n", Some(2), &["cannot tell the unit", "time_ms"]),
         ];
-        for (text, line, needles) in cases {
-            let e = err(text, TraceFormat::Wil6210);
-            assert_eq!(e.line, line, "{text:?}: {e}");
-            for n in needles {
-                assert!(e.message.contains(n), "{text:?}: {e} (wanted {n})");
-            }
-        }
+        expect_errors(TraceFormat::Wil6210, &cases);
         for (text, needle) in [
             ("time_ms,mcs,sector\n0,1,-3\n", "column sector: `-3`"),
             ("time_ms,mcs,rssi\n0,1,strong\n", "column rssi: `strong`"),
@@ -1728,9 +1724,7 @@ mod tests {
             ("time,mcs\n25:00:00,1\n", "not valid"),
             ("time_ms,mcs,throughput_mbps\n0,1,-1\n", "column throughput: `-1`"),
         ] {
-            let e = err(text, TraceFormat::Wil6210);
-            assert_eq!(e.line, Some(2), "{e}");
-            assert!(e.message.contains(needle), "{e}");
+            expect_errors(TraceFormat::Wil6210, &[(text, Some(2), &[needle])]);
         }
     }
 

@@ -13,6 +13,31 @@ pub const RETRANS: u8 = 4;
 /// Retransmitted at least once: no RTT sample from it (Karn's rule).
 pub const EVER_RETRANS: u8 = 8;
 
+/// Earliest and latest send time among segments an ACK newly covers (for RTT samples; only
+/// never-retransmitted segments count, Karn's rule).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SentSpan {
+    pub first: Option<Time>,
+    pub last: Option<Time>,
+}
+
+impl SentSpan {
+    fn add(&mut self, t: Time) {
+        self.first = Some(self.first.map_or(t, |f| f.min(t)));
+        self.last = Some(self.last.map_or(t, |l| l.max(t)));
+    }
+
+    /// The span covering both.
+    pub fn merge(&mut self, o: SentSpan) {
+        if let Some(f) = o.first {
+            self.add(f);
+        }
+        if let Some(l) = o.last {
+            self.add(l);
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy)]
 pub struct Seg {
     pub start: u64,
@@ -125,17 +150,16 @@ impl Scoreboard {
         true
     }
 
-    /// Marks [start, end) SACKed. Returns (newly SACKed segments, send time of the earliest
-    /// and of the latest newly SACKed never-retransmitted segment, for RTT samples).
-    pub fn sack(&mut self, start: u64, end: u64) -> (u32, Option<Time>, Option<Time>) {
+    /// Marks [start, end) SACKed. Returns the newly SACKed segments and their send-time span.
+    pub fn sack(&mut self, start: u64, end: u64) -> (u32, SentSpan) {
         let mut n = 0;
-        let (mut first, mut last): (Option<Time>, Option<Time>) = (None, None);
+        let mut span = SentSpan::default();
         let Some(mut i) = self.index_of(start).or_else(|| {
             // The block may begin below snd_una (already cumulatively ACKed).
             let f = self.segs.front()?;
             (start < f.start && end > f.start).then_some(0)
         }) else {
-            return (0, None, None);
+            return (0, span);
         };
         while i < self.segs.len() && self.segs[i].end() <= end {
             // Only whole segments are SACKed; the receiver never splits ours.
@@ -143,21 +167,20 @@ impl Scoreboard {
                 n += 1;
                 let s = self.segs[i];
                 if !s.has(EVER_RETRANS) {
-                    first = Some(first.map_or(s.sent, |f: Time| f.min(s.sent)));
-                    last = Some(last.map_or(s.sent, |l: Time| l.max(s.sent)));
+                    span.add(s.sent);
                 }
             }
             i += 1;
         }
-        (n, first, last)
+        (n, span)
     }
 
-    /// Removes segments wholly below `ack`. Returns (segments newly delivered, i.e. removed and
-    /// not SACKed before, as Linux's tp->delivered counts each packet once; earliest and
-    /// latest send time among removed never-retransmitted segments).
-    pub fn ack(&mut self, ack: u64) -> (u32, Option<Time>, Option<Time>) {
+    /// Removes segments wholly below `ack`. Returns the segments newly delivered (removed and
+    /// not SACKed before, as Linux's tp->delivered counts each packet once) and the send-time
+    /// span of the removed never-retransmitted ones.
+    pub fn ack(&mut self, ack: u64) -> (u32, SentSpan) {
         let mut n = 0;
-        let (mut first, mut last): (Option<Time>, Option<Time>) = (None, None);
+        let mut span = SentSpan::default();
         while let Some(s) = self.segs.front() {
             if s.end() > ack {
                 break;
@@ -169,8 +192,7 @@ impl Scoreboard {
             }
             n += 1;
             if !s.has(EVER_RETRANS) {
-                first = Some(first.map_or(s.sent, |f: Time| f.min(s.sent)));
-                last = Some(last.map_or(s.sent, |l: Time| l.max(s.sent)));
+                span.add(s.sent);
             }
             if s.has(LOST) {
                 self.lost_out -= 1;
@@ -182,7 +204,7 @@ impl Scoreboard {
                 self.retrans_out -= 1;
             }
         }
-        (n, first, last)
+        (n, span)
     }
 
     /// RFC 6675 loss marking: every segment with DupThresh (3) SACKed segments above it that
@@ -318,7 +340,7 @@ mod tests {
         b.sack(200, 600);
         b.mark_lost_by_sack();
         assert_eq!(b.lost_out, 2);
-        let (n, _, _) = b.ack(600);
+        let (n, _) = b.ack(600);
         assert_eq!(n, 2, "the 4 SACKed segments were delivered already");
         assert_eq!(b.counters(), (0, 0, 0, 0));
         assert_eq!(b.packets_out(), 4);

@@ -8,7 +8,7 @@
 
 use super::cc::{AckInfo, CaState, CongestionControl, Window, INFINITE_SSTHRESH};
 use super::rtt::RttEstimator;
-use super::scoreboard::{Scoreboard, Seg};
+use super::scoreboard::{Scoreboard, Seg, SentSpan};
 use crate::packet::{Kind, Packet, Way, TCP_HEADER_BYTES};
 use crate::scenario::BufSize;
 use crate::time::Time;
@@ -297,30 +297,23 @@ impl TcpSender {
         let prior_in_flight = self.sb.in_flight();
         let prior_una = self.snd_una;
 
-        let (mut newly_sacked, mut sack_first, mut sack_last) = (0u32, None::<Time>, None::<Time>);
+        let (mut newly_sacked, mut sacked_span) = (0u32, SentSpan::default());
         for &(s, e) in p.sack_blocks() {
             if e <= p.ack {
                 continue; // D-SACK or stale block
             }
-            let (n, f, l) = self.sb.sack(s, e);
+            let (n, span) = self.sb.sack(s, e);
             newly_sacked += n;
-            sack_first = match (sack_first, f) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                (a, b) => a.or(b),
-            };
-            sack_last = match (sack_last, l) {
-                (Some(a), Some(b)) => Some(a.max(b)),
-                (a, b) => a.or(b),
-            };
+            sacked_span.merge(span);
         }
-        let (acked, ack_first, ack_last) = self.sb.ack(p.ack);
+        let (acked, acked_span) = self.sb.ack(p.ack);
         self.snd_una = p.ack;
         let advanced = self.snd_una > prior_una;
 
         // RTT: srtt from the earliest segment this ACK covers (Linux seq_rtt), CC from the
         // latest (ca_rtt). Karn: retransmitted segments give none (filtered by the board).
-        let seq_rtt = ack_first.or(sack_first).map(|t| now - t);
-        let ca_rtt = ack_last.or(sack_last).map(|t| now - t);
+        let seq_rtt = acked_span.first.or(sacked_span.first).map(|t| now - t);
+        let ca_rtt = acked_span.last.or(sacked_span.last).map(|t| now - t);
         if let Some(r) = seq_rtt {
             self.rtt.sample(r);
             self.stats.rtt_ms.record(r.ms_f64());
