@@ -3,7 +3,9 @@
 //! one "arrival" event for its head packet, so a link costs two events per packet no matter
 //! how many packets it holds.
 
+pub mod medium;
 pub mod phy;
+pub mod radio;
 pub mod schedule;
 pub mod trace;
 

@@ -1,0 +1,473 @@
+//! A half-duplex 802.11 channel shared by two stations (AP and client): the airtime MAC.
+//!
+//! Each station has its own drop-tail queue; one of them transmits at a time. A transmit
+//! opportunity (TXOP) costs channel access (AIFS + random backoff), optional protection
+//! (RTS/CTS), one PPDU carrying an A-MPDU of up to `max_mpdus` MPDUs (bounded by the A-MPDU
+//! byte limit and the maximum PPDU duration), SIFS and a Block Ack. When both stations have
+//! frames they take turns, which is what equal-priority EDCA contention gives two stations on
+//! average. Every MPDU is lost independently with the packet error rate of its length at the
+//! station's MCS; lost MPDUs stay at the head of the queue and are retried up to the retry
+//! limit, then dropped (the loss TCP sees).
+//!
+//! Each station also has a host (driver + CPU) that spends `host_pkt_ns` on every packet it
+//! sends or receives: one server for both directions, as one core handling the NIC's soft-IRQs.
+//! It caps the packet rate, which is what limits 802.11ad at MTU 1500 (seed 000: ~1 Gbit/s of
+//! UDP at MCS 8-9 whatever the signal) while jumbo frames reach multi-Gbit/s.
+
+use super::radio::{MacTiming, RadioPhy};
+use crate::engine::RngStream;
+use crate::packet::{Kind, Packet};
+use crate::time::Time;
+use std::collections::VecDeque;
+
+/// Station index: 0 = AP (transmits the downlink), 1 = client (transmits the uplink).
+pub const AP: usize = 0;
+pub const STA: usize = 1;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct AirWake {
+    /// Schedule the medium's TxDone at this time.
+    pub tx_done: Option<Time>,
+    /// Schedule an Arrival for direction d (0 = downlink, delivered at the client).
+    pub arrival: [Option<Time>; 2],
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct AirStats {
+    pub txops: [u64; 2],
+    pub mpdus_sent: [u64; 2],
+    pub mpdus_failed: [u64; 2],
+    pub bytes_delivered: [u64; 2],
+    pub drops_queue: [u64; 2],
+    pub drops_retry: [u64; 2],
+    pub busy_ns: [u64; 2],
+}
+
+struct Station {
+    queue: VecDeque<(Packet, u8)>,
+    queue_bytes: u64,
+    cap_bytes: u64,
+    mcs: u8,
+    /// Packet error rate of a 4096-octet PSDU at the current MCS and signal.
+    per_4096: f64,
+    /// When the host finishes the packets it already has.
+    host_free: Time,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Txop {
+    from: usize,
+    n: usize,
+    start: Time,
+    end: Time,
+}
+
+pub struct Medium {
+    phy: RadioPhy,
+    mac: MacTiming,
+    host_pkt_ns: u64,
+    delay: Time,
+    st: [Station; 2],
+    busy: Option<Txop>,
+    /// A wake-up already requested (TxDone event pending) while idle.
+    kick: Option<Time>,
+    last_from: usize,
+    up: bool,
+    pipe: [VecDeque<(Time, Packet)>; 2],
+    rng: RngStream,
+    /// Scratch for the MPDUs of a TXOP that must be retried (reused: no allocation per TXOP).
+    failed: Vec<(Packet, u8)>,
+    pub stats: AirStats,
+}
+
+impl Medium {
+    pub fn new(
+        phy: RadioPhy,
+        mac: MacTiming,
+        host_pkt_ns: u64,
+        delay: Time,
+        queue_cap_bytes: u64,
+        mcs: u8,
+        rng: RngStream,
+    ) -> Medium {
+        let st = || Station {
+            queue: VecDeque::with_capacity(256),
+            queue_bytes: 0,
+            cap_bytes: queue_cap_bytes,
+            mcs,
+            per_4096: 0.0,
+            host_free: Time::ZERO,
+        };
+        Medium {
+            phy,
+            mac,
+            host_pkt_ns,
+            delay,
+            st: [st(), st()],
+            busy: None,
+            kick: None,
+            last_from: STA,
+            up: true,
+            pipe: [VecDeque::with_capacity(256), VecDeque::with_capacity(256)],
+            rng,
+            failed: Vec::with_capacity(64),
+            stats: AirStats::default(),
+        }
+    }
+
+    pub fn phy(&self) -> &RadioPhy {
+        &self.phy
+    }
+    pub fn is_up(&self) -> bool {
+        self.up
+    }
+    pub fn mcs(&self, from: usize) -> u8 {
+        self.st[from].mcs
+    }
+    pub fn per_4096(&self, from: usize) -> f64 {
+        self.st[from].per_4096
+    }
+    pub fn rate_bps(&self, from: usize) -> u64 {
+        self.phy.rate_bps(self.st[from].mcs)
+    }
+    pub fn queue_bytes(&self, from: usize) -> u64 {
+        self.st[from].queue_bytes
+    }
+
+    pub fn set_mcs(&mut self, from: usize, mcs: u8) {
+        self.st[from].mcs = mcs;
+    }
+    pub fn set_per(&mut self, from: usize, per_4096: f64) {
+        self.st[from].per_4096 = per_4096.clamp(0.0, 1.0);
+    }
+
+    fn mpdu_bytes(&self, p: &Packet) -> u32 {
+        p.size_bytes + self.mac.mpdu_overhead_bytes
+    }
+
+    /// Offers a packet to station `from`'s queue; false (a drop) when it does not fit.
+    pub fn enqueue(&mut self, now: Time, from: usize, p: Packet, wake: &mut AirWake) -> bool {
+        let s = &mut self.st[from];
+        if s.queue_bytes + p.size_bytes as u64 > s.cap_bytes {
+            self.stats.drops_queue[from] += 1;
+            return false;
+        }
+        s.queue_bytes += p.size_bytes as u64;
+        s.queue.push_back((p, 0));
+        self.try_start(now, wake);
+        true
+    }
+
+    /// Builds the aggregate at the head of `from`'s queue: (MPDUs, PSDU bytes).
+    fn aggregate(&self, from: usize) -> (usize, u32) {
+        let s = &self.st[from];
+        let (mut n, mut psdu) = (0usize, 0u32);
+        for (p, _) in s.queue.iter() {
+            let next = psdu + self.mpdu_bytes(p);
+            if n > 0
+                && (n as u32 >= self.mac.max_mpdus
+                    || next > self.mac.max_ampdu_bytes
+                    || self.phy.ppdu_ns(next, s.mcs) > self.mac.max_ppdu_ns)
+            {
+                break;
+            }
+            n += 1;
+            psdu = next;
+        }
+        (n, psdu)
+    }
+
+    /// Starts a TXOP if the channel is idle and a station with frames has a free host.
+    fn try_start(&mut self, now: Time, wake: &mut AirWake) {
+        if self.busy.is_some() || !self.up {
+            return;
+        }
+        // Take turns: the station that did not transmit last goes first.
+        let order = [1 - self.last_from, self.last_from];
+        let mut wait: Option<Time> = None;
+        for from in order {
+            let s = &self.st[from];
+            if s.queue.is_empty() {
+                continue;
+            }
+            if s.host_free > now {
+                wait = Some(wait.map_or(s.host_free, |w| w.min(s.host_free)));
+                continue;
+            }
+            let (n, psdu) = self.aggregate(from);
+            let backoff = self.mac.slot_ns * (self.rng.next_u64() % (self.mac.cw_min as u64 + 1));
+            let air_ns = self.mac.access_ns
+                + backoff
+                + self.mac.protection_ns
+                + self.phy.ppdu_ns(psdu, self.st[from].mcs)
+                + self.mac.sifs_ns
+                + self.mac.ack_ns;
+            // The host hands the driver n packets; the TXOP cannot end before they are ready.
+            let host_ns = n as u64 * self.host_pkt_ns;
+            let end = now + Time(air_ns.max(host_ns));
+            self.st[from].host_free = now + Time(host_ns);
+            self.busy = Some(Txop { from, n, start: now, end });
+            self.last_from = from;
+            self.stats.txops[from] += 1;
+            wake.tx_done = Some(end);
+            return;
+        }
+        if let Some(w) = wait {
+            if self.kick.is_none_or(|k| w < k) {
+                self.kick = Some(w);
+                wake.tx_done = Some(w);
+            }
+        }
+    }
+
+    /// The TXOP ends (or a wake-up fires): settle each MPDU, then start the next TXOP.
+    /// Packets dropped after their last retry are pushed to `dropped`.
+    pub fn on_tx_done(&mut self, now: Time, wake: &mut AirWake, dropped: &mut Vec<Packet>) {
+        if self.kick == Some(now) {
+            self.kick = None;
+        }
+        match self.busy {
+            Some(t) if t.end == now => {
+                self.busy = None;
+                self.settle(t, dropped, wake);
+            }
+            Some(_) => return, // stale wake-up while a TXOP is on
+            None => {}
+        }
+        self.try_start(now, wake);
+    }
+
+    fn settle(&mut self, t: Txop, dropped: &mut Vec<Packet>, wake: &mut AirWake) {
+        let from = t.from;
+        let to = 1 - from;
+        self.stats.busy_ns[from] += (t.end - t.start).ns();
+        let per_4096 = self.st[from].per_4096;
+        self.failed.clear();
+        let mut last_len = u32::MAX;
+        let mut last_per = 0.0;
+        for _ in 0..t.n {
+            let (p, retries) = self.st[from].queue.pop_front().expect("aggregate frames are queued");
+            self.stats.mpdus_sent[from] += 1;
+            let len = self.mpdu_bytes(&p);
+            if len != last_len {
+                last_len = len;
+                last_per = per_for_len(per_4096, len);
+            }
+            let lost = last_per > 0.0 && self.rng.uniform() < last_per;
+            if !lost {
+                self.st[from].queue_bytes -= p.size_bytes as u64;
+                self.stats.bytes_delivered[from] += p.size_bytes as u64;
+                // The receiving host processes packets one after another.
+                let rx = &mut self.st[to];
+                rx.host_free = rx.host_free.max(t.end) + Time(self.host_pkt_ns);
+                let at = rx.host_free + self.delay;
+                if self.pipe[from].is_empty() {
+                    wake.arrival[from] = Some(at);
+                }
+                self.pipe[from].push_back((at, p));
+                continue;
+            }
+            self.stats.mpdus_failed[from] += 1;
+            if retries as u32 >= self.mac.retry_limit {
+                self.st[from].queue_bytes -= p.size_bytes as u64;
+                self.stats.drops_retry[from] += 1;
+                dropped.push(p);
+            } else {
+                self.failed.push((p, retries + 1));
+            }
+        }
+        // Failed MPDUs go back to the head, in their original order.
+        while let Some(f) = self.failed.pop() {
+            self.st[from].queue.push_front(f);
+        }
+    }
+
+    /// Pops the packet arriving now in direction `from` (sent by station `from`).
+    pub fn on_arrival(&mut self, now: Time, from: usize, wake: &mut AirWake) -> Option<Packet> {
+        match self.pipe[from].front() {
+            Some(&(t, p)) if t <= now => {
+                self.pipe[from].pop_front();
+                if let Some(&(next, _)) = self.pipe[from].front() {
+                    wake.arrival[from] = Some(next);
+                }
+                Some(p)
+            }
+            _ => None,
+        }
+    }
+
+    /// Link down (blockage, lost beam) or back up. A TXOP on the air when the link goes down
+    /// fails: its frames stay queued, one retry spent. Nothing is sent while down.
+    pub fn set_up(&mut self, now: Time, up: bool, wake: &mut AirWake) {
+        if self.up == up {
+            return;
+        }
+        self.up = up;
+        if !up {
+            if let Some(t) = self.busy.take() {
+                self.stats.busy_ns[t.from] += (now - t.start).ns();
+                for (_, r) in self.st[t.from].queue.iter_mut().take(t.n) {
+                    *r = r.saturating_add(1);
+                }
+            }
+        } else {
+            self.try_start(now, wake);
+        }
+    }
+
+    /// Packets of `flow` and `kind` queued or in flight on this medium (for the oracle).
+    pub fn count_in_network(&self, flow: u16, kind: Kind) -> u64 {
+        let mut n = 0;
+        for s in &self.st {
+            n += s.queue.iter().filter(|(p, _)| p.flow == flow && p.kind == kind).count();
+        }
+        for d in &self.pipe {
+            n += d.iter().filter(|(_, p)| p.flow == flow && p.kind == kind).count();
+        }
+        n as u64
+    }
+}
+
+/// PER of an `len`-byte PSDU from the PER of a 4096-byte one, assuming independent bit errors:
+/// 1 - (1 - PER_4096)^(len / 4096).
+pub fn per_for_len(per_4096: f64, len: u32) -> f64 {
+    if per_4096 <= 0.0 {
+        0.0
+    } else if per_4096 >= 1.0 {
+        1.0
+    } else {
+        1.0 - (1.0 - per_4096).powf(len as f64 / 4096.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::link::radio::{MacTiming, RadioPhy};
+    use crate::packet::Way;
+
+    fn pkt(flow: u16, size: u32) -> Packet {
+        let mut p = Packet::empty(flow, Kind::Udp, Way::Forward);
+        p.size_bytes = size;
+        p
+    }
+
+    fn medium(host_pkt_ns: u64) -> Medium {
+        let mut mac = MacTiming::dmg();
+        mac.cw_min = 0; // no random backoff: exact arithmetic
+        Medium::new(RadioPhy::Dmg, mac, host_pkt_ns, Time::ZERO, 10_000_000, 9, RngStream::new(1, 1))
+    }
+
+    /// Drive the medium until idle; returns delivered packets per direction and the end time.
+    /// `w` carries the wake-ups the calls before asked for.
+    fn drain(m: &mut Medium, mut now: Time, mut w: AirWake) -> ([u64; 2], Time) {
+        let mut got = [0u64; 2];
+        let mut dropped = Vec::new();
+        let mut pending: Vec<(Time, u8)> = Vec::new(); // (time, 0 = txdone, 1/2 = arrival dir+1)
+        loop {
+            if let Some(t) = w.tx_done.take() {
+                pending.push((t, 0));
+            }
+            for d in 0..2 {
+                if let Some(t) = w.arrival[d].take() {
+                    pending.push((t, d as u8 + 1));
+                }
+            }
+            pending.sort();
+            let Some((t, what)) = (if pending.is_empty() { None } else { Some(pending.remove(0)) }) else { break };
+            now = t;
+            if what == 0 {
+                m.on_tx_done(now, &mut w, &mut dropped);
+            } else if m.on_arrival(now, what as usize - 1, &mut w).is_some() {
+                got[what as usize - 1] += 1;
+            }
+        }
+        (got, now)
+    }
+
+    #[test]
+    fn aggregates_up_to_the_mpdu_limit_and_alternates() {
+        let mut m = medium(0);
+        let mut w = AirWake::default();
+        // Queue everything while the link is down, so the first TXOP sees the whole backlog.
+        m.set_up(Time::ZERO, false, &mut w);
+        for _ in 0..20 {
+            m.enqueue(Time::ZERO, AP, pkt(0, 7912), &mut w);
+        }
+        m.enqueue(Time::ZERO, STA, pkt(1, 52), &mut w);
+        m.set_up(Time::ZERO, true, &mut w);
+        let (got, _) = drain(&mut m, Time::ZERO, w);
+        assert_eq!(got, [20, 1]);
+        let max = MacTiming::dmg().max_mpdus as u64;
+        // 20 frames need ceil(20 / max) AP TXOPs; the client's ACK gets one of its own.
+        assert_eq!(m.stats.txops[AP], 20u64.div_ceil(max));
+        assert_eq!(m.stats.txops[STA], 1);
+    }
+
+    /// Airtime of a full aggregate: access + PPDU + SIFS + Block Ack, exactly.
+    #[test]
+    fn txop_duration_is_the_sum_of_its_parts() {
+        let mut m = medium(0);
+        let mac = MacTiming::dmg();
+        let mut w = AirWake::default();
+        m.enqueue(Time::ZERO, AP, pkt(0, 1500), &mut w);
+        let psdu = 1500 + mac.mpdu_overhead_bytes;
+        let expected =
+            mac.access_ns + mac.protection_ns + RadioPhy::Dmg.ppdu_ns(psdu, 9) + mac.sifs_ns + mac.ack_ns;
+        assert_eq!(w.tx_done, Some(Time(expected)));
+    }
+
+    /// The host's per-packet cost caps the packet rate when the radio is faster.
+    #[test]
+    fn host_cost_caps_packet_rate() {
+        let cost = 12_000; // 12 us per packet
+        let mut m = medium(cost);
+        let mut w = AirWake::default();
+        for _ in 0..3000 {
+            m.enqueue(Time::ZERO, AP, pkt(0, 1500), &mut w);
+        }
+        let (got, end) = drain(&mut m, Time::ZERO, w);
+        assert_eq!(got[AP], 3000);
+        // (The receiver's host adds one aggregate's worth of processing at the end.)
+        let pps = 3000.0 / end.secs_f64();
+        assert!(pps <= 1e9 / cost as f64 * 1.001 && pps > 1e9 / cost as f64 * 0.9, "pps {pps}");
+    }
+
+    /// With PER 1 every MPDU fails; each is retried retry_limit times, then dropped.
+    #[test]
+    fn retries_then_drops() {
+        let mut m = medium(0);
+        m.set_per(AP, 1.0);
+        let mut w = AirWake::default();
+        for _ in 0..3 {
+            m.enqueue(Time::ZERO, AP, pkt(0, 1500), &mut w);
+        }
+        let (got, _) = drain(&mut m, Time::ZERO, w);
+        assert_eq!(got, [0, 0]);
+        assert_eq!(m.stats.drops_retry[AP], 3);
+        assert_eq!(m.stats.mpdus_failed[AP], 3 * (MacTiming::dmg().retry_limit as u64 + 1));
+        assert_eq!(m.queue_bytes(AP), 0);
+    }
+
+    #[test]
+    fn down_medium_holds_frames_until_up() {
+        let mut m = medium(0);
+        let mut w = AirWake::default();
+        m.set_up(Time::ZERO, false, &mut w);
+        m.enqueue(Time::ZERO, AP, pkt(0, 1500), &mut w);
+        assert_eq!(w.tx_done, None);
+        let mut w = AirWake::default();
+        m.set_up(Time::from_ms(5), true, &mut w);
+        assert!(w.tx_done.is_some());
+        let (got, _) = drain(&mut m, Time::from_ms(5), w);
+        assert_eq!(got[AP], 1);
+    }
+
+    #[test]
+    fn per_scales_with_length() {
+        assert_eq!(per_for_len(0.0, 1500), 0.0);
+        assert!((per_for_len(0.1, 4096) - 0.1).abs() < 1e-12);
+        let short = per_for_len(0.1, 1024);
+        assert!((short - (1.0 - 0.9f64.powf(0.25))).abs() < 1e-12);
+    }
+}

@@ -1,0 +1,219 @@
+//! What a radio path needs from the PHY tables: rates and PPDU airtime per MCS (`RadioPhy`),
+//! the MAC's fixed costs (`MacTiming`), the packet error rate as a function of signal margin,
+//! and an ideal (SNR-based) MCS choice.
+
+use super::phy::{dmg, ht, vht};
+
+/// The PHY of a radio path and its fixed configuration.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum RadioPhy {
+    /// 802.11ad DMG (Control + SC + OFDM MCS).
+    Dmg,
+    /// 802.11ac VHT.
+    Vht { bw: vht::Bandwidth, nss: u8, sgi: bool },
+    /// 802.11n HT (MCS 0-7 per stream; 8-15 for two streams).
+    Ht { bw: ht::Bandwidth, sgi: bool, band: ht::Band },
+}
+
+impl RadioPhy {
+    /// PHY rate of `mcs`, bit/s (0 for an MCS this PHY does not have).
+    pub fn rate_bps(&self, mcs: u8) -> u64 {
+        match *self {
+            RadioPhy::Dmg => dmg::mcs(mcs).map_or(0, |m| m.rate_bps),
+            RadioPhy::Vht { bw, nss, sgi } => vht::rate_bps(mcs, bw, nss, sgi).unwrap_or(0),
+            RadioPhy::Ht { bw, sgi, .. } => ht::rate_bps(mcs, bw, sgi).unwrap_or(0),
+        }
+    }
+
+    pub fn is_valid(&self, mcs: u8) -> bool {
+        self.rate_bps(mcs) > 0
+    }
+
+    /// Airtime of a PPDU carrying `psdu_bytes` at `mcs` (preamble and header included).
+    /// Callers validate the MCS first (scenario validation does).
+    pub fn ppdu_ns(&self, psdu_bytes: u32, mcs: u8) -> u64 {
+        match *self {
+            RadioPhy::Dmg => dmg::ppdu_duration_ns(psdu_bytes, mcs).unwrap_or(u64::MAX / 4),
+            RadioPhy::Vht { bw, nss, sgi } => vht::vht_ppdu_duration_ns(psdu_bytes, mcs, bw, nss, sgi),
+            RadioPhy::Ht { bw, sgi, band } => ht::ht_ppdu_duration_ns(psdu_bytes, mcs, bw, sgi, band),
+        }
+    }
+
+    /// The standard's minimum receiver sensitivity for `mcs` (PER < 1 % / 10 % at the
+    /// standard's reference length), dBm.
+    pub fn sensitivity_dbm(&self, mcs: u8) -> Option<f64> {
+        match *self {
+            RadioPhy::Dmg => dmg::mcs(mcs).and_then(|m| m.sensitivity_dbm).map(f64::from),
+            RadioPhy::Vht { bw, .. } => vht::sensitivity_dbm(mcs, bw).map(f64::from),
+            RadioPhy::Ht { bw, .. } => ht::sensitivity_dbm(mcs, bw).map(f64::from),
+        }
+    }
+
+    /// The MCS indexes a device of this PHY may use, up to `max_mcs`, lowest first.
+    pub fn mcs_candidates(&self, max_mcs: u8) -> impl Iterator<Item = u8> + '_ {
+        let lo = match self {
+            // SC only: commodity 802.11ad devices do not use Control or OFDM for data.
+            RadioPhy::Dmg => 1,
+            _ => 0,
+        };
+        (lo..=max_mcs).filter(move |&m| self.is_valid(m) && self.sensitivity_dbm(m).is_some())
+    }
+}
+
+/// The MAC's fixed costs of one transmit opportunity and its aggregation limits.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MacTiming {
+    /// AIFS before the backoff.
+    pub access_ns: u64,
+    pub slot_ns: u64,
+    /// Backoff drawn uniformly from [0, cw_min] slots.
+    pub cw_min: u32,
+    /// RTS + SIFS + CTS + SIFS, if the MAC protects every TXOP.
+    pub protection_ns: u64,
+    pub sifs_ns: u64,
+    /// The Block Ack answering an A-MPDU.
+    pub ack_ns: u64,
+    /// MPDUs per A-MPDU (the Block Ack window the device uses).
+    pub max_mpdus: u32,
+    pub max_ampdu_bytes: u32,
+    pub max_ppdu_ns: u64,
+    /// MAC header + FCS + LLC/SNAP + A-MPDU delimiter added to every IP packet.
+    pub mpdu_overhead_bytes: u32,
+    /// Transmissions of an MPDU after the first before it is dropped.
+    pub retry_limit: u32,
+}
+
+/// QoS data MAC header (26) + FCS (4) + LLC/SNAP (8) + A-MPDU delimiter (4): IEEE 802.11-2016
+/// 9.2.4 / 9.3.2.1, 10.13 (A-MPDU).
+const MPDU_OVERHEAD_BYTES: u32 = 42;
+/// Block Ack frame: 32 bytes with the compressed bitmap (802.11-2016 9.3.1.9).
+const BLOCK_ACK_BYTES: u32 = 32;
+/// dot11ShortRetryLimit (802.11-2016 Annex C): 7.
+const RETRY_LIMIT: u32 = 7;
+/// EDCA best effort: AIFSN 3, CWmin 15 (802.11-2016 Table 9-137).
+const AIFSN_BE: u64 = 3;
+const CW_MIN_BE: u32 = 15;
+
+impl MacTiming {
+    /// 802.11ad CBAP access with RTS/DMG CTS protection at the Control PHY (802.11ad uses
+    /// RTS/DMG CTS to set the NAV around directional transmissions), Block Ack at SC MCS 1.
+    /// `max_mpdus` is a device property (set by the device preset).
+    pub fn dmg() -> MacTiming {
+        let rts = dmg::control_ppdu_duration_ns(20);
+        let cts = dmg::control_ppdu_duration_ns(26);
+        MacTiming {
+            access_ns: dmg::SIFS_NS + AIFSN_BE * dmg::SLOT_NS,
+            slot_ns: dmg::SLOT_NS,
+            cw_min: CW_MIN_BE,
+            protection_ns: rts + dmg::SIFS_NS + cts + dmg::SIFS_NS,
+            sifs_ns: dmg::SIFS_NS,
+            ack_ns: dmg::sc_ppdu_duration_ns(BLOCK_ACK_BYTES, 1),
+            max_mpdus: 64,
+            max_ampdu_bytes: dmg::MAX_AMPDU_BYTES,
+            max_ppdu_ns: dmg::PPDU_MAX_TIME_NS,
+            mpdu_overhead_bytes: MPDU_OVERHEAD_BYTES,
+            retry_limit: RETRY_LIMIT,
+        }
+    }
+
+    /// 802.11ac EDCA best effort, Block Ack as a legacy 24 Mbit/s OFDM frame (20 us preamble +
+    /// 32 bytes: 3 symbols of 4 us + service/tail -> 32 us).
+    pub fn vht() -> MacTiming {
+        MacTiming {
+            access_ns: vht::SIFS_NS + AIFSN_BE * vht::SLOT_NS,
+            slot_ns: vht::SLOT_NS,
+            cw_min: CW_MIN_BE,
+            protection_ns: 0,
+            sifs_ns: vht::SIFS_NS,
+            ack_ns: 32_000,
+            max_mpdus: 64,
+            max_ampdu_bytes: vht::MAX_AMPDU_BYTES,
+            max_ppdu_ns: vht::PPDU_MAX_TIME_NS,
+            mpdu_overhead_bytes: MPDU_OVERHEAD_BYTES,
+            retry_limit: RETRY_LIMIT,
+        }
+    }
+
+    /// 802.11n EDCA best effort at `band`, Block Ack as for 802.11ac.
+    pub fn ht(band: ht::Band) -> MacTiming {
+        let sifs = ht::sifs_ns(band);
+        MacTiming {
+            access_ns: sifs + AIFSN_BE * ht::SLOT_NS,
+            slot_ns: ht::SLOT_NS,
+            cw_min: CW_MIN_BE,
+            protection_ns: 0,
+            sifs_ns: sifs,
+            ack_ns: 32_000,
+            max_mpdus: 64,
+            max_ampdu_bytes: ht::MAX_AMPDU_BYTES,
+            max_ppdu_ns: ht::PPDU_MAX_TIME_NS,
+            mpdu_overhead_bytes: MPDU_OVERHEAD_BYTES,
+            retry_limit: RETRY_LIMIT,
+        }
+    }
+}
+
+/// Slope of the PER waterfall, per dB of margin. Coded OFDM/SC links go from almost no errors
+/// to almost all frames lost within a few dB (LDPC/BCC waterfall); 2 / dB makes PER fall from
+/// 90 % to 1 % over ~3.4 dB. A modelling assumption, documented in docs/models.md.
+pub const PER_SLOPE_PER_DB: f64 = 2.0;
+
+/// PER of a 4096-octet PSDU at `margin_db` above the MCS's sensitivity: a logistic waterfall
+/// anchored at PER = 1 % at the sensitivity (the standard's definition of sensitivity:
+/// 802.11ad 21.3.7, PER < 1 % at 4096 octets).
+pub fn per_4096(margin_db: f64) -> f64 {
+    // 1 / (1 + exp(a (m - m0))) with 1 / (1 + exp(-a m0)) = 0.01 -> m0 = -ln(99) / a.
+    let m0 = -(99f64).ln() / PER_SLOPE_PER_DB;
+    1.0 / (1.0 + (PER_SLOPE_PER_DB * (margin_db - m0)).exp())
+}
+
+/// The MCS an ideal rate adaptation picks: the one maximising rate x (1 - PER) for frames of
+/// `len` bytes at `rssi_dbm`, given the receiver beats the standard's sensitivity by
+/// `rx_gain_db`.
+pub fn ideal_mcs(phy: &RadioPhy, rssi_dbm: f64, rx_gain_db: f64, len: u32, max_mcs: u8) -> Option<u8> {
+    let mut best: Option<(u8, f64)> = None;
+    for m in phy.mcs_candidates(max_mcs) {
+        let margin = rssi_dbm - (phy.sensitivity_dbm(m)? - rx_gain_db);
+        let p = super::medium::per_for_len(per_4096(margin), len);
+        let goodput = phy.rate_bps(m) as f64 * (1.0 - p);
+        if best.is_none_or(|(_, g)| goodput > g) {
+            best = Some((m, goodput));
+        }
+    }
+    best.map(|(m, _)| m)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn per_is_one_percent_at_sensitivity_and_falls_with_margin() {
+        assert!((per_4096(0.0) - 0.01).abs() < 1e-12);
+        assert!(per_4096(3.0) < 1e-4);
+        assert!(per_4096(-3.0) > 0.5);
+        assert!(per_4096(-10.0) > 0.999);
+    }
+
+    #[test]
+    fn ideal_mcs_moves_down_and_up_with_signal() {
+        let phy = RadioPhy::Dmg;
+        // Far above every SC sensitivity: the top SC MCS the device allows.
+        assert_eq!(ideal_mcs(&phy, -40.0, 0.0, 7954, 9), Some(9));
+        // Weak: below MCS 9's -59 dBm and MCS 8's -61 dBm, above MCS 7's -62 dBm by 1 dB.
+        let m = ideal_mcs(&phy, -61.0, 0.0, 7954, 9).unwrap();
+        assert!(m <= 8, "{m}");
+        let lower = ideal_mcs(&phy, -66.0, 0.0, 7954, 9).unwrap();
+        assert!(lower < m, "{lower} < {m}");
+        // Back up when the signal returns.
+        assert_eq!(ideal_mcs(&phy, -40.0, 0.0, 7954, 9), Some(9));
+    }
+
+    #[test]
+    fn dmg_mac_costs_are_microseconds() {
+        let m = MacTiming::dmg();
+        assert_eq!(m.access_ns, 18_000);
+        assert!(m.protection_ns > 15_000 && m.protection_ns < 40_000, "{}", m.protection_ns);
+        assert!(m.ack_ns > 2_000 && m.ack_ns < 5_000, "{}", m.ack_ns);
+    }
+}
