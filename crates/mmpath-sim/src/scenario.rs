@@ -28,7 +28,7 @@ impl fmt::Display for ScenarioError {
 
 impl std::error::Error for ScenarioError {}
 
-fn err(field: impl Into<String>, message: impl Into<String>) -> ScenarioError {
+pub(crate) fn err(field: impl Into<String>, message: impl Into<String>) -> ScenarioError {
     ScenarioError { field: field.into(), message: message.into() }
 }
 
@@ -164,8 +164,36 @@ impl Default for TimelineCfg {
 pub struct PathCfg {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
-    /// Rate in the AP -> client direction (downlink), Mbit/s.
-    pub rate_mbps: f64,
+    /// "wired" (a fixed-rate link) or an 802.11 radio path ("11ad", "11ac", "11n").
+    #[serde(default)]
+    pub technology: Technology,
+    /// Rate in the AP -> client direction (downlink), Mbit/s. Wired paths only: a radio
+    /// path's rate follows from its MCS.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_mbps: Option<f64>,
+    /// Radio paths: fixed MCS; omitted = chosen by `rate_adaptation`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mcs: Option<u8>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_adaptation: Option<RateAdaptation>,
+    /// Radio paths: received signal strength, dBm ...
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rssi_dbm: Option<f64>,
+    /// ... or a named range of it, drawn once per run (seed 000's strong / weak).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signal: Option<Signal>,
+    /// Radio paths: device class preset (docs/models.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device: Option<String>,
+    /// 802.11ac / 802.11n: channel width, spatial streams, short guard interval, band.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bandwidth_mhz: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub streams: Option<u8>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub short_gi: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub band_ghz: Option<f64>,
     /// Rate client -> AP; defaults to `rate_mbps`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub uplink_rate_mbps: Option<f64>,
@@ -189,6 +217,47 @@ pub struct PathCfg {
     /// Replay a capacity / channel trace on this path (docs/traces.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace: Option<TraceCfg>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum Technology {
+    #[default]
+    #[serde(rename = "wired")]
+    Wired,
+    #[serde(rename = "11ad")]
+    Dot11ad,
+    #[serde(rename = "11ac")]
+    Dot11ac,
+    #[serde(rename = "11n")]
+    Dot11n,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RateAdaptation {
+    /// The MCS in `mcs`, whatever the signal.
+    Fixed,
+    /// The MCS maximising rate x (1 - PER) at the current signal.
+    Ideal,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Signal {
+    /// Seed 000: RSSI kept within -41..-43 dBm.
+    Strong,
+    /// Seed 000: RSSI within -65..-69 dBm.
+    Weak,
+}
+
+impl Signal {
+    /// (low, high) dBm.
+    pub fn range_dbm(self) -> (f64, f64) {
+        match self {
+            Signal::Strong => (-43.0, -41.0),
+            Signal::Weak => (-69.0, -65.0),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -474,8 +543,28 @@ impl Scenario {
             if p.name.is_none() {
                 p.name = Some(format!("path{i}"));
             }
-            if p.uplink_rate_mbps.is_none() {
-                p.uplink_rate_mbps = Some(p.rate_mbps);
+            if p.technology == Technology::Wired {
+                if p.uplink_rate_mbps.is_none() {
+                    p.uplink_rate_mbps = p.rate_mbps;
+                }
+            } else {
+                if p.rate_adaptation.is_none() {
+                    p.rate_adaptation =
+                        Some(if p.mcs.is_some() { RateAdaptation::Fixed } else { RateAdaptation::Ideal });
+                }
+                if p.rssi_dbm.is_none() && p.signal.is_none() {
+                    p.signal = Some(Signal::Strong);
+                }
+                if p.device.is_none() {
+                    p.device = Some(crate::link::device::default_for(p.technology).name.to_string());
+                }
+                if matches!(p.technology, Technology::Dot11ac | Technology::Dot11n) {
+                    let ac = p.technology == Technology::Dot11ac;
+                    p.bandwidth_mhz.get_or_insert(if ac { 80 } else { 20 });
+                    p.streams.get_or_insert(if ac { 2 } else { 1 });
+                    p.short_gi.get_or_insert(true);
+                    p.band_ghz.get_or_insert(if ac { 5.0 } else { 2.4 });
+                }
             }
             if p.queue_bytes.is_none() {
                 p.queue_bytes = Some(DEFAULT_QUEUE_FRAMES * p.mtu_bytes as u64);
@@ -564,8 +653,33 @@ impl Scenario {
             if self.path[..i].iter().any(|q| q.name.as_deref() == Some(name)) {
                 return Err(err(f("name"), format!("duplicate path name {name:?}; path names must be unique")));
             }
-            pos(&f("rate_mbps"), p.rate_mbps)?;
-            pos(&f("uplink_rate_mbps"), p.uplink_rate_mbps.unwrap_or(p.rate_mbps))?;
+            if p.technology == Technology::Wired {
+                match p.rate_mbps {
+                    Some(r) => pos(&f("rate_mbps"), r)?,
+                    None => return Err(err(f("rate_mbps"), "required for a wired path (technology = \"wired\")")),
+                }
+                pos(&f("uplink_rate_mbps"), p.uplink_rate_mbps.or(p.rate_mbps).unwrap_or(0.0))?;
+                for (k, set) in [
+                    ("mcs", p.mcs.is_some()),
+                    ("rate_adaptation", p.rate_adaptation.is_some()),
+                    ("rssi_dbm", p.rssi_dbm.is_some()),
+                    ("signal", p.signal.is_some()),
+                    ("device", p.device.is_some()),
+                    ("bandwidth_mhz", p.bandwidth_mhz.is_some()),
+                    ("streams", p.streams.is_some()),
+                    ("short_gi", p.short_gi.is_some()),
+                    ("band_ghz", p.band_ghz.is_some()),
+                ] {
+                    if set {
+                        return Err(err(
+                            f(k),
+                            "only radio paths take this; set technology = \"11ad\", \"11ac\" or \"11n\"",
+                        ));
+                    }
+                }
+            } else {
+                crate::link::device::validate_radio(p, i)?;
+            }
             nonneg(&f("delay_ms"), p.delay_ms)?;
             range_u(&f("mtu_bytes"), p.mtu_bytes as u64, 576, 65_535)?;
             range_u(&f("frame_overhead_bytes"), p.frame_overhead_bytes as u64, 0, 1_000)?;
@@ -600,6 +714,9 @@ impl Scenario {
                 }
                 last = s.t_s;
                 if let Some(r) = s.rate_mbps {
+                    if p.technology != Technology::Wired {
+                        return Err(err(g("rate_mbps"), "a radio path's rate follows its MCS; schedule `up` only"));
+                    }
                     // 0 is allowed: the path stalls (up, but no service) until the next step.
                     nonneg(&g("rate_mbps"), r)?;
                 }

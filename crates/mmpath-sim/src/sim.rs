@@ -8,11 +8,16 @@
 
 use crate::app::{App, RATE_TICK};
 use crate::engine::{EventQueue, RngStream};
+use crate::link::device;
+use crate::link::medium::{AirWake, Medium, AP, STA};
+use crate::link::radio::{ideal_mcs, per_4096, RadioPhy, MPDU_OVERHEAD_BYTES};
 use crate::link::schedule::Schedule;
 use crate::link::trace::{self as chtrace, TraceFormat, TraceOpts, TraceStep};
 use crate::link::{Link, LinkCfg, Wake};
 use crate::packet::{Kind, Packet, Way, TCP_HEADER_BYTES, UDP_HEADER_BYTES};
-use crate::scenario::{AppKind, Direction, FlowKind, Scenario, ScenarioError, TraceFormatCfg};
+use crate::scenario::{
+    AppKind, Direction, FlowKind, RateAdaptation, Scenario, ScenarioError, Technology, TraceFormatCfg,
+};
 use crate::tcp::cc::{self, CaState, INFINITE_SSTHRESH};
 use crate::tcp::receiver::{ReceiverCfg, TcpReceiver};
 use crate::tcp::sender::{SenderCfg, TcpSender};
@@ -23,10 +28,19 @@ use serde_json::{json, Value};
 /// Width of intervals.csv bins (iperf3-style, finer than its 1 s default).
 pub const INTERVAL: Time = Time::from_ms(100);
 
+/// One hop of a route: a wired link direction, or a radio medium sent on by one station.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Hop {
+    Wire(u16),
+    Air(u16, u8),
+}
+
 #[derive(Debug, Clone, Copy)]
 enum Ev {
     TxDone(u16),
     Arrival(u16),
+    AirTxDone(u16),
+    AirArrival(u16, u8),
     SenderTimer(u16),
     ReceiverTimer(u16),
     AppTick(u16),
@@ -34,6 +48,33 @@ enum Ev {
     PathStep(u16),
     TraceStep(u16),
     Sample,
+}
+
+struct RadioState {
+    rx_gain_db: f64,
+    max_mcs: u8,
+    adaptation: RateAdaptation,
+    mtu: u32,
+}
+
+impl RadioState {
+    /// The MCS to use at `rssi_dbm` (rate adaptation, or `forced` by a trace, or the current
+    /// one when fixed) and the PER of a 4096-byte PSDU at that MCS.
+    fn pick(&self, phy: &RadioPhy, rssi_dbm: f64, current: u8, forced: Option<u8>) -> (u8, f64) {
+        let mpdu = self.mtu + MPDU_OVERHEAD_BYTES;
+        let mcs = match (forced, self.adaptation) {
+            (Some(x), _) => x,
+            (None, RateAdaptation::Fixed) => current,
+            (None, RateAdaptation::Ideal) => {
+                ideal_mcs(phy, rssi_dbm, self.rx_gain_db, mpdu, self.max_mcs).unwrap_or(current)
+            }
+        };
+        let per = match phy.sensitivity_dbm(mcs) {
+            Some(sens) if rssi_dbm.is_finite() => per_4096(rssi_dbm - (sens - self.rx_gain_db)),
+            _ => 0.0,
+        };
+        (mcs, per)
+    }
 }
 
 /// A trace being replayed on a path: its steps, where we are, and the loop offset.
@@ -63,8 +104,11 @@ impl Replay {
 
 struct PathState {
     name: String,
-    down: u16,
-    up: u16,
+    /// The downlink (AP -> client) and uplink hops.
+    hops: [Hop; 2],
+    /// Radio paths: the receiver's gain over the standard's sensitivity, the max MCS and the
+    /// rate adaptation, to re-pick the MCS when the signal changes.
+    radio: Option<RadioState>,
     base_down_bps: u64,
     base_up_bps: u64,
     mtu: u32,
@@ -103,8 +147,8 @@ struct Flow {
     app_kind: AppKind,
     direction: Direction,
     path: u16,
-    route_fwd: [u16; 2],
-    route_rev: [u16; 2],
+    route_fwd: [Hop; 2],
+    route_rev: [Hop; 2],
     hops: u8,
     start: Time,
     stop: Time,
@@ -125,6 +169,9 @@ pub struct Simulation {
     q: EventQueue<Ev>,
     links: Vec<Link>,
     link_rng: Vec<RngStream>,
+    media: Vec<Medium>,
+    /// Scratch for packets a medium drops after its last retry.
+    dropped: Vec<Packet>,
     paths: Vec<PathState>,
     flows: Vec<Flow>,
     out: Vec<Packet>,
@@ -206,31 +253,94 @@ impl Simulation {
             None
         };
         let mut paths = Vec::new();
-        for p in &sc.path {
-            let down_bps = mbps_to_bps(p.rate_mbps);
-            let up_bps = mbps_to_bps(p.uplink_rate_mbps.unwrap_or(p.rate_mbps));
-            let mk = |rate_bps| LinkCfg {
-                rate_bps,
-                delay: Time::from_ms_f64(p.delay_ms),
-                queue_cap_bytes: p.queue_bytes.unwrap_or(0),
-                frame_overhead_bytes: p.frame_overhead_bytes,
-                loss_prob: p.loss_pct / 100.0,
+        let mut media = Vec::new();
+        for (pi, p) in sc.path.iter().enumerate() {
+            let replay = replays.next().flatten();
+            let name = p.name.clone().unwrap_or_default();
+            if p.technology == Technology::Wired {
+                let down_bps = mbps_to_bps(p.rate_mbps.unwrap_or(0.0));
+                let up_bps = mbps_to_bps(p.uplink_rate_mbps.or(p.rate_mbps).unwrap_or(0.0));
+                let mk = |rate_bps| LinkCfg {
+                    rate_bps,
+                    delay: Time::from_ms_f64(p.delay_ms),
+                    queue_cap_bytes: p.queue_bytes.unwrap_or(0),
+                    frame_overhead_bytes: p.frame_overhead_bytes,
+                    loss_prob: p.loss_pct / 100.0,
+                };
+                let down = add_link(mk(down_bps), &mut links);
+                let up = add_link(mk(up_bps), &mut links);
+                paths.push(PathState {
+                    name,
+                    hops: [Hop::Wire(down), Hop::Wire(up)],
+                    radio: None,
+                    base_down_bps: down_bps,
+                    base_up_bps: up_bps,
+                    mtu: p.mtu_bytes,
+                    schedule: Schedule::from_cfg(&p.schedule),
+                    replay,
+                    mcs: f64::NAN,
+                    rssi_dbm: f64::NAN,
+                    snr_db: f64::NAN,
+                    channel_log: vec![TraceStep {
+                        rate_bps: Some(down_bps),
+                        up: Some(true),
+                        ..TraceStep::new(Time::ZERO)
+                    }],
+                });
+                continue;
+            }
+            // A radio path: one shared medium; the signal is drawn once per run from the
+            // named range, on the path's own random stream.
+            let dev = device::device_of(p);
+            let phy = device::radio_phy(p);
+            let mut rng = RngStream::new(seed, 0x2000 + pi as u64);
+            let rssi = match (p.rssi_dbm, p.signal) {
+                (Some(r), _) => r,
+                (None, Some(sig)) => {
+                    let (lo, hi) = sig.range_dbm();
+                    lo + (hi - lo) * rng.uniform()
+                }
+                (None, None) => -42.0,
             };
-            let down = add_link(mk(down_bps), &mut links);
-            let up = add_link(mk(up_bps), &mut links);
+            let radio = RadioState {
+                rx_gain_db: dev.rx_gain_db,
+                max_mcs: device::max_mcs(p, dev),
+                adaptation: p.rate_adaptation.unwrap_or(RateAdaptation::Ideal),
+                mtu: p.mtu_bytes,
+            };
+            let (mcs, per) = radio.pick(&phy, rssi, p.mcs.unwrap_or(1), p.mcs);
+            let mut m = Medium::new(
+                phy,
+                device::mac_timing(p, dev),
+                dev.host_pkt_ns,
+                Time::from_ms_f64(p.delay_ms),
+                p.queue_bytes.unwrap_or(0),
+                mcs,
+                RngStream::new(seed, 0x3000 + pi as u64),
+            );
+            m.set_per(AP, per);
+            m.set_per(STA, per);
+            let mi = media.len() as u16;
+            media.push(m);
+            let rate = phy.rate_bps(mcs);
             paths.push(PathState {
-                name: p.name.clone().unwrap_or_default(),
-                down,
-                up,
-                base_down_bps: down_bps,
-                base_up_bps: up_bps,
+                name,
+                hops: [Hop::Air(mi, AP as u8), Hop::Air(mi, STA as u8)],
+                radio: Some(radio),
+                base_down_bps: rate,
+                base_up_bps: rate,
                 mtu: p.mtu_bytes,
                 schedule: Schedule::from_cfg(&p.schedule),
-                replay: replays.next().flatten(),
-                mcs: f64::NAN,
-                rssi_dbm: f64::NAN,
+                replay,
+                mcs: mcs as f64,
+                rssi_dbm: rssi,
                 snr_db: f64::NAN,
-                channel_log: vec![TraceStep { rate_bps: Some(down_bps), up: Some(true), ..TraceStep::new(Time::ZERO) }],
+                channel_log: vec![TraceStep {
+                    up: Some(true),
+                    mcs: Some(mcs),
+                    rssi_dbm: Some(rssi as f32),
+                    ..TraceStep::new(Time::ZERO)
+                }],
             });
         }
         let mut flows = Vec::new();
@@ -238,11 +348,12 @@ impl Simulation {
             let pname = f.path.clone().unwrap_or_default();
             let pi = paths.iter().position(|p| p.name == pname).unwrap_or(0);
             let ps = &paths[pi];
+            let [down, up] = ps.hops;
             let (fwd, rev, hops) = match (bb_links, f.direction) {
-                (Some((bd, bu)), Direction::Download) => ([bd, ps.down], [ps.up, bu], 2),
-                (Some((bd, bu)), Direction::Upload) => ([ps.up, bu], [bd, ps.down], 2),
-                (None, Direction::Download) => ([ps.down, ps.down], [ps.up, ps.up], 1),
-                (None, Direction::Upload) => ([ps.up, ps.up], [ps.down, ps.down], 1),
+                (Some((bd, bu)), Direction::Download) => ([Hop::Wire(bd), down], [up, Hop::Wire(bu)], 2),
+                (Some((bd, bu)), Direction::Upload) => ([up, Hop::Wire(bu)], [Hop::Wire(bd), down], 2),
+                (None, Direction::Download) => ([down, down], [up, up], 1),
+                (None, Direction::Upload) => ([up, up], [down, down], 1),
             };
             let mtu = sc.path_mtu(&pname);
             let mss = mtu - TCP_HEADER_BYTES;
@@ -300,6 +411,8 @@ impl Simulation {
             q: EventQueue::new(),
             links,
             link_rng,
+            media,
+            dropped: Vec::with_capacity(64),
             paths,
             timeline: TimelineCols::with_capacity(n_samples * flows.len()),
             flows,
@@ -362,6 +475,8 @@ impl Simulation {
         match ev {
             Ev::TxDone(l) => self.on_tx_done(now, l),
             Ev::Arrival(l) => self.on_arrival(now, l),
+            Ev::AirTxDone(m) => self.on_air_tx_done(now, m),
+            Ev::AirArrival(m, from) => self.on_air_arrival(now, m, from),
             Ev::SenderTimer(f) => {
                 let fl = &mut self.flows[f as usize];
                 if fl.sender_timer == Some(now) {
@@ -435,19 +550,82 @@ impl Simulation {
         self.forward(now, p);
     }
 
-    fn route_link(&self, p: &Packet) -> u16 {
+    fn route_hop(&self, p: &Packet) -> Hop {
         let f = &self.flows[p.flow as usize];
         let r = if p.way == Way::Forward { &f.route_fwd } else { &f.route_rev };
         r[p.hop as usize]
     }
 
     fn forward(&mut self, now: Time, p: Packet) {
-        let l = self.route_link(&p);
-        let mut wake = Wake::default();
-        if !self.links[l as usize].enqueue(now, p, &mut wake) {
+        let accepted = match self.route_hop(&p) {
+            Hop::Wire(l) => {
+                let mut wake = Wake::default();
+                let ok = self.links[l as usize].enqueue(now, p, &mut wake);
+                self.apply_wake(l, wake);
+                ok
+            }
+            Hop::Air(m, from) => {
+                let mut wake = AirWake::default();
+                let ok = self.media[m as usize].enqueue(now, from as usize, p, &mut wake);
+                self.apply_air_wake(m, wake);
+                ok
+            }
+        };
+        if !accepted {
             self.count_drop(&p);
         }
-        self.apply_wake(l, wake);
+    }
+
+    fn apply_air_wake(&mut self, m: u16, wake: AirWake) {
+        if let Some(t) = wake.tx_done {
+            self.q.schedule(t, Ev::AirTxDone(m));
+        }
+        for (d, a) in wake.arrival.iter().enumerate() {
+            if let Some(t) = *a {
+                self.q.schedule(t, Ev::AirArrival(m, d as u8));
+            }
+        }
+    }
+
+    fn on_air_tx_done(&mut self, now: Time, m: u16) {
+        let mut wake = AirWake::default();
+        let mut dropped = std::mem::take(&mut self.dropped);
+        self.media[m as usize].on_tx_done(now, &mut wake, &mut dropped);
+        for p in dropped.drain(..) {
+            self.count_drop(&p);
+        }
+        self.dropped = dropped;
+        self.apply_air_wake(m, wake);
+    }
+
+    fn on_air_arrival(&mut self, now: Time, m: u16, from: u8) {
+        let mut wake = AirWake::default();
+        let p = self.media[m as usize].on_arrival(now, from as usize, &mut wake);
+        self.apply_air_wake(m, wake);
+        if let Some(p) = p {
+            self.arrive(now, p);
+        }
+    }
+
+    fn hop_queue_bytes(&self, h: Hop) -> u64 {
+        match h {
+            Hop::Wire(l) => self.links[l as usize].queue_bytes(),
+            Hop::Air(m, from) => self.media[m as usize].queue_bytes(from as usize),
+        }
+    }
+
+    fn hop_rate_bps(&self, h: Hop) -> u64 {
+        match h {
+            Hop::Wire(l) => self.links[l as usize].rate_bps(),
+            Hop::Air(m, from) => self.media[m as usize].rate_bps(from as usize),
+        }
+    }
+
+    fn hop_up(&self, h: Hop) -> bool {
+        match h {
+            Hop::Wire(l) => self.links[l as usize].is_up(),
+            Hop::Air(m, _) => self.media[m as usize].is_up(),
+        }
     }
 
     fn apply_wake(&mut self, l: u16, wake: Wake) {
@@ -484,8 +662,13 @@ impl Simulation {
 
     fn on_arrival(&mut self, now: Time, l: u16) {
         let mut wake = Wake::default();
-        let Some(mut p) = self.links[l as usize].on_arrival(now, &mut wake) else { return };
+        let Some(p) = self.links[l as usize].on_arrival(now, &mut wake) else { return };
         self.apply_wake(l, wake);
+        self.arrive(now, p);
+    }
+
+    /// A packet reached the far end of a hop: on to the next hop, or to its endpoint.
+    fn arrive(&mut self, now: Time, mut p: Packet) {
         let f = p.flow;
         if p.hop + 1 < self.flows[f as usize].hops {
             p.hop += 1;
@@ -627,6 +810,7 @@ impl Simulation {
                 self.set_path_up(now, pi, u);
             }
             let ps = &mut self.paths[pi as usize];
+            let radio = ps.radio.is_some();
             if let Some(m) = step.mcs {
                 ps.mcs = m as f64;
             }
@@ -636,6 +820,9 @@ impl Simulation {
             if let Some(x) = step.snr_db {
                 ps.snr_db = x as f64;
             }
+            if radio && (step.mcs.is_some() || step.rssi_dbm.is_some()) {
+                self.update_radio(now, pi, step.mcs);
+            }
             if step.mcs.is_some() || step.rssi_dbm.is_some() || step.snr_db.is_some() || step.sector.is_some() {
                 self.log_channel(now, pi, TraceStep { at: now, rate_bps: None, up: None, ..step });
             }
@@ -643,10 +830,9 @@ impl Simulation {
     }
 
     fn set_path_rate(&mut self, now: Time, pi: u16, down_bps: u64, up_bps: Option<u64>) {
-        let ps = &self.paths[pi as usize];
-        let (down, up) = (ps.down, ps.up);
-        for (l, rate) in [(down, Some(down_bps)), (up, up_bps)] {
-            let Some(rate) = rate else { continue };
+        let [down, up] = self.paths[pi as usize].hops;
+        for (h, rate) in [(down, Some(down_bps)), (up, up_bps)] {
+            let (Hop::Wire(l), Some(rate)) = (h, rate) else { continue };
             let mut wake = Wake::default();
             self.links[l as usize].set_rate(now, rate, &mut wake);
             self.apply_wake(l, wake);
@@ -656,19 +842,53 @@ impl Simulation {
     }
 
     fn set_path_up(&mut self, now: Time, pi: u16, u: bool) {
-        let ps = &self.paths[pi as usize];
-        let (down, up) = (ps.down, ps.up);
-        let was = self.links[down as usize].is_up();
-        for l in [down, up] {
-            let mut wake = Wake::default();
-            if let Some(d) = self.links[l as usize].set_up(now, u, &mut wake) {
-                self.count_drop(&d);
-            }
-            self.apply_wake(l, wake);
+        let hops = self.paths[pi as usize].hops;
+        let was = self.hop_up(hops[0]);
+        if was == u {
+            return;
         }
-        if was != u {
-            self.push_event(now, pi, if u { EV_UP } else { EV_DOWN }, f64::NAN);
-            self.log_channel(now, pi, TraceStep { up: Some(u), ..TraceStep::new(now) });
+        for h in hops {
+            match h {
+                Hop::Wire(l) => {
+                    let mut wake = Wake::default();
+                    if let Some(d) = self.links[l as usize].set_up(now, u, &mut wake) {
+                        self.count_drop(&d);
+                    }
+                    self.apply_wake(l, wake);
+                }
+                Hop::Air(m, from) => {
+                    if from as usize == AP {
+                        let mut wake = AirWake::default();
+                        self.media[m as usize].set_up(now, u, &mut wake);
+                        self.apply_air_wake(m, wake);
+                    }
+                }
+            }
+        }
+        self.push_event(now, pi, if u { EV_UP } else { EV_DOWN }, f64::NAN);
+        self.log_channel(now, pi, TraceStep { up: Some(u), ..TraceStep::new(now) });
+    }
+
+    /// A radio path's signal or MCS changed: re-pick the MCS (rate adaptation) and set the
+    /// packet error rate both stations see.
+    fn update_radio(&mut self, now: Time, pi: u16, forced_mcs: Option<u8>) {
+        let ps = &self.paths[pi as usize];
+        let (Some(r), Hop::Air(m, _)) = (&ps.radio, ps.hops[0]) else { return };
+        let medium = &self.media[m as usize];
+        let phy = *medium.phy();
+        let (mcs, per) = r.pick(&phy, ps.rssi_dbm, medium.mcs(AP), forced_mcs);
+        let medium = &mut self.media[m as usize];
+        let changed = medium.mcs(AP) != mcs;
+        for st in [AP, STA] {
+            medium.set_mcs(st, mcs);
+            medium.set_per(st, per);
+        }
+        let ps = &mut self.paths[pi as usize];
+        ps.mcs = mcs as f64;
+        if changed {
+            let rate = phy.rate_bps(mcs);
+            self.push_event(now, pi, EV_RATE, rate as f64 / 1e6);
+            self.log_channel(now, pi, TraceStep { mcs: Some(mcs), ..TraceStep::new(now) });
         }
     }
 
@@ -690,7 +910,8 @@ impl Simulation {
 
     fn sample(&mut self, now: Time) {
         for (i, f) in self.flows.iter().enumerate() {
-            let link = &self.links[f.route_fwd[f.hops as usize - 1] as usize];
+            let h = f.route_fwd[f.hops as usize - 1];
+            let (queue, rate, up) = (self.hop_queue_bytes(h), self.hop_rate_bps(h), self.hop_up(h));
             let mut row = TimelineRow {
                 t_s: now.secs_f64(),
                 flow: i as i32,
@@ -702,12 +923,12 @@ impl Simulation {
                 in_flight_bytes: f64::NAN,
                 rwnd_bytes: f64::NAN,
                 cc_state: -1,
-                queue_bytes: link.queue_bytes() as f64,
-                phy_rate_mbps: link.rate_bps() as f64 / 1e6,
+                queue_bytes: queue as f64,
+                phy_rate_mbps: rate as f64 / 1e6,
                 mcs: self.paths[f.path as usize].mcs,
                 rssi_dbm: self.paths[f.path as usize].rssi_dbm,
                 snr_db: self.paths[f.path as usize].snr_db,
-                link_up: link.is_up(),
+                link_up: up,
                 delivered_bytes: f.counters.delivered_bytes,
                 retransmits: 0,
             };
@@ -744,11 +965,9 @@ impl Simulation {
             let window_s = (f.stop.saturating_sub(f.start)).secs_f64().max(1e-9);
             let goodput_mbps = c.goodput_bytes as f64 * 8.0 / window_s / 1e6;
             let kind = if f.kind == FlowKind::Tcp { "tcp" } else { "udp" };
-            let in_network: u64 = self
-                .links
-                .iter()
-                .map(|l| l.count_in_network(i as u16, if f.kind == FlowKind::Tcp { Kind::Data } else { Kind::Udp }))
-                .sum();
+            let pkt_kind = if f.kind == FlowKind::Tcp { Kind::Data } else { Kind::Udp };
+            let in_network: u64 = self.links.iter().map(|l| l.count_in_network(i as u16, pkt_kind)).sum::<u64>()
+                + self.media.iter().map(|m| m.count_in_network(i as u16, pkt_kind)).sum::<u64>();
             // Conservation: every data packet sent arrived, was dropped, or is still in the network.
             let conserved = c.data_sent == c.data_arrived + c.data_dropped + in_network;
             check(
@@ -851,28 +1070,7 @@ impl Simulation {
             }
             flows.push(v);
         }
-        let paths: Vec<Value> = self
-            .paths
-            .iter()
-            .map(|p| {
-                let d = &self.links[p.down as usize].stats;
-                let u = &self.links[p.up as usize].stats;
-                json!({
-                    "name": p.name,
-                    "rate_mbps": p.base_down_bps as f64 / 1e6,
-                    "uplink_rate_mbps": p.base_up_bps as f64 / 1e6,
-                    "mtu_bytes": p.mtu,
-                    "bytes_sent_down": d.bytes_sent,
-                    "bytes_sent_up": u.bytes_sent,
-                    "drops_down": d.drops_queue + d.drops_down + d.drops_random,
-                    "drops_up": u.drops_queue + u.drops_down + u.drops_random,
-                    "queue_drops_down": d.drops_queue,
-                    "queue_drops_up": u.drops_queue,
-                    "utilization_down": d.busy_ns as f64 / self.end.ns().max(1) as f64,
-                    "utilization_up": u.busy_ns as f64 / self.end.ns().max(1) as f64,
-                })
-            })
-            .collect();
+        let paths: Vec<Value> = self.paths.iter().map(|p| self.path_summary(p)).collect();
         let summary = json!({
             "sim_s": duration_s,
             "events": self.q.processed(),
@@ -910,6 +1108,62 @@ impl Simulation {
             path_names: self.paths.iter().map(|p| p.name.clone()).collect(),
             ok: all_ok,
         }
+    }
+
+    fn path_summary(&self, p: &PathState) -> Value {
+        let span = self.end.ns().max(1) as f64;
+        let mut v = match p.hops {
+            [Hop::Wire(dl), Hop::Wire(ul)] => {
+                let (d, u) = (&self.links[dl as usize].stats, &self.links[ul as usize].stats);
+                json!({
+                    "technology": "wired",
+                    "bytes_sent_down": d.bytes_sent,
+                    "bytes_sent_up": u.bytes_sent,
+                    "drops_down": d.drops_queue + d.drops_down + d.drops_random,
+                    "drops_up": u.drops_queue + u.drops_down + u.drops_random,
+                    "queue_drops_down": d.drops_queue,
+                    "queue_drops_up": u.drops_queue,
+                    "utilization_down": d.busy_ns as f64 / span,
+                    "utilization_up": u.busy_ns as f64 / span,
+                })
+            }
+            [Hop::Air(m, _), _] => {
+                let md = &self.media[m as usize];
+                let s = &md.stats;
+                json!({
+                    "technology": match md.phy() {
+                        crate::link::radio::RadioPhy::Dmg => "11ad",
+                        crate::link::radio::RadioPhy::Vht { .. } => "11ac",
+                        crate::link::radio::RadioPhy::Ht { .. } => "11n",
+                    },
+                    "mcs": md.mcs(AP),
+                    "phy_rate_mbps": md.rate_bps(AP) as f64 / 1e6,
+                    "rssi_dbm": p.rssi_dbm,
+                    "per_4096": md.per_4096(AP),
+                    "bytes_sent_down": s.bytes_delivered[AP],
+                    "bytes_sent_up": s.bytes_delivered[STA],
+                    "drops_down": s.drops_queue[AP] + s.drops_retry[AP],
+                    "drops_up": s.drops_queue[STA] + s.drops_retry[STA],
+                    "queue_drops_down": s.drops_queue[AP],
+                    "queue_drops_up": s.drops_queue[STA],
+                    "retry_drops_down": s.drops_retry[AP],
+                    "retry_drops_up": s.drops_retry[STA],
+                    "mpdus_failed_down": s.mpdus_failed[AP],
+                    "mpdus_failed_up": s.mpdus_failed[STA],
+                    "txops_down": s.txops[AP],
+                    "txops_up": s.txops[STA],
+                    "utilization_down": s.busy_ns[AP] as f64 / span,
+                    "utilization_up": s.busy_ns[STA] as f64 / span,
+                })
+            }
+            _ => json!({}),
+        };
+        let o = v.as_object_mut().expect("object");
+        o.insert("name".into(), json!(p.name));
+        o.insert("rate_mbps".into(), json!(p.base_down_bps as f64 / 1e6));
+        o.insert("uplink_rate_mbps".into(), json!(p.base_up_bps as f64 / 1e6));
+        o.insert("mtu_bytes".into(), json!(p.mtu));
+        v
     }
 
     pub fn is_finished(&self) -> bool {

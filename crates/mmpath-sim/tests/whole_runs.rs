@@ -226,3 +226,126 @@ fn wil6210_log_drives_link_status_and_timeline_channel_columns() {
     assert!(t.snr_db.iter().all(|x| x.is_nan()), "the log has no SNR in dB");
     assert_eq!(out.events.kind, vec![0, 1], "one outage: down then up");
 }
+
+fn radio(path: &str, flow: &str, secs: f64, seed: u64) -> Value {
+    let json = format!(r#"{{"duration_s": {secs}, "path": [{path}], "flow": [{flow}]}}"#);
+    run(&json, seed).0
+}
+
+fn goodput(s: &Value) -> f64 {
+    s["flows"][0]["goodput_mbps"].as_f64().unwrap()
+}
+
+/// At MTU 1500 the Panasonic hosts' packet rate, not the PHY, limits UDP: the same ~1 Gbit/s at
+/// MCS 8 and 9; a device without a host limit gets far more from the same airtime.
+#[test]
+fn radio_udp_at_mtu_1500_is_host_limited() {
+    let udp = r#"{"kind": "udp", "rate_mbps": 4000}"#;
+    let p = |mcs: u8, dev: &str| {
+        format!(r#"{{"technology": "11ad", "device": "{dev}", "mcs": {mcs}, "mtu_bytes": 1500, "rssi_dbm": -42}}"#)
+    };
+    let g8 = goodput(&radio(&p(8, "panasonic-wigig"), udp, 1.0, 1));
+    let g9 = goodput(&radio(&p(9, "panasonic-wigig"), udp, 1.0, 1));
+    // 12 us per packet -> 83.3 kpps x 1472 B of payload = 981 Mbit/s.
+    let cap = 1e9 / 12_000.0 * 1472.0 * 8.0 / 1e6;
+    for g in [g8, g9] {
+        assert!(g > 0.97 * cap && g <= cap * 1.001, "{g} vs host cap {cap}");
+    }
+    let free = goodput(&radio(&p(9, "generic-11ad"), udp, 1.0, 1));
+    assert!(free > 1.3 * cap, "without the host limit: {free}");
+}
+
+/// With jumbo frames the airtime limits: goodput rises with every MCS step, TCP below UDP.
+#[test]
+fn radio_goodput_rises_with_mcs_at_mtu_7912() {
+    let mut last = (0.0, 0.0);
+    for mcs in [1u8, 3, 5, 6, 7, 8, 9] {
+        let p = format!(r#"{{"technology": "11ad", "device": "panasonic-wigig", "mcs": {mcs}, "mtu_bytes": 7912}}"#);
+        let u = radio(&p, r#"{"kind": "udp", "rate_mbps": 4000}"#, 1.0, 1);
+        let t = radio(&p, r#"{"cc": "cubic"}"#, 2.0, 1);
+        let (gu, gt) = (goodput(&u), goodput(&t));
+        assert!(gu > last.0 && gt > last.1, "MCS {mcs}: udp {gu} tcp {gt} after {last:?}");
+        assert!(gt < gu, "MCS {mcs}: TCP {gt} must stay below UDP {gu} (its ACKs share the air)");
+        let phy = mmpath_sim::link::phy::dmg::mcs(mcs).unwrap().rate_bps as f64 / 1e6;
+        assert!(gu < phy, "MCS {mcs}: {gu} above the PHY rate {phy}");
+        assert_eq!(t["invariants"]["ok"], true);
+        last = (gu, gt);
+    }
+}
+
+/// A weak signal at a fixed high MCS loses frames: MAC retries, then drops that TCP sees.
+/// Ideal rate adaptation steps down instead and does better.
+#[test]
+fn weak_signal_hurts_fixed_mcs_and_rate_adaptation_steps_down() {
+    let tcp = r#"{"cc": "cubic"}"#;
+    let strong = radio(r#"{"technology": "11ad", "mcs": 9, "mtu_bytes": 7912, "rssi_dbm": -42}"#, tcp, 3.0, 1);
+    let weak = radio(r#"{"technology": "11ad", "mcs": 9, "mtu_bytes": 7912, "rssi_dbm": -60}"#, tcp, 3.0, 1);
+    let adapt = radio(r#"{"technology": "11ad", "mtu_bytes": 7912, "rssi_dbm": -60}"#, tcp, 3.0, 1);
+    assert!(weak["paths"][0]["mpdus_failed_down"].as_u64().unwrap() > 100, "{}", weak["paths"][0]);
+    assert!(goodput(&weak) < 0.8 * goodput(&strong), "weak {} strong {}", goodput(&weak), goodput(&strong));
+    let m = adapt["paths"][0]["mcs"].as_u64().unwrap();
+    assert!(m < 9, "ideal rate adaptation picked MCS {m} at -60 dBm");
+    assert!(goodput(&adapt) > goodput(&weak));
+    for s in [&strong, &weak, &adapt] {
+        assert_eq!(s["invariants"]["ok"], true);
+    }
+}
+
+/// A named signal range is drawn per run: seeds give different RSSI inside the range.
+#[test]
+fn signal_range_is_drawn_per_seed() {
+    let p = r#"{"technology": "11ad", "signal": "weak"}"#;
+    let f = r#"{"kind": "udp", "rate_mbps": 10}"#;
+    let r: Vec<f64> = (1..6).map(|seed| radio(p, f, 0.1, seed)["paths"][0]["rssi_dbm"].as_f64().unwrap()).collect();
+    assert!(r.iter().all(|x| (-69.0..=-65.0).contains(x)), "{r:?}");
+    assert!(r.windows(2).any(|w| w[0] != w[1]), "{r:?}");
+}
+
+/// Blockage on a radio path: nothing is delivered while it is down.
+#[test]
+fn radio_outage_delivers_nothing() {
+    let json = r#"{"duration_s": 3,
+        "path": [{"technology": "11ad", "mcs": 8, "mtu_bytes": 7912,
+                  "schedule": [{"t_s": 1, "up": false}, {"t_s": 2, "up": true}]}],
+        "flow": [{"cc": "cubic"}]}"#;
+    let (s, out) = run(json, 1);
+    assert_eq!(s["invariants"]["ok"], true);
+    let iv = &out.intervals;
+    let during: u64 = iv.t_s.iter().zip(&iv.bytes).filter(|(t, _)| **t >= 1.1 && **t < 1.9).map(|(_, b)| b).sum();
+    let after: u64 = iv.t_s.iter().zip(&iv.bytes).filter(|(t, _)| **t >= 2.5).map(|(_, b)| b).sum();
+    assert_eq!(during, 0);
+    assert!(after > 0);
+}
+
+#[test]
+fn radio_fields_are_validated() {
+    let bad = |path: &str| match Simulation::from_json(&format!(r#"{{"path": [{path}], "flow": [{{}}]}}"#), 1) {
+        Err(e) => e.to_string(),
+        Ok(_) => panic!("{path} must be rejected"),
+    };
+    assert!(bad(r#"{"technology": "11ad", "rate_mbps": 100}"#).starts_with("path.0.rate_mbps: a 11ad path's rate"));
+    let e = bad(r#"{"technology": "11ad", "device": "nokia"}"#);
+    assert!(e.starts_with("path.0.device: unknown 11ad device") && e.contains("panasonic-wigig"), "{e}");
+    let e = bad(r#"{"technology": "11ad", "device": "panasonic-wigig", "mcs": 12}"#);
+    assert!(e.starts_with("path.0.mcs: 12 is not an MCS") && e.contains("allowed: 1, 2"), "{e}");
+    assert!(bad(r#"{"technology": "11ad", "bandwidth_mhz": 80}"#).starts_with("path.0.bandwidth_mhz"));
+    assert!(
+        bad(r#"{"technology": "11ac", "bandwidth_mhz": 60}"#).starts_with("path.0.bandwidth_mhz: must be 20, 40, 80")
+    );
+    assert!(bad(r#"{"rate_mbps": 10, "mcs": 3}"#).starts_with("path.0.mcs: only radio paths"));
+    assert!(bad(r#"{"technology": "11ad", "mtu_bytes": 9000}"#).starts_with("path.0.mtu_bytes: 802.11ad carries"));
+    assert!(bad(r#"{"technology": "11ad", "rate_adaptation": "fixed"}"#).starts_with("path.0.mcs: rate_adaptation"));
+    let e = bad(r#"{"technology": "wifi7"}"#);
+    assert!(e.starts_with("path.0.technology: unknown variant `wifi7`"), "{e}");
+}
+
+/// 802.11ac and 802.11n paths run too, at rates their PHY tables allow.
+#[test]
+fn ac_and_n_paths_carry_traffic_below_their_phy_rate() {
+    let ac = radio(r#"{"technology": "11ac", "mcs": 9, "rssi_dbm": -40}"#, r#"{"cc": "cubic"}"#, 2.0, 1);
+    let g = goodput(&ac);
+    assert!(g > 0.5 * 866.7 && g < 866.7, "11ac 80 MHz 2x2 MCS 9: {g}");
+    let n = radio(r#"{"technology": "11n", "mcs": 7, "rssi_dbm": -40}"#, r#"{"cc": "cubic"}"#, 2.0, 1);
+    let g = goodput(&n);
+    assert!(g > 0.4 * 72.2 && g < 72.2, "11n 20 MHz MCS 7 SGI: {g}");
+}

@@ -412,8 +412,7 @@ mod tests {
         let mut w = AirWake::default();
         m.enqueue(Time::ZERO, AP, pkt(0, 1500), &mut w);
         let psdu = 1500 + mac.mpdu_overhead_bytes;
-        let expected =
-            mac.access_ns + mac.protection_ns + RadioPhy::Dmg.ppdu_ns(psdu, 9) + mac.sifs_ns + mac.ack_ns;
+        let expected = mac.access_ns + mac.protection_ns + RadioPhy::Dmg.ppdu_ns(psdu, 9) + mac.sifs_ns + mac.ack_ns;
         assert_eq!(w.tx_done, Some(Time(expected)));
     }
 

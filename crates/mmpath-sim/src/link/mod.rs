@@ -3,6 +3,7 @@
 //! one "arrival" event for its head packet, so a link costs two events per packet no matter
 //! how many packets it holds.
 
+pub mod device;
 pub mod medium;
 pub mod phy;
 pub mod radio;

@@ -85,7 +85,7 @@ pub struct MacTiming {
 
 /// QoS data MAC header (26) + FCS (4) + LLC/SNAP (8) + A-MPDU delimiter (4): IEEE 802.11-2016
 /// 9.2.4 / 9.3.2.1, 10.13 (A-MPDU).
-const MPDU_OVERHEAD_BYTES: u32 = 42;
+pub const MPDU_OVERHEAD_BYTES: u32 = 42;
 /// Block Ack frame: 32 bytes with the compressed bitmap (802.11-2016 9.3.1.9).
 const BLOCK_ACK_BYTES: u32 = 32;
 /// dot11ShortRetryLimit (802.11-2016 Annex C): 7.

@@ -1,0 +1,245 @@
+//! Device classes: the properties of a radio (and the host behind it) that the standards leave
+//! open. Each is set once from the device's published facts and then used for every scenario;
+//! see docs/models.md for where each number comes from.
+
+use super::phy::{dmg, ht, vht};
+use super::radio::{MacTiming, RadioPhy};
+use crate::scenario::{err, PathCfg, RateAdaptation, ScenarioError, Technology};
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Device {
+    pub name: &'static str,
+    pub technology: Technology,
+    /// Highest MCS the device uses.
+    pub max_mcs: u8,
+    /// MPDUs per A-MPDU (Block Ack window used).
+    pub max_mpdus: u32,
+    /// Host/driver time per packet sent or received (one core for the interface).
+    pub host_pkt_ns: u64,
+    /// How much better than the standard's minimum sensitivity the receiver is, dB.
+    pub rx_gain_db: f64,
+    pub about: &'static str,
+}
+
+/// The presets. Generic ones follow the standard alone (no host limit, minimum sensitivity).
+pub const DEVICES: &[Device] = &[
+    Device {
+        name: "generic-11ad",
+        technology: Technology::Dot11ad,
+        max_mcs: 12, // SC MCS 1-12 (FACTS.md: commodity devices use SC only)
+        max_mpdus: 64,
+        host_pkt_ns: 0,
+        rx_gain_db: 0.0,
+        about: "802.11ad SC MCS 1-12 as the standard defines it, no host limit",
+    },
+    Device {
+        name: "panasonic-wigig",
+        technology: Technology::Dot11ad,
+        // Seed 000 Table 2: the module supports SC MCS 1-9.
+        max_mcs: 9,
+        max_mpdus: 64,
+        // Seed 000: UDP at MTU 1500 reaches about 1 Gbit/s at MCS 8-9 whatever the signal,
+        // i.e. the hosts move ~83 k packets/s: 1500 B x 8 / 1 Gbit/s = 12 us per packet.
+        host_pkt_ns: 12_000,
+        // Seed 000: the link works down to -69 dBm, where MCS 1 (sensitivity -68 dBm) must
+        // still be clean: the receiver beats the standard's minimum by a few dB.
+        rx_gain_db: 3.0,
+        about: "seed 000's Panasonic 802.11ad modules (laptops): SC MCS 1-9, ~83 kpps host",
+    },
+    Device {
+        name: "generic-11ac",
+        technology: Technology::Dot11ac,
+        max_mcs: 9,
+        max_mpdus: 64,
+        host_pkt_ns: 0,
+        rx_gain_db: 0.0,
+        about: "802.11ac VHT MCS 0-9 as the standard defines it, no host limit",
+    },
+    Device {
+        name: "generic-11n",
+        technology: Technology::Dot11n,
+        max_mcs: 15,
+        max_mpdus: 64,
+        host_pkt_ns: 0,
+        rx_gain_db: 0.0,
+        about: "802.11n HT MCS 0-15 as the standard defines it, no host limit",
+    },
+];
+
+pub fn find(name: &str) -> Option<&'static Device> {
+    DEVICES.iter().find(|d| d.name == name)
+}
+
+pub fn default_for(t: Technology) -> &'static Device {
+    let name = match t {
+        Technology::Dot11ad | Technology::Wired => "generic-11ad",
+        Technology::Dot11ac => "generic-11ac",
+        Technology::Dot11n => "generic-11n",
+    };
+    find(name).expect("generic presets exist")
+}
+
+fn vht_bw(mhz: u32) -> Option<vht::Bandwidth> {
+    Some(match mhz {
+        20 => vht::Bandwidth::Mhz20,
+        40 => vht::Bandwidth::Mhz40,
+        80 => vht::Bandwidth::Mhz80,
+        160 => vht::Bandwidth::Mhz160,
+        _ => return None,
+    })
+}
+
+fn ht_bw(mhz: u32) -> Option<ht::Bandwidth> {
+    Some(match mhz {
+        20 => ht::Bandwidth::Mhz20,
+        40 => ht::Bandwidth::Mhz40,
+        _ => return None,
+    })
+}
+
+/// The PHY of a validated radio path.
+pub fn radio_phy(p: &PathCfg) -> RadioPhy {
+    match p.technology {
+        Technology::Dot11ac => RadioPhy::Vht {
+            bw: vht_bw(p.bandwidth_mhz.unwrap_or(80)).unwrap_or(vht::Bandwidth::Mhz80),
+            nss: p.streams.unwrap_or(2),
+            sgi: p.short_gi.unwrap_or(true),
+        },
+        Technology::Dot11n => RadioPhy::Ht {
+            bw: ht_bw(p.bandwidth_mhz.unwrap_or(20)).unwrap_or(ht::Bandwidth::Mhz20),
+            sgi: p.short_gi.unwrap_or(true),
+            band: if p.band_ghz.unwrap_or(2.4) < 3.0 { ht::Band::Ghz2_4 } else { ht::Band::Ghz5 },
+        },
+        _ => RadioPhy::Dmg,
+    }
+}
+
+/// The MAC of a validated radio path with its device's aggregation limit.
+pub fn mac_timing(p: &PathCfg, dev: &Device) -> MacTiming {
+    let mut m = match radio_phy(p) {
+        RadioPhy::Dmg => MacTiming::dmg(),
+        RadioPhy::Vht { .. } => MacTiming::vht(),
+        RadioPhy::Ht { band, .. } => MacTiming::ht(band),
+    };
+    m.max_mpdus = dev.max_mpdus;
+    m
+}
+
+/// The device of a validated radio path.
+pub fn device_of(p: &PathCfg) -> &'static Device {
+    p.device.as_deref().and_then(find).unwrap_or_else(|| default_for(p.technology))
+}
+
+/// Highest MCS a path may use: the device's, for 802.11n limited by the stream count.
+pub fn max_mcs(p: &PathCfg, dev: &Device) -> u8 {
+    match p.technology {
+        Technology::Dot11n => dev.max_mcs.min(8 * p.streams.unwrap_or(1) - 1),
+        _ => dev.max_mcs,
+    }
+}
+
+/// Checks the radio fields of path `i` (defaults already filled in).
+pub fn validate_radio(p: &PathCfg, i: usize) -> Result<(), ScenarioError> {
+    let f = |k: &str| format!("path.{i}.{k}");
+    let tech = match p.technology {
+        Technology::Dot11ad => "11ad",
+        Technology::Dot11ac => "11ac",
+        Technology::Dot11n => "11n",
+        Technology::Wired => "wired",
+    };
+    if p.rate_mbps.is_some() || p.uplink_rate_mbps.is_some() {
+        let k = if p.rate_mbps.is_some() { "rate_mbps" } else { "uplink_rate_mbps" };
+        return Err(err(f(k), format!("a {tech} path's rate follows from its MCS; remove {k} (or set mcs)")));
+    }
+    let name = p.device.as_deref().unwrap_or("");
+    let Some(dev) = find(name) else {
+        let names: Vec<&str> = DEVICES.iter().filter(|d| d.technology == p.technology).map(|d| d.name).collect();
+        return Err(err(f("device"), format!("unknown {tech} device {name:?} (known: {})", names.join(", "))));
+    };
+    if dev.technology != p.technology {
+        return Err(err(f("device"), format!("{name} is not a {tech} device")));
+    }
+    match p.technology {
+        Technology::Dot11ad => {
+            for (k, set) in [
+                ("bandwidth_mhz", p.bandwidth_mhz.is_some()),
+                ("streams", p.streams.is_some()),
+                ("short_gi", p.short_gi.is_some()),
+                ("band_ghz", p.band_ghz.is_some()),
+            ] {
+                if set {
+                    return Err(err(f(k), "802.11ad has one 2.16 GHz channel format; only 11ac / 11n paths take this"));
+                }
+            }
+            if p.mtu_bytes > dmg::MAX_MSDU_BYTES {
+                return Err(err(
+                    f("mtu_bytes"),
+                    format!("802.11ad carries MSDUs up to {} bytes (got {})", dmg::MAX_MSDU_BYTES, p.mtu_bytes),
+                ));
+            }
+        }
+        Technology::Dot11ac | Technology::Dot11n => {
+            let bw = p.bandwidth_mhz.unwrap_or(0);
+            let ok = if p.technology == Technology::Dot11ac { vht_bw(bw).is_some() } else { ht_bw(bw).is_some() };
+            if !ok {
+                let allowed = if p.technology == Technology::Dot11ac { "20, 40, 80 or 160" } else { "20 or 40" };
+                return Err(err(f("bandwidth_mhz"), format!("must be {allowed} for {tech} (got {bw})")));
+            }
+            let streams = p.streams.unwrap_or(0);
+            let max_ss = if p.technology == Technology::Dot11ac { vht::MAX_SPATIAL_STREAMS } else { 2 };
+            if streams == 0 || streams > max_ss {
+                return Err(err(f("streams"), format!("must be between 1 and {max_ss} for {tech} (got {streams})")));
+            }
+            let band = p.band_ghz.unwrap_or(0.0);
+            if !(band == 2.4 || band == 5.0) || (p.technology == Technology::Dot11ac && band != 5.0) {
+                let allowed = if p.technology == Technology::Dot11ac { "5" } else { "2.4 or 5" };
+                return Err(err(f("band_ghz"), format!("must be {allowed} for {tech} (got {band})")));
+            }
+            // 802.11 MSDU limit without A-MSDU (802.11-2016 9.2.4.7: 2304 octets).
+            if p.mtu_bytes > 2304 {
+                return Err(err(
+                    f("mtu_bytes"),
+                    format!("{tech} carries MSDUs up to 2304 bytes (got {})", p.mtu_bytes),
+                ));
+            }
+        }
+        Technology::Wired => {}
+    }
+    let phy = radio_phy(p);
+    let top = max_mcs(p, dev);
+    if let Some(m) = p.mcs {
+        let allowed: Vec<String> = phy.mcs_candidates(top).map(|m| m.to_string()).collect();
+        if m > top || !phy.is_valid(m) || phy.sensitivity_dbm(m).is_none() {
+            return Err(err(
+                f("mcs"),
+                format!("{m} is not an MCS this {tech} path ({name}) uses (allowed: {})", allowed.join(", ")),
+            ));
+        }
+    }
+    if p.rate_adaptation == Some(RateAdaptation::Fixed) && p.mcs.is_none() {
+        return Err(err(f("mcs"), "rate_adaptation = \"fixed\" needs an mcs"));
+    }
+    if p.rssi_dbm.is_some() && p.signal.is_some() {
+        return Err(err(f("signal"), "give rssi_dbm or signal, not both"));
+    }
+    if let Some(r) = p.rssi_dbm {
+        if !(r.is_finite() && (-110.0..=0.0).contains(&r)) {
+            return Err(err(f("rssi_dbm"), format!("must be between -110 and 0 dBm (got {r})")));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn presets_are_consistent() {
+        for d in DEVICES {
+            assert!(find(d.name).is_some());
+            assert!(d.max_mpdus >= 1 && d.max_mpdus <= 64, "{}: Block Ack window is at most 64", d.name);
+        }
+        assert_eq!(default_for(Technology::Dot11ac).name, "generic-11ac");
+    }
+}
