@@ -135,6 +135,13 @@ impl RngStream {
         (self.rng.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
     }
 
+    /// Standard normal (Box-Muller; one of the pair, so each call costs two uniforms).
+    pub fn normal(&mut self) -> f64 {
+        let u1 = 1.0 - self.uniform(); // (0, 1]: ln is finite
+        let u2 = self.uniform();
+        (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
+    }
+
     /// True with probability `p`.
     pub fn bernoulli(&mut self, p: f64) -> bool {
         p > 0.0 && self.uniform() < p

@@ -194,6 +194,23 @@ pub struct PathCfg {
     pub short_gi: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub band_ghz: Option<f64>,
+    /// Radio paths: distance AP <-> client; the RSSI follows from a log-distance path loss.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub distance_m: Option<f64>,
+    /// Log-distance path-loss exponent (2 = free space).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path_loss_exponent: Option<f64>,
+    /// Shadowing: a normal draw with this standard deviation, once per run, dB.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shadowing_db: Option<f64>,
+    /// Fading: a normal draw with this standard deviation every `coherence_ms`, dB.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fading_db: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coherence_ms: Option<f64>,
+    /// Radio paths: blockage and antenna-turn events.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub event: Vec<EventCfg>,
     /// Rate client -> AP; defaults to `rate_mbps`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub uplink_rate_mbps: Option<f64>,
@@ -239,6 +256,32 @@ pub enum RateAdaptation {
     Fixed,
     /// The MCS maximising rate x (1 - PER) at the current signal.
     Ideal,
+    /// Auto Rate Fallback over the device's MCS ladder, learning from each TXOP.
+    Commodity,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EventKind {
+    /// A body or object in the beam: the signal drops by `loss_db`, or (no loss_db) the
+    /// link is lost, then re-trained for `retrain_ms` after the blockage ends.
+    Blockage,
+    /// The device is turned away: the link is lost for the duration, then re-trained.
+    AntennaTurn,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EventCfg {
+    pub kind: EventKind,
+    pub t_s: f64,
+    pub duration_s: f64,
+    /// Blockage attenuation, dB; omitted = total loss of the link.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loss_db: Option<f64>,
+    /// Beam re-training after a lost link; default the device's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retrain_ms: Option<f64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -552,9 +595,13 @@ impl Scenario {
                     p.rate_adaptation =
                         Some(if p.mcs.is_some() { RateAdaptation::Fixed } else { RateAdaptation::Ideal });
                 }
-                if p.rssi_dbm.is_none() && p.signal.is_none() {
+                if p.rssi_dbm.is_none() && p.signal.is_none() && p.distance_m.is_none() {
                     p.signal = Some(Signal::Strong);
                 }
+                p.path_loss_exponent.get_or_insert(2.0);
+                p.shadowing_db.get_or_insert(0.0);
+                p.fading_db.get_or_insert(0.0);
+                p.coherence_ms.get_or_insert(10.0);
                 if p.device.is_none() {
                     p.device = Some(crate::link::device::default_for(p.technology).name.to_string());
                 }
@@ -669,6 +716,12 @@ impl Scenario {
                     ("streams", p.streams.is_some()),
                     ("short_gi", p.short_gi.is_some()),
                     ("band_ghz", p.band_ghz.is_some()),
+                    ("distance_m", p.distance_m.is_some()),
+                    ("path_loss_exponent", p.path_loss_exponent.is_some()),
+                    ("shadowing_db", p.shadowing_db.is_some()),
+                    ("fading_db", p.fading_db.is_some()),
+                    ("coherence_ms", p.coherence_ms.is_some()),
+                    ("event", !p.event.is_empty()),
                 ] {
                     if set {
                         return Err(err(

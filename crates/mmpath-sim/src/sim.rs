@@ -8,9 +8,10 @@
 
 use crate::app::{App, RATE_TICK};
 use crate::engine::{EventQueue, RngStream};
+use crate::link::channel::{Action, Channel};
 use crate::link::device;
 use crate::link::medium::{AirWake, Medium, AP, STA};
-use crate::link::radio::{ideal_mcs, per_4096, RadioPhy, MPDU_OVERHEAD_BYTES};
+use crate::link::radio::{ideal_mcs, MPDU_OVERHEAD_BYTES};
 use crate::link::schedule::Schedule;
 use crate::link::trace::{self as chtrace, TraceFormat, TraceOpts, TraceStep};
 use crate::link::{Link, LinkCfg, Wake};
@@ -47,34 +48,21 @@ enum Ev {
     AppStop(u16),
     PathStep(u16),
     TraceStep(u16),
+    /// A radio path's fading moves to its next coherence interval.
+    Fade(u16),
+    /// A radio path's channel event (blockage start/end, re-trained) is due.
+    ChannelAction(u16),
     Sample,
 }
 
 struct RadioState {
     rx_gain_db: f64,
-    max_mcs: u8,
     adaptation: RateAdaptation,
-    mtu: u32,
-}
-
-impl RadioState {
-    /// The MCS to use at `rssi_dbm` (rate adaptation, or `forced` by a trace, or the current
-    /// one when fixed) and the PER of a 4096-byte PSDU at that MCS.
-    fn pick(&self, phy: &RadioPhy, rssi_dbm: f64, current: u8, forced: Option<u8>) -> (u8, f64) {
-        let mpdu = self.mtu + MPDU_OVERHEAD_BYTES;
-        let mcs = match (forced, self.adaptation) {
-            (Some(x), _) => x,
-            (None, RateAdaptation::Fixed) => current,
-            (None, RateAdaptation::Ideal) => {
-                ideal_mcs(phy, rssi_dbm, self.rx_gain_db, mpdu, self.max_mcs).unwrap_or(current)
-            }
-        };
-        let per = match phy.sensitivity_dbm(mcs) {
-            Some(sens) if rssi_dbm.is_finite() => per_4096(rssi_dbm - (sens - self.rx_gain_db)),
-            _ => 0.0,
-        };
-        (mcs, per)
-    }
+    /// MPDU size the ideal rate adaptation optimises for (MTU + MAC overhead).
+    mpdu_bytes: u32,
+    /// The MCS indexes the device uses.
+    ladder: Vec<u8>,
+    channel: Channel,
 }
 
 /// A trace being replayed on a path: its steps, where we are, and the loop offset.
@@ -170,6 +158,8 @@ pub struct Simulation {
     links: Vec<Link>,
     link_rng: Vec<RngStream>,
     media: Vec<Medium>,
+    /// The path each medium belongs to.
+    media_path: Vec<u16>,
     /// Scratch for packets a medium drops after its last retry.
     dropped: Vec<Packet>,
     paths: Vec<PathState>,
@@ -254,6 +244,7 @@ impl Simulation {
         };
         let mut paths = Vec::new();
         let mut media = Vec::new();
+        let mut media_path = Vec::new();
         for (pi, p) in sc.path.iter().enumerate() {
             let replay = replays.next().flatten();
             let name = p.name.clone().unwrap_or_default();
@@ -289,26 +280,29 @@ impl Simulation {
                 });
                 continue;
             }
-            // A radio path: one shared medium; the signal is drawn once per run from the
-            // named range, on the path's own random stream.
+            // A radio path: one shared medium; its channel draws the signal on the path's own
+            // random stream.
             let dev = device::device_of(p);
             let phy = device::radio_phy(p);
-            let mut rng = RngStream::new(seed, 0x2000 + pi as u64);
-            let rssi = match (p.rssi_dbm, p.signal) {
-                (Some(r), _) => r,
-                (None, Some(sig)) => {
-                    let (lo, hi) = sig.range_dbm();
-                    lo + (hi - lo) * rng.uniform()
+            let channel = Channel::new(
+                p,
+                dev.eirp_gain_dbm,
+                device::fspl_1m_db(p),
+                Time::from_ms_f64(dev.retrain_ms),
+                RngStream::new(seed, 0x2000 + pi as u64),
+            );
+            let rssi = channel.rssi_dbm();
+            let adaptation = p.rate_adaptation.unwrap_or(RateAdaptation::Ideal);
+            let ladder = device::mcs_ladder(p, dev);
+            let mpdu_bytes = p.mtu_bytes + MPDU_OVERHEAD_BYTES;
+            let mcs = match (p.mcs, adaptation) {
+                (Some(m), _) => m,
+                (None, RateAdaptation::Ideal) => {
+                    ideal_mcs(&phy, rssi, dev.rx_gain_db, mpdu_bytes, &ladder).unwrap_or(ladder[0])
                 }
-                (None, None) => -42.0,
+                // ARF starts at the top of its ladder and learns.
+                (None, _) => *ladder.last().expect("a radio path has at least one MCS"),
             };
-            let radio = RadioState {
-                rx_gain_db: dev.rx_gain_db,
-                max_mcs: device::max_mcs(p, dev),
-                adaptation: p.rate_adaptation.unwrap_or(RateAdaptation::Ideal),
-                mtu: p.mtu_bytes,
-            };
-            let (mcs, per) = radio.pick(&phy, rssi, p.mcs.unwrap_or(1), p.mcs);
             let mut m = Medium::new(
                 phy,
                 device::mac_timing(p, dev),
@@ -318,10 +312,15 @@ impl Simulation {
                 mcs,
                 RngStream::new(seed, 0x3000 + pi as u64),
             );
-            m.set_per(AP, per);
-            m.set_per(STA, per);
+            m.set_signal(rssi, dev.rx_gain_db);
+            if adaptation == RateAdaptation::Commodity {
+                m.use_arf(AP, ladder.clone());
+                m.use_arf(STA, ladder.clone());
+            }
+            let radio = RadioState { rx_gain_db: dev.rx_gain_db, adaptation, mpdu_bytes, ladder, channel };
             let mi = media.len() as u16;
             media.push(m);
+            media_path.push(pi as u16);
             let rate = phy.rate_bps(mcs);
             paths.push(PathState {
                 name,
@@ -411,6 +410,7 @@ impl Simulation {
             q: EventQueue::new(),
             links,
             link_rng,
+            media_path,
             media,
             dropped: Vec::with_capacity(64),
             paths,
@@ -435,6 +435,14 @@ impl Simulation {
             }
             if let Some(t) = p.replay.as_ref().and_then(|r| r.next_time()) {
                 sim.q.schedule(t, Ev::TraceStep(i as u16));
+            }
+            if let Some(r) = &p.radio {
+                if r.channel.fades() {
+                    sim.q.schedule(r.channel.coherence(), Ev::Fade(i as u16));
+                }
+                if let Some(t) = r.channel.next_action_time() {
+                    sim.q.schedule(t, Ev::ChannelAction(i as u16));
+                }
             }
         }
         sim.q.schedule(Time::ZERO, Ev::Sample);
@@ -505,6 +513,8 @@ impl Simulation {
             }
             Ev::PathStep(p) => self.on_path_step(now, p),
             Ev::TraceStep(p) => self.on_trace_step(now, p),
+            Ev::Fade(p) => self.on_fade(now, p),
+            Ev::ChannelAction(p) => self.on_channel_action(now, p),
             Ev::Sample => {
                 self.sample(now);
                 let next = now + self.sample_every;
@@ -596,6 +606,10 @@ impl Simulation {
         }
         self.dropped = dropped;
         self.apply_air_wake(m, wake);
+        let pi = self.media_path[m as usize];
+        if self.media[m as usize].mcs(AP) as f64 != self.paths[pi as usize].mcs {
+            self.note_mcs(now, pi);
+        }
     }
 
     fn on_air_arrival(&mut self, now: Time, m: u16, from: u8) {
@@ -869,26 +883,70 @@ impl Simulation {
         self.log_channel(now, pi, TraceStep { up: Some(u), ..TraceStep::new(now) });
     }
 
-    /// A radio path's signal or MCS changed: re-pick the MCS (rate adaptation) and set the
-    /// packet error rate both stations see.
+    /// A radio path's signal changed (channel process or trace), or a trace forces an MCS:
+    /// give the medium the new signal, re-pick the MCS (ideal adaptation; ARF adapts on its own
+    /// from the TXOPs that follow) and record what changed.
     fn update_radio(&mut self, now: Time, pi: u16, forced_mcs: Option<u8>) {
         let ps = &self.paths[pi as usize];
         let (Some(r), Hop::Air(m, _)) = (&ps.radio, ps.hops[0]) else { return };
-        let medium = &self.media[m as usize];
-        let phy = *medium.phy();
-        let (mcs, per) = r.pick(&phy, ps.rssi_dbm, medium.mcs(AP), forced_mcs);
+        let rssi = ps.rssi_dbm;
         let medium = &mut self.media[m as usize];
-        let changed = medium.mcs(AP) != mcs;
-        for st in [AP, STA] {
-            medium.set_mcs(st, mcs);
-            medium.set_per(st, per);
+        medium.set_signal(rssi, r.rx_gain_db);
+        let pick = match (forced_mcs, r.adaptation) {
+            (Some(x), _) => Some(x),
+            (None, RateAdaptation::Ideal) => ideal_mcs(medium.phy(), rssi, r.rx_gain_db, r.mpdu_bytes, &r.ladder),
+            _ => None,
+        };
+        if let Some(x) = pick {
+            medium.set_mcs(AP, x);
+            medium.set_mcs(STA, x);
         }
-        let ps = &mut self.paths[pi as usize];
-        ps.mcs = mcs as f64;
-        if changed {
-            let rate = phy.rate_bps(mcs);
-            self.push_event(now, pi, EV_RATE, rate as f64 / 1e6);
-            self.log_channel(now, pi, TraceStep { mcs: Some(mcs), ..TraceStep::new(now) });
+        self.note_mcs(now, pi);
+    }
+
+    /// Records a change of the path's (downlink) MCS as an event and in the channel log.
+    fn note_mcs(&mut self, now: Time, pi: u16) {
+        let ps = &self.paths[pi as usize];
+        let Hop::Air(m, _) = ps.hops[0] else { return };
+        let medium = &self.media[m as usize];
+        let mcs = medium.mcs(AP);
+        if ps.mcs == mcs as f64 {
+            return;
+        }
+        let rate = medium.rate_bps(AP);
+        self.paths[pi as usize].mcs = mcs as f64;
+        self.push_event(now, pi, EV_RATE, rate as f64 / 1e6);
+        self.log_channel(now, pi, TraceStep { mcs: Some(mcs), ..TraceStep::new(now) });
+    }
+
+    fn on_fade(&mut self, now: Time, pi: u16) {
+        let Some(r) = self.paths[pi as usize].radio.as_mut() else { return };
+        r.channel.fade();
+        let (rssi, next) = (r.channel.rssi_dbm(), now + r.channel.coherence());
+        self.paths[pi as usize].rssi_dbm = rssi;
+        self.update_radio(now, pi, None);
+        if next <= self.end {
+            self.q.schedule(next, Ev::Fade(pi));
+        }
+    }
+
+    fn on_channel_action(&mut self, now: Time, pi: u16) {
+        loop {
+            let Some(r) = self.paths[pi as usize].radio.as_mut() else { return };
+            let Some(a) = r.channel.take_due(now) else { break };
+            let rssi = r.channel.rssi_dbm();
+            match a {
+                Action::Attenuate(_) => {
+                    self.paths[pi as usize].rssi_dbm = rssi;
+                    self.update_radio(now, pi, None);
+                    self.log_channel(now, pi, TraceStep { rssi_dbm: Some(rssi as f32), ..TraceStep::new(now) });
+                }
+                Action::Down => self.set_path_up(now, pi, false),
+                Action::Up => self.set_path_up(now, pi, true),
+            }
+        }
+        if let Some(t) = self.paths[pi as usize].radio.as_ref().and_then(|r| r.channel.next_action_time()) {
+            self.q.schedule(t, Ev::ChannelAction(pi));
         }
     }
 

@@ -18,6 +18,13 @@ pub struct Device {
     pub host_pkt_ns: u64,
     /// How much better than the standard's minimum sensitivity the receiver is, dB.
     pub rx_gain_db: f64,
+    /// Transmit power plus both antennas' gains, dBm: RSSI = this - path loss.
+    pub eirp_gain_dbm: f64,
+    /// After a blockage or antenna turn, how long the beam takes to be re-trained and the
+    /// link to carry data again.
+    pub retrain_ms: f64,
+    /// MCS indexes the device uses (its rate adaptation's ladder); empty = all up to max_mcs.
+    pub mcs_set: &'static [u8],
     pub about: &'static str,
 }
 
@@ -30,6 +37,11 @@ pub const DEVICES: &[Device] = &[
         max_mpdus: 64,
         host_pkt_ns: 0,
         rx_gain_db: 0.0,
+        // 10 dBm conducted + 2 x 15 dBi phased arrays, a typical 802.11ad budget.
+        eirp_gain_dbm: 40.0,
+        // FACTS.md: commodity link re-establishment after blockage takes hundreds of ms to s.
+        retrain_ms: 500.0,
+        mcs_set: &[],
         about: "802.11ad SC MCS 1-12 as the standard defines it, no host limit",
     },
     Device {
@@ -44,7 +56,27 @@ pub const DEVICES: &[Device] = &[
         // Seed 000: the link works down to -69 dBm, where MCS 1 (sensitivity -68 dBm) must
         // still be clean: the receiver beats the standard's minimum by a few dB.
         rx_gain_db: 3.0,
+        // Not characterised by seed 000 (which reports RSSI, not distance); the generic budget.
+        eirp_gain_dbm: 40.0,
+        retrain_ms: 500.0,
+        mcs_set: &[],
         about: "seed 000's Panasonic 802.11ad modules (laptops): SC MCS 1-9, ~83 kpps host",
+    },
+    Device {
+        name: "wil6210-dock",
+        technology: Technology::Dot11ad,
+        max_mcs: 11,
+        max_mpdus: 64,
+        host_pkt_ns: 0,
+        rx_gain_db: 0.0,
+        // Seed 001: the link breaks beyond 155 ft (47.2 m), i.e. there the RSSI reaches MCS 1's
+        // sensitivity (-68 dBm). In free space (exponent 2, 68.1 dB at 1 m on channel 2):
+        // -68 + 68.1 + 20 log10(47.2) = 33.5 dBm.
+        eirp_gain_dbm: 33.5,
+        retrain_ms: 500.0,
+        // Seed 001, footnote 1: 385, 770, 1155, 1540, 1925, 2310, 3080, 3850 Mbit/s.
+        mcs_set: &[1, 2, 4, 6, 7, 8, 10, 11],
+        about: "seed 001's Wilocity wil6210 laptop + Dell D5000 dock: 8 SC rates, commodity rate adaptation",
     },
     Device {
         name: "generic-11ac",
@@ -53,6 +85,10 @@ pub const DEVICES: &[Device] = &[
         max_mpdus: 64,
         host_pkt_ns: 0,
         rx_gain_db: 0.0,
+        // 20 dBm + 2 x 3 dBi.
+        eirp_gain_dbm: 26.0,
+        retrain_ms: 0.0,
+        mcs_set: &[],
         about: "802.11ac VHT MCS 0-9 as the standard defines it, no host limit",
     },
     Device {
@@ -62,6 +98,9 @@ pub const DEVICES: &[Device] = &[
         max_mpdus: 64,
         host_pkt_ns: 0,
         rx_gain_db: 0.0,
+        eirp_gain_dbm: 26.0,
+        retrain_ms: 0.0,
+        mcs_set: &[],
         about: "802.11n HT MCS 0-15 as the standard defines it, no host limit",
     },
 ];
@@ -138,6 +177,30 @@ pub fn max_mcs(p: &PathCfg, dev: &Device) -> u8 {
     }
 }
 
+/// The MCS ladder of a path: the device's set, or every valid MCS up to its maximum.
+pub fn mcs_ladder(p: &PathCfg, dev: &Device) -> Vec<u8> {
+    let phy = radio_phy(p);
+    let top = max_mcs(p, dev);
+    phy.mcs_candidates(top).filter(|m| dev.mcs_set.is_empty() || dev.mcs_set.contains(m)).collect()
+}
+
+/// Free-space path loss at 1 m for the path's carrier, dB: 20 log10(4 pi f / c).
+pub fn fspl_1m_db(p: &PathCfg) -> f64 {
+    let f_hz = match p.technology {
+        // Channel 2, 60.48 GHz (seed 000 Table 1: the modules used channels 2 and 3).
+        Technology::Dot11ad => 60.48e9,
+        Technology::Dot11ac => 5.5e9,
+        _ => {
+            if p.band_ghz.unwrap_or(2.4) < 3.0 {
+                2.437e9
+            } else {
+                5.5e9
+            }
+        }
+    };
+    20.0 * (4.0 * std::f64::consts::PI * f_hz / 299_792_458.0).log10()
+}
+
 /// Checks the radio fields of path `i` (defaults already filled in).
 pub fn validate_radio(p: &PathCfg, i: usize) -> Result<(), ScenarioError> {
     let f = |k: &str| format!("path.{i}.{k}");
@@ -208,8 +271,9 @@ pub fn validate_radio(p: &PathCfg, i: usize) -> Result<(), ScenarioError> {
     let phy = radio_phy(p);
     let top = max_mcs(p, dev);
     if let Some(m) = p.mcs {
-        let allowed: Vec<String> = phy.mcs_candidates(top).map(|m| m.to_string()).collect();
-        if m > top || !phy.is_valid(m) || phy.sensitivity_dbm(m).is_none() {
+        let ladder = mcs_ladder(p, dev);
+        let allowed: Vec<String> = ladder.iter().map(|m| m.to_string()).collect();
+        if m > top || !phy.is_valid(m) || phy.sensitivity_dbm(m).is_none() || !ladder.contains(&m) {
             return Err(err(
                 f("mcs"),
                 format!("{m} is not an MCS this {tech} path ({name}) uses (allowed: {})", allowed.join(", ")),
@@ -219,8 +283,51 @@ pub fn validate_radio(p: &PathCfg, i: usize) -> Result<(), ScenarioError> {
     if p.rate_adaptation == Some(RateAdaptation::Fixed) && p.mcs.is_none() {
         return Err(err(f("mcs"), "rate_adaptation = \"fixed\" needs an mcs"));
     }
-    if p.rssi_dbm.is_some() && p.signal.is_some() {
-        return Err(err(f("signal"), "give rssi_dbm or signal, not both"));
+    let given = [p.rssi_dbm.is_some(), p.signal.is_some(), p.distance_m.is_some()];
+    if given.iter().filter(|g| **g).count() > 1 {
+        return Err(err(f("signal"), "give one of rssi_dbm, signal or distance_m"));
+    }
+    if let Some(d) = p.distance_m {
+        if !(d.is_finite() && d > 0.0 && d <= 10_000.0) {
+            return Err(err(f("distance_m"), format!("must be > 0 and <= 10000 m (got {d})")));
+        }
+    }
+    for (k, v, lo, hi) in [
+        ("path_loss_exponent", p.path_loss_exponent, 1.0, 6.0),
+        ("shadowing_db", p.shadowing_db, 0.0, 30.0),
+        ("fading_db", p.fading_db, 0.0, 30.0),
+        ("coherence_ms", p.coherence_ms, 0.1, 100_000.0),
+    ] {
+        if let Some(v) = v {
+            if !(v.is_finite() && v >= lo && v <= hi) {
+                return Err(err(f(k), format!("must be between {lo} and {hi} (got {v})")));
+            }
+        }
+    }
+    for (j, e) in p.event.iter().enumerate() {
+        let g = |k: &str| format!("path.{i}.event.{j}.{k}");
+        if !(e.t_s.is_finite() && e.t_s >= 0.0) {
+            return Err(err(g("t_s"), format!("must be >= 0 (got {})", e.t_s)));
+        }
+        if !(e.duration_s.is_finite() && e.duration_s > 0.0) {
+            return Err(err(g("duration_s"), format!("must be > 0 (got {})", e.duration_s)));
+        }
+        if let Some(l) = e.loss_db {
+            if !(l.is_finite() && l > 0.0 && l <= 200.0) {
+                return Err(err(g("loss_db"), format!("must be in (0, 200] dB; omit it for a total loss (got {l})")));
+            }
+            if e.kind == crate::scenario::EventKind::AntennaTurn {
+                return Err(err(g("loss_db"), "an antenna turn loses the link; only a blockage takes loss_db"));
+            }
+        }
+        if let Some(r) = e.retrain_ms {
+            if !(r.is_finite() && (0.0..=60_000.0).contains(&r)) {
+                return Err(err(g("retrain_ms"), format!("must be between 0 and 60000 (got {r})")));
+            }
+        }
+    }
+    if p.rate_adaptation == Some(RateAdaptation::Commodity) && p.mcs.is_some() {
+        return Err(err(f("mcs"), "rate_adaptation = \"commodity\" chooses the MCS itself; remove mcs"));
     }
     if let Some(r) = p.rssi_dbm {
         if !(r.is_finite() && (-110.0..=0.0).contains(&r)) {

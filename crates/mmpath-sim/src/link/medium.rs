@@ -14,7 +14,9 @@
 //! It caps the packet rate, which is what limits 802.11ad at MTU 1500 (seed 000: ~1 Gbit/s of
 //! UDP at MCS 8-9 whatever the signal) while jumbo frames reach multi-Gbit/s.
 
-use super::radio::{MacTiming, RadioPhy};
+use super::arf::Arf;
+use super::radio::{per_4096, MacTiming, RadioPhy};
+use super::reorder::Reorder;
 use crate::engine::RngStream;
 use crate::packet::{Kind, Packet};
 use crate::time::Time;
@@ -43,13 +45,22 @@ pub struct AirStats {
     pub busy_ns: [u64; 2],
 }
 
+/// A queued MPDU: the packet, its retries so far, its MAC sequence number.
+type Frame = (Packet, u8, u64);
+
 struct Station {
-    queue: VecDeque<(Packet, u8)>,
+    queue: VecDeque<Frame>,
+    /// Next MAC sequence number to assign.
+    next_seq: u64,
+    /// Block Ack reordering of what this station receives.
+    reorder: Reorder,
     queue_bytes: u64,
     cap_bytes: u64,
     mcs: u8,
     /// Packet error rate of a 4096-octet PSDU at the current MCS and signal.
     per_4096: f64,
+    /// Commodity rate adaptation, when the path uses it.
+    arf: Option<Arf>,
     /// When the host finishes the packets it already has.
     host_free: Time,
 }
@@ -75,8 +86,13 @@ pub struct Medium {
     up: bool,
     pipe: [VecDeque<(Time, Packet)>; 2],
     rng: RngStream,
+    /// The received signal and how much better than the standard's sensitivity the receivers
+    /// are: with it, the PER follows the MCS. Without it, PER is whatever `set_per` says.
+    budget: Option<(f64, f64)>,
     /// Scratch for the MPDUs of a TXOP that must be retried (reused: no allocation per TXOP).
-    failed: Vec<(Packet, u8)>,
+    failed: Vec<Frame>,
+    /// Scratch for packets the reorder buffer releases (reused).
+    released: Vec<Packet>,
     pub stats: AirStats,
 }
 
@@ -92,10 +108,13 @@ impl Medium {
     ) -> Medium {
         let st = || Station {
             queue: VecDeque::with_capacity(256),
+            next_seq: 0,
+            reorder: Reorder::new(),
             queue_bytes: 0,
             cap_bytes: queue_cap_bytes,
             mcs,
             per_4096: 0.0,
+            arf: None,
             host_free: Time::ZERO,
         };
         Medium {
@@ -111,6 +130,8 @@ impl Medium {
             pipe: [VecDeque::with_capacity(256), VecDeque::with_capacity(256)],
             rng,
             failed: Vec::with_capacity(64),
+            released: Vec::with_capacity(64),
+            budget: None,
             stats: AirStats::default(),
         }
     }
@@ -136,6 +157,39 @@ impl Medium {
 
     pub fn set_mcs(&mut self, from: usize, mcs: u8) {
         self.st[from].mcs = mcs;
+        if let Some(a) = self.st[from].arf.as_mut() {
+            *a = Arf::new(a.mcs_set().to_vec(), mcs);
+        }
+        self.refresh_per(from);
+    }
+
+    /// Lets station `from` adapt its MCS with ARF over `mcs_set`, starting at its current MCS.
+    pub fn use_arf(&mut self, from: usize, mcs_set: Vec<u8>) {
+        let a = Arf::new(mcs_set, self.st[from].mcs);
+        self.st[from].mcs = a.mcs();
+        self.st[from].arf = Some(a);
+        self.refresh_per(from);
+    }
+
+    /// Sets the received signal (both directions see the same channel) and the receivers'
+    /// gain over the standard's sensitivity; the PER then follows each station's MCS.
+    pub fn set_signal(&mut self, rssi_dbm: f64, rx_gain_db: f64) {
+        self.budget = Some((rssi_dbm, rx_gain_db));
+        self.refresh_per(AP);
+        self.refresh_per(STA);
+    }
+
+    /// PER of a 4096-byte PSDU at `mcs` with the current signal (None without a signal).
+    pub fn per_at(&self, mcs: u8) -> Option<f64> {
+        let (rssi, gain) = self.budget?;
+        let sens = self.phy.sensitivity_dbm(mcs)?;
+        Some(per_4096(rssi - (sens - gain)))
+    }
+
+    fn refresh_per(&mut self, from: usize) {
+        if let Some(p) = self.per_at(self.st[from].mcs) {
+            self.st[from].per_4096 = p;
+        }
     }
     pub fn set_per(&mut self, from: usize, per_4096: f64) {
         self.st[from].per_4096 = per_4096.clamp(0.0, 1.0);
@@ -153,7 +207,9 @@ impl Medium {
             return false;
         }
         s.queue_bytes += p.size_bytes as u64;
-        s.queue.push_back((p, 0));
+        let seq = s.next_seq;
+        s.next_seq += 1;
+        s.queue.push_back((p, 0, seq));
         self.try_start(now, wake);
         true
     }
@@ -162,7 +218,7 @@ impl Medium {
     fn aggregate(&self, from: usize) -> (usize, u32) {
         let s = &self.st[from];
         let (mut n, mut psdu) = (0usize, 0u32);
-        for (p, _) in s.queue.iter() {
+        for (p, _, _) in s.queue.iter() {
             let next = psdu + self.mpdu_bytes(p);
             if n > 0
                 && (n as u32 >= self.mac.max_mpdus
@@ -243,10 +299,11 @@ impl Medium {
         self.stats.busy_ns[from] += (t.end - t.start).ns();
         let per_4096 = self.st[from].per_4096;
         self.failed.clear();
+        let mut delivered_now = 0usize;
         let mut last_len = u32::MAX;
         let mut last_per = 0.0;
         for _ in 0..t.n {
-            let (p, retries) = self.st[from].queue.pop_front().expect("aggregate frames are queued");
+            let (p, retries, seq) = self.st[from].queue.pop_front().expect("aggregate frames are queued");
             self.stats.mpdus_sent[from] += 1;
             let len = self.mpdu_bytes(&p);
             if len != last_len {
@@ -255,16 +312,11 @@ impl Medium {
             }
             let lost = last_per > 0.0 && self.rng.uniform() < last_per;
             if !lost {
+                delivered_now += 1;
                 self.st[from].queue_bytes -= p.size_bytes as u64;
                 self.stats.bytes_delivered[from] += p.size_bytes as u64;
-                // The receiving host processes packets one after another.
-                let rx = &mut self.st[to];
-                rx.host_free = rx.host_free.max(t.end) + Time(self.host_pkt_ns);
-                let at = rx.host_free + self.delay;
-                if self.pipe[from].is_empty() {
-                    wake.arrival[from] = Some(at);
-                }
-                self.pipe[from].push_back((at, p));
+                self.st[to].reorder.accept(seq, p, &mut self.released);
+                self.pass_up(from, t.end, wake);
                 continue;
             }
             self.stats.mpdus_failed[from] += 1;
@@ -272,13 +324,36 @@ impl Medium {
                 self.st[from].queue_bytes -= p.size_bytes as u64;
                 self.stats.drops_retry[from] += 1;
                 dropped.push(p);
+                self.st[to].reorder.skip(seq, &mut self.released);
+                self.pass_up(from, t.end, wake);
             } else {
-                self.failed.push((p, retries + 1));
+                self.failed.push((p, retries + 1, seq));
             }
+        }
+        // Commodity rate adaptation learns from this TXOP.
+        let failed_now = t.n - delivered_now;
+        if let Some(new) = self.st[from].arf.as_mut().and_then(|a| a.on_txop(t.n, failed_now)) {
+            self.st[from].mcs = new;
+            self.refresh_per(from);
         }
         // Failed MPDUs go back to the head, in their original order.
         while let Some(f) = self.failed.pop() {
             self.st[from].queue.push_front(f);
+        }
+    }
+
+    /// Hands what the receiver's reorder buffer released to its host, which processes packets
+    /// one after another, then to the propagation pipe.
+    fn pass_up(&mut self, from: usize, at: Time, wake: &mut AirWake) {
+        let to = 1 - from;
+        for p in self.released.drain(..) {
+            let rx = &mut self.st[to];
+            rx.host_free = rx.host_free.max(at) + Time(self.host_pkt_ns);
+            let t = rx.host_free + self.delay;
+            if self.pipe[from].is_empty() {
+                wake.arrival[from] = Some(t);
+            }
+            self.pipe[from].push_back((t, p));
         }
     }
 
@@ -306,7 +381,7 @@ impl Medium {
         if !up {
             if let Some(t) = self.busy.take() {
                 self.stats.busy_ns[t.from] += (now - t.start).ns();
-                for (_, r) in self.st[t.from].queue.iter_mut().take(t.n) {
+                for (_, r, _) in self.st[t.from].queue.iter_mut().take(t.n) {
                     *r = r.saturating_add(1);
                 }
             }
@@ -319,7 +394,8 @@ impl Medium {
     pub fn count_in_network(&self, flow: u16, kind: Kind) -> u64 {
         let mut n = 0;
         for s in &self.st {
-            n += s.queue.iter().filter(|(p, _)| p.flow == flow && p.kind == kind).count();
+            n += s.queue.iter().filter(|(p, _, _)| p.flow == flow && p.kind == kind).count();
+            n += s.reorder.held().filter(|p| p.flow == flow && p.kind == kind).count();
         }
         for d in &self.pipe {
             n += d.iter().filter(|(_, p)| p.flow == flow && p.kind == kind).count();

@@ -3,10 +3,13 @@
 //! one "arrival" event for its head packet, so a link costs two events per packet no matter
 //! how many packets it holds.
 
+pub mod arf;
+pub mod channel;
 pub mod device;
 pub mod medium;
 pub mod phy;
 pub mod radio;
+pub mod reorder;
 pub mod schedule;
 pub mod trace;
 

@@ -167,12 +167,12 @@ pub fn per_4096(margin_db: f64) -> f64 {
     1.0 / (1.0 + (PER_SLOPE_PER_DB * (margin_db - m0)).exp())
 }
 
-/// The MCS an ideal rate adaptation picks: the one maximising rate x (1 - PER) for frames of
-/// `len` bytes at `rssi_dbm`, given the receiver beats the standard's sensitivity by
-/// `rx_gain_db`.
-pub fn ideal_mcs(phy: &RadioPhy, rssi_dbm: f64, rx_gain_db: f64, len: u32, max_mcs: u8) -> Option<u8> {
+/// The MCS an ideal rate adaptation picks from `ladder`: the one maximising rate x (1 - PER)
+/// for frames of `len` bytes at `rssi_dbm`, given the receiver beats the standard's
+/// sensitivity by `rx_gain_db`.
+pub fn ideal_mcs(phy: &RadioPhy, rssi_dbm: f64, rx_gain_db: f64, len: u32, ladder: &[u8]) -> Option<u8> {
     let mut best: Option<(u8, f64)> = None;
-    for m in phy.mcs_candidates(max_mcs) {
+    for &m in ladder {
         let margin = rssi_dbm - (phy.sensitivity_dbm(m)? - rx_gain_db);
         let p = super::medium::per_for_len(per_4096(margin), len);
         let goodput = phy.rate_bps(m) as f64 * (1.0 - p);
@@ -198,15 +198,17 @@ mod tests {
     #[test]
     fn ideal_mcs_moves_down_and_up_with_signal() {
         let phy = RadioPhy::Dmg;
+        let sc: Vec<u8> = phy.mcs_candidates(9).collect();
+        let sc = sc.as_slice();
         // Far above every SC sensitivity: the top SC MCS the device allows.
-        assert_eq!(ideal_mcs(&phy, -40.0, 0.0, 7954, 9), Some(9));
+        assert_eq!(ideal_mcs(&phy, -40.0, 0.0, 7954, sc), Some(9));
         // Weak: below MCS 9's -59 dBm and MCS 8's -61 dBm, above MCS 7's -62 dBm by 1 dB.
-        let m = ideal_mcs(&phy, -61.0, 0.0, 7954, 9).unwrap();
+        let m = ideal_mcs(&phy, -61.0, 0.0, 7954, sc).unwrap();
         assert!(m <= 8, "{m}");
-        let lower = ideal_mcs(&phy, -66.0, 0.0, 7954, 9).unwrap();
+        let lower = ideal_mcs(&phy, -66.0, 0.0, 7954, sc).unwrap();
         assert!(lower < m, "{lower} < {m}");
         // Back up when the signal returns.
-        assert_eq!(ideal_mcs(&phy, -40.0, 0.0, 7954, 9), Some(9));
+        assert_eq!(ideal_mcs(&phy, -40.0, 0.0, 7954, sc), Some(9));
     }
 
     #[test]

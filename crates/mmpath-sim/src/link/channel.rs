@@ -1,0 +1,179 @@
+//! The radio channel of a path over time: the received signal strength and the events that
+//! change it.
+//!
+//! RSSI(t) = base + shadowing + fading(t) - blockage(t), where
+//! - base is given (`rssi_dbm`), drawn once per run from a named range (`signal`), or follows
+//!   from distance: EIRP + antenna gains - (FSPL at 1 m + 10 n log10(d)) (log-distance model);
+//! - shadowing is one normal draw per run (`shadowing_db`);
+//! - fading is a new normal draw every coherence interval (`fading_db`, `coherence_ms`);
+//! - a blockage subtracts its attenuation while it lasts; a total blockage or an antenna turn
+//!   takes the link down, and it stays down for the beam re-training time after the event.
+
+use crate::engine::RngStream;
+use crate::scenario::{EventKind, PathCfg};
+use crate::time::Time;
+
+/// A change to the link the channel asks for.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Action {
+    /// Set the blockage attenuation (0 = none), dB.
+    Attenuate(f64),
+    Down,
+    Up,
+}
+
+pub struct Channel {
+    base_dbm: f64,
+    fade_db: f64,
+    block_db: f64,
+    fading_sigma_db: f64,
+    coherence: Time,
+    actions: Vec<(Time, Action)>,
+    next: usize,
+    rng: RngStream,
+}
+
+impl Channel {
+    /// The channel of a validated radio path. `eirp_gain_dbm`, `fspl_1m_db` and `retrain` come
+    /// from the device and the band.
+    pub fn new(p: &PathCfg, eirp_gain_dbm: f64, fspl_1m_db: f64, retrain: Time, mut rng: RngStream) -> Channel {
+        let base = match (p.rssi_dbm, p.signal, p.distance_m) {
+            (Some(r), _, _) => r,
+            (None, Some(sig), _) => {
+                let (lo, hi) = sig.range_dbm();
+                lo + (hi - lo) * rng.uniform()
+            }
+            (None, None, Some(d)) => {
+                eirp_gain_dbm - (fspl_1m_db + 10.0 * p.path_loss_exponent.unwrap_or(2.0) * d.log10())
+            }
+            (None, None, None) => -42.0,
+        };
+        let shadow = p.shadowing_db.unwrap_or(0.0) * rng.normal();
+        let mut actions = Vec::new();
+        for e in &p.event {
+            let start = Time::from_secs_f64(e.t_s);
+            let end = Time::from_secs_f64(e.t_s + e.duration_s);
+            let retrain = e.retrain_ms.map_or(retrain, Time::from_ms_f64);
+            match (e.kind, e.loss_db) {
+                (EventKind::Blockage, Some(db)) => {
+                    actions.push((start, Action::Attenuate(db)));
+                    actions.push((end, Action::Attenuate(0.0)));
+                }
+                _ => {
+                    actions.push((start, Action::Down));
+                    actions.push((end + retrain, Action::Up));
+                }
+            }
+        }
+        // Stable sort: same-time actions keep the scenario's order.
+        actions.sort_by_key(|a| a.0);
+        let mut c = Channel {
+            base_dbm: base + shadow,
+            fade_db: 0.0,
+            block_db: 0.0,
+            fading_sigma_db: p.fading_db.unwrap_or(0.0),
+            coherence: Time::from_ms_f64(p.coherence_ms.unwrap_or(10.0)).max(Time::from_us(100)),
+            actions,
+            next: 0,
+            rng,
+        };
+        c.fade();
+        c
+    }
+
+    pub fn rssi_dbm(&self) -> f64 {
+        self.base_dbm + self.fade_db - self.block_db
+    }
+
+    /// Whether the signal varies over time on its own (fading).
+    pub fn fades(&self) -> bool {
+        self.fading_sigma_db > 0.0
+    }
+
+    pub fn coherence(&self) -> Time {
+        self.coherence
+    }
+
+    /// Draws the fading of the next coherence interval.
+    pub fn fade(&mut self) {
+        if self.fading_sigma_db > 0.0 {
+            self.fade_db = self.fading_sigma_db * self.rng.normal();
+        }
+    }
+
+    pub fn next_action_time(&self) -> Option<Time> {
+        self.actions.get(self.next).map(|a| a.0)
+    }
+
+    /// Takes the next action if due; attenuation is applied to the RSSI here.
+    pub fn take_due(&mut self, now: Time) -> Option<Action> {
+        let (t, a) = *self.actions.get(self.next)?;
+        if t > now {
+            return None;
+        }
+        self.next += 1;
+        if let Action::Attenuate(db) = a {
+            self.block_db = db;
+        }
+        Some(a)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::Scenario;
+
+    fn path(extra: &str) -> PathCfg {
+        let json = format!(r#"{{"path": [{{"technology": "11ad" {extra}}}], "flow": [{{}}]}}"#);
+        Scenario::from_json(&json).unwrap().path.remove(0)
+    }
+
+    #[test]
+    fn distance_follows_log_distance_path_loss() {
+        let p = path(r#", "distance_m": 10, "path_loss_exponent": 2"#);
+        let c = Channel::new(&p, 40.0, 68.0, Time::ZERO, RngStream::new(1, 1));
+        // 40 - (68 + 20 log10(10)) = -48 dBm.
+        assert!((c.rssi_dbm() + 48.0).abs() < 1e-9, "{}", c.rssi_dbm());
+        let far = Channel::new(&path(r#", "distance_m": 100"#), 40.0, 68.0, Time::ZERO, RngStream::new(1, 1));
+        assert!((far.rssi_dbm() + 68.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn total_blockage_goes_down_then_up_after_retraining() {
+        let p = path(r#", "rssi_dbm": -50, "event": [{"kind": "blockage", "t_s": 2, "duration_s": 1}]"#);
+        let mut c = Channel::new(&p, 40.0, 68.0, Time::from_ms(400), RngStream::new(1, 1));
+        assert_eq!(c.next_action_time(), Some(Time::from_secs(2)));
+        assert_eq!(c.take_due(Time::from_secs(2)), Some(Action::Down));
+        assert_eq!(c.next_action_time(), Some(Time::from_ms(3400)), "back 400 ms after the blockage ends");
+        assert_eq!(c.take_due(Time::from_ms(3399)), None);
+        assert_eq!(c.take_due(Time::from_ms(3400)), Some(Action::Up));
+    }
+
+    #[test]
+    fn partial_blockage_attenuates() {
+        let p =
+            path(r#", "rssi_dbm": -45, "event": [{"kind": "blockage", "t_s": 1, "duration_s": 0.5, "loss_db": 25}]"#);
+        let mut c = Channel::new(&p, 40.0, 68.0, Time::ZERO, RngStream::new(1, 1));
+        c.take_due(Time::from_secs(1));
+        assert_eq!(c.rssi_dbm(), -70.0);
+        c.take_due(Time::from_ms(1500));
+        assert_eq!(c.rssi_dbm(), -45.0);
+    }
+
+    #[test]
+    fn fading_varies_around_the_mean() {
+        let p = path(r#", "rssi_dbm": -60, "fading_db": 3"#);
+        let mut c = Channel::new(&p, 40.0, 68.0, Time::ZERO, RngStream::new(1, 1));
+        let xs: Vec<f64> = (0..2000)
+            .map(|_| {
+                c.fade();
+                c.rssi_dbm()
+            })
+            .collect();
+        let mean = xs.iter().sum::<f64>() / xs.len() as f64;
+        let sd = (xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / xs.len() as f64).sqrt();
+        assert!((mean + 60.0).abs() < 0.3, "{mean}");
+        assert!((sd - 3.0).abs() < 0.3, "{sd}");
+    }
+}
