@@ -101,6 +101,9 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("scenarios", help="list the bundled scenarios",
                        description="List the bundled scenarios, one line each.")
     s.set_defaults(func=cmd_scenarios)
+
+    from .reproduce_cli import add_parser as add_reproduce_parser  # `mmpath reproduce`: reproduce_cli.py
+    add_reproduce_parser(sub)
     return p
 
 

@@ -1,0 +1,185 @@
+"""Run the experiments the selected claims need: every point x seeds 1..N, in parallel.
+
+Each run is one `mmpath.run(scenario, seed=k)` in a worker process; the experiment's ``measure``
+turns it into one row of metrics (plus, for some experiments, a time series). Rows come back to
+the parent and form one pandas DataFrame per experiment, ordered by point then seed, so the
+table is the same whatever order the workers finished in.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from typing import Any, Iterable, TextIO
+
+import pandas as pd
+
+from . import registry
+from .registry import Claim, Experiment, Mode, Point
+
+
+@dataclass
+class ExperimentData:
+    experiment: Experiment
+    points: list[Point]
+    runs: pd.DataFrame  # one row per (point, seed): the point's key columns, seed, metrics
+    series: pd.DataFrame | None = None  # optional time series (key columns, seed, t_s, ...)
+    # (point key, seed or None for the whole point, message) for every failed run or point
+    failures: list[tuple[dict[str, Any], int | None, str]] = field(default_factory=list)
+
+    def errors(self, needs=lambda key: True) -> list[str]:
+        """One line per distinct failure message among the points ``needs`` selects."""
+        grouped: dict[str, list[str]] = {}
+        for key, seed, msg in self.failures:
+            if needs(key):
+                where = _describe_key(key) + (f" seed={seed}" if seed is not None else "")
+                grouped.setdefault(msg, []).append(where)
+        lines = []
+        for msg, where in grouped.items():
+            more = f" (+{len(where) - 1} more)" if len(where) > 1 else ""
+            lines.append(f"{where[0]}{more}: {msg}")
+        return lines
+
+
+def plan(claims: Iterable[Claim], mode: Mode) -> dict[str, list[Point]]:
+    """The points each experiment must run: the union of what the claims need, in the
+    experiment's own order."""
+    registry.load()
+    wanted: dict[str, list[Claim]] = {}
+    for c in claims:
+        wanted.setdefault(c.experiment, []).append(c)
+    out: dict[str, list[Point]] = {}
+    for exp_id, cs in wanted.items():
+        exp = registry.EXPERIMENTS[exp_id]
+        pts = [p for p in exp.points(mode) if any(c.needs(p.key) for c in cs)]
+        seen: set = set()
+        out[exp_id] = [p for p in pts if not (p.label in seen or seen.add(p.label))]
+    return out
+
+
+def _describe_key(key: dict[str, Any]) -> str:
+    return " ".join(f"{k}={v}" for k, v in key.items())
+
+
+def run_one(exp_id: str, index: int, point: Point, seed: int, mode: Mode) -> dict[str, Any]:
+    """One run in a worker process. Never raises: failures come back as an ``error`` string."""
+    from ..api import run as mmpath_run
+
+    registry.load()
+    exp = registry.EXPERIMENTS[exp_id]
+    t0 = time.perf_counter()
+    try:
+        res = mmpath_run(dict(point.scenario), seed=seed)
+        measured = exp.measure(res, point, mode)
+    except Exception as e:  # a bug or a rejected scenario: reported, never a crash of the pool
+        return {"exp": exp_id, "index": index, "seed": seed, "row": None, "series": None,
+                "error": f"{type(e).__name__}: {' '.join(str(e).split())}"}
+    series = None
+    if isinstance(measured, tuple):
+        measured, series = measured
+    row = {**point.key, "seed": seed, **measured, "invariants_ok": res.ok,
+           "wall_s": time.perf_counter() - t0}
+    error = None
+    if not res.ok:
+        error = "invariant check failed: " + "; ".join(
+            f"{c.get('flow')}: {c.get('check')}: {c.get('detail')}" for c in res.failed_checks)
+    if series is not None:
+        series = series.copy()
+        for k, v in point.key.items():
+            series.insert(0, k, v)
+        series.insert(len(point.key), "seed", seed)
+    return {"exp": exp_id, "index": index, "seed": seed, "row": row, "series": series, "error": error}
+
+
+class _Bar:
+    """runs done / total on one stderr line, only on a terminal (quiet when piped)."""
+
+    def __init__(self, total: int, enabled: bool, stream: TextIO | None = None) -> None:
+        self.stream = stream or sys.stderr
+        self.total = total
+        try:
+            tty = self.stream.isatty()
+        except (AttributeError, ValueError):
+            tty = False
+        self.enabled = enabled and tty and total > 0
+        self.done = 0
+        self._last = 0.0
+
+    def step(self) -> None:
+        self.done += 1
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        if self.done < self.total and now - self._last < 0.1:
+            return
+        self._last = now
+        frac = self.done / self.total
+        bar = "#" * int(round(frac * 30))
+        self.stream.write(f"\rreproducing [{bar:<30}] {self.done}/{self.total} runs {frac * 100:5.1f}%")
+        self.stream.flush()
+
+    def close(self) -> None:
+        if self.enabled:
+            self.stream.write("\r\x1b[2K")
+            self.stream.flush()
+
+
+def _validate(points: list[Point]) -> dict[int, str]:
+    """Check each point's scenario once in this process, so a field the core does not know yet
+    fails one point with one message instead of N runs in the workers."""
+    from ..scenario import load_scenario
+
+    bad: dict[int, str] = {}
+    for i, p in enumerate(points):
+        try:
+            load_scenario(dict(p.scenario))
+        except Exception as e:
+            bad[i] = f"{type(e).__name__}: {' '.join(str(e).split())}"
+    return bad
+
+
+def run(claims: Iterable[Claim], mode: Mode, workers: int | None = None,
+        progress: bool = True) -> dict[str, ExperimentData]:
+    """Run every point each selected claim needs, ``mode.runs`` times (seeds 1..N)."""
+    todo = plan(claims, mode)
+    failures: dict[str, list[tuple[dict[str, Any], int | None, str]]] = {e: [] for e in todo}
+    tasks: list[tuple[str, int, Point, int]] = []
+    for exp_id, points in todo.items():
+        bad = _validate(points)
+        for i, msg in bad.items():
+            failures[exp_id].append((dict(points[i].key), None, msg))
+        for i, p in enumerate(points):
+            if i not in bad:
+                tasks += [(exp_id, i, p, s) for s in mode.seeds]
+
+    results: list[dict[str, Any]] = []
+    bar = _Bar(len(tasks), progress)
+    try:
+        if tasks:
+            with ProcessPoolExecutor(max_workers=workers or os.cpu_count()) as pool:
+                futures = [pool.submit(run_one, exp_id, i, p, s, mode) for exp_id, i, p, s in tasks]
+                for f in as_completed(futures):
+                    results.append(f.result())
+                    bar.step()
+    finally:
+        bar.close()
+
+    out: dict[str, ExperimentData] = {}
+    for exp_id, points in todo.items():
+        mine = sorted((r for r in results if r["exp"] == exp_id), key=lambda r: (r["index"], r["seed"]))
+        for r in mine:
+            if r["error"]:
+                failures[exp_id].append((dict(points[r["index"]].key), r["seed"], r["error"]))
+        rows = [r["row"] for r in mine if r["row"] is not None]
+        series = [r["series"] for r in mine if r["series"] is not None and len(r["series"])]
+        out[exp_id] = ExperimentData(
+            experiment=registry.EXPERIMENTS[exp_id],
+            points=points,
+            runs=pd.DataFrame(rows),
+            series=pd.concat(series, ignore_index=True) if series else None,
+            failures=failures[exp_id],
+        )
+    return out

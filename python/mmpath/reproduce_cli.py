@@ -1,0 +1,68 @@
+"""`mmpath reproduce [ID ... | all] [--runs N] [--out DIR] [--fast]`: the seed papers' claims.
+
+Exit status: 0 when every selected claim passes, 1 when any FAILs (or could not run: ERROR),
+2 for usage errors such as an unknown claim id.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+DEFAULT_OUT = Path("mmpath-out") / "reproduce"
+
+
+def _err(msg: str) -> None:
+    print("mmpath: " + " ".join(str(msg).split()), file=sys.stderr)
+
+
+def _positive(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a positive integer (got {text!r})") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer (got {text!r})")
+    return n
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    p = subparsers.add_parser(
+        "reproduce", help="run the seed papers' experiments and check each claim",
+        description="Run the seed papers' experiments (TARGETS.md) and print, for each claim, what the "
+                    "paper measured, what mmpath measured, the criterion and PASS/FAIL. Exit 1 on any FAIL.")
+    p.add_argument("ids", nargs="*", metavar="ID",
+                   help="claim ids (e.g. 000-mtu7912 001-tcp) or 'all' (the default)")
+    p.add_argument("--runs", type=_positive, metavar="N",
+                   help="runs per scenario point, seeds 1..N (default 10; 2 with --fast)")
+    p.add_argument("--out", metavar="DIR", help=f"output folder (default: {DEFAULT_OUT})")
+    p.add_argument("--fast", action="store_true",
+                   help="quick check: 2 runs per point, 3 s scenarios, fewer sweep points where a claim allows")
+    p.add_argument("--list", action="store_true", help="list the claim ids with their claims and exit")
+    p.add_argument("--no-progress", action="store_true", help="never show the progress bar")
+    p.set_defaults(func=run)
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    from . import reproduce as rp
+    from .reproduce.report import console
+
+    if args.list:
+        for cid in rp.known_ids():
+            print(f"{cid:<16} {rp.CLAIMS[cid].claim}")
+        return 0
+    try:
+        rp.select(args.ids)
+    except rp.UnknownClaim as e:
+        _err(f"error: {e}")
+        return 2
+    out = Path(args.out) if args.out else DEFAULT_OUT
+    rep = rp.reproduce(args.ids or ["all"], runs=args.runs, out=out, fast=args.fast,
+                       progress=not args.no_progress)
+    print(console(rep))
+    if not args.out:
+        _err(f"outputs written to {out}/ (choose with --out DIR)")
+    sys.stdout.flush()
+    return 0 if rep.ok else 1
