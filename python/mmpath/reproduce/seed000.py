@@ -559,7 +559,7 @@ def _plot_outage(runs: pd.DataFrame, series, path: Path) -> None:
         ax.set_xlabel("time (s)")
         ax.set_title(f"{kind.replace('_', ' ')}", fontsize="medium")
         ax.grid(True, alpha=0.3)
-        ax.legend(fontsize="small", loc="upper right")
+        ax.legend(fontsize="small", loc="lower left")
     _save(plt, fig, path, "000-outage (Fig. 9): TCP over one 11ad link, 100 ms bins")
 
 
