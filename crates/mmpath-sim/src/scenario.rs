@@ -268,6 +268,12 @@ pub enum EventKind {
     Blockage,
     /// The device is turned away: the link is lost for the duration, then re-trained.
     AntennaTurn,
+    /// The client walks from `distance_m` to `to_distance_m` over the duration.
+    Walk,
+    /// Periodic scans: every `every_s` the radio leaves the channel for `scan_ms`.
+    Scan,
+    /// Other stations on the channel want `load_mbps` of airtime for the duration.
+    Contention,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -282,6 +288,17 @@ pub struct EventCfg {
     /// Beam re-training after a lost link; default the device's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retrain_ms: Option<f64>,
+    /// Walk: where the client ends up.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub to_distance_m: Option<f64>,
+    /// Scan: period and length of each scan.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub every_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scan_ms: Option<f64>,
+    /// Contention: the other stations' offered load.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load_mbps: Option<f64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

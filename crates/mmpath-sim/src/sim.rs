@@ -936,7 +936,16 @@ impl Simulation {
             let Some(a) = r.channel.take_due(now) else { break };
             let rssi = r.channel.rssi_dbm();
             match a {
-                Action::Attenuate(_) => {
+                Action::Contend(load_mbps) => {
+                    if let Hop::Air(m, _) = self.paths[pi as usize].hops[0] {
+                        let md = &mut self.media[m as usize];
+                        // The other stations send at about this path's PHY rate: their share of
+                        // airtime is their load over that rate.
+                        let share = load_mbps * 1e6 / md.rate_bps(AP).max(1) as f64;
+                        md.set_foreign_share(share);
+                    }
+                }
+                Action::Attenuate(_) | Action::Base(_) => {
                     self.paths[pi as usize].rssi_dbm = rssi;
                     self.update_radio(now, pi, None);
                     self.log_channel(now, pi, TraceStep { rssi_dbm: Some(rssi as f32), ..TraceStep::new(now) });

@@ -401,3 +401,74 @@ fn commodity_rate_adaptation_is_unstable_only_at_intermediate_signal() {
     assert!(near <= 2, "near: {near} MCS changes");
     assert!(mid > 20, "intermediate: {mid} MCS changes");
 }
+
+/// 11ac periodic scans take the radio off the channel: link events at every scan, and the
+/// goodput drops by about the scan duty cycle.
+#[test]
+fn scans_cost_their_duty_cycle() {
+    let run_with = |event: &str| {
+        let json = format!(
+            r#"{{"duration_s": 4, "path": [{{"technology": "11ac", "mcs": 9, "rssi_dbm": -40 {event}}}],
+                "flow": [{{"kind": "udp", "rate_mbps": 2000}}]}}"#
+        );
+        run(&json, 1)
+    };
+    let (base, _) = run_with("");
+    let (scanned, out) =
+        run_with(r#", "event": [{"kind": "scan", "t_s": 0, "duration_s": 4, "every_s": 0.2, "scan_ms": 50}]"#);
+    assert_eq!(out.events.kind.iter().filter(|k| **k == 0).count(), 20, "a scan every 200 ms");
+    let ratio = goodput(&scanned) / goodput(&base);
+    assert!((ratio - 0.75).abs() < 0.05, "off-channel 25 % of the time: ratio {ratio}");
+}
+
+/// Contention from other stations takes its airtime share from a saturated flow.
+#[test]
+fn contention_reduces_goodput_by_its_airtime_share() {
+    let run_with = |event: &str| {
+        let json = format!(
+            r#"{{"duration_s": 3, "path": [{{"technology": "11ac", "mcs": 9, "rssi_dbm": -40 {event}}}],
+                "flow": [{{"kind": "udp", "rate_mbps": 2000}}]}}"#
+        );
+        run(&json, 1).0
+    };
+    let alone = goodput(&run_with(""));
+    // 433 Mbit/s of other traffic on an 866.7 Mbit/s channel: half the airtime.
+    let shared =
+        goodput(&run_with(r#", "event": [{"kind": "contention", "t_s": 0, "duration_s": 3, "load_mbps": 433.35}]"#));
+    assert!((shared / alone - 0.5).abs() < 0.05, "{shared} of {alone}");
+}
+
+/// Walking away lowers the RSSI along the path-loss curve and the MCS follows.
+#[test]
+fn walking_away_lowers_rssi_and_mcs() {
+    let json = r#"{"duration_s": 3, "timeline": {"sample_ms": 100},
+        "path": [{"technology": "11ad", "distance_m": 2,
+                  "event": [{"kind": "walk", "t_s": 0.5, "duration_s": 2, "to_distance_m": 40}]}],
+        "flow": [{"kind": "udp", "rate_mbps": 100}]}"#;
+    let (_, out) = run(json, 1);
+    let t = &out.timeline;
+    let first = (t.rssi_dbm[0], t.mcs[0]);
+    let last = (*t.rssi_dbm.last().unwrap(), *t.mcs.last().unwrap());
+    // 20 log10(40 / 2) = 26 dB weaker.
+    assert!((first.0 - last.0 - 26.02).abs() < 0.1, "{first:?} -> {last:?}");
+    assert!(last.1 < first.1, "MCS {first:?} -> {last:?}");
+}
+
+#[test]
+fn event_fields_are_validated_per_kind() {
+    let bad = |ev: &str| {
+        let json = format!(r#"{{"path": [{{"technology": "11ad", "event": [{ev}]}}], "flow": [{{}}]}}"#);
+        match Simulation::from_json(&json, 1) {
+            Err(e) => e.to_string(),
+            Ok(_) => panic!("{ev} must be rejected"),
+        }
+    };
+    let e = bad(r#"{"kind": "scan", "t_s": 0, "duration_s": 1, "every_s": 0.1}"#);
+    assert_eq!(e, "path.0.event.0.scan_ms: required for kind = \"scan\"");
+    let e = bad(r#"{"kind": "walk", "t_s": 0, "duration_s": 1, "to_distance_m": 3}"#);
+    assert!(e.starts_with("path.0.event.0.kind: a walk needs the path's distance_m"), "{e}");
+    let e = bad(r#"{"kind": "blockage", "t_s": 0, "duration_s": 1, "load_mbps": 3}"#);
+    assert_eq!(e, "path.0.event.0.load_mbps: kind = \"blockage\" does not take load_mbps");
+    let e = bad(r#"{"kind": "teleport", "t_s": 0, "duration_s": 1}"#);
+    assert!(e.starts_with("path.0.event.0.kind: unknown variant `teleport`"), "{e}");
+}

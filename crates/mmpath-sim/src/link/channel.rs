@@ -18,12 +18,20 @@ use crate::time::Time;
 pub enum Action {
     /// Set the blockage attenuation (0 = none), dB.
     Attenuate(f64),
+    /// The path's mean received power changed (the client moved), dBm.
+    Base(f64),
+    /// Other stations now offer this load on the channel, Mbit/s (0 = none).
+    Contend(f64),
     Down,
     Up,
 }
 
+/// A walk moves the mean RSSI in steps this far apart.
+pub const WALK_STEP: Time = Time::from_ms(100);
+
 pub struct Channel {
     base_dbm: f64,
+    shadow_db: f64,
     fade_db: f64,
     block_db: f64,
     fading_sigma_db: f64,
@@ -49,6 +57,8 @@ impl Channel {
             (None, None, None) => -42.0,
         };
         let shadow = p.shadowing_db.unwrap_or(0.0) * rng.normal();
+        let n = p.path_loss_exponent.unwrap_or(2.0);
+        let at_distance = |d: f64| eirp_gain_dbm - (fspl_1m_db + 10.0 * n * d.max(0.01).log10());
         let mut actions = Vec::new();
         for e in &p.event {
             let start = Time::from_secs_f64(e.t_s);
@@ -59,16 +69,41 @@ impl Channel {
                     actions.push((start, Action::Attenuate(db)));
                     actions.push((end, Action::Attenuate(0.0)));
                 }
-                _ => {
+                (EventKind::Blockage | EventKind::AntennaTurn, None) => {
                     actions.push((start, Action::Down));
                     actions.push((end + retrain, Action::Up));
                 }
+                (EventKind::Walk, _) => {
+                    // Linear in distance; the path's distance_m is where the walk starts.
+                    let (d0, d1) = (p.distance_m.unwrap_or(1.0), e.to_distance_m.unwrap_or(1.0));
+                    let steps = (Time::from_secs_f64(e.duration_s).ns() / WALK_STEP.ns()).max(1);
+                    for k in 1..=steps {
+                        let d = d0 + (d1 - d0) * k as f64 / steps as f64;
+                        actions.push((start + Time(WALK_STEP.ns() * k), Action::Base(at_distance(d))));
+                    }
+                }
+                (EventKind::Scan, _) => {
+                    let every = Time::from_secs_f64(e.every_s.unwrap_or(1.0)).max(Time::from_us(1));
+                    let scan = Time::from_ms_f64(e.scan_ms.unwrap_or(0.0));
+                    let mut t = start;
+                    while t < end {
+                        actions.push((t, Action::Down));
+                        actions.push((t + scan, Action::Up));
+                        t += every;
+                    }
+                }
+                (EventKind::Contention, _) => {
+                    actions.push((start, Action::Contend(e.load_mbps.unwrap_or(0.0))));
+                    actions.push((end, Action::Contend(0.0)));
+                }
+                (EventKind::AntennaTurn, Some(_)) => unreachable!("validated: an antenna turn takes no loss_db"),
             }
         }
         // Stable sort: same-time actions keep the scenario's order.
         actions.sort_by_key(|a| a.0);
         let mut c = Channel {
-            base_dbm: base + shadow,
+            base_dbm: base,
+            shadow_db: shadow,
             fade_db: 0.0,
             block_db: 0.0,
             fading_sigma_db: p.fading_db.unwrap_or(0.0),
@@ -82,7 +117,7 @@ impl Channel {
     }
 
     pub fn rssi_dbm(&self) -> f64 {
-        self.base_dbm + self.fade_db - self.block_db
+        self.base_dbm + self.shadow_db + self.fade_db - self.block_db
     }
 
     /// Whether the signal varies over time on its own (fading).
@@ -112,8 +147,10 @@ impl Channel {
             return None;
         }
         self.next += 1;
-        if let Action::Attenuate(db) = a {
-            self.block_db = db;
+        match a {
+            Action::Attenuate(db) => self.block_db = db,
+            Action::Base(dbm) => self.base_dbm = dbm,
+            _ => {}
         }
         Some(a)
     }
@@ -159,6 +196,23 @@ mod tests {
         assert_eq!(c.rssi_dbm(), -70.0);
         c.take_due(Time::from_ms(1500));
         assert_eq!(c.rssi_dbm(), -45.0);
+    }
+
+    #[test]
+    fn walk_moves_the_mean_rssi_and_scans_toggle_the_link() {
+        let p = path(
+            r#", "distance_m": 1, "event": [{"kind": "walk", "t_s": 0, "duration_s": 1, "to_distance_m": 10},
+                {"kind": "scan", "t_s": 2, "duration_s": 1, "every_s": 0.5, "scan_ms": 20}]"#,
+        );
+        let mut c = Channel::new(&p, 40.0, 68.0, Time::ZERO, RngStream::new(1, 1));
+        assert!((c.rssi_dbm() + 28.0).abs() < 1e-9);
+        while c.take_due(Time::from_secs(1)).is_some() {}
+        assert!((c.rssi_dbm() + 48.0).abs() < 1e-9, "10 m away: {}", c.rssi_dbm());
+        let mut seen = Vec::new();
+        while let Some(a) = c.take_due(Time::from_secs(5)) {
+            seen.push(a);
+        }
+        assert_eq!(seen, vec![Action::Down, Action::Up, Action::Down, Action::Up]);
     }
 
     #[test]

@@ -219,6 +219,17 @@ pub fn fspl_1m_db(p: &PathCfg) -> f64 {
     20.0 * (4.0 * std::f64::consts::PI * f_hz / 299_792_458.0).log10()
 }
 
+fn kind_name(k: crate::scenario::EventKind) -> &'static str {
+    use crate::scenario::EventKind as K;
+    match k {
+        K::Blockage => "blockage",
+        K::AntennaTurn => "antenna_turn",
+        K::Walk => "walk",
+        K::Scan => "scan",
+        K::Contention => "contention",
+    }
+}
+
 /// Checks the radio fields of path `i` (defaults already filled in).
 pub fn validate_radio(p: &PathCfg, i: usize) -> Result<(), ScenarioError> {
     let f = |k: &str| format!("path.{i}.{k}");
@@ -337,6 +348,51 @@ pub fn validate_radio(p: &PathCfg, i: usize) -> Result<(), ScenarioError> {
             if e.kind == crate::scenario::EventKind::AntennaTurn {
                 return Err(err(g("loss_db"), "an antenna turn loses the link; only a blockage takes loss_db"));
             }
+        }
+        use crate::scenario::EventKind as K;
+        let need = |k: &str, v: Option<f64>, lo: f64, hi: f64| -> Result<(), ScenarioError> {
+            match v {
+                Some(x) if x.is_finite() && x >= lo && x <= hi => Ok(()),
+                Some(x) => Err(err(g(k), format!("must be between {lo} and {hi} (got {x})"))),
+                None => Err(err(g(k), format!("required for kind = \"{}\"", kind_name(e.kind)))),
+            }
+        };
+        let forbid = |k: &str, set: bool| -> Result<(), ScenarioError> {
+            if set {
+                Err(err(g(k), format!("kind = \"{}\" does not take {k}", kind_name(e.kind))))
+            } else {
+                Ok(())
+            }
+        };
+        match e.kind {
+            K::Walk => {
+                if p.distance_m.is_none() {
+                    return Err(err(g("kind"), "a walk needs the path's distance_m (where it starts)"));
+                }
+                need("to_distance_m", e.to_distance_m, 0.01, 10_000.0)?;
+            }
+            K::Scan => {
+                need("every_s", e.every_s, 0.001, 86_400.0)?;
+                need("scan_ms", e.scan_ms, 0.01, 60_000.0)?;
+                if e.scan_ms.unwrap_or(0.0) / 1e3 >= e.every_s.unwrap_or(0.0) {
+                    return Err(err(g("scan_ms"), "a scan must be shorter than its period every_s"));
+                }
+            }
+            K::Contention => need("load_mbps", e.load_mbps, 0.0, 1e6)?,
+            K::Blockage | K::AntennaTurn => {}
+        }
+        if e.kind != K::Walk {
+            forbid("to_distance_m", e.to_distance_m.is_some())?;
+        }
+        if e.kind != K::Scan {
+            forbid("every_s", e.every_s.is_some())?;
+            forbid("scan_ms", e.scan_ms.is_some())?;
+        }
+        if e.kind != K::Contention {
+            forbid("load_mbps", e.load_mbps.is_some())?;
+        }
+        if !matches!(e.kind, K::Blockage | K::AntennaTurn) {
+            forbid("retrain_ms", e.retrain_ms.is_some())?;
         }
         if let Some(r) = e.retrain_ms {
             if !(r.is_finite() && (0.0..=60_000.0).contains(&r)) {

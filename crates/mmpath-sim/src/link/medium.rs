@@ -25,6 +25,10 @@ use std::collections::VecDeque;
 /// Station index: 0 = AP (transmits the downlink), 1 = client (transmits the uplink).
 pub const AP: usize = 0;
 pub const STA: usize = 1;
+/// Pseudo-station for other stations' transmissions on the channel (contention).
+const OTHERS: usize = 2;
+/// Other stations never hold more than this share of the airtime.
+pub const MAX_FOREIGN_SHARE: f64 = 0.95;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct AirWake {
@@ -91,6 +95,10 @@ pub struct Medium {
     budget: Option<(f64, f64)>,
     /// Scratch for the MPDUs of a TXOP that must be retried (reused: no allocation per TXOP).
     failed: Vec<Frame>,
+    /// Share of airtime other stations on the channel take (0 = none).
+    foreign_share: f64,
+    /// Airtime owed to the other stations after our last TXOP.
+    foreign_due: Time,
     /// Scratch for packets the reorder buffer releases (reused).
     released: Vec<Packet>,
     pub stats: AirStats,
@@ -131,6 +139,8 @@ impl Medium {
             rng,
             failed: Vec::with_capacity(64),
             released: Vec::with_capacity(64),
+            foreign_share: 0.0,
+            foreign_due: Time::ZERO,
             budget: None,
             stats: AirStats::default(),
         }
@@ -177,6 +187,16 @@ impl Medium {
         self.budget = Some((rssi_dbm, rx_gain_db));
         self.refresh_per(AP);
         self.refresh_per(STA);
+    }
+
+    /// Other stations contend for the channel and take `share` of the airtime (0 = none).
+    /// After each of our TXOPs they get one of their own, sized so that their long-run share is
+    /// `share` while we have traffic (EDCA gives contenders turns).
+    pub fn set_foreign_share(&mut self, share: f64) {
+        self.foreign_share = share.clamp(0.0, MAX_FOREIGN_SHARE);
+        if self.foreign_share == 0.0 {
+            self.foreign_due = Time::ZERO;
+        }
     }
 
     /// PER of a 4096-byte PSDU at `mcs` with the current signal (None without a signal).
@@ -238,6 +258,14 @@ impl Medium {
         if self.busy.is_some() || !self.up {
             return;
         }
+        // The other stations' turn, if they are owed one and we have something to send.
+        if self.foreign_due > Time::ZERO && self.st.iter().any(|s| !s.queue.is_empty()) {
+            let end = now + self.foreign_due;
+            self.foreign_due = Time::ZERO;
+            self.busy = Some(Txop { from: OTHERS, n: 0, start: now, end });
+            wake.tx_done = Some(end);
+            return;
+        }
         // Take turns: the station that did not transmit last goes first.
         let order = [1 - self.last_from, self.last_from];
         let mut wait: Option<Time> = None;
@@ -294,6 +322,13 @@ impl Medium {
     }
 
     fn settle(&mut self, t: Txop, dropped: &mut Vec<Packet>, wake: &mut AirWake) {
+        if t.from == OTHERS {
+            return;
+        }
+        if self.foreign_share > 0.0 {
+            let mine = (t.end - t.start).ns() as f64;
+            self.foreign_due = Time((mine * self.foreign_share / (1.0 - self.foreign_share)) as u64);
+        }
         let from = t.from;
         let to = 1 - from;
         self.stats.busy_ns[from] += (t.end - t.start).ns();
@@ -379,7 +414,7 @@ impl Medium {
         }
         self.up = up;
         if !up {
-            if let Some(t) = self.busy.take() {
+            if let Some(t) = self.busy.take().filter(|t| t.from != OTHERS) {
                 self.stats.busy_ns[t.from] += (now - t.start).ns();
                 for (_, r, _) in self.st[t.from].queue.iter_mut().take(t.n) {
                     *r = r.saturating_add(1);
@@ -536,6 +571,23 @@ mod tests {
         assert!(w.tx_done.is_some());
         let (got, _) = drain(&mut m, Time::from_ms(5), w);
         assert_eq!(got[AP], 1);
+    }
+
+    /// Contention: other stations take the asked share of the airtime.
+    #[test]
+    fn contention_takes_its_share_of_airtime() {
+        let run = |share: f64| {
+            let mut m = medium(0);
+            m.set_foreign_share(share);
+            let mut w = AirWake::default();
+            for _ in 0..2000 {
+                m.enqueue(Time::ZERO, AP, pkt(0, 1500), &mut w);
+            }
+            drain(&mut m, Time::ZERO, w).1
+        };
+        let alone = run(0.0).secs_f64();
+        let shared = run(0.5).secs_f64();
+        assert!((shared / alone - 2.0).abs() < 0.05, "half the airtime: {alone} vs {shared}");
     }
 
     #[test]
