@@ -9,6 +9,7 @@ table is the same whatever order the workers finished in.
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -127,6 +128,11 @@ class _Bar:
             self.stream.flush()
 
 
+def _ignore_sigint() -> None:
+    """Workers leave Ctrl-C to the parent, which cancels the queued runs (no traceback per worker)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def _validate(points: list[Point]) -> dict[int, str]:
     """Check each point's scenario once in this process, so a field the core does not know yet
     fails one point with one message instead of N runs in the workers."""
@@ -157,15 +163,23 @@ def run(claims: Iterable[Claim], mode: Mode, workers: int | None = None,
 
     results: list[dict[str, Any]] = []
     bar = _Bar(len(tasks), progress)
+    pool = ProcessPoolExecutor(max_workers=workers or os.cpu_count(), initializer=_ignore_sigint) \
+        if tasks else None
     try:
-        if tasks:
-            with ProcessPoolExecutor(max_workers=workers or os.cpu_count()) as pool:
-                futures = [pool.submit(run_one, exp_id, i, p, s, mode) for exp_id, i, p, s in tasks]
-                for f in as_completed(futures):
-                    results.append(f.result())
-                    bar.step()
+        if pool is not None:
+            futures = [pool.submit(run_one, exp_id, i, p, s, mode) for exp_id, i, p, s in tasks]
+            for f in as_completed(futures):
+                results.append(f.result())
+                bar.step()
+    except BaseException:
+        # Ctrl-C (or a broken pool): drop the queued runs instead of waiting for all of them.
+        if pool is not None:
+            pool.shutdown(wait=False, cancel_futures=True)
+        raise
     finally:
         bar.close()
+    if pool is not None:
+        pool.shutdown()
 
     out: dict[str, ExperimentData] = {}
     for exp_id, points in todo.items():
