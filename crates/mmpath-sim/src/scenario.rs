@@ -211,6 +211,9 @@ pub struct PathCfg {
     /// Radio paths: blockage and antenna-turn events.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub event: Vec<EventCfg>,
+    /// Radio paths: other links on the same or an adjacent channel.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub interferer: Vec<InterfererCfg>,
     /// Rate client -> AP; defaults to `rate_mbps`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub uplink_rate_mbps: Option<f64>,
@@ -274,6 +277,41 @@ pub enum EventKind {
     Scan,
     /// Other stations on the channel want `load_mbps` of airtime for the duration.
     Contention,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ChannelRelation {
+    Same,
+    Adjacent,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InterfererCfg {
+    pub channel: ChannelRelation,
+    /// Fraction of the time the interfering link transmits (1 = saturated, e.g. UDP at full rate).
+    #[serde(default = "d_one")]
+    pub load: f64,
+    #[serde(default)]
+    pub start_s: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_s: Option<f64>,
+    /// Its power at our receivers relative to our own signal, dB (0: a link alongside).
+    #[serde(default)]
+    pub power_db: f64,
+    /// Fraction of its transmissions our stations hear and defer to; default 0.5 on the same
+    /// channel (directional beams: partly hidden), 0 on an adjacent one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sensed: Option<f64>,
+    /// Adjacent-channel rejection of our receivers, dB; default 20 on an adjacent channel, 0 on
+    /// the same one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rejection_db: Option<f64>,
+}
+
+fn d_one() -> f64 {
+    1.0
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -619,6 +657,11 @@ impl Scenario {
                 p.shadowing_db.get_or_insert(0.0);
                 p.fading_db.get_or_insert(0.0);
                 p.coherence_ms.get_or_insert(10.0);
+                for i in p.interferer.iter_mut() {
+                    let same = i.channel == ChannelRelation::Same;
+                    i.sensed.get_or_insert(if same { 0.5 } else { 0.0 });
+                    i.rejection_db.get_or_insert(if same { 0.0 } else { 20.0 });
+                }
                 if p.device.is_none() {
                     p.device = Some(crate::link::device::default_for(p.technology).name.to_string());
                 }
@@ -739,6 +782,7 @@ impl Scenario {
                     ("fading_db", p.fading_db.is_some()),
                     ("coherence_ms", p.coherence_ms.is_some()),
                     ("event", !p.event.is_empty()),
+                    ("interferer", !p.interferer.is_empty()),
                 ] {
                     if set {
                         return Err(err(

@@ -945,6 +945,11 @@ impl Simulation {
                         md.set_foreign_share(share);
                     }
                 }
+                Action::Interfere(i) => {
+                    if let Hop::Air(m, _) = self.paths[pi as usize].hops[0] {
+                        self.media[m as usize].set_interferer(i);
+                    }
+                }
                 Action::Attenuate(_) | Action::Base(_) => {
                     self.paths[pi as usize].rssi_dbm = rssi;
                     self.update_radio(now, pi, None);
@@ -1216,6 +1221,8 @@ impl Simulation {
                     "retry_drops_down": s.drops_retry[AP],
                     "retry_drops_up": s.drops_retry[STA],
                     "mpdus_failed_down": s.mpdus_failed[AP],
+                    "mpdus_interfered_down": s.mpdus_interfered[AP],
+                    "mpdus_interfered_up": s.mpdus_interfered[STA],
                     "mpdus_failed_up": s.mpdus_failed[STA],
                     "txops_down": s.txops[AP],
                     "txops_up": s.txops[STA],

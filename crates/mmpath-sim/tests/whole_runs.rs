@@ -472,3 +472,32 @@ fn event_fields_are_validated_per_kind() {
     let e = bad(r#"{"kind": "teleport", "t_s": 0, "duration_s": 1}"#);
     assert!(e.starts_with("path.0.event.0.kind: unknown variant `teleport`"), "{e}");
 }
+
+/// Another 802.11ad link: on the same channel it takes airtime (the part we hear) and collides
+/// (the part we do not), which costs the MCS that need a high SINR; on an adjacent channel only
+/// its leakage matters. (Generic receivers need ~3.5 dB SINR at MCS 1, ~12.5 dB at MCS 9.)
+#[test]
+fn interference_shares_airtime_and_hurts_high_mcs_more() {
+    let norm = |mcs: u8, interferer: &str| {
+        let g = |extra: &str| {
+            let p = format!(r#"{{"technology": "11ad", "mcs": {mcs}, "mtu_bytes": 7912, "rssi_dbm": -42 {extra}}}"#);
+            goodput(&radio(&p, r#"{"kind": "udp", "rate_mbps": 4000}"#, 2.0, 1))
+        };
+        g(&format!(r#", "interferer": [{interferer}]"#)) / g("")
+    };
+    // Far too weak to corrupt anything, but heard half the time: 1 / (1 + 0.5) of the airtime.
+    let shared = norm(9, r#"{"channel": "same", "power_db": -40}"#);
+    assert!((shared - 1.0 / 1.5).abs() < 0.03, "airtime sharing: {shared}");
+    // 6 dB below our signal: SINR 6 dB under overlap; enough for MCS 1, not for MCS 9.
+    let same = r#"{"channel": "same", "power_db": -6}"#;
+    let (low, high) = (norm(1, same), norm(9, same));
+    assert!((low - 1.0 / 1.5).abs() < 0.05, "MCS 1 only shares: {low}");
+    assert!(high < low - 0.1, "collisions cost MCS 9: {high} vs {low}");
+    // Adjacent channel, 6 dB rejection: leakage only, no airtime sharing.
+    let adj = r#"{"channel": "adjacent", "rejection_db": 6}"#;
+    let (a1, a9) = (norm(1, adj), norm(9, adj));
+    assert!(a1 > 0.97, "MCS 1 shrugs off leakage: {a1}");
+    assert!(a9 < 0.8, "MCS 9 needs a SINR the leakage denies: {a9}");
+    // With the default 20 dB rejection a strong link is unaffected.
+    assert!(norm(9, r#"{"channel": "adjacent"}"#) > 0.97);
+}

@@ -9,6 +9,7 @@
 //! - a blockage subtracts its attenuation while it lasts; a total blockage or an antenna turn
 //!   takes the link down, and it stays down for the beam re-training time after the event.
 
+use super::medium::Interferer;
 use crate::engine::RngStream;
 use crate::scenario::{EventKind, PathCfg};
 use crate::time::Time;
@@ -22,6 +23,8 @@ pub enum Action {
     Base(f64),
     /// Other stations now offer this load on the channel, Mbit/s (0 = none).
     Contend(f64),
+    /// Another link starts (Some) or stops (None) interfering.
+    Interfere(Option<Interferer>),
     Down,
     Up,
 }
@@ -97,6 +100,18 @@ impl Channel {
                     actions.push((end, Action::Contend(0.0)));
                 }
                 (EventKind::AntennaTurn, Some(_)) => unreachable!("validated: an antenna turn takes no loss_db"),
+            }
+        }
+        for x in &p.interferer {
+            let i = Interferer {
+                load: x.load,
+                sensed: x.sensed.unwrap_or(0.0),
+                power_db: x.power_db,
+                rejection_db: x.rejection_db.unwrap_or(0.0),
+            };
+            actions.push((Time::from_secs_f64(x.start_s), Action::Interfere(Some(i))));
+            if let Some(stop) = x.stop_s {
+                actions.push((Time::from_secs_f64(stop), Action::Interfere(None)));
             }
         }
         // Stable sort: same-time actions keep the scenario's order.

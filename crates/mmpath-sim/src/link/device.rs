@@ -400,6 +400,26 @@ pub fn validate_radio(p: &PathCfg, i: usize) -> Result<(), ScenarioError> {
             }
         }
     }
+    for (j, x) in p.interferer.iter().enumerate() {
+        let g = |k: &str| format!("path.{i}.interferer.{j}.{k}");
+        let range = |k: &str, v: f64, lo: f64, hi: f64| -> Result<(), ScenarioError> {
+            if v.is_finite() && v >= lo && v <= hi {
+                Ok(())
+            } else {
+                Err(err(g(k), format!("must be between {lo} and {hi} (got {v})")))
+            }
+        };
+        range("load", x.load, 0.0, 1.0)?;
+        range("start_s", x.start_s, 0.0, 86_400.0)?;
+        if let Some(stop) = x.stop_s {
+            if !(stop.is_finite() && stop > x.start_s) {
+                return Err(err(g("stop_s"), format!("must be after start_s ({}) (got {stop})", x.start_s)));
+            }
+        }
+        range("power_db", x.power_db, -100.0, 100.0)?;
+        range("sensed", x.sensed.unwrap_or(0.0), 0.0, 1.0)?;
+        range("rejection_db", x.rejection_db.unwrap_or(0.0), 0.0, 100.0)?;
+    }
     if p.rate_adaptation == Some(RateAdaptation::Commodity) && p.mcs.is_some() {
         return Err(err(f("mcs"), "rate_adaptation = \"commodity\" chooses the MCS itself; remove mcs"));
     }

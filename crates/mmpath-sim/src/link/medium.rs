@@ -22,6 +22,25 @@ use crate::packet::{Kind, Packet};
 use crate::time::Time;
 use std::collections::VecDeque;
 
+/// Thermal noise density, dBm/Hz (kT at 290 K).
+const NOISE_FLOOR_DBM_PER_HZ: f64 = -174.0;
+/// Receiver noise figure, dB: the value commonly assumed for 802.11ad receivers (ns-3 wigig's
+/// default RxNoiseFigure is 10 dB).
+const NOISE_FIGURE_DB: f64 = 10.0;
+
+/// Another link on the same or an adjacent channel.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Interferer {
+    /// Fraction of the time it transmits.
+    pub load: f64,
+    /// Fraction of its transmissions our stations hear and defer to.
+    pub sensed: f64,
+    /// Its power at our receivers relative to our own signal, dB.
+    pub power_db: f64,
+    /// Adjacent-channel rejection of our receivers (0 on the same channel), dB.
+    pub rejection_db: f64,
+}
+
 /// Station index: 0 = AP (transmits the downlink), 1 = client (transmits the uplink).
 pub const AP: usize = 0;
 pub const STA: usize = 1;
@@ -46,6 +65,7 @@ pub struct AirStats {
     pub bytes_delivered: [u64; 2],
     pub drops_queue: [u64; 2],
     pub drops_retry: [u64; 2],
+    pub mpdus_interfered: [u64; 2],
     pub busy_ns: [u64; 2],
 }
 
@@ -63,6 +83,8 @@ struct Station {
     mcs: u8,
     /// Packet error rate of a 4096-octet PSDU at the current MCS and signal.
     per_4096: f64,
+    /// The same while an interferer's transmission overlaps the frame.
+    per_int_4096: f64,
     /// Commodity rate adaptation, when the path uses it.
     arf: Option<Arf>,
     /// When the host finishes the packets it already has.
@@ -97,8 +119,15 @@ pub struct Medium {
     failed: Vec<Frame>,
     /// Share of airtime other stations on the channel take (0 = none).
     foreign_share: f64,
+    /// Contention share from `set_foreign_share` and from a carrier-sensed interferer.
+    contention_share: f64,
+    /// Interference: probability that an MPDU overlaps an interferer transmission we did not
+    /// defer to, and the noise rise it causes, dB.
+    overlap_prob: f64,
+    noise_rise_db: f64,
     /// Airtime owed to the other stations after our last TXOP.
     foreign_due: Time,
+    interferer: Option<Interferer>,
     /// Scratch for packets the reorder buffer releases (reused).
     released: Vec<Packet>,
     pub stats: AirStats,
@@ -122,6 +151,7 @@ impl Medium {
             cap_bytes: queue_cap_bytes,
             mcs,
             per_4096: 0.0,
+            per_int_4096: 0.0,
             arf: None,
             host_free: Time::ZERO,
         };
@@ -140,7 +170,11 @@ impl Medium {
             failed: Vec::with_capacity(64),
             released: Vec::with_capacity(64),
             foreign_share: 0.0,
+            contention_share: 0.0,
+            overlap_prob: 0.0,
+            noise_rise_db: 0.0,
             foreign_due: Time::ZERO,
+            interferer: None,
             budget: None,
             stats: AirStats::default(),
         }
@@ -193,10 +227,29 @@ impl Medium {
     /// After each of our TXOPs they get one of their own, sized so that their long-run share is
     /// `share` while we have traffic (EDCA gives contenders turns).
     pub fn set_foreign_share(&mut self, share: f64) {
-        self.foreign_share = share.clamp(0.0, MAX_FOREIGN_SHARE);
+        self.contention_share = share.max(0.0);
+        self.update_foreign();
+    }
+
+    fn update_foreign(&mut self) {
+        let sensed = self.interferer.map_or(0.0, |i| i.load * i.sensed);
+        // Both the contending stations and a sensed interferer get turns; as shares of the
+        // airtime they add up (capped).
+        self.foreign_share = (self.contention_share + sensed / (1.0 + sensed)).clamp(0.0, MAX_FOREIGN_SHARE);
         if self.foreign_share == 0.0 {
             self.foreign_due = Time::ZERO;
         }
+    }
+
+    /// Another link interferes (None: it stopped). The part of its transmissions our stations
+    /// hear (`sensed`) shares the airtime; the rest overlaps our frames, raising the noise by
+    /// the interferer's power at our receivers (after adjacent-channel rejection).
+    pub fn set_interferer(&mut self, i: Option<Interferer>) {
+        self.interferer = i;
+        self.update_foreign();
+        self.overlap_prob = i.map_or(0.0, |i| i.load * (1.0 - i.sensed));
+        self.refresh_per(AP);
+        self.refresh_per(STA);
     }
 
     /// PER of a 4096-byte PSDU at `mcs` with the current signal (None without a signal).
@@ -209,6 +262,17 @@ impl Medium {
     fn refresh_per(&mut self, from: usize) {
         if let Some(p) = self.per_at(self.st[from].mcs) {
             self.st[from].per_4096 = p;
+        }
+        self.noise_rise_db = 0.0;
+        if let (Some(i), Some((rssi, gain))) = (self.interferer, self.budget) {
+            // The receiver's noise floor: kTB + noise figure; an interferer at I dBm adds
+            // 10 log10(1 + 10^((I - N) / 10)) dB to it.
+            let n = NOISE_FLOOR_DBM_PER_HZ + 10.0 * self.phy.bandwidth_hz().log10() + NOISE_FIGURE_DB;
+            let interf = rssi + i.power_db - i.rejection_db;
+            self.noise_rise_db = 10.0 * (1.0 + 10f64.powf((interf - n) / 10.0)).log10();
+            if let Some(sens) = self.phy.sensitivity_dbm(self.st[from].mcs) {
+                self.st[from].per_int_4096 = per_4096(rssi - self.noise_rise_db - (sens - gain));
+            }
         }
     }
     pub fn set_per(&mut self, from: usize, per_4096: f64) {
@@ -345,7 +409,12 @@ impl Medium {
                 last_len = len;
                 last_per = per_for_len(per_4096, len);
             }
-            let lost = last_per > 0.0 && self.rng.uniform() < last_per;
+            let mut lost = last_per > 0.0 && self.rng.uniform() < last_per;
+            if !lost && self.overlap_prob > 0.0 && self.rng.uniform() < self.overlap_prob {
+                // An interferer's transmission overlaps this MPDU.
+                lost = self.rng.uniform() < per_for_len(self.st[from].per_int_4096, len);
+                self.stats.mpdus_interfered[from] += 1;
+            }
             if !lost {
                 delivered_now += 1;
                 self.st[from].queue_bytes -= p.size_bytes as u64;

@@ -39,6 +39,16 @@ impl RadioPhy {
         }
     }
 
+    /// Channel width, Hz.
+    pub fn bandwidth_hz(&self) -> f64 {
+        match *self {
+            // 802.11ad: 1.76 GHz occupied (the chip rate) of the 2.16 GHz channel.
+            RadioPhy::Dmg => 1.76e9,
+            RadioPhy::Vht { bw, .. } => bw_mhz_vht(bw) as f64 * 1e6,
+            RadioPhy::Ht { bw, .. } => bw.mhz() as f64 * 1e6,
+        }
+    }
+
     /// The standard's minimum receiver sensitivity for `mcs` (PER < 1 % / 10 % at the
     /// standard's reference length), dBm.
     pub fn sensitivity_dbm(&self, mcs: u8) -> Option<f64> {
@@ -217,5 +227,14 @@ mod tests {
         assert_eq!(m.access_ns, 18_000);
         assert!(m.protection_ns > 15_000 && m.protection_ns < 40_000, "{}", m.protection_ns);
         assert!(m.ack_ns > 2_000 && m.ack_ns < 5_000, "{}", m.ack_ns);
+    }
+}
+
+fn bw_mhz_vht(bw: vht::Bandwidth) -> u32 {
+    match bw {
+        vht::Bandwidth::Mhz20 => 20,
+        vht::Bandwidth::Mhz40 => 40,
+        vht::Bandwidth::Mhz80 => 80,
+        vht::Bandwidth::Mhz160 => 160,
     }
 }
