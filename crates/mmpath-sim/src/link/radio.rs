@@ -193,6 +193,15 @@ pub fn ideal_mcs(phy: &RadioPhy, rssi_dbm: f64, rx_gain_db: f64, len: u32, ladde
     best.map(|(m, _)| m)
 }
 
+fn bw_mhz_vht(bw: vht::Bandwidth) -> u32 {
+    match bw {
+        vht::Bandwidth::Mhz20 => 20,
+        vht::Bandwidth::Mhz40 => 40,
+        vht::Bandwidth::Mhz80 => 80,
+        vht::Bandwidth::Mhz160 => 160,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -227,14 +236,5 @@ mod tests {
         assert_eq!(m.access_ns, 18_000);
         assert!(m.protection_ns > 15_000 && m.protection_ns < 40_000, "{}", m.protection_ns);
         assert!(m.ack_ns > 2_000 && m.ack_ns < 5_000, "{}", m.ack_ns);
-    }
-}
-
-fn bw_mhz_vht(bw: vht::Bandwidth) -> u32 {
-    match bw {
-        vht::Bandwidth::Mhz20 => 20,
-        vht::Bandwidth::Mhz40 => 40,
-        vht::Bandwidth::Mhz80 => 80,
-        vht::Bandwidth::Mhz160 => 160,
     }
 }
