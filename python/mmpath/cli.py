@@ -120,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)  # exits 2 with usage on a bad flag
     if not getattr(args, "func", None):
         parser.print_usage(sys.stderr)
-        _err("error: a command is required (run, scenarios)")
+        _err("error: a command is required (run, scenarios, reproduce)")
         return 2
     try:
         return args.func(args)
