@@ -238,3 +238,45 @@ mod tests {
         assert!(m.ack_ns > 2_000 && m.ack_ns < 5_000, "{}", m.ack_ns);
     }
 }
+
+#[cfg(test)]
+mod efficiency_tests {
+    use super::*;
+
+    /// MAC efficiency of one TXOP: payload bits over the TXOP's airtime, as a fraction of the
+    /// PHY rate (mean backoff).
+    fn efficiency(phy: &RadioPhy, mac: &MacTiming, mcs: u8, n: u32, msdu: u32) -> f64 {
+        let psdu = n * (msdu + MPDU_OVERHEAD_BYTES);
+        let backoff = mac.slot_ns as f64 * mac.cw_min as f64 / 2.0;
+        let air = mac.access_ns as f64
+            + backoff
+            + mac.protection_ns as f64
+            + phy.ppdu_ns(psdu, mcs) as f64
+            + mac.sifs_ns as f64
+            + mac.ack_ns as f64;
+        let goodput = (n * msdu) as f64 * 8.0 / (air / 1e9);
+        goodput / phy.rate_bps(mcs) as f64
+    }
+
+    /// FACTS.md: MCS 1 with 7 x 7920-octet MSDUs per TXOP gives 332 of 385 Mbit/s (86 %).
+    /// The model gives 91.6 %: it lacks the beacon header interval (BTI, A-BFT, ATI) that takes a
+    /// few ms of every 102.4 ms beacon interval from data. Kept as a known gap (run with
+    /// `cargo test -- --ignored`) until the beacon interval is modelled.
+    #[test]
+    #[ignore = "known gap: 91.6 % vs the published 86 % (beacon header interval not modelled)"]
+    fn dmg_efficiency_matches_the_published_mcs1_point() {
+        let e = efficiency(&RadioPhy::Dmg, &MacTiming::dmg(), 1, 7, 7920);
+        assert!((e - 0.86).abs() < 0.04, "efficiency {e:.3}");
+    }
+
+    /// Small frames cost far more airtime per byte than jumbo frames (seed 000's MTU effect).
+    #[test]
+    fn dmg_efficiency_depends_on_frame_size_and_aggregation() {
+        let mac = MacTiming::dmg();
+        let jumbo = efficiency(&RadioPhy::Dmg, &mac, 9, 8, 7912);
+        let small_one = efficiency(&RadioPhy::Dmg, &mac, 9, 1, 1500);
+        let small_agg = efficiency(&RadioPhy::Dmg, &mac, 9, 32, 1500);
+        assert!(small_one < 0.15, "one 1500 B frame per TXOP: {small_one:.3}");
+        assert!(small_agg > small_one && jumbo > 0.6, "{small_agg:.3} {jumbo:.3}");
+    }
+}
