@@ -436,6 +436,7 @@ pub enum Direction {
 pub enum CcKind {
     Reno,
     Cubic,
+    Vegas,
 }
 
 impl CcKind {
@@ -443,6 +444,7 @@ impl CcKind {
         match self {
             CcKind::Reno => "reno",
             CcKind::Cubic => "cubic",
+            CcKind::Vegas => "vegas",
         }
     }
 }

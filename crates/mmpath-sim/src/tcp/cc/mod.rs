@@ -8,6 +8,7 @@
 
 pub mod cubic;
 pub mod reno;
+pub mod vegas;
 
 use crate::scenario::{CcKind, TcpOpts};
 use crate::time::Time;
@@ -109,6 +110,7 @@ pub fn build(kind: CcKind, opts: &TcpOpts) -> Box<dyn CongestionControl> {
     match kind {
         CcKind::Reno => Box::new(reno::Reno),
         CcKind::Cubic => Box::new(cubic::Cubic::new(opts.hystart)),
+        CcKind::Vegas => Box::new(vegas::Vegas::new()),
     }
 }
 

@@ -1,0 +1,201 @@
+//! TCP Vegas as in Linux net/ipv4/tcp_vegas.c (Brakmo & Peterson 1995).
+//!
+//! Once per RTT Vegas compares the window with what the path carries at the base (minimum)
+//! RTT: diff = cwnd x (rtt - base_rtt) / base_rtt is the number of packets it keeps queued.
+//! Below alpha (2) it adds a packet, above beta (4) it removes one; in slow start it leaves as
+//! soon as diff exceeds gamma (1). Losses are handled as by Reno. That is why Vegas keeps
+//! queues short and latency low, and loses against loss-based flows (seed 003).
+
+use super::{AckInfo, CaState, CongestionControl, Window};
+use crate::time::Time;
+
+/// tcp_vegas.c module parameters: alpha = 2, beta = 4, gamma = 1 (packets).
+pub const ALPHA: u32 = 2;
+pub const BETA: u32 = 4;
+pub const GAMMA: u32 = 1;
+
+pub struct Vegas {
+    /// Active only in the Open state (tcp_vegas_state).
+    doing_vegas_now: bool,
+    /// snd_nxt at the start of the current RTT round.
+    beg_snd_nxt: u64,
+    /// RTT samples in this round, and their minimum.
+    cnt_rtt: u32,
+    min_rtt: Option<Time>,
+    /// The smallest RTT ever seen (propagation estimate).
+    base_rtt: Option<Time>,
+}
+
+impl Vegas {
+    pub fn new() -> Self {
+        Vegas { doing_vegas_now: true, beg_snd_nxt: 0, cnt_rtt: 0, min_rtt: None, base_rtt: None }
+    }
+
+    pub fn base_rtt(&self) -> Option<Time> {
+        self.base_rtt
+    }
+
+    fn reno(w: &mut Window, acked: u32) {
+        let mut acked = acked;
+        if w.in_slow_start() {
+            acked = w.slow_start(acked);
+            if acked == 0 {
+                return;
+            }
+        }
+        let cwnd = w.cwnd;
+        w.cong_avoid_ai(cwnd, acked);
+    }
+
+    /// tcp_vegas_ssthresh: min(ssthresh, cwnd - 1).
+    fn vegas_ssthresh(w: &Window) -> u32 {
+        w.ssthresh.min(w.cwnd.saturating_sub(1))
+    }
+}
+
+impl Default for Vegas {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl CongestionControl for Vegas {
+    fn name(&self) -> &'static str {
+        "vegas"
+    }
+
+    fn on_rtt(&mut self, _w: &mut Window, ack: &AckInfo) {
+        let Some(rtt) = ack.rtt else { return };
+        // Linux adds 1 us so that a zero sample still counts.
+        let v = rtt + Time::from_us(1);
+        self.base_rtt = Some(self.base_rtt.map_or(v, |b| b.min(v)));
+        self.min_rtt = Some(self.min_rtt.map_or(v, |m| m.min(v)));
+        self.cnt_rtt += 1;
+    }
+
+    fn cong_avoid(&mut self, w: &mut Window, ack: &AckInfo) {
+        if !self.doing_vegas_now {
+            Self::reno(w, ack.acked);
+            return;
+        }
+        if ack.snd_una > self.beg_snd_nxt {
+            // A round (one RTT) is over: adjust once.
+            self.beg_snd_nxt = ack.snd_nxt;
+            match (self.cnt_rtt, self.min_rtt, self.base_rtt) {
+                (c, Some(rtt), Some(base)) if c > 2 => {
+                    let cwnd = w.cwnd as u64;
+                    let (rtt_ns, base_ns) = (rtt.ns().max(1), base.ns().max(1));
+                    let target = (cwnd * base_ns / rtt_ns) as u32;
+                    let diff = (cwnd * (rtt_ns - base_ns.min(rtt_ns)) / base_ns) as u32;
+                    if diff > GAMMA && w.in_slow_start() {
+                        // Going too fast: leave slow start at the rate the path carries.
+                        w.cwnd = w.cwnd.min(target + 1);
+                        w.ssthresh = Self::vegas_ssthresh(w);
+                    } else if w.in_slow_start() {
+                        w.slow_start(ack.acked);
+                    } else if diff > BETA {
+                        w.cwnd -= 1;
+                        w.ssthresh = Self::vegas_ssthresh(w);
+                    } else if diff < ALPHA {
+                        w.cwnd += 1;
+                    }
+                    w.cwnd = w.cwnd.max(2);
+                }
+                // Too few samples to trust: behave like Reno this round.
+                _ => Self::reno(w, ack.acked),
+            }
+            self.cnt_rtt = 0;
+            self.min_rtt = None;
+        } else if w.in_slow_start() {
+            w.slow_start(ack.acked);
+        }
+    }
+
+    /// Losses as Reno (tcp_vegas uses tcp_reno_ssthresh).
+    fn ssthresh(&mut self, w: &Window) -> u32 {
+        (w.cwnd >> 1).max(2)
+    }
+
+    fn on_state(&mut self, _w: &mut Window, _now: Time, state: CaState) {
+        // tcp_vegas_state: Vegas runs in Open only; re-enabling it starts a fresh round.
+        let on = state == CaState::Open;
+        if on && !self.doing_vegas_now {
+            self.cnt_rtt = 0;
+            self.min_rtt = None;
+        }
+        self.doing_vegas_now = on;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tcp::cc::INFINITE_SSTHRESH;
+
+    fn ack(rtt_ms: f64, snd_una: u64, snd_nxt: u64) -> AckInfo {
+        AckInfo {
+            now: Time::ZERO,
+            acked: 1,
+            rtt: Some(Time::from_ms_f64(rtt_ms)),
+            prior_in_flight: 0,
+            snd_una,
+            snd_nxt,
+            mss: 1448,
+            pacing_rate_bps: 0,
+        }
+    }
+
+    /// Feeds one RTT round of 5 ACKs at `rtt_ms`; the first ACK of a round closes the previous
+    /// one (its snd_una passes the snd_nxt recorded at the previous boundary).
+    fn round(v: &mut Vegas, w: &mut Window, rtt_ms: f64, round_no: u64) {
+        for k in 0..5 {
+            let a = ack(rtt_ms, round_no * 1000 + k + 1, (round_no + 1) * 1000);
+            v.on_rtt(w, &a);
+            v.cong_avoid(w, &a);
+        }
+    }
+
+    #[test]
+    fn grows_when_queueing_is_below_alpha_and_shrinks_above_beta() {
+        let mut v = Vegas::new();
+        let mut w = Window { cwnd: 20, ssthresh: 10, cwnd_cnt: 0 };
+        // At the base RTT (10 ms) diff = 0 < alpha: +1 per round.
+        for r in 1..=6 {
+            round(&mut v, &mut w, 10.0, r);
+        }
+        assert_eq!(w.cwnd, 25, "+1 per RTT after the first round");
+        // RTT 15 ms: diff = cwnd x 5 / 10 > beta: -1 per round (decisions use the last round's
+        // samples, so the first round at 15 ms still sees a 10 ms minimum).
+        for r in 7..=12 {
+            round(&mut v, &mut w, 15.0, r);
+        }
+        assert_eq!(w.cwnd, 21, "+1 then -1 per RTT");
+        assert!(w.ssthresh <= w.cwnd);
+        // RTT 11.5 ms: diff = 21 x 1.5 / 10 = 3, between alpha and beta: the window holds.
+        round(&mut v, &mut w, 11.5, 13);
+        let held = w.cwnd;
+        for r in 14..=18 {
+            round(&mut v, &mut w, 11.5, r);
+        }
+        assert_eq!(w.cwnd, held);
+    }
+
+    #[test]
+    fn leaves_slow_start_when_diff_exceeds_gamma() {
+        let mut v = Vegas::new();
+        let mut w = Window { cwnd: 40, ssthresh: INFINITE_SSTHRESH, cwnd_cnt: 0 };
+        round(&mut v, &mut w, 10.0, 1);
+        let before = w.cwnd;
+        // 12 ms against a 10 ms base: diff = cwnd x 0.2 > gamma: cut to the target + 1.
+        round(&mut v, &mut w, 12.0, 2);
+        round(&mut v, &mut w, 12.0, 3);
+        assert!(!w.in_slow_start(), "cwnd {} ssthresh {}", w.cwnd, w.ssthresh);
+        assert!(w.cwnd < before + 10, "cwnd {} from {before}", w.cwnd);
+    }
+
+    #[test]
+    fn halves_on_loss_like_reno() {
+        let w = Window { cwnd: 30, ssthresh: 100, cwnd_cnt: 0 };
+        assert_eq!(Vegas::new().ssthresh(&w), 15);
+    }
+}
