@@ -47,9 +47,9 @@ impl Vegas {
         w.cong_avoid_ai(cwnd, acked);
     }
 
-    /// tcp_vegas_ssthresh: min(ssthresh, cwnd - 1).
+    /// tcp_vegas_ssthresh: min(ssthresh, cwnd) (current kernels; older ones used cwnd - 1).
     fn vegas_ssthresh(w: &Window) -> u32 {
-        w.ssthresh.min(w.cwnd.saturating_sub(1))
+        w.ssthresh.min(w.cwnd)
     }
 }
 
@@ -100,6 +100,8 @@ impl CongestionControl for Vegas {
                         w.cwnd += 1;
                     }
                     w.cwnd = w.cwnd.max(2);
+                    // tcp_current_ssthresh (Vegas runs only in Open): at least 3/4 of cwnd.
+                    w.ssthresh = w.ssthresh.max((w.cwnd >> 1) + (w.cwnd >> 2));
                 }
                 // Too few samples to trust: behave like Reno this round.
                 _ => Self::reno(w, ack.acked),
