@@ -9,6 +9,7 @@
 pub mod app;
 pub mod engine;
 pub mod link;
+pub mod mptcp;
 pub mod packet;
 pub mod scenario;
 pub mod sim;

@@ -1,0 +1,185 @@
+//! MPTCP packet schedulers behind one trait.
+//!
+//! A scheduler sees a read-only snapshot of the connection (`ConnView`) and of every subflow
+//! (`SubflowView`) and answers one question at a time: which subflow gets the next chunk of
+//! connection data (`select`), or none for now (wait). The connection calls it in a loop
+//! while it has data to send and the scheduler keeps choosing a subflow; every chosen chunk
+//! (`burst_bytes` of the chosen subflow) is appended to that subflow's send queue and mapped
+//! to data sequence numbers. Schedulers may also ask the connection for side effects through
+//! `SchedAction` (penalize a subflow, opportunistic retransmission, clear pf, restore cwnd,
+//! take back a subflow's unsent queue) and receive hooks for ACKs, RTOs, link events and a
+//! periodic tick.
+//!
+//! Which subflows are *available* differs by kernel (FACTS.md, MPTCP): the schedulers decide
+//! that themselves from the views, so each can follow its own source.
+
+use crate::time::Time;
+
+/// What a scheduler knows about one subflow, refreshed before every call.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct SubflowView {
+    /// Index of the subflow in the connection (what `select` returns).
+    pub id: usize,
+    /// Index of the path (radio interface) the subflow runs over.
+    pub path: u16,
+    /// Handshake done (MP_CAPABLE or MP_JOIN completed): it may carry data.
+    pub established: bool,
+    /// Backup flag (MP_JOIN or MP_PRIO): used only when no non-backup subflow is available.
+    pub backup: bool,
+    /// linux-v0.9x "potentially failed": set on an RTO, cleared by a valid packet from the peer.
+    pub pf: bool,
+    /// linux-upstream stale: no progress for stale_loss_cnt retransmit intervals.
+    pub stale: bool,
+    /// The subflow is in TCP's Loss state (recovering from an RTO).
+    pub in_loss: bool,
+    /// Congestion window and slow-start threshold, in packets.
+    pub cwnd: u32,
+    pub ssthresh: u32,
+    /// Packets in flight (Linux tcp_packets_in_flight).
+    pub in_flight: u32,
+    /// Bytes handed to the subflow and not yet sent (its send queue beyond snd_nxt).
+    pub queued_bytes: u64,
+    /// Bytes sent and not yet acknowledged at subflow level.
+    pub unacked_bytes: u64,
+    pub mss: u32,
+    /// Smoothed RTT and its variation, ns; 0 = no sample yet.
+    pub srtt_ns: u64,
+    pub rttvar_ns: u64,
+    /// Linux sk_pacing_rate as the stack computes it (cwnd x mss / srtt x 1.2, or x 2 in slow
+    /// start), bits/s; 0 before the first RTT sample.
+    pub pacing_rate_bps: u64,
+    /// Bytes acknowledged on this subflow so far (rate estimates take differences).
+    pub delivered_bytes: u64,
+    /// The subflow's interface is up (no blockage / outage reported by the driver).
+    pub link_up: bool,
+    /// The subflow's interface is off channel for a scan right now.
+    pub scanning: bool,
+}
+
+impl SubflowView {
+    /// cwnd has room beyond what is in flight and already queued (v0.9x mptcp_is_temp_unavailable).
+    pub fn has_cwnd_room(&self) -> bool {
+        let queued_pkts = self.queued_bytes.div_ceil(self.mss.max(1) as u64);
+        (self.in_flight as u64 + queued_pkts) < self.cwnd as u64
+    }
+}
+
+/// What a scheduler knows about the connection as a whole.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ConnView {
+    /// Application bytes written but not yet assigned to any subflow.
+    pub unassigned_bytes: u64,
+    /// Bytes still allowed by the peer's data-level receive window (from the next new DSN).
+    pub send_window_free_bytes: u64,
+    /// Data sent and not yet data-ACKed (connection level).
+    pub data_in_flight_bytes: u64,
+    /// The next chunk to assign is a reinjection (data of a failed subflow), not new data.
+    pub reinjecting: bool,
+    /// Data ACKed at connection level so far (bytes).
+    pub data_acked_bytes: u64,
+    /// Connection send-buffer bytes free (sndbuf minus unacknowledged data).
+    pub sndbuf_free_bytes: u64,
+}
+
+/// Side effects a scheduler asks the connection for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SchedAction {
+    /// minRTT penalization: halve this subflow's cwnd (and set ssthresh to it); the caller
+    /// applies it at most once per that subflow's RTT.
+    Penalize(usize),
+    /// Opportunistic retransmission: send the connection's head-of-line unacknowledged data
+    /// again on this subflow.
+    ReinjectHeadOfLine(usize),
+    /// Clear the subflow's pf / stale flag.
+    ClearPf(usize),
+    /// Restore the subflow's cwnd and ssthresh to what they were before its last RTO, and
+    /// retransmit now instead of waiting for the backed-off timer.
+    RestoreCwnd(usize),
+    /// Take the subflow's unsent send queue back to the connection (it is reassigned).
+    Reclaim(usize),
+}
+
+/// Link events the connection forwards to its scheduler.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LinkEvent {
+    Down,
+    Up,
+    ScanStart,
+    ScanEnd,
+}
+
+pub trait Scheduler: Send {
+    fn name(&self) -> &'static str;
+
+    /// The subflow that gets the next chunk, or None to wait until something changes (an ACK,
+    /// a timer, a link event). Called repeatedly while it returns Some and data remains.
+    fn select(&mut self, now: Time, conn: &ConnView, sfs: &[SubflowView], act: &mut Vec<SchedAction>)
+        -> Option<usize>;
+
+    /// Bytes to assign to `sf` in one decision: one MSS unless the scheduler bursts.
+    fn burst_bytes(&self, sf: &SubflowView) -> u64 {
+        sf.mss as u64
+    }
+
+    /// Send every chunk on all available subflows (the redundant scheduler).
+    fn redundant(&self) -> bool {
+        false
+    }
+
+    /// `acked_bytes` newly acknowledged on subflow `sf`.
+    fn on_ack(&mut self, _now: Time, _sf: usize, _acked_bytes: u64) {}
+
+    /// Subflow `sf` had a retransmission timeout.
+    fn on_rto(&mut self, _now: Time, _sf: usize) {}
+
+    /// A link event on subflow `sf`'s interface.
+    fn on_link_event(
+        &mut self,
+        _now: Time,
+        _sf: usize,
+        _ev: LinkEvent,
+        _conn: &ConnView,
+        _sfs: &[SubflowView],
+        _act: &mut Vec<SchedAction>,
+    ) {
+    }
+
+    /// When the scheduler next wants `on_tick` (MuSher samples the rate periodically).
+    fn next_tick(&self, _now: Time) -> Option<Time> {
+        None
+    }
+
+    /// The periodic tick asked for by `next_tick`.
+    fn on_tick(&mut self, _now: Time, _conn: &ConnView, _sfs: &[SubflowView], _act: &mut Vec<SchedAction>) {}
+
+    /// Scheduler-specific state for the timeline (e.g. the current ratio); NaN if none.
+    fn metric(&self) -> f64 {
+        f64::NAN
+    }
+}
+
+/// Which scheduler, with its parameters (built from the scenario's flow entry).
+#[derive(Debug, Clone, PartialEq)]
+pub enum SchedKind {
+    /// Upstream Linux default (linger time).
+    Default,
+    /// v0.9x default: lowest RTT, with penalization and opportunistic retransmission.
+    MinRtt,
+    RoundRobin,
+    Redundant,
+    Blest,
+    Ecf,
+    /// Segments per 100 given to the first subflow (seed 002).
+    FixedRatio { ratio: u32 },
+    MuSher { initial_ratio: u32 },
+    AMuSe { initial_ratio: u32, scan: bool, contention: bool, blockage: bool },
+}
+
+/// Builds a scheduler (config = factory).
+pub fn build(kind: &SchedKind) -> Box<dyn Scheduler> {
+    let _ = kind;
+    unimplemented!("schedulers are being written")
+}
+
+// The coupled congestion controls (LIA, OLIA, BALIA) live in `coupled.rs`: one
+// `CongestionControl` per subflow, sharing the connection's view of all subflows.
