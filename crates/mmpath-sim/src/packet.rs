@@ -9,6 +9,15 @@ pub const UDP_HEADER_BYTES: u32 = 28;
 /// A SACK option: kind+length (2) plus 8 bytes per block, padded with 2 NOPs (RFC 2018).
 pub const SACK_BLOCK_BYTES: u32 = 8;
 pub const SACK_OPTION_BASE_BYTES: u32 = 4;
+/// MPTCP's DSS option on every subflow data segment: data ACK (4) + DSN (4) + subflow
+/// sequence (4) + data-level length (2) + checksum (2) + header (4) = 20 bytes (RFC 8684
+/// section 3.3; Linux subtracts the option space from the payload), and 8 bytes of data ACK on
+/// pure ACKs.
+pub const DSS_DATA_BYTES: u32 = 20;
+pub const DSS_ACK_BYTES: u32 = 8;
+/// A handshake segment: IPv4 + TCP + options (MSS, SACK-permitted, timestamps, window scale,
+/// MP_JOIN): about 60 bytes on the wire.
+pub const SYN_BYTES: u32 = 60;
 /// With timestamps on, 40 bytes of options leave room for 3 SACK blocks (RFC 2018 section 3).
 pub const MAX_SACK_BLOCKS: usize = 3;
 
@@ -20,6 +29,8 @@ pub enum Kind {
     Ack,
     /// UDP datagram.
     Udp,
+    /// MPTCP subflow handshake (MP_CAPABLE / MP_JOIN SYN, SYN/ACK, ACK); `seq` is the step.
+    Syn,
 }
 
 /// Which way along the flow's route a packet travels.
@@ -54,6 +65,11 @@ pub struct Packet {
     pub ts_ecr_ns: u64,
     /// ACK: SACK blocks [start, end), most recent first.
     pub sack: [(u64, u64); MAX_SACK_BLOCKS],
+    /// MPTCP data: the data sequence number of the first payload byte (DSS mapping).
+    pub dsn: u64,
+    /// MPTCP ACK: the data ACK and the connection-level receive window (RFC 8684 3.3).
+    pub data_ack: u64,
+    pub data_wnd: u64,
 }
 
 impl Packet {
@@ -72,6 +88,9 @@ impl Packet {
             ts_val_ns: 0,
             ts_ecr_ns: 0,
             sack: [(0, 0); MAX_SACK_BLOCKS],
+            dsn: 0,
+            data_ack: 0,
+            data_wnd: 0,
         }
     }
 

@@ -409,6 +409,81 @@ pub struct ScheduleStep {
 pub enum FlowKind {
     Tcp,
     Udp,
+    /// Multipath TCP over several paths (one subflow per path).
+    Mptcp,
+}
+
+/// MPTCP path usage (seed 000): every subflow carries data, or the backup subflows only when
+/// no other is available.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MptcpMode {
+    Fullmesh,
+    Backup,
+}
+
+/// Which Linux MPTCP implementation's rules to follow (FACTS.md, MPTCP).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Kernel {
+    /// The out-of-tree multipath-tcp.org v0.9x kernel the papers used: pf flag, minRTT.
+    #[serde(rename = "linux-v0.9x")]
+    V09x,
+    /// Upstream Linux (5.6+): stale subflows, the linger-time scheduler.
+    #[serde(rename = "linux-upstream")]
+    Upstream,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SchedName {
+    /// The kernel's default: `upstream` for linux-upstream, `minrtt` for linux-v0.9x.
+    Default,
+    Upstream,
+    Minrtt,
+    Roundrobin,
+    Redundant,
+    Blest,
+    Ecf,
+    Fixedratio,
+    Musher,
+    Amuse,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CoupledName {
+    /// Each subflow runs the flow's `cc` on its own (upstream Linux).
+    Uncoupled,
+    Lia,
+    Olia,
+    Balia,
+}
+
+/// AMuSe's three mechanisms, each switchable (seed 004).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AmuseCfg {
+    #[serde(default = "d_true")]
+    pub scan: bool,
+    #[serde(default = "d_true")]
+    pub contention: bool,
+    #[serde(default = "d_true")]
+    pub blockage: bool,
+}
+
+impl Default for AmuseCfg {
+    fn default() -> Self {
+        AmuseCfg { scan: true, contention: true, blockage: true }
+    }
+}
+
+/// MP_PRIO: change a subflow's backup flag at `t_s`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PrioCfg {
+    pub t_s: f64,
+    pub path: String,
+    pub backup: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -573,6 +648,36 @@ pub struct FlowCfg {
     pub packet_bytes: Option<u32>,
     #[serde(default)]
     pub tcp: TcpOpts,
+    /// MPTCP: the paths the connection uses, one subflow each; the first carries MP_CAPABLE.
+    /// Default: every path, in order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paths: Option<Vec<String>>,
+    /// MPTCP: fullmesh (default) or backup.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<MptcpMode>,
+    /// MPTCP: subflows with the backup flag. Default: none in fullmesh, all but the first path
+    /// in backup mode.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backup_paths: Option<Vec<String>>,
+    /// MPTCP: kernel rules, default linux-upstream.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel: Option<Kernel>,
+    /// MPTCP: packet scheduler, default the kernel's own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scheduler: Option<SchedName>,
+    /// MPTCP fixedratio (and the starting ratio of musher / amuse): segments out of every 100
+    /// that go to the first path.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ratio: Option<u32>,
+    /// MPTCP: coupled congestion control, default uncoupled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coupled: Option<CoupledName>,
+    /// MPTCP amuse: which mechanisms are on (all by default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub amuse: Option<AmuseCfg>,
+    /// MPTCP: MP_PRIO changes of the backup flag during the run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub prio: Vec<PrioCfg>,
 }
 
 fn d_kind() -> FlowKind {
@@ -689,12 +794,43 @@ impl Scenario {
             }
             if f.app.is_none() {
                 f.app = Some(match f.kind {
-                    FlowKind::Tcp => AppKind::Bulk,
+                    FlowKind::Tcp | FlowKind::Mptcp => AppKind::Bulk,
                     FlowKind::Udp => AppKind::Cbr,
                 });
             }
-            if f.kind == FlowKind::Tcp && f.cc.is_none() {
+            if f.kind != FlowKind::Udp && f.cc.is_none() {
                 f.cc = Some(CcKind::Cubic);
+            }
+            if f.kind == FlowKind::Mptcp {
+                if f.paths.is_none() {
+                    f.paths = Some(self.path.iter().filter_map(|p| p.name.clone()).collect());
+                }
+                let mode = *f.mode.get_or_insert(MptcpMode::Fullmesh);
+                if f.backup_paths.is_none() {
+                    let ps = f.paths.as_deref().unwrap_or(&[]);
+                    f.backup_paths =
+                        Some(if mode == MptcpMode::Backup { ps.iter().skip(1).cloned().collect() } else { vec![] });
+                }
+                let kernel = *f.kernel.get_or_insert(Kernel::Upstream);
+                if f.scheduler.is_none() || f.scheduler == Some(SchedName::Default) {
+                    f.scheduler = Some(match kernel {
+                        Kernel::Upstream => SchedName::Upstream,
+                        Kernel::V09x => SchedName::Minrtt,
+                    });
+                }
+                f.coupled.get_or_insert(CoupledName::Uncoupled);
+                if f.path.is_none() {
+                    f.path = f.paths.as_ref().and_then(|p| p.first().cloned());
+                }
+                if matches!(f.scheduler, Some(SchedName::Fixedratio | SchedName::Musher | SchedName::Amuse))
+                    && f.ratio.is_none()
+                {
+                    // Start from an even split; MuSher and AMuSe move away from it.
+                    f.ratio = Some(50);
+                }
+                if f.scheduler == Some(SchedName::Amuse) && f.amuse.is_none() {
+                    f.amuse = Some(AmuseCfg::default());
+                }
             }
             if f.path.is_none() {
                 f.path = first_path.clone();
@@ -877,6 +1013,9 @@ impl Scenario {
                 (FlowKind::Tcp, AppKind::Cbr) => {
                     return Err(err(f("app"), "`cbr` is a UDP application; TCP flows take `bulk` or `rate`"));
                 }
+                (FlowKind::Mptcp, AppKind::Cbr) => {
+                    return Err(err(f("app"), "`cbr` is a UDP application; MPTCP flows take `bulk` or `rate`"));
+                }
                 (FlowKind::Udp, AppKind::Bulk | AppKind::Rate) => {
                     return Err(err(f("app"), "UDP flows take `cbr`"));
                 }
@@ -922,6 +1061,7 @@ impl Scenario {
             } else if fl.packet_bytes.is_some() {
                 return Err(err(f("packet_bytes"), "only UDP flows take packet_bytes (TCP uses the MSS)"));
             }
+            self.validate_mptcp(i, fl, &names)?;
             let t = &fl.tcp;
             range_u(&f("tcp.initial_cwnd"), t.initial_cwnd as u64, 1, 1000)?;
             pos(&f("tcp.min_rto_ms"), t.min_rto_ms)?;
@@ -931,6 +1071,79 @@ impl Scenario {
                 if let BufSize::Bytes(v) = b {
                     range_u(&f(k), v, 2048, 1 << 31)?;
                 }
+            }
+        }
+        Ok(())
+    }
+
+    /// The MPTCP-only fields: allowed only on MPTCP flows, and consistent with the paths.
+    fn validate_mptcp(&self, i: usize, fl: &FlowCfg, names: &[&str]) -> Result<(), ScenarioError> {
+        let f = |k: &str| format!("flow.{i}.{k}");
+        if fl.kind != FlowKind::Mptcp {
+            let set = [
+                ("paths", fl.paths.is_some()),
+                ("mode", fl.mode.is_some()),
+                ("backup_paths", fl.backup_paths.is_some()),
+                ("kernel", fl.kernel.is_some()),
+                ("scheduler", fl.scheduler.is_some()),
+                ("ratio", fl.ratio.is_some()),
+                ("coupled", fl.coupled.is_some()),
+                ("amuse", fl.amuse.is_some()),
+                ("prio", !fl.prio.is_empty()),
+            ];
+            if let Some((k, _)) = set.iter().find(|(_, s)| *s) {
+                return Err(err(f(k), "only MPTCP flows (kind = \"mptcp\") take this field"));
+            }
+            return Ok(());
+        }
+        let paths = fl.paths.as_deref().unwrap_or(&[]);
+        if paths.is_empty() {
+            return Err(err(f("paths"), "an MPTCP flow needs at least one path"));
+        }
+        if paths.len() > 8 {
+            return Err(err(f("paths"), format!("at most 8 subflows are supported (got {})", paths.len())));
+        }
+        for (j, p) in paths.iter().enumerate() {
+            if !names.contains(&p.as_str()) {
+                return Err(err(format!("flow.{i}.paths.{j}"), format!("no path named {p:?} (paths: {})", names.join(", "))));
+            }
+            if paths[..j].contains(p) {
+                return Err(err(format!("flow.{i}.paths.{j}"), format!("path {p:?} is listed twice")));
+            }
+        }
+        for (j, p) in fl.backup_paths.as_deref().unwrap_or(&[]).iter().enumerate() {
+            if !paths.contains(p) {
+                return Err(err(
+                    format!("flow.{i}.backup_paths.{j}"),
+                    format!("{p:?} is not one of this flow's paths ({})", paths.join(", ")),
+                ));
+            }
+        }
+        if let Some(r) = fl.ratio {
+            if r > 100 {
+                return Err(err(f("ratio"), format!("segments per 100 for the first path: 0..=100 (got {r})")));
+            }
+            if !matches!(fl.scheduler, Some(SchedName::Fixedratio | SchedName::Musher | SchedName::Amuse)) {
+                return Err(err(f("ratio"), "only the fixedratio, musher and amuse schedulers take a ratio"));
+            }
+        }
+        if fl.amuse.is_some() && fl.scheduler != Some(SchedName::Amuse) {
+            return Err(err(f("amuse"), "only scheduler = \"amuse\" takes amuse switches"));
+        }
+        for (j, pr) in fl.prio.iter().enumerate() {
+            if !(pr.t_s.is_finite() && pr.t_s >= 0.0) {
+                return Err(err(format!("flow.{i}.prio.{j}.t_s"), format!("must be >= 0 (got {})", pr.t_s)));
+            }
+            if !paths.contains(&pr.path) {
+                return Err(err(
+                    format!("flow.{i}.prio.{j}.path"),
+                    format!("{:?} is not one of this flow's paths ({})", pr.path, paths.join(", ")),
+                ));
+            }
+        }
+        if let Some(p) = &fl.path {
+            if !paths.contains(p) {
+                return Err(err(f("path"), format!("for MPTCP, `path` is the first of `paths` ({})", paths[0])));
             }
         }
         Ok(())

@@ -96,6 +96,15 @@ pub struct TimelineCols {
     pub link_up: Vec<bool>,
     pub delivered_bytes: Vec<u64>,
     pub retransmits: Vec<u64>,
+    /// MPTCP: the subflow's index in its connection (-1: the connection row, or plain TCP/UDP).
+    pub subflow: Vec<i32>,
+    /// MPTCP subflow state: 0 active, 1 pf (v0.9x), 2 stale (upstream), 3 not established,
+    /// 4 backup standing by; -1 for rows that are not subflows.
+    pub sf_state: Vec<i8>,
+    /// MPTCP: bytes the scheduler has assigned to the subflow so far (its decisions).
+    pub scheduled_bytes: Vec<u64>,
+    /// MPTCP connection row: the scheduler's own state (e.g. MuSher's ratio), NaN if none.
+    pub sched_metric: Vec<f64>,
 }
 
 impl TimelineCols {
@@ -119,6 +128,10 @@ impl TimelineCols {
             link_up: Vec::with_capacity(n),
             delivered_bytes: Vec::with_capacity(n),
             retransmits: Vec::with_capacity(n),
+            subflow: Vec::with_capacity(n),
+            sf_state: Vec::with_capacity(n),
+            scheduled_bytes: Vec::with_capacity(n),
+            sched_metric: Vec::with_capacity(n),
         }
     }
     pub fn len(&self) -> usize {
@@ -150,6 +163,10 @@ pub struct TimelineRow {
     pub link_up: bool,
     pub delivered_bytes: u64,
     pub retransmits: u64,
+    pub subflow: i32,
+    pub sf_state: i8,
+    pub scheduled_bytes: u64,
+    pub sched_metric: f64,
 }
 
 impl TimelineCols {
@@ -172,6 +189,10 @@ impl TimelineCols {
         self.link_up.push(r.link_up);
         self.delivered_bytes.push(r.delivered_bytes);
         self.retransmits.push(r.retransmits);
+        self.subflow.push(r.subflow);
+        self.sf_state.push(r.sf_state);
+        self.scheduled_bytes.push(r.scheduled_bytes);
+        self.sched_metric.push(r.sched_metric);
     }
 }
 

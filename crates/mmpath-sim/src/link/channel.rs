@@ -27,6 +27,9 @@ pub enum Action {
     Interfere(Option<Interferer>),
     Down,
     Up,
+    /// The interface goes off channel to scan (true) or comes back (false): the link is down
+    /// meanwhile, and MPTCP schedulers hear of it (AMuSe SCAN, seed 004).
+    Scan(bool),
 }
 
 /// A walk moves the mean RSSI in steps this far apart.
@@ -90,8 +93,8 @@ impl Channel {
                     let scan = Time::from_ms_f64(e.scan_ms.unwrap_or(0.0));
                     let mut t = start;
                     while t < end {
-                        actions.push((t, Action::Down));
-                        actions.push((t + scan, Action::Up));
+                        actions.push((t, Action::Scan(true)));
+                        actions.push((t + scan, Action::Scan(false)));
                         t += every;
                     }
                 }
@@ -227,7 +230,7 @@ mod tests {
         while let Some(a) = c.take_due(Time::from_secs(5)) {
             seen.push(a);
         }
-        assert_eq!(seen, vec![Action::Down, Action::Up, Action::Down, Action::Up]);
+        assert_eq!(seen, vec![Action::Scan(true), Action::Scan(false), Action::Scan(true), Action::Scan(false)]);
     }
 
     #[test]

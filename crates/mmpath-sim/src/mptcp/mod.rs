@@ -6,4 +6,5 @@
 //!   the reorder buffer, reinjection, pf / stale subflow states.
 //! - `join.rs`: the path manager's subflow handshakes (MP_CAPABLE / MP_JOIN).
 
+pub mod conn;
 pub mod sched;

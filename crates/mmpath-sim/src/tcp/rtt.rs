@@ -82,6 +82,11 @@ impl RttEstimator {
     pub fn backoff(&self) -> u32 {
         self.backoff
     }
+
+    /// Forget the backoff (a valid RTT sample does this; so does restoring a window).
+    pub fn reset_backoff(&mut self) {
+        self.backoff = 0;
+    }
 }
 
 #[cfg(test)]

@@ -376,6 +376,22 @@ impl TcpSender {
         self.try_send(now, out);
     }
 
+    /// Puts back a window from before a loss episode and sends at once, without waiting for
+    /// the backed-off RTO: what MuSher and AMuSe do when a blocked 60 GHz link returns
+    /// (seed 004). Outstanding data stays marked lost and goes out first.
+    pub fn restore_window(&mut self, now: Time, cwnd: u32, ssthresh: u32, out: &mut Vec<Packet>) {
+        self.w.cwnd = cwnd.max(1);
+        self.w.ssthresh = ssthresh;
+        self.w.cwnd_cnt = 0;
+        self.rtt.reset_backoff();
+        if self.state == CaState::Loss {
+            self.high_seq = self.snd_una;
+            self.set_state(now, CaState::Open);
+        }
+        self.arm_rto(now);
+        self.try_send(now, out);
+    }
+
     /// The RTO timer fires (or a stale timer event: then nothing happens).
     pub fn on_timer(&mut self, now: Time, out: &mut Vec<Packet>) {
         match self.rto_at {

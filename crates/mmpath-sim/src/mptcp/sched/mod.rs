@@ -79,6 +79,8 @@ pub struct ConnView {
     pub data_acked_bytes: u64,
     /// Connection send-buffer bytes free (sndbuf minus unacknowledged data).
     pub sndbuf_free_bytes: u64,
+    /// The subflow holding the connection's head-of-line (oldest un-data-ACKed) data, if any.
+    pub hol_subflow: Option<usize>,
 }
 
 /// Side effects a scheduler asks the connection for.
@@ -178,8 +180,23 @@ pub enum SchedKind {
 /// Builds a scheduler (config = factory).
 pub fn build(kind: &SchedKind) -> Box<dyn Scheduler> {
     let _ = kind;
-    unimplemented!("schedulers are being written")
+    Box::new(Interim)
 }
+
+/// Interim scheduler until the real ones land: lowest RTT among subflows with room.
+struct Interim;
+impl Scheduler for Interim {
+    fn name(&self) -> &'static str {
+        "interim"
+    }
+    fn select(&mut self, _now: Time, _c: &ConnView, sfs: &[SubflowView], _a: &mut Vec<SchedAction>) -> Option<usize> {
+        let ok = |s: &&SubflowView| s.established && !s.pf && !s.stale && s.has_cwnd_room();
+        let best = |bk: bool| sfs.iter().filter(ok).filter(|s| s.backup == bk).min_by_key(|s| s.srtt_ns).map(|s| s.id);
+        best(false).or_else(|| best(true))
+    }
+}
+
+pub mod coupled;
 
 // The coupled congestion controls (LIA, OLIA, BALIA) live in `coupled.rs`: one
 // `CongestionControl` per subflow, sharing the connection's view of all subflows.

@@ -6,6 +6,8 @@
 //! crosses backbone-down then path-down; its ACKs path-up then backbone-up. An upload is the
 //! mirror image. With the backbone disabled, flows cross the radio path only.
 
+mod mptcp;
+
 use crate::app::{App, RATE_TICK};
 use crate::engine::{EventQueue, RngStream};
 use crate::link::channel::{Action, Channel};
@@ -15,6 +17,7 @@ use crate::link::radio::{ideal_mcs, MPDU_OVERHEAD_BYTES};
 use crate::link::schedule::Schedule;
 use crate::link::trace::{self as chtrace, TraceFormat, TraceOpts, TraceStep};
 use crate::link::{Link, LinkCfg, Wake};
+use crate::mptcp::sched;
 use crate::packet::{Kind, Packet, Way, TCP_HEADER_BYTES, UDP_HEADER_BYTES};
 use crate::scenario::{
     AppKind, Direction, FlowKind, RateAdaptation, Scenario, ScenarioError, Technology, TraceFormatCfg,
@@ -24,6 +27,7 @@ use crate::tcp::receiver::{ReceiverCfg, TcpReceiver};
 use crate::tcp::sender::{SenderCfg, TcpSender};
 use crate::time::Time;
 use crate::trace::{Bins, EventCols, IntervalCols, TimelineCols, TimelineRow, EVENT_KINDS, EV_DOWN, EV_RATE, EV_UP};
+use mptcp::MpConn;
 use serde_json::{json, Value};
 
 /// Width of intervals.csv bins (iperf3-style, finer than its 1 s default).
@@ -53,6 +57,13 @@ enum Ev {
     /// A radio path's channel event (blockage start/end, re-trained) is due.
     ChannelAction(u16),
     Sample,
+    /// MPTCP connection events: the application's tick and stop, the scheduler's own tick,
+    /// an MP_PRIO change, and a subflow's handshake time-out (by internal flow).
+    ConnTick(u16),
+    ConnStop(u16),
+    SchedTick(u16),
+    Prio(u16),
+    JoinTimer(u16),
 }
 
 struct RadioState {
@@ -131,6 +142,10 @@ struct FlowCounters {
 
 struct Flow {
     name: String,
+    /// The scenario flow this is (or, for an MPTCP subflow, belongs to).
+    owner: u16,
+    /// MPTCP: (connection, subflow index); None for plain TCP / UDP flows.
+    conn: Option<(u16, u8)>,
     kind: FlowKind,
     app_kind: AppKind,
     direction: Direction,
@@ -163,13 +178,35 @@ pub struct Simulation {
     /// Scratch for packets a medium drops after its last retry.
     dropped: Vec<Packet>,
     paths: Vec<PathState>,
+    /// TCP and UDP flows and the subflows of MPTCP connections, by internal index.
     flows: Vec<Flow>,
+    conns: Vec<MpConn>,
+    /// Per scenario flow: its internal flow, or its MPTCP connection.
+    user_flows: Vec<UserFlow>,
     out: Vec<Packet>,
     end: Time,
     sample_every: Time,
     timeline: TimelineCols,
     events: EventCols,
     finished: bool,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum UserFlow {
+    Single(u16),
+    Conn(u16),
+}
+
+/// A flow's forward and reverse hops and how many there are, given its path's two radio
+/// directions and the backbone.
+fn routes(bb_links: Option<(u16, u16)>, path_hops: [Hop; 2], dir: Direction) -> ([Hop; 2], [Hop; 2], u8) {
+    let [down, up] = path_hops;
+    match (bb_links, dir) {
+        (Some((bd, bu)), Direction::Download) => ([Hop::Wire(bd), down], [up, Hop::Wire(bu)], 2),
+        (Some((bd, bu)), Direction::Upload) => ([up, Hop::Wire(bu)], [Hop::Wire(bd), down], 2),
+        (None, Direction::Download) => ([down, down], [up, up], 1),
+        (None, Direction::Upload) => ([up, up], [down, down], 1),
+    }
 }
 
 fn mbps_to_bps(r: f64) -> u64 {
@@ -343,27 +380,31 @@ impl Simulation {
             });
         }
         let mut flows = Vec::new();
+        let mut conns = Vec::new();
+        let mut user_flows = Vec::new();
         for (i, f) in sc.flow.iter().enumerate() {
+            if f.kind == FlowKind::Mptcp {
+                let c = conns.len() as u16;
+                conns.push(mptcp::build(&sc, i, c, &paths, bb_links, &mut flows, end, seed));
+                user_flows.push(UserFlow::Conn(c));
+                continue;
+            }
+            user_flows.push(UserFlow::Single(flows.len() as u16));
             let pname = f.path.clone().unwrap_or_default();
             let pi = paths.iter().position(|p| p.name == pname).unwrap_or(0);
             let ps = &paths[pi];
-            let [down, up] = ps.hops;
-            let (fwd, rev, hops) = match (bb_links, f.direction) {
-                (Some((bd, bu)), Direction::Download) => ([Hop::Wire(bd), down], [up, Hop::Wire(bu)], 2),
-                (Some((bd, bu)), Direction::Upload) => ([up, Hop::Wire(bu)], [Hop::Wire(bd), down], 2),
-                (None, Direction::Download) => ([down, down], [up, up], 1),
-                (None, Direction::Upload) => ([up, up], [down, down], 1),
-            };
+            let (fwd, rev, hops) = routes(bb_links, ps.hops, f.direction);
             let mtu = sc.path_mtu(&pname);
             let mss = mtu - TCP_HEADER_BYTES;
             let app_kind = f.app.unwrap_or(AppKind::Bulk);
             let payload = f.packet_bytes.unwrap_or(mtu - UDP_HEADER_BYTES);
+            let fi = flows.len() as u16;
             let (sender, receiver) = if f.kind == FlowKind::Tcp {
                 let t = &f.tcp;
                 let cc = cc::build(f.cc.unwrap_or(crate::scenario::CcKind::Cubic), t);
                 (
                     Some(TcpSender::new(SenderCfg {
-                        flow: i as u16,
+                        flow: fi,
                         mss,
                         initial_cwnd: t.initial_cwnd,
                         min_rto: Time::from_ms_f64(t.min_rto_ms),
@@ -372,7 +413,7 @@ impl Simulation {
                         cc,
                     })),
                     Some(TcpReceiver::new(ReceiverCfg {
-                        flow: i as u16,
+                        flow: fi,
                         mss,
                         rcvbuf: t.rcvbuf_bytes,
                         rmem_max: t.rmem_max_bytes,
@@ -384,6 +425,8 @@ impl Simulation {
             };
             flows.push(Flow {
                 name: f.name.clone().unwrap_or_default(),
+                owner: i as u16,
+                conn: None,
                 kind: f.kind,
                 app_kind,
                 direction: f.direction,
@@ -414,8 +457,10 @@ impl Simulation {
             media,
             dropped: Vec::with_capacity(64),
             paths,
-            timeline: TimelineCols::with_capacity(n_samples * flows.len()),
+            timeline: TimelineCols::with_capacity(n_samples * (flows.len() + conns.len())),
             flows,
+            conns,
+            user_flows,
             out: Vec::with_capacity(64),
             end,
             sample_every,
@@ -425,9 +470,15 @@ impl Simulation {
         };
         for i in 0..sim.flows.len() {
             let f = &sim.flows[i];
+            if f.conn.is_some() {
+                continue; // MPTCP subflows are fed by their connection
+            }
             let (start, stop) = (f.start, f.stop);
             sim.q.schedule(start, Ev::AppTick(i as u16));
             sim.q.schedule(stop, Ev::AppStop(i as u16));
+        }
+        for c in 0..sim.conns.len() {
+            sim.schedule_conn(c as u16);
         }
         for (i, p) in sim.paths.iter().enumerate() {
             if let Some(t) = p.schedule.next_time() {
@@ -490,8 +541,12 @@ impl Simulation {
                 if fl.sender_timer == Some(now) {
                     fl.sender_timer = None;
                 }
+                let before = fl.sender.as_ref().map(mptcp::SenderSnapshot::of);
                 if let Some(s) = fl.sender.as_mut() {
                     s.on_timer(now, &mut self.out);
+                }
+                if let (Some(c), Some(b)) = (fl.conn, before) {
+                    self.conn_after_sender_timer(now, c, b);
                 }
                 self.after_endpoint(now, f);
             }
@@ -515,6 +570,11 @@ impl Simulation {
             Ev::TraceStep(p) => self.on_trace_step(now, p),
             Ev::Fade(p) => self.on_fade(now, p),
             Ev::ChannelAction(p) => self.on_channel_action(now, p),
+            Ev::ConnTick(c) => self.conn_app_tick(now, c),
+            Ev::ConnStop(c) => self.conn_app_stop(now, c),
+            Ev::SchedTick(c) => self.conn_sched_tick(now, c),
+            Ev::Prio(c) => self.conn_prio(now, c),
+            Ev::JoinTimer(f) => self.join_timer(now, f),
             Ev::Sample => {
                 self.sample(now);
                 let next = now + self.sample_every;
@@ -545,7 +605,10 @@ impl Simulation {
 
     fn flush(&mut self, now: Time) {
         let mut out = std::mem::take(&mut self.out);
-        for p in out.drain(..) {
+        for mut p in out.drain(..) {
+            if let Some(c) = self.flows[p.flow as usize].conn {
+                self.conn_stamp(c, &mut p);
+            }
             self.send(now, p);
         }
         self.out = out;
@@ -554,7 +617,7 @@ impl Simulation {
     /// Puts a packet from an endpoint on the first hop of its route.
     fn send(&mut self, now: Time, mut p: Packet) {
         p.hop = 0;
-        if p.kind != Kind::Ack {
+        if matches!(p.kind, Kind::Data | Kind::Udp) {
             self.flows[p.flow as usize].counters.data_sent += 1;
         }
         self.forward(now, p);
@@ -653,10 +716,10 @@ impl Simulation {
 
     fn count_drop(&mut self, p: &Packet) {
         let c = &mut self.flows[p.flow as usize].counters;
-        if p.kind == Kind::Ack {
-            c.acks_dropped += 1;
-        } else {
-            c.data_dropped += 1;
+        match p.kind {
+            Kind::Ack => c.acks_dropped += 1,
+            Kind::Data | Kind::Udp => c.data_dropped += 1,
+            Kind::Syn => {}
         }
     }
 
@@ -695,6 +758,7 @@ impl Simulation {
                 fl.counters.data_arrived += 1;
                 let rx = fl.receiver.as_mut().expect("tcp flow has a receiver");
                 let delivered = rx.on_data(now, &p, &mut self.out);
+                let conn = fl.conn;
                 if delivered > 0 {
                     let rcv_nxt = rx.rcv_nxt();
                     let sent = fl.sender.as_ref().map_or(0, |s| s.snd_nxt);
@@ -703,14 +767,22 @@ impl Simulation {
                     }
                     self.record_delivery(now, f, delivered);
                 }
-                self.after_endpoint(now, f);
-            }
-            Kind::Ack => {
-                if let Some(s) = fl.sender.as_mut() {
-                    s.on_ack(now, &p, &mut self.out);
+                if let Some(c) = conn {
+                    self.conn_on_data(now, c, &p);
                 }
                 self.after_endpoint(now, f);
             }
+            Kind::Ack => {
+                let prior_una = fl.sender.as_ref().map_or(0, |s| s.snd_una);
+                if let Some(s) = fl.sender.as_mut() {
+                    s.on_ack(now, &p, &mut self.out);
+                }
+                if let Some(c) = fl.conn {
+                    self.conn_on_ack(now, c, &p, prior_una);
+                }
+                self.after_endpoint(now, f);
+            }
+            Kind::Syn => self.on_handshake(now, &p),
             Kind::Udp => {
                 fl.counters.data_arrived += 1;
                 fl.counters.udp_bytes_received += p.len as u64;
@@ -881,6 +953,7 @@ impl Simulation {
         }
         self.push_event(now, pi, if u { EV_UP } else { EV_DOWN }, f64::NAN);
         self.log_channel(now, pi, TraceStep { up: Some(u), ..TraceStep::new(now) });
+        self.conn_link_event(now, pi, if u { sched::LinkEvent::Up } else { sched::LinkEvent::Down });
     }
 
     /// A radio path's signal changed (channel process or trace), or a trace forces an MCS:
@@ -957,6 +1030,11 @@ impl Simulation {
                 }
                 Action::Down => self.set_path_up(now, pi, false),
                 Action::Up => self.set_path_up(now, pi, true),
+                Action::Scan(on) => {
+                    self.set_path_up(now, pi, !on);
+                    let ev = if on { sched::LinkEvent::ScanStart } else { sched::LinkEvent::ScanEnd };
+                    self.conn_link_event(now, pi, ev);
+                }
             }
         }
         if let Some(t) = self.paths[pi as usize].radio.as_ref().and_then(|r| r.channel.next_action_time()) {
@@ -981,12 +1059,19 @@ impl Simulation {
     }
 
     fn sample(&mut self, now: Time) {
-        for (i, f) in self.flows.iter().enumerate() {
+        for f in self.flows.iter() {
             let h = f.route_fwd[f.hops as usize - 1];
             let (queue, rate, up) = (self.hop_queue_bytes(h), self.hop_rate_bps(h), self.hop_up(h));
+            let (subflow, sf_state, scheduled_bytes) = match f.conn {
+                Some((c, j)) => {
+                    let st = &self.conns[c as usize].subs[j as usize];
+                    (j as i32, st.state_code(), st.scheduled_bytes)
+                }
+                None => (-1, -1, 0),
+            };
             let mut row = TimelineRow {
                 t_s: now.secs_f64(),
-                flow: i as i32,
+                flow: f.owner as i32,
                 path: f.path as i32,
                 cwnd_bytes: f64::NAN,
                 ssthresh_bytes: f64::NAN,
@@ -1003,6 +1088,10 @@ impl Simulation {
                 link_up: up,
                 delivered_bytes: f.counters.delivered_bytes,
                 retransmits: 0,
+                subflow,
+                sf_state,
+                scheduled_bytes,
+                sched_metric: f64::NAN,
             };
             if let (Some(s), Some(r)) = (&f.sender, &f.receiver) {
                 let mss = s.mss() as f64;
@@ -1016,6 +1105,10 @@ impl Simulation {
                 row.rwnd_bytes = r.last_rwnd as f64;
                 row.cc_state = s.state as i8;
             }
+            self.timeline.push(row);
+        }
+        for c in 0..self.conns.len() {
+            let row = self.conn_row(now, c);
             self.timeline.push(row);
         }
     }
@@ -1032,6 +1125,7 @@ impl Simulation {
             all_ok &= ok;
             checks.push(json!({"flow": flow, "check": name, "ok": ok, "detail": detail}));
         };
+        let mut sub_values: Vec<Option<Value>> = vec![None; self.flows.len()];
         for (i, f) in self.flows.iter().enumerate() {
             let c = &f.counters;
             let window_s = (f.stop.saturating_sub(f.start)).secs_f64().max(1e-9);
@@ -1140,7 +1234,20 @@ impl Simulation {
                 m.insert("loss_pct".into(), json!(100.0 * lost as f64 / settled as f64));
                 m.insert("rtt_ms".into(), Value::Null);
             }
-            flows.push(v);
+            sub_values[i] = Some(v);
+        }
+        for uf in &self.user_flows {
+            match *uf {
+                UserFlow::Single(i) => flows.push(sub_values[i as usize].take().expect("each flow once")),
+                UserFlow::Conn(c) => {
+                    let subs: Vec<Value> = self.conns[c as usize]
+                        .subs
+                        .iter()
+                        .map(|st| sub_values[st.flow as usize].take().expect("each subflow once"))
+                        .collect();
+                    flows.push(self.conn_summary(c, subs, &mut check, &mut checks));
+                }
+            }
         }
         let paths: Vec<Value> = self.paths.iter().map(|p| self.path_summary(p)).collect();
         let summary = json!({
@@ -1152,14 +1259,30 @@ impl Simulation {
         });
 
         let mut intervals = IntervalCols::default();
-        let nbins = self.flows.first().map_or(0, |f| f.bins.bytes.len());
+        let nbins = Bins::new(INTERVAL.ns(), self.end.ns()).bytes.len();
         for b in 0..nbins {
-            for (i, f) in self.flows.iter().enumerate() {
-                intervals.t_s.push(b as f64 * INTERVAL.secs_f64());
-                intervals.flow.push(i as i32);
-                intervals.subflow.push(-1);
-                intervals.path.push(f.path as i32);
-                intervals.bytes.push(f.bins.bytes[b]);
+            for uf in &self.user_flows {
+                let mut row = |flow: u16, sub: i32, path: i32, bytes: u64| {
+                    intervals.t_s.push(b as f64 * INTERVAL.secs_f64());
+                    intervals.flow.push(flow as i32);
+                    intervals.subflow.push(sub);
+                    intervals.path.push(path);
+                    intervals.bytes.push(bytes);
+                };
+                match *uf {
+                    UserFlow::Single(i) => {
+                        let f = &self.flows[i as usize];
+                        row(f.owner, -1, f.path as i32, f.bins.bytes[b]);
+                    }
+                    UserFlow::Conn(c) => {
+                        let cn = &self.conns[c as usize];
+                        row(cn.owner, -1, -1, cn.bins.bytes[b]);
+                        for (j, st) in cn.subs.iter().enumerate() {
+                            let f = &self.flows[st.flow as usize];
+                            row(cn.owner, j as i32, f.path as i32, f.bins.bytes[b]);
+                        }
+                    }
+                }
             }
         }
         RunOutput {
@@ -1176,7 +1299,7 @@ impl Simulation {
                     (p.name.clone(), String::from_utf8(buf).expect("csv is utf-8"))
                 })
                 .collect(),
-            flow_names: self.flows.iter().map(|f| f.name.clone()).collect(),
+            flow_names: self.sc.flow.iter().map(|f| f.name.clone().unwrap_or_default()).collect(),
             path_names: self.paths.iter().map(|p| p.name.clone()).collect(),
             ok: all_ok,
         }

@@ -1,0 +1,327 @@
+//! The data-level state of an MPTCP connection (RFC 8684 section 3.3): how subflow bytes map to
+//! data sequence numbers (DSN) on the sending side, the reinjection queue, and the
+//! connection-level reassembly buffer with its receive window on the receiving side.
+//!
+//! The glue that moves data between these structures and the subflows' TCP endpoints is in
+//! `sim/mptcp.rs`; everything here is plain bookkeeping with unit tests.
+
+use std::collections::VecDeque;
+
+/// One DSS mapping: subflow bytes [sseq, sseq + len) carry data bytes [dsn, dsn + len).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Map {
+    pub sseq: u64,
+    pub dsn: u64,
+    pub len: u64,
+}
+
+/// The mappings of one subflow's send queue, in subflow-sequence order and contiguous
+/// (each chunk the scheduler assigns is appended at the subflow's current end).
+#[derive(Debug, Default)]
+pub struct MapQueue {
+    maps: VecDeque<Map>,
+}
+
+impl MapQueue {
+    /// Subflow sequence number after the last mapped byte (the subflow's application limit).
+    pub fn end(&self) -> Option<u64> {
+        self.maps.back().map(|m| m.sseq + m.len)
+    }
+
+    /// Appends a mapping; merges it into the last one when both sequences continue it.
+    pub fn push(&mut self, sseq: u64, dsn: u64, len: u64) {
+        debug_assert!(self.end().is_none_or(|e| e == sseq), "maps are contiguous in subflow space");
+        if let Some(last) = self.maps.back_mut() {
+            if last.sseq + last.len == sseq && last.dsn + last.len == dsn {
+                last.len += len;
+                return;
+            }
+        }
+        self.maps.push_back(Map { sseq, dsn, len });
+    }
+
+    /// The DSN carried by subflow byte `seq`, and how many bytes from there the mapping covers.
+    pub fn dsn_of(&self, seq: u64) -> Option<(u64, u64)> {
+        // Maps are sorted by sseq: binary search for the last map starting at or before seq.
+        let i = self.maps.partition_point(|m| m.sseq <= seq);
+        let m = self.maps.get(i.checked_sub(1)?)?;
+        (seq < m.sseq + m.len).then(|| (m.dsn + (seq - m.sseq), m.sseq + m.len - seq))
+    }
+
+    /// Forgets mappings wholly below `snd_una` (acknowledged at subflow level).
+    pub fn prune(&mut self, snd_una: u64) {
+        while let Some(m) = self.maps.front() {
+            if m.sseq + m.len <= snd_una {
+                self.maps.pop_front();
+            } else {
+                break;
+            }
+        }
+    }
+
+    /// Calls `f(dsn, len)` for every data range mapped onto subflow bytes [from, to).
+    pub fn for_each_range(&self, from: u64, to: u64, mut f: impl FnMut(u64, u64)) {
+        for m in &self.maps {
+            let (s, e) = (m.sseq.max(from), (m.sseq + m.len).min(to));
+            if s < e {
+                f(m.dsn + (s - m.sseq), e - s);
+            }
+        }
+    }
+
+    /// Removes the mappings of subflow bytes at and beyond `seq` (unsent data taken back),
+    /// calling `f(dsn, len)` for each removed data range, in order.
+    pub fn truncate(&mut self, seq: u64, mut f: impl FnMut(u64, u64)) {
+        while let Some(m) = self.maps.back_mut() {
+            if m.sseq >= seq {
+                let m = self.maps.pop_back().expect("non-empty");
+                f(m.dsn, m.len);
+            } else if m.sseq + m.len > seq {
+                let keep = seq - m.sseq;
+                f(m.dsn + keep, m.len - keep);
+                m.len = keep;
+            } else {
+                break;
+            }
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.maps.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.maps.is_empty()
+    }
+}
+
+/// Data ranges waiting to be sent again on another subflow (v0.9x mptcp_reinject_data; the
+/// upstream kernel's __mptcp_retransmit_pending_data).
+#[derive(Debug, Default)]
+pub struct ReinjectQueue {
+    q: VecDeque<(u64, u64)>,
+    pub bytes: u64,
+}
+
+impl ReinjectQueue {
+    pub fn push(&mut self, dsn: u64, len: u64) {
+        if len == 0 {
+            return;
+        }
+        // Skip a range already queued (a second RTO on the same subflow reinjects it again).
+        if self.q.iter().any(|&(d, l)| d <= dsn && dsn + len <= d + l) {
+            return;
+        }
+        self.q.push_back((dsn, len));
+        self.bytes += len;
+    }
+
+    /// The next range to send, at most `max` bytes, skipping what the peer has data-ACKed.
+    pub fn pop(&mut self, data_una: u64, max: u64) -> Option<(u64, u64)> {
+        while let Some(&(d, l)) = self.q.front() {
+            if d + l <= data_una {
+                self.q.pop_front();
+                self.bytes -= l;
+                continue;
+            }
+            let (d2, l2) = if d < data_una { (data_una, d + l - data_una) } else { (d, l) };
+            let take = l2.min(max);
+            self.bytes -= l - (l2 - take);
+            if take == l2 {
+                self.q.pop_front();
+            } else {
+                self.q[0] = (d2 + take, l2 - take);
+            }
+            return Some((d2, take));
+        }
+        None
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.q.is_empty()
+    }
+
+    /// Drops everything (e.g. all of it was data-ACKed).
+    pub fn clear(&mut self) {
+        self.q.clear();
+        self.bytes = 0;
+    }
+}
+
+/// The receiver's connection-level buffer: data arrives by DSN from any subflow, in any order;
+/// the application reads the in-order part at once (iperf3 reads as fast as it can), so the
+/// buffer holds only out-of-order data. The window's right edge is data_ack + rcvbuf: data
+/// beyond the head-of-line hole waits in the buffer and blocks the sender once it fills
+/// (head-of-line blocking, RFC 8684 section 3.3.4: one shared receive window).
+#[derive(Debug)]
+pub struct Reassembly {
+    /// Next data byte expected (the data ACK).
+    pub data_ack: u64,
+    /// Out-of-order ranges [start, end), sorted and disjoint, all above data_ack.
+    ooo: Vec<(u64, u64)>,
+    pub rcvbuf: u64,
+    pub ooo_bytes: u64,
+    /// Bytes that arrived more than once (reinjections and redundant copies).
+    pub duplicate_bytes: u64,
+    /// Bytes that arrived beyond the advertised window (the sender must never do that).
+    pub beyond_window_bytes: u64,
+    /// Most out-of-order bytes held at once.
+    pub max_ooo_bytes: u64,
+}
+
+impl Reassembly {
+    pub fn new(rcvbuf: u64) -> Self {
+        Reassembly {
+            data_ack: 0,
+            ooo: Vec::with_capacity(64),
+            rcvbuf,
+            ooo_bytes: 0,
+            duplicate_bytes: 0,
+            beyond_window_bytes: 0,
+            max_ooo_bytes: 0,
+        }
+    }
+
+    /// The advertised window from data_ack (constant: in-order data is read at once).
+    pub fn window(&self) -> u64 {
+        self.rcvbuf
+    }
+
+    pub fn ooo_ranges(&self) -> &[(u64, u64)] {
+        &self.ooo
+    }
+
+    /// Data bytes [dsn, dsn + len) arrived; returns how many became in order (delivered).
+    pub fn on_data(&mut self, dsn: u64, len: u64) -> u64 {
+        let (mut s, mut e) = (dsn, dsn + len);
+        let right = self.data_ack + self.rcvbuf;
+        if e > right {
+            self.beyond_window_bytes += e - right.max(s);
+            e = right;
+        }
+        if s < self.data_ack {
+            self.duplicate_bytes += self.data_ack.min(e) - s;
+            s = self.data_ack;
+        }
+        if s >= e {
+            return 0;
+        }
+        // Insert [s, e) into the sorted set, counting overlap as duplicate.
+        let mut i = self.ooo.partition_point(|&(_, oe)| oe < s);
+        let mut ns = s;
+        let mut ne = e;
+        let mut overlap = 0;
+        let mut removed = 0;
+        while i < self.ooo.len() && self.ooo[i].0 <= ne {
+            let (os, oe) = self.ooo[i];
+            overlap += oe.min(e).saturating_sub(os.max(s));
+            removed += oe - os;
+            ns = ns.min(os);
+            ne = ne.max(oe);
+            self.ooo.remove(i);
+        }
+        self.ooo.insert(i, (ns, ne));
+        self.duplicate_bytes += overlap;
+        self.ooo_bytes = self.ooo_bytes - removed + (ne - ns);
+        self.max_ooo_bytes = self.max_ooo_bytes.max(self.ooo_bytes);
+        i = 0;
+        let mut delivered = 0;
+        if self.ooo.get(i).is_some_and(|&(os, _)| os == self.data_ack) {
+            let (os, oe) = self.ooo.remove(i);
+            delivered = oe - os;
+            self.ooo_bytes -= delivered;
+            self.data_ack = oe;
+        }
+        delivered
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn maps_translate_subflow_bytes_to_data_bytes() {
+        let mut q = MapQueue::default();
+        q.push(0, 1000, 500);
+        q.push(500, 1500, 500); // continues both: merged
+        assert_eq!(q.len(), 1);
+        q.push(1000, 9000, 300);
+        assert_eq!(q.dsn_of(0), Some((1000, 1000)));
+        assert_eq!(q.dsn_of(700), Some((1700, 300)));
+        assert_eq!(q.dsn_of(1100), Some((9100, 200)));
+        assert_eq!(q.dsn_of(1300), None);
+        let mut got = Vec::new();
+        q.for_each_range(900, 1100, |d, l| got.push((d, l)));
+        assert_eq!(got, vec![(1900, 100), (9000, 100)]);
+        q.prune(1000);
+        assert_eq!(q.len(), 1);
+        assert_eq!(q.dsn_of(500), None);
+    }
+
+    #[test]
+    fn truncate_returns_unsent_ranges() {
+        let mut q = MapQueue::default();
+        q.push(0, 0, 1000);
+        q.push(1000, 5000, 1000);
+        let mut got = Vec::new();
+        q.truncate(600, |d, l| got.push((d, l)));
+        assert_eq!(got, vec![(5000, 1000), (600, 400)]);
+        assert_eq!(q.end(), Some(600));
+    }
+
+    #[test]
+    fn reinject_queue_skips_acked_data_and_splits() {
+        let mut r = ReinjectQueue::default();
+        r.push(0, 3000);
+        r.push(1000, 1000); // inside the first: not queued twice
+        assert_eq!(r.bytes, 3000);
+        assert_eq!(r.pop(500, 1000), Some((500, 1000)));
+        assert_eq!(r.pop(500, 10_000), Some((1500, 1500)));
+        assert_eq!(r.bytes, 0);
+        assert!(r.is_empty());
+        r.push(0, 1000);
+        assert_eq!(r.pop(1000, 1000), None, "already data-ACKed");
+        assert_eq!(r.bytes, 0);
+    }
+
+    #[test]
+    fn reassembly_delivers_in_order_and_counts_duplicates() {
+        let mut r = Reassembly::new(10_000);
+        assert_eq!(r.on_data(1000, 1000), 0, "hole at 0");
+        assert_eq!(r.ooo_bytes, 1000);
+        assert_eq!(r.on_data(3000, 1000), 0);
+        assert_eq!(r.ooo_ranges(), &[(1000, 2000), (3000, 4000)]);
+        assert_eq!(r.on_data(0, 1000), 2000, "fills the hole: 0..2000 in order");
+        assert_eq!(r.data_ack, 2000);
+        assert_eq!(r.on_data(1500, 1000), 500, "half duplicate");
+        assert_eq!(r.duplicate_bytes, 500);
+        assert_eq!(r.data_ack, 2500);
+        assert_eq!(r.on_data(2000, 2000), 1500, "2500..3000 new, and 3000..4000 held joins it");
+        assert_eq!(r.data_ack, 4000);
+        assert_eq!(r.ooo_bytes, 0);
+        assert_eq!(r.duplicate_bytes, 500 + 1000 + 500);
+    }
+
+    /// Head-of-line blocking: data beyond data_ack + rcvbuf is outside the window.
+    #[test]
+    fn reassembly_window_is_fixed_from_data_ack() {
+        let mut r = Reassembly::new(4000);
+        assert_eq!(r.on_data(1000, 3000), 0);
+        assert_eq!(r.on_data(4000, 1000), 0);
+        assert_eq!(r.beyond_window_bytes, 1000);
+        assert_eq!(r.on_data(0, 1000), 4000);
+        assert_eq!(r.data_ack, 4000);
+    }
+
+    #[test]
+    fn reassembly_merges_bridging_range() {
+        let mut r = Reassembly::new(1 << 20);
+        r.on_data(1000, 100);
+        r.on_data(1200, 100);
+        r.on_data(1400, 100);
+        r.on_data(1050, 400); // bridges all three
+        assert_eq!(r.ooo_ranges(), &[(1000, 1500)]);
+        assert_eq!(r.ooo_bytes, 500);
+        assert_eq!(r.duplicate_bytes, 50 + 100 + 50);
+    }
+}
