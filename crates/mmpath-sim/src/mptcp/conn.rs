@@ -29,15 +29,17 @@ impl MapQueue {
     }
 
     /// Appends a mapping; merges it into the last one when both sequences continue it.
-    pub fn push(&mut self, sseq: u64, dsn: u64, len: u64) {
+    /// Returns false when it starts a new mapping (a record boundary for the subflow).
+    pub fn push(&mut self, sseq: u64, dsn: u64, len: u64) -> bool {
         debug_assert!(self.end().is_none_or(|e| e == sseq), "maps are contiguous in subflow space");
         if let Some(last) = self.maps.back_mut() {
             if last.sseq + last.len == sseq && last.dsn + last.len == dsn {
                 last.len += len;
-                return;
+                return true;
             }
         }
         self.maps.push_back(Map { sseq, dsn, len });
+        false
     }
 
     /// The DSN carried by subflow byte `seq`, and how many bytes from there the mapping covers.

@@ -516,7 +516,9 @@ impl Simulation {
         let fi = st.flow as usize;
         let s = self.flows[fi].sender.as_mut().expect("tcp");
         let sseq = s.app_limit();
-        st.maps.push(sseq, dsn, len);
+        if !st.maps.push(sseq, dsn, len) {
+            s.mark_boundary(sseq);
+        }
         s.set_app_limit(sseq + len);
         s.try_send(now, &mut self.out);
     }
@@ -614,6 +616,7 @@ impl Simulation {
             back += l;
         });
         st.scheduled_bytes -= back.min(st.scheduled_bytes);
+        s.drop_boundaries_from(nxt);
         s.set_app_limit(nxt);
     }
 
@@ -633,7 +636,7 @@ impl Simulation {
         match p.kind {
             Kind::Data => {
                 let (dsn, covered) = cn.subs[j as usize].maps.dsn_of(p.seq).expect("every sent byte is mapped");
-                debug_assert!(covered >= p.len as u64, "a segment never straddles two mappings");
+                assert!(covered >= p.len as u64, "a segment never straddles two mappings");
                 p.dsn = dsn;
                 p.size_bytes += DSS_DATA_BYTES;
             }
@@ -897,6 +900,14 @@ impl Simulation {
         checks: &mut Vec<Value>,
     ) -> Value {
         let cn = &self.conns[c as usize];
+        if std::env::var("MMPATH_DEBUG").is_ok() {
+            eprintln!("conn: data_ack {} data_una {} data_nxt {} reinject {:?} ooo {:?}", cn.rx.data_ack, cn.data_una, cn.data_nxt, cn.reinject, &cn.rx.ooo_ranges()[..cn.rx.ooo_ranges().len().min(4)]);
+            for st in &cn.subs {
+                let s = self.flows[st.flow as usize].sender.as_ref().unwrap();
+                let r = self.flows[st.flow as usize].receiver.as_ref().unwrap();
+                eprintln!("  sub una {} nxt {} lim {} state {:?} cwnd {} inflight {} rcv_nxt {} pf {} maps {:?} first {:?}", s.snd_una, s.snd_nxt, s.app_limit(), s.state, s.w.cwnd, s.in_flight(), r.rcv_nxt(), st.pf, st.maps.len(), st.maps.dsn_of(s.snd_una));
+            }
+        }
         let window_s = (cn.stop.saturating_sub(cn.start)).secs_f64().max(1e-9);
         let goodput_mbps = cn.goodput_bytes as f64 * 8.0 / window_s / 1e6;
         // The connection-level byte stream: every data byte once and in order, never beyond

@@ -67,6 +67,9 @@ pub struct TcpSender {
     is_cwnd_limited: bool,
     max_packets_out: u32,
     cwnd_usage_seq: u64,
+    /// Sequence numbers no new segment may cross (MPTCP: where one DSS mapping ends and a
+    /// discontiguous one begins; Linux never puts two mappings in one skb). Empty for TCP.
+    boundaries: std::collections::VecDeque<u64>,
     pub stats: SenderStats,
 }
 
@@ -98,6 +101,7 @@ impl TcpSender {
             is_cwnd_limited: false,
             max_packets_out: 0,
             cwnd_usage_seq: 0,
+            boundaries: std::collections::VecDeque::new(),
             stats: SenderStats::default(),
         }
     }
@@ -132,6 +136,20 @@ impl TcpSender {
     /// The application has written up to `limit` bytes in total.
     pub fn set_app_limit(&mut self, limit: u64) {
         self.app_limit = limit;
+    }
+
+    /// No segment may span `seq` (it starts a new record: an MPTCP mapping).
+    pub fn mark_boundary(&mut self, seq: u64) {
+        if seq > self.snd_nxt && self.boundaries.back().is_none_or(|&b| b < seq) {
+            self.boundaries.push_back(seq);
+        }
+    }
+
+    /// Forget boundaries at or beyond `seq` (queued data taken back).
+    pub fn drop_boundaries_from(&mut self, seq: u64) {
+        while self.boundaries.back().is_some_and(|&b| b >= seq) {
+            self.boundaries.pop_back();
+        }
     }
 
     /// Stop accepting new application data now (iperf3 -t ends): nothing beyond what was
@@ -207,7 +225,11 @@ impl TcpSender {
             if self.snd_nxt >= self.app_limit {
                 break;
             }
-            let len = (self.app_limit - self.snd_nxt).min(self.mss as u64) as u32;
+            while self.boundaries.front().is_some_and(|&b| b <= self.snd_nxt) {
+                self.boundaries.pop_front();
+            }
+            let record_end = self.boundaries.front().copied().unwrap_or(u64::MAX).min(self.app_limit);
+            let len = (record_end - self.snd_nxt).min(self.mss as u64) as u32;
             let end = self.snd_nxt + len as u64;
             if end > self.snd_una + self.peer_rwnd {
                 break;
@@ -215,8 +237,9 @@ impl TcpSender {
             if end - self.snd_una > self.sndbuf_bytes() {
                 break;
             }
-            // Nagle (RFC 896): a sub-MSS segment waits while anything is unacknowledged.
-            if len < self.mss && !self.sb.is_empty() {
+            // Nagle (RFC 896): a sub-MSS segment waits while anything is unacknowledged, unless
+            // it ends a record that more data follows.
+            if len < self.mss && end == self.app_limit && !self.sb.is_empty() {
                 break;
             }
             let was_idle = self.sb.is_empty();
@@ -544,6 +567,21 @@ mod tests {
         s.on_ack(d2 + Time::from_ms(20), &ack(n, &[]), &mut out);
         assert_eq!(s.rtt.backoff(), 0);
         assert!(s.scoreboard_consistent());
+    }
+
+    /// MPTCP record boundaries: no segment spans one, and a sub-MSS segment that ends a
+    /// record goes out at once (Nagle holds only the tail).
+    #[test]
+    fn segments_never_cross_a_record_boundary() {
+        let mut s = sender(1000);
+        s.set_app_limit(2500);
+        s.mark_boundary(2500);
+        s.set_app_limit(5000);
+        let mut out = Vec::new();
+        s.try_send(Time::ZERO, &mut out);
+        let segs: Vec<(u64, u32)> = out.iter().map(|p| (p.seq, p.len)).collect();
+        // 2000..2500 ends a record and goes; 4500..5000 is the tail and waits (Nagle).
+        assert_eq!(segs, vec![(0, 1000), (1000, 1000), (2000, 500), (2500, 1000), (3500, 1000)]);
     }
 
     #[test]

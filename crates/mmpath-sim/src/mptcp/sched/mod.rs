@@ -110,7 +110,7 @@ pub enum LinkEvent {
     ScanEnd,
 }
 
-pub trait Scheduler: Send {
+pub trait Scheduler: Send + Sync {
     fn name(&self) -> &'static str;
 
     /// The subflow that gets the next chunk, or None to wait until something changes (an ACK,
