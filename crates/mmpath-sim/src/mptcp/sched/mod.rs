@@ -127,7 +127,8 @@ pub trait Scheduler: Send {
 
     /// The subflow that gets the next chunk, or None to wait until something changes (an ACK,
     /// a timer, a link event). Called repeatedly while it returns Some and data remains.
-    fn select(&mut self, now: Time, conn: &ConnView, sfs: &[SubflowView], act: &mut Vec<SchedAction>) -> Option<usize>;
+    fn select(&mut self, now: Time, conn: &ConnView, sfs: &[SubflowView], act: &mut Vec<SchedAction>)
+        -> Option<usize>;
 
     /// Bytes to assign to `sf` in one decision: one MSS unless the scheduler bursts.
     fn burst_bytes(&self, sf: &SubflowView) -> u64 {
@@ -183,18 +184,9 @@ pub enum SchedKind {
     Blest,
     Ecf,
     /// Segments per 100 given to the first subflow (seed 002).
-    FixedRatio {
-        ratio: u32,
-    },
-    MuSher {
-        initial_ratio: u32,
-    },
-    AMuSe {
-        initial_ratio: u32,
-        scan: bool,
-        contention: bool,
-        blockage: bool,
-    },
+    FixedRatio { ratio: u32 },
+    MuSher { initial_ratio: u32 },
+    AMuSe { initial_ratio: u32, scan: bool, contention: bool, blockage: bool },
 }
 
 /// Builds a scheduler (config = factory).
