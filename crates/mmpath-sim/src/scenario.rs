@@ -1105,7 +1105,10 @@ impl Scenario {
         }
         for (j, p) in paths.iter().enumerate() {
             if !names.contains(&p.as_str()) {
-                return Err(err(format!("flow.{i}.paths.{j}"), format!("no path named {p:?} (paths: {})", names.join(", "))));
+                return Err(err(
+                    format!("flow.{i}.paths.{j}"),
+                    format!("no path named {p:?} (paths: {})", names.join(", ")),
+                ));
             }
             if paths[..j].contains(p) {
                 return Err(err(format!("flow.{i}.paths.{j}"), format!("path {p:?} is listed twice")));

@@ -497,10 +497,14 @@ impl Simulation {
         }
         self.give(now, c, j, dsn, len);
         if self.conns[c as usize].sched.redundant() {
-            // The redundant scheduler sends every chunk on each other subflow that can take it.
+            // The redundant scheduler copies every chunk onto each other established, non-pf,
+            // non-backup subflow (none when the original went to a backup), as
+            // mptcp_redundant.c does. Deviation: only onto one with cwnd room now, so a slow
+            // subflow's queue of copies stays bounded (the source drops stale copies later).
+            let orig_backup = self.conns[c as usize].views[j].backup;
             for k in 0..self.conns[c as usize].views.len() {
                 let w = self.conns[c as usize].views[k];
-                if k != j && w.established && !w.pf && !w.stale && w.has_cwnd_room() {
+                if !orig_backup && k != j && w.established && !w.pf && !w.stale && !w.backup && w.has_cwnd_room() {
                     self.conns[c as usize].stats.redundant_bytes += len;
                     self.give(now, c, k, dsn, len);
                 }
@@ -546,8 +550,8 @@ impl Simulation {
         any
     }
 
-    /// v0.9x mptcp_rcv_buf_optimization's penalty: halve the slow subflow's cwnd (ssthresh
-    /// too), at most once per its RTT.
+    /// v0.9x mptcp_rcv_buf_optimization's penalty: halve the slow subflow's cwnd, at most
+    /// once per its RTT (the scheduler keeps the source's own per-RTT guard too).
     fn penalize(&mut self, now: Time, c: u16, j: usize) {
         let Some(st) = self.conns[c as usize].subs.get(j) else { return };
         let fi = st.flow as usize;
@@ -556,8 +560,10 @@ impl Simulation {
         if st.last_penalty.is_some_and(|t| now < t + rtt) {
             return;
         }
-        s.w.cwnd = (s.w.cwnd / 2).max(1);
-        if s.w.ssthresh != INFINITE_SSTHRESH {
+        // mptcp_rcv_buf_optimization: ssthresh follows only if cwnd was at or above it.
+        let old = s.w.cwnd;
+        s.w.cwnd = (old / 2).max(1);
+        if old >= s.w.ssthresh && s.w.ssthresh != INFINITE_SSTHRESH {
             s.w.ssthresh = (s.w.ssthresh / 2).max(2);
         }
         let cn = &mut self.conns[c as usize];
@@ -571,17 +577,22 @@ impl Simulation {
         if cn.data_una >= cn.data_nxt || j >= cn.subs.len() {
             return;
         }
-        // The chunk holding data_una, on the subflow that holds it.
+        // The chunk holding data_una, unless subflow j already carries it (v0.9x path_mask).
         let mut range = None;
-        for st in &cn.subs {
+        let mut on_j = false;
+        for (k, st) in cn.subs.iter().enumerate() {
             let s = self.flows[st.flow as usize].sender.as_ref().expect("tcp");
             st.maps.for_each_range(s.snd_una, s.app_limit(), |d, l| {
-                if range.is_none() && d <= cn.data_una && cn.data_una < d + l {
-                    range = Some((cn.data_una, (d + l - cn.data_una).min(s.mss() as u64)));
+                if d <= cn.data_una && cn.data_una < d + l {
+                    on_j |= k == j;
+                    if range.is_none() {
+                        let mss = self.flows[cn.subs[j].flow as usize].mss as u64;
+                        range = Some((cn.data_una, (d + l - cn.data_una).min(mss)));
+                    }
                 }
             });
         }
-        let Some((d, l)) = range else { return };
+        let Some((d, l)) = range.filter(|_| !on_j) else { return };
         let cn = &mut self.conns[c as usize];
         cn.stats.opportunistic_retransmits += 1;
         cn.stats.reinjected_bytes += l;
@@ -901,11 +912,30 @@ impl Simulation {
     ) -> Value {
         let cn = &self.conns[c as usize];
         if std::env::var("MMPATH_DEBUG").is_ok() {
-            eprintln!("conn: data_ack {} data_una {} data_nxt {} reinject {:?} ooo {:?}", cn.rx.data_ack, cn.data_una, cn.data_nxt, cn.reinject, &cn.rx.ooo_ranges()[..cn.rx.ooo_ranges().len().min(4)]);
+            eprintln!(
+                "conn: data_ack {} data_una {} data_nxt {} reinject {:?} ooo {:?}",
+                cn.rx.data_ack,
+                cn.data_una,
+                cn.data_nxt,
+                cn.reinject,
+                &cn.rx.ooo_ranges()[..cn.rx.ooo_ranges().len().min(4)]
+            );
             for st in &cn.subs {
                 let s = self.flows[st.flow as usize].sender.as_ref().unwrap();
                 let r = self.flows[st.flow as usize].receiver.as_ref().unwrap();
-                eprintln!("  sub una {} nxt {} lim {} state {:?} cwnd {} inflight {} rcv_nxt {} pf {} maps {:?} first {:?}", s.snd_una, s.snd_nxt, s.app_limit(), s.state, s.w.cwnd, s.in_flight(), r.rcv_nxt(), st.pf, st.maps.len(), st.maps.dsn_of(s.snd_una));
+                eprintln!(
+                    "  sub una {} nxt {} lim {} state {:?} cwnd {} inflight {} rcv_nxt {} pf {} maps {:?} first {:?}",
+                    s.snd_una,
+                    s.snd_nxt,
+                    s.app_limit(),
+                    s.state,
+                    s.w.cwnd,
+                    s.in_flight(),
+                    r.rcv_nxt(),
+                    st.pf,
+                    st.maps.len(),
+                    st.maps.dsn_of(s.snd_una)
+                );
             }
         }
         let window_s = (cn.stop.saturating_sub(cn.start)).secs_f64().max(1e-9);

@@ -15,6 +15,13 @@
 
 use crate::time::Time;
 
+pub mod blest;
+pub mod ecf;
+pub mod minrtt;
+pub mod redundant;
+pub mod roundrobin;
+pub mod upstream;
+
 /// What a scheduler knows about one subflow, refreshed before every call.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct SubflowView {
@@ -79,15 +86,20 @@ pub struct ConnView {
     pub data_acked_bytes: u64,
     /// Connection send-buffer bytes free (sndbuf minus unacknowledged data).
     pub sndbuf_free_bytes: u64,
-    /// The subflow holding the connection's head-of-line (oldest un-data-ACKed) data, if any.
+    /// The subflow that carried the connection's head-of-line data: the oldest byte sent and
+    /// not yet data-ACKed (v0.9x: the first subflow in the path_mask of the meta write queue's
+    /// head). None when nothing is data-unacknowledged. Read by the v0.9x-family schedulers'
+    /// penalization and opportunistic retransmission (mptcp_rcv_buf_optimization): the
+    /// connection must honour `ReinjectHeadOfLine(f)` only if that segment was not already
+    /// sent on `f` (the path_mask test), since this field names one carrier only.
     pub hol_subflow: Option<usize>,
 }
 
 /// Side effects a scheduler asks the connection for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SchedAction {
-    /// minRTT penalization: halve this subflow's cwnd (and set ssthresh to it); the caller
-    /// applies it at most once per that subflow's RTT.
+    /// minRTT penalization (v0.9x mptcp_rcv_buf_optimization): cwnd = max(cwnd / 2, 1), and
+    /// ssthresh halved (at least 2) only if cwnd was at or above it; at most once per RTT.
     Penalize(usize),
     /// Opportunistic retransmission: send the connection's head-of-line unacknowledged data
     /// again on this subflow.
@@ -115,8 +127,7 @@ pub trait Scheduler: Send + Sync {
 
     /// The subflow that gets the next chunk, or None to wait until something changes (an ACK,
     /// a timer, a link event). Called repeatedly while it returns Some and data remains.
-    fn select(&mut self, now: Time, conn: &ConnView, sfs: &[SubflowView], act: &mut Vec<SchedAction>)
-        -> Option<usize>;
+    fn select(&mut self, now: Time, conn: &ConnView, sfs: &[SubflowView], act: &mut Vec<SchedAction>) -> Option<usize>;
 
     /// Bytes to assign to `sf` in one decision: one MSS unless the scheduler bursts.
     fn burst_bytes(&self, sf: &SubflowView) -> u64 {
@@ -172,15 +183,31 @@ pub enum SchedKind {
     Blest,
     Ecf,
     /// Segments per 100 given to the first subflow (seed 002).
-    FixedRatio { ratio: u32 },
-    MuSher { initial_ratio: u32 },
-    AMuSe { initial_ratio: u32, scan: bool, contention: bool, blockage: bool },
+    FixedRatio {
+        ratio: u32,
+    },
+    MuSher {
+        initial_ratio: u32,
+    },
+    AMuSe {
+        initial_ratio: u32,
+        scan: bool,
+        contention: bool,
+        blockage: bool,
+    },
 }
 
 /// Builds a scheduler (config = factory).
 pub fn build(kind: &SchedKind) -> Box<dyn Scheduler> {
-    let _ = kind;
-    Box::new(Interim)
+    match kind {
+        SchedKind::Default => Box::new(upstream::Upstream::new()),
+        SchedKind::MinRtt => Box::new(minrtt::MinRtt::new()),
+        SchedKind::RoundRobin => Box::new(roundrobin::RoundRobin::new()),
+        SchedKind::Redundant => Box::new(redundant::Redundant::new()),
+        SchedKind::Blest => Box::new(blest::Blest::new()),
+        SchedKind::Ecf => Box::new(ecf::Ecf::new()),
+        _ => Box::new(Interim),
+    }
 }
 
 /// Interim scheduler until the real ones land: lowest RTT among subflows with room.
