@@ -13,6 +13,12 @@
 //! Which subflows are *available* differs by kernel (FACTS.md, MPTCP): the schedulers decide
 //! that themselves from the views, so each can follow its own source.
 
+pub mod amuse;
+pub mod coupled;
+pub mod fixedratio;
+pub mod musher;
+pub mod ratio;
+
 use crate::time::Time;
 
 /// What a scheduler knows about one subflow, refreshed before every call.
@@ -113,8 +119,7 @@ pub trait Scheduler: Send {
 
     /// The subflow that gets the next chunk, or None to wait until something changes (an ACK,
     /// a timer, a link event). Called repeatedly while it returns Some and data remains.
-    fn select(&mut self, now: Time, conn: &ConnView, sfs: &[SubflowView], act: &mut Vec<SchedAction>)
-        -> Option<usize>;
+    fn select(&mut self, now: Time, conn: &ConnView, sfs: &[SubflowView], act: &mut Vec<SchedAction>) -> Option<usize>;
 
     /// Bytes to assign to `sf` in one decision: one MSS unless the scheduler bursts.
     fn burst_bytes(&self, sf: &SubflowView) -> u64 {
@@ -170,15 +175,30 @@ pub enum SchedKind {
     Blest,
     Ecf,
     /// Segments per 100 given to the first subflow (seed 002).
-    FixedRatio { ratio: u32 },
-    MuSher { initial_ratio: u32 },
-    AMuSe { initial_ratio: u32, scan: bool, contention: bool, blockage: bool },
+    FixedRatio {
+        ratio: u32,
+    },
+    MuSher {
+        initial_ratio: u32,
+    },
+    AMuSe {
+        initial_ratio: u32,
+        scan: bool,
+        contention: bool,
+        blockage: bool,
+    },
 }
 
 /// Builds a scheduler (config = factory).
 pub fn build(kind: &SchedKind) -> Box<dyn Scheduler> {
-    let _ = kind;
-    unimplemented!("schedulers are being written")
+    match *kind {
+        SchedKind::FixedRatio { ratio } => Box::new(fixedratio::FixedRatio::new(ratio)),
+        SchedKind::MuSher { initial_ratio } => Box::new(musher::MuSher::new(initial_ratio)),
+        SchedKind::AMuSe { initial_ratio, scan, contention, blockage } => {
+            Box::new(amuse::AMuSe::new(initial_ratio, scan, contention, blockage))
+        }
+        _ => unimplemented!("scheduler {kind:?} is on another branch"),
+    }
 }
 
 // The coupled congestion controls (LIA, OLIA, BALIA) live in `coupled.rs`: one
