@@ -13,14 +13,21 @@
 //! Which subflows are *available* differs by kernel (FACTS.md, MPTCP): the schedulers decide
 //! that themselves from the views, so each can follow its own source.
 
-use crate::time::Time;
-
+pub mod amuse;
 pub mod blest;
+/// Coupled congestion control (LIA, OLIA, BALIA): one `CongestionControl` per subflow,
+/// sharing the connection's view of all subflows.
+pub mod coupled;
 pub mod ecf;
+pub mod fixedratio;
 pub mod minrtt;
+pub mod musher;
+pub mod ratio;
 pub mod redundant;
 pub mod roundrobin;
 pub mod upstream;
+
+use crate::time::Time;
 
 /// What a scheduler knows about one subflow, refreshed before every call.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -199,31 +206,17 @@ pub enum SchedKind {
 
 /// Builds a scheduler (config = factory).
 pub fn build(kind: &SchedKind) -> Box<dyn Scheduler> {
-    match kind {
+    match *kind {
         SchedKind::Default => Box::new(upstream::Upstream::new()),
         SchedKind::MinRtt => Box::new(minrtt::MinRtt::new()),
         SchedKind::RoundRobin => Box::new(roundrobin::RoundRobin::new()),
         SchedKind::Redundant => Box::new(redundant::Redundant::new()),
         SchedKind::Blest => Box::new(blest::Blest::new()),
         SchedKind::Ecf => Box::new(ecf::Ecf::new()),
-        _ => Box::new(Interim),
+        SchedKind::FixedRatio { ratio } => Box::new(fixedratio::FixedRatio::new(ratio)),
+        SchedKind::MuSher { initial_ratio } => Box::new(musher::MuSher::new(initial_ratio)),
+        SchedKind::AMuSe { initial_ratio, scan, contention, blockage } => {
+            Box::new(amuse::AMuSe::new(initial_ratio, scan, contention, blockage))
+        }
     }
 }
-
-/// Interim scheduler until the real ones land: lowest RTT among subflows with room.
-struct Interim;
-impl Scheduler for Interim {
-    fn name(&self) -> &'static str {
-        "interim"
-    }
-    fn select(&mut self, _now: Time, _c: &ConnView, sfs: &[SubflowView], _a: &mut Vec<SchedAction>) -> Option<usize> {
-        let ok = |s: &&SubflowView| s.established && !s.pf && !s.stale && s.has_cwnd_room();
-        let best = |bk: bool| sfs.iter().filter(ok).filter(|s| s.backup == bk).min_by_key(|s| s.srtt_ns).map(|s| s.id);
-        best(false).or_else(|| best(true))
-    }
-}
-
-pub mod coupled;
-
-// The coupled congestion controls (LIA, OLIA, BALIA) live in `coupled.rs`: one
-// `CongestionControl` per subflow, sharing the connection's view of all subflows.
