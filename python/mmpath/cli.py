@@ -40,8 +40,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     from .scenario import load_scenario
     from .table import format_table, run_line
 
-    sc = load_scenario(args.scenario or DEFAULT_SCENARIO, args.overrides, seed=args.seed)
+    spec = args.scenario or DEFAULT_SCENARIO
+    sc = load_scenario(spec, args.overrides, seed=args.seed)
     out = Path(args.out) if args.out else DEFAULT_OUT_ROOT / _safe_dir_name(sc.name)
+    if sc.variants:
+        return _run_variants(args, spec, sc, out)
     result = simulate(sc, show_progress=not args.no_progress)
     # Outputs are written even when an invariant failed: they are what one debugs from.
     result.save(out)
@@ -56,6 +59,34 @@ def cmd_run(args: argparse.Namespace) -> int:
     if not result.ok:
         for c in result.failed_checks:
             _err(f"invariant check failed: flow {c.get('flow')}: {c.get('check')}: {c.get('detail')}")
+        return 1
+    return 0
+
+
+def _run_variants(args: argparse.Namespace, spec, sc, out: Path) -> int:
+    """A scenario with [[variant]] entries: run each, one table and one plot (compare.py)."""
+    import json
+
+    from .compare import best, compare, format_table
+    from .table import run_line
+
+    cmp = compare(spec, args.overrides, seed=args.seed, out=out, progress=not args.no_progress)
+    if not args.out:
+        _err(f"outputs written to {out}{os.sep} (one folder per variant, compare.csv, compare.png)")
+    if args.json:
+        doc = {name: r.summary for name, r in cmp.results.items()}
+        sys.stdout.write(json.dumps(doc, indent=2) + "\n")
+    else:
+        print(f"{sc.name}: {len(cmp.results)} variants, seed {sc.seed}")
+        print(format_table(cmp.table))
+        print(f"best: {best(cmp)}; plot: {out / 'compare.png'}")
+        for name, r in cmp.results.items():
+            print(f"  {name}: {run_line(r.summary)}")
+    sys.stdout.flush()
+    if not cmp.ok:
+        for name, r in cmp.results.items():
+            for c in r.failed_checks:
+                _err(f"variant {name}: invariant check failed: flow {c.get('flow')}: {c.get('check')}: {c.get('detail')}")
         return 1
     return 0
 

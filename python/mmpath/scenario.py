@@ -33,6 +33,9 @@ class Scenario:
     config: dict[str, Any]
     json: str
     source: str  # file path, "NAME.toml (bundled)" or "<dict>", for error messages
+    # [[variant]] entries: (name, overrides) pairs `mmpath run` compares side by side
+    # (compare.py); the scenario itself is the base they override.
+    variants: tuple[tuple[str, tuple[tuple[str, Any], ...]], ...] = ()
 
     @property
     def seed(self) -> int:
@@ -300,9 +303,40 @@ def load_scenario(spec: ScenarioSpec, overrides: Overrides = None, *, seed: int 
             raise ScenarioError(f"seed: must be an integer (got {seed!r})")
         pairs.append(("seed", seed))
         overridden["seed"] = "--seed"
+    variants = _pop_variants(doc, source)
     for key, value in pairs:
         apply_override(doc, key, value)
-    return normalize(doc, source, overridden)
+    sc = normalize(doc, source, overridden)
+    if variants:
+        sc = Scenario(name=sc.name, config=sc.config, json=sc.json, source=sc.source, variants=variants)
+    return sc
+
+
+def _pop_variants(doc: dict[str, Any], source: str) -> tuple[tuple[str, tuple[tuple[str, Any], ...]], ...]:
+    """Takes the optional ``[[variant]]`` list out of a raw scenario: each entry is a ``name``
+    and a ``set`` table of overrides (the ``--set`` keys), compared side by side by `mmpath run`."""
+    raw = doc.pop("variant", None)
+    if raw is None:
+        return ()
+    if not isinstance(raw, list) or not raw:
+        raise ScenarioError(f"{source}: variant: must be a non-empty list of tables ([[variant]])")
+    out = []
+    for i, v in enumerate(raw):
+        if not isinstance(v, Mapping):
+            raise ScenarioError(f"{source}: variant.{i}: must be a table with `name` and `set`")
+        extra = sorted(set(v) - {"name", "set"})
+        if extra:
+            raise ScenarioError(f"{source}: variant.{i}.{extra[0]}: unknown field (allowed: name, set)")
+        name = v.get("name")
+        if not isinstance(name, str) or not name:
+            raise ScenarioError(f"{source}: variant.{i}.name: required, a non-empty string")
+        if any(name == n for n, _ in out):
+            raise ScenarioError(f"{source}: variant.{i}.name: duplicate variant name {name!r}")
+        sets = v.get("set", {})
+        if not isinstance(sets, Mapping):
+            raise ScenarioError(f"{source}: variant.{i}.set: must be a table of overrides (\"flow.0.cc\" = \"reno\")")
+        out.append((name, tuple((str(k), val) for k, val in sets.items())))
+    return tuple(out)
 
 
 def describe(entry: Any) -> str:

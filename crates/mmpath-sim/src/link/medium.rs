@@ -494,6 +494,25 @@ impl Medium {
         }
     }
 
+    /// The link is lost (beam blocked or turned away, the firmware reports a disconnect):
+    /// the driver frees the station's transmit ring, so every queued MPDU of both stations is
+    /// dropped (wil6210 wil_disconnect_cid frees the vring; mac80211 flushes a station's
+    /// queues when it goes away), and what the receivers' reorder buffers held is passed up.
+    /// A scan, by contrast, only pauses the queues (`set_up(false)`).
+    pub fn disconnect(&mut self, now: Time, wake: &mut AirWake, dropped: &mut Vec<Packet>) {
+        debug_assert!(!self.up, "take the link down first");
+        for from in 0..2 {
+            let to = 1 - from;
+            while let Some((p, _, seq)) = self.st[from].queue.pop_front() {
+                self.st[from].queue_bytes -= p.size_bytes as u64;
+                self.stats.drops_retry[from] += 1;
+                dropped.push(p);
+                self.st[to].reorder.skip(seq, &mut self.released);
+            }
+            self.pass_up(from, now, wake);
+        }
+    }
+
     /// Packets of `flow` and `kind` queued or in flight on this medium (for the oracle).
     pub fn count_in_network(&self, flow: u16, kind: Kind) -> u64 {
         let mut n = 0;

@@ -956,6 +956,20 @@ impl Simulation {
         self.conn_link_event(now, pi, if u { sched::LinkEvent::Up } else { sched::LinkEvent::Down });
     }
 
+    /// A radio path loses its link (blockage, antenna turn): its queued frames are dropped.
+    fn disconnect(&mut self, now: Time, pi: u16) {
+        if let Hop::Air(m, _) = self.paths[pi as usize].hops[0] {
+            let mut wake = AirWake::default();
+            let mut dropped = std::mem::take(&mut self.dropped);
+            self.media[m as usize].disconnect(now, &mut wake, &mut dropped);
+            for p in dropped.drain(..) {
+                self.count_drop(&p);
+            }
+            self.dropped = dropped;
+            self.apply_air_wake(m, wake);
+        }
+    }
+
     /// A radio path's signal changed (channel process or trace), or a trace forces an MCS:
     /// give the medium the new signal, re-pick the MCS (ideal adaptation; ARF adapts on its own
     /// from the TXOPs that follow) and record what changed.
@@ -1028,7 +1042,10 @@ impl Simulation {
                     self.update_radio(now, pi, None);
                     self.log_channel(now, pi, TraceStep { rssi_dbm: Some(rssi as f32), ..TraceStep::new(now) });
                 }
-                Action::Down => self.set_path_up(now, pi, false),
+                Action::Down => {
+                    self.set_path_up(now, pi, false);
+                    self.disconnect(now, pi);
+                }
                 Action::Up => self.set_path_up(now, pi, true),
                 Action::Scan(on) => {
                     self.set_path_up(now, pi, !on);

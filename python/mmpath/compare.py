@@ -1,0 +1,166 @@
+"""Side-by-side runs of a scenario's ``[[variant]]`` entries (the default demo compares MPTCP
+modes and schedulers this way): each variant is the base scenario with its ``set`` overrides,
+run with the same seed; one table, one plot of per-path throughput over time, one output folder
+per variant.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .api import Result, simulate
+from .errors import ScenarioError
+from .scenario import Overrides, Scenario, ScenarioSpec, load_scenario, parse_overrides
+
+
+@dataclass
+class Comparison:
+    """The variants' results in order, and the comparison table (one row per variant)."""
+
+    results: dict[str, Result]
+    table: pd.DataFrame
+
+    @property
+    def ok(self) -> bool:
+        return all(r.ok for r in self.results.values())
+
+
+def variant_scenarios(base: Scenario, spec: ScenarioSpec, overrides: Overrides = None,
+                      seed: int | None = None) -> list[tuple[str, Scenario]]:
+    """Each variant as a validated Scenario: its overrides first, then the user's (which win)."""
+    user = dict(parse_overrides(overrides))
+    out = []
+    for name, pairs in base.variants:
+        merged = {**dict(pairs), **user}
+        try:
+            sc = load_scenario(spec, merged, seed=seed)
+        except ScenarioError as e:
+            raise ScenarioError(f"variant {name!r}: {e}") from None
+        out.append((name, sc))
+    return out
+
+
+def _path_mbps(res: Result) -> dict[str, float]:
+    """Mean Mbit/s each path carried over the run (subflow rows, or a flow's own row)."""
+    iv = res.intervals
+    has_sub = set(iv.loc[iv["subflow"] >= 0, "flow"].astype(str))
+    rows = iv[(iv["subflow"] >= 0) | ~iv["flow"].astype(str).isin(has_sub)]
+    span = max(float(res.summary.get("sim_s", 0.0)), 1e-9)
+    by = rows.groupby(rows["path"].astype(str), observed=True)["bytes"].sum()
+    return {p: float(b) * 8 / span / 1e6 for p, b in by.items() if p != "nan"}
+
+
+def _row(name: str, res: Result) -> dict[str, Any]:
+    f = res.summary["flows"][0]
+    row: dict[str, Any] = {
+        "variant": name,
+        "kind": f.get("kind"),
+        "mode/scheduler": f"{f.get('mode')}/{f.get('scheduler')}" if f.get("kind") == "mptcp" else "-",
+        "goodput_mbps": float(f.get("goodput_mbps", 0.0)),
+    }
+    for p, v in _path_mbps(res).items():
+        row[f"{p}_mbps"] = v
+    row["reinjected_MB"] = float(f.get("reinjected_bytes", 0)) / 1e6
+    row["retransmits"] = int(f.get("retransmits", 0))
+    return row
+
+
+def compare(spec: ScenarioSpec, overrides: Overrides = None, seed: int | None = None,
+            out: str | os.PathLike | None = None, progress: bool = False) -> Comparison:
+    """Run every ``[[variant]]`` of a scenario; optionally write the folder (see docs/outputs.md)."""
+    base = load_scenario(spec, overrides, seed=seed)
+    if not base.variants:
+        raise ScenarioError(f"{base.source}: has no [[variant]] entries to compare")
+    results: dict[str, Result] = {}
+    for name, sc in variant_scenarios(base, spec, overrides, seed):
+        results[name] = simulate(sc, show_progress=progress)
+    table = pd.DataFrame([_row(n, r) for n, r in results.items()]).fillna(0.0)
+    cmp = Comparison(results=results, table=table)
+    if out is not None:
+        write(cmp, Path(out))
+    return cmp
+
+
+def format_table(table: pd.DataFrame) -> str:
+    cols = list(table.columns)
+    cells = [[c.replace("_mbps", " Mbps").replace("_MB", " MB") for c in cols]]
+    for _, r in table.iterrows():
+        cells.append([f"{r[c]:.1f}" if isinstance(r[c], float) else str(r[c]) for c in cols])
+    widths = [max(len(row[i]) for row in cells) for i in range(len(cols))]
+    text_cols = {0, 1, 2}
+    lines = []
+    for k, row in enumerate(cells):
+        lines.append("  ".join(c.ljust(w) if i in text_cols else c.rjust(w)
+                               for i, (c, w) in enumerate(zip(row, widths))).rstrip())
+        if k == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def plot(cmp: Comparison, path: Path) -> None:
+    """Per-path throughput over time, one panel per variant, link events shaded."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    n = len(cmp.results)
+    # One colour per path across every panel.
+    names: list[str] = []
+    for res in cmp.results.values():
+        for p in res.summary.get("paths", []):
+            if p["name"] not in names:
+                names.append(p["name"])
+    colour = {p: f"C{i}" for i, p in enumerate(names)}
+    fig, axes = plt.subplots(n, 1, figsize=(9, 1.9 * n + 0.6), sharex=True, squeeze=False)
+    for ax, (name, res) in zip(axes[:, 0], cmp.results.items()):
+        iv = res.intervals
+        has_sub = set(iv.loc[iv["subflow"] >= 0, "flow"].astype(str))
+        rows = iv[(iv["subflow"] >= 0) | ~iv["flow"].astype(str).isin(has_sub)]
+        for p, g in rows.groupby(rows["path"].astype(str), observed=True):
+            if p == "nan":
+                continue
+            s = g.groupby("t_s")["mbps"].sum()
+            ax.step(s.index.to_numpy(), s.to_numpy(), where="post", label=p, lw=1.2, color=colour.get(p))
+        conn = iv[iv["subflow"] < 0].groupby("t_s")["mbps"].sum()
+        ax.plot(conn.index.to_numpy(), conn.to_numpy(), color="k", lw=0.8, alpha=0.6, label="total")
+        ev = res.events
+        downs = ev[ev["kind"].astype(str) == "down"]
+        ups = ev[ev["kind"].astype(str) == "up"]
+        for t0 in downs["t_s"].to_numpy():
+            later = ups["t_s"].to_numpy()
+            later = later[later >= t0]
+            ax.axvspan(t0, later[0] if len(later) else float(res.summary["sim_s"]), color="0.85", zorder=0)
+        ax.set_ylabel("Mbit/s")
+        ax.set_title(f"{name}: {res.summary['flows'][0]['goodput_mbps']:.0f} Mbit/s", fontsize=9, loc="left")
+        ax.legend(fontsize=7, loc="upper right", ncol=3)
+        ax.grid(alpha=0.3)
+    axes[-1, 0].set_xlabel("time (s); shaded: a path is down")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def write(cmp: Comparison, out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    for name, res in cmp.results.items():
+        res.save(out / _safe(name))
+    cmp.table.to_csv(out / "compare.csv", index=False, float_format="%.3f")
+    plot(cmp, out / "compare.png")
+
+
+def _safe(name: str) -> str:
+    keep = "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
+    return keep or "variant"
+
+
+def best(cmp: Comparison) -> str:
+    """The variant with the highest goodput (for the one-line summary)."""
+    t = cmp.table
+    return str(t.loc[int(np.argmax(t["goodput_mbps"].to_numpy())), "variant"])
