@@ -228,9 +228,33 @@ def test_scenarios_lists_bundled(run_cli):
 
 
 def test_default_scenario_runs(run_cli, tmp_path):
+    """The demo compares its variants: one summary each, one folder each, a table and a plot."""
     rc, stdout, err = run_cli("run", "--set", "duration_s=0.5", "--out", tmp_path / "o", "--json")
     assert rc == 0, err
-    assert json.loads(stdout)["scenario"] == "default"
+    doc = json.loads(stdout)
+    assert list(doc) == ["tcp-11ad", "fullmesh", "backup", "musher", "amuse"]
+    assert all(s["scenario"] == "default" for s in doc.values())
+    assert doc["tcp-11ad"]["flows"][0]["kind"] == "tcp"
+    assert doc["backup"]["flows"][0]["mode"] == "backup"
+    assert doc["musher"]["flows"][0]["scheduler"] == "musher"
+    for name in doc:
+        assert (tmp_path / "o" / name / "summary.json").is_file()
+    assert (tmp_path / "o" / "compare.png").is_file()
+    rc, text, err = run_cli("run", "--set", "duration_s=0.5", "--out", tmp_path / "t")
+    assert rc == 0, err
+    assert "variant" in text.splitlines()[1] and "amuse" in text
+
+
+def test_variant_errors_name_the_variant(run_cli, tmp_path):
+    sc = tmp_path / "v.toml"
+    sc.write_text('[[path]]\nrate_mbps = 100.0\n[[flow]]\ncc = "reno"\n'
+                  '[[variant]]\nname = "x"\nset = { "flow.0.cc" = "bbrx" }\n')
+    rc, _, err = run_cli("run", str(sc), "--out", tmp_path / "o")
+    assert rc == 2
+    assert "variant 'x'" in err and "flow.0.cc" in err and "Traceback" not in err
+    sc.write_text('[[path]]\nrate_mbps = 100.0\n[[flow]]\n[[variant]]\nset = {}\n')
+    rc, _, err = run_cli("run", str(sc), "--out", tmp_path / "o")
+    assert rc == 2 and "variant.0.name: required" in err
 
 
 def test_console_script_on_path():
