@@ -360,7 +360,7 @@ impl Simulation {
             let payload = f.packet_bytes.unwrap_or(mtu - UDP_HEADER_BYTES);
             let (sender, receiver) = if f.kind == FlowKind::Tcp {
                 let t = &f.tcp;
-                let cc = cc::build(f.cc.unwrap_or(crate::scenario::CcKind::Cubic), t);
+                let cc = cc::build_seeded(f.cc.unwrap_or(crate::scenario::CcKind::Cubic), t, seed, i as u16);
                 (
                     Some(TcpSender::new(SenderCfg {
                         flow: i as u16,
@@ -370,6 +370,7 @@ impl Simulation {
                         sndbuf: t.sndbuf_bytes,
                         wmem_max: t.wmem_max_bytes,
                         cc,
+                        pacing: t.pacing,
                     })),
                     Some(TcpReceiver::new(ReceiverCfg {
                         flow: i as u16,
