@@ -275,7 +275,7 @@ impl TcpSender {
         let mut len_ns = (len as u128 * 8 * 1_000_000_000 / rate as u128) as u64;
         let credit = (self.wstamp - prior).ns();
         len_ns -= (len_ns / 2).min(credit);
-        self.wstamp = self.wstamp + Time(len_ns);
+        self.wstamp += Time(len_ns);
     }
 
     /// Linux tcp_is_cwnd_limited.
@@ -741,6 +741,48 @@ mod tests {
         s.on_ack(d2 + Time::from_ms(20), &ack(n, &[]), &mut out);
         assert_eq!(s.rtt.backoff(), 0);
         assert!(s.scoreboard_consistent());
+    }
+
+    /// With pacing on, packets leave at the pacing rate: one per len / rate, each release time
+    /// being the sender's timer deadline (the first 10 segments are not paced, as in Linux).
+    #[test]
+    fn pacing_spaces_packets_at_the_pacing_rate() {
+        let mut s = TcpSender::new(SenderCfg {
+            flow: 0,
+            mss: 1000,
+            initial_cwnd: 10,
+            min_rto: Time::from_ms(200),
+            sndbuf: BufSize::Bytes(1 << 30),
+            wmem_max: 1 << 30,
+            cc: cc::build(CcKind::Cubic, &TcpOpts::default()),
+            pacing: true,
+        });
+        s.set_app_limit(u64::MAX);
+        let mut out = Vec::new();
+        s.try_send(Time::ZERO, &mut out);
+        assert_eq!(out.len(), 10, "the initial window leaves at once");
+        // Two segments ACKed after 10 ms: srtt 10 ms, cwnd 12, room for 4 more.
+        out.clear();
+        s.on_ack(Time::from_ms(10), &ack(2000, &[]), &mut out);
+        assert_eq!(out.len(), 1, "one packet, then the pacing schedule holds the next");
+        let rate = s.pacing_rate_bps().expect("pacing rate");
+        // tcp_update_pacing_rate in slow start: 2 x cwnd x mss / srtt.
+        assert_eq!(rate, 2 * 12 * 1000 * 8 * 100);
+        let gap = Time(1000 * 8 * 1_000_000_000 / rate);
+        let mut times = vec![Time::from_ms(10)];
+        while let Some(d) = s.timer_deadline().filter(|&d| d < Time::from_ms(100)) {
+            out.clear();
+            s.on_timer(d, &mut out);
+            for _ in &out {
+                times.push(d);
+            }
+        }
+        assert_eq!(times.len(), 4, "cwnd 12 with 8 in flight: 4 sent, paced");
+        // The first gap is halved: the sender was idle (credit for lateness, up to len / 2).
+        assert_eq!(times[1] - times[0], Time(gap.ns() - gap.ns() / 2));
+        for w in times[1..].windows(2) {
+            assert_eq!(w[1] - w[0], gap, "{times:?}");
+        }
     }
 
     #[test]

@@ -260,7 +260,7 @@ impl Bbr {
     }
     /// The bandwidth estimate in bits/s of payload (bbr_bw converted with the MSS).
     pub fn bw_bps(&self) -> u64 {
-        (self.bbr_bw() as u128 * self.mss as u128 * 8 * 1_000_000 >> BW_SCALE) as u64
+        ((self.bbr_bw() as u128 * self.mss as u128 * 8 * 1_000_000) >> BW_SCALE) as u64
     }
     /// The pacing rate in bits/s of payload.
     pub fn pacing_rate(&self) -> u64 {
@@ -281,8 +281,8 @@ impl Bbr {
 
     /// bbr_rate_bytes_per_sec: bandwidth x gain in bytes/s, 1 % under (the pacing margin).
     fn rate_bytes_per_sec(&self, bw: u64, gain: u32) -> u64 {
-        let r = bw as u128 * self.mss as u128 * gain as u128 >> BBR_SCALE;
-        (r * (1_000_000 / 100 * (100 - PACING_MARGIN_PERCENT)) as u128 >> BW_SCALE) as u64
+        let r = (bw as u128 * self.mss as u128 * gain as u128) >> BBR_SCALE;
+        ((r * (1_000_000 / 100 * (100 - PACING_MARGIN_PERCENT)) as u128) >> BW_SCALE) as u64
     }
 
     /// bbr_init_pacing_rate_from_rtt: high_gain x cwnd / (srtt, or a nominal 1 ms).
@@ -321,7 +321,7 @@ impl Bbr {
     fn bdp(&self, bw: u64, gain: u32) -> u32 {
         let Some(min_rtt) = self.min_rtt else { return TCP_INIT_CWND };
         let w = bw as u128 * min_rtt.ns() as u128 / 1_000;
-        (((w * gain as u128 >> BBR_SCALE) + BW_UNIT as u128 - 1) / BW_UNIT as u128) as u32
+        ((w * gain as u128) >> BBR_SCALE).div_ceil(BW_UNIT as u128) as u32
     }
 
     /// bbr_quantization_budget: room for 3 TSO bursts, an even count, +2 in the probing phase.
@@ -343,7 +343,7 @@ impl Bbr {
     /// the time the next paced packet leaves.
     fn packets_in_net_at_edt(&self, inflight_now: u32, edt_ahead: Time) -> u32 {
         let interval_us = edt_ahead.ns() / 1_000;
-        let interval_delivered = (self.bbr_bw() as u128 * interval_us as u128 >> BW_SCALE) as u64;
+        let interval_delivered = ((self.bbr_bw() as u128 * interval_us as u128) >> BW_SCALE) as u64;
         let mut at_edt = inflight_now as u64;
         if self.pacing_gain > BBR_UNIT {
             at_edt += self.tso_segs_goal() as u64;
@@ -503,7 +503,7 @@ impl Bbr {
         if self.full_bw_reached || !self.round_start || rs.is_app_limited {
             return;
         }
-        let thresh = self.full_bw * FULL_BW_THRESH as u64 >> BBR_SCALE;
+        let thresh = (self.full_bw * FULL_BW_THRESH as u64) >> BBR_SCALE;
         if self.max_bw() >= thresh {
             self.full_bw = self.max_bw();
             self.full_bw_cnt = 0;
@@ -528,7 +528,7 @@ impl Bbr {
 
     /// bbr_check_probe_rtt_done.
     fn check_probe_rtt_done(&mut self, w: &mut Window, now: Time) {
-        if !self.probe_rtt_done_stamp.is_some_and(|d| now > d) {
+        if self.probe_rtt_done_stamp.is_none_or(|d| now <= d) {
             return;
         }
         self.min_rtt_stamp = now;
