@@ -51,7 +51,7 @@ SCENARIO = "ns3-reference"  # bundled mmpath scenario, the peer's reference scen
 NS3_QUEUE_PACKETS = 1100
 
 # mmpath congestion control name -> ns-3 TCP socket type.
-NS3_CC = {"cubic": "TcpCubic", "reno": "TcpNewReno"}
+NS3_CC = {"cubic": "TcpCubic", "reno": "TcpNewReno", "vegas": "TcpVegas", "bbr": "TcpBbr"}
 
 NS3_LIBS = ["core", "network", "internet", "point-to-point", "applications"]
 
@@ -305,8 +305,8 @@ def csv_list(text: str) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--cc", default="cubic", help="congestion controls, comma separated: cubic,reno "
-                    "(ns-3 TcpCubic, TcpNewReno); default cubic")
+    ap.add_argument("--cc", default="cubic", help="congestion controls, comma separated: cubic,reno,vegas,bbr "
+                    "(ns-3 TcpCubic, TcpNewReno, TcpVegas, TcpBbr); default cubic")
     ap.add_argument("--mtu", default="7912,1500", help="MTUs to run, comma separated (default 7912,1500; MTUs other than 7912 run for --time-1500)")
     ap.add_argument("--time-7912", type=float, default=60.0, help="simulated seconds at MTU 7912 (default 60)")
     ap.add_argument("--time-1500", type=float, default=10.0,
@@ -437,6 +437,29 @@ def main(argv: list[str] | None = None) -> int:
         + [f"| {r['mtu']} | {r['cc']} | {r['sim_s']:g} | {r['fixed_rate_wall_s']:.3f} | {r['radio_wall_s']:.3f} | "
            f"{r['ratio']:.2f}x | {r['radio_goodput_mbps']:.1f} |" for r in radio_rows])
 
+    # Issue 5's speed check: BBR with pacing (one pacing timer per packet) against CUBIC on the
+    # reference scenario, mmpath core only; reported as a ratio (target <= 1.5x), never asserted.
+    pacing_rows = []
+    for row in [r for r in rows if r["cc"] == "cubic"]:
+        ov = {**row["mmpath_overrides"], "flow.0.cc": "bbr"}
+        sc = load_scenario(SCENARIO, ov)
+        f = RESULTS_DIR / f"scenario-mtu{row['mtu']}-bbr-pacing.json"
+        f.write_text(sc.json)
+        log(f"MTU {row['mtu']} bbr: mmpath core (BBR with pacing)")
+        bbr_runs = [run_core(core, f, sc.seed) for _ in range(args.repeat)]
+        wall = statistics.median(r["wall_s"] for r in bbr_runs)
+        pacing_rows.append({
+            "mtu": row["mtu"], "sim_s": row["sim_s"], "cubic_wall_s": row["mmpath_core_wall_s"],
+            "bbr_wall_s": wall, "ratio": wall / row["mmpath_core_wall_s"],
+            "bbr_goodput_mbps": bbr_runs[0]["flows"][0]["goodput_mbps"], "bbr_events": bbr_runs[0]["events"],
+            "cubic_events": row["mmpath_events"],
+        })
+    pacing_table = "\n".join(
+        ["| MTU | sim s | CUBIC wall s | BBR + pacing wall s | ratio (target <= 1.5x) | BBR goodput Mbit/s | events BBR / CUBIC |",
+         "|---|---:|---:|---:|---:|---:|---:|"]
+        + [f"| {r['mtu']} | {r['sim_s']:g} | {r['cubic_wall_s']:.3f} | {r['bbr_wall_s']:.3f} | {r['ratio']:.2f}x | "
+           f"{r['bbr_goodput_mbps']:.1f} | {r['bbr_events'] / max(r['cubic_events'], 1):.2f} |" for r in pacing_rows])
+
     now = _dt.datetime.now(_dt.timezone.utc)
     meta = {
         "date": now.strftime("%Y-%m-%d %H:%M UTC"),
@@ -454,13 +477,17 @@ def main(argv: list[str] | None = None) -> int:
     print(table)
     print()
     print(radio_table)
+    print()
+    print(pacing_table)
     (RESULTS_DIR / "latest.json").write_text(json.dumps(
-        {**meta, "table_markdown": table, "rows": rows, "radio_table_markdown": radio_table, "radio_rows": radio_rows},
+        {**meta, "table_markdown": table, "rows": rows, "radio_table_markdown": radio_table, "radio_rows": radio_rows,
+         "pacing_table_markdown": pacing_table, "pacing_rows": pacing_rows},
         indent=2) + "\n")
     log(f"wrote {RESULTS_DIR / 'latest.json'}")
     if args.update_readme:
         update_readme(table + "\n\nWith the 802.11ad radio model (MCS 8) instead of the fixed-rate link, "
-                      "mmpath core only:\n\n" + radio_table, meta)
+                      "mmpath core only:\n\n" + radio_table
+                      + "\n\nBBR with pacing against CUBIC (issue 5), mmpath core only:\n\n" + pacing_table, meta)
     if args.write_reference:
         write_reference(rows, meta)
     return 0

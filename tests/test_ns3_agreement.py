@@ -1,4 +1,5 @@
-"""mmpath agrees with ns-3 on the peer benchmark's reference scenario (within 3 % goodput).
+"""mmpath agrees with ns-3 on the peer benchmark's reference scenario (CUBIC/NewReno within 3 %,
+Vegas/BBR within 5 % goodput, or an explained model difference).
 
 The ns-3 numbers are measured data: bench/ns3_reference.json records goodputs from real runs of
 the ns-3 peer (../shared/peers/ns3/tcp_bulk.cc) on the bundled `ns3-reference` scenario, with the
@@ -21,6 +22,14 @@ from mmpath.scenario import load_scenario
 REPO = Path(__file__).resolve().parent.parent
 REFERENCE = REPO / "bench" / "ns3_reference.json"
 TOLERANCE_PCT = 3.0
+# Issue 5: Vegas and BBR agree with ns-3 within 5 % (or the difference is explained in docs/models.md).
+TOLERANCE_PCT_CC = {"vegas": 5.0, "bbr": 5.0}
+# Known differences between ns-3's model and Linux, explained in docs/models.md.
+KNOWN_DIFF = {
+    "bbr": "ns-3 3.37 TcpBbr delivers only 382.8 Mbit/s on this 2310 Mbit/s link (identical bytes with ns-3 "
+           "pacing on); mmpath's BBR, a port of Linux tcp_bbr.c with internal pacing, fills it (~2293 Mbit/s). "
+           "docs/models.md, 'Agreement with ns-3'",
+}
 
 
 def _bench_module():
@@ -41,7 +50,17 @@ def test_reference_covers_both_mtus():
     assert {(7912, "cubic"), (1500, "cubic")} <= have, have
 
 
-@pytest.mark.parametrize("ref", RUNS, ids=[f"mtu{r['mtu']}-{r['cc']}-{r['sim_s']:g}s" for r in RUNS])
+def _param(r):
+    marks = [pytest.mark.xfail(strict=True, reason=KNOWN_DIFF[r["cc"]])] if r["cc"] in KNOWN_DIFF else []
+    return pytest.param(r, id=f"mtu{r['mtu']}-{r['cc']}-{r['sim_s']:g}s", marks=marks)
+
+
+def test_reference_covers_the_issue_5_algorithms():
+    have = {r["cc"] for r in RUNS}
+    assert {"vegas", "bbr", "reno"} <= have, have
+
+
+@pytest.mark.parametrize("ref", [_param(r) for r in RUNS])
 def test_goodput_within_3pct_of_ns3(ref):
     # The recorded run is the peer with this MTU, congestion control and duration.
     args = ref["args"]
@@ -62,7 +81,8 @@ def test_goodput_within_3pct_of_ns3(ref):
     ns3 = ref["goodput_mbps"]
     got = res.summary["flows"][0]["goodput_mbps"]
     diff_pct = (got - ns3) / ns3 * 100.0
-    assert abs(diff_pct) <= TOLERANCE_PCT, (
+    tol = TOLERANCE_PCT_CC.get(ref["cc"], TOLERANCE_PCT)
+    assert abs(diff_pct) <= tol, (
         f"MTU {ref['mtu']} {ref['cc']} {ref['sim_s']:g} s: mmpath {got:.2f} Mbit/s vs ns-3 {ns3:.2f} Mbit/s "
-        f"({diff_pct:+.2f} %, tolerance {TOLERANCE_PCT} %)"
+        f"({diff_pct:+.2f} %, tolerance {tol} %)"
     )

@@ -62,6 +62,18 @@ EXPECTED = {
         "TCP falls below the paper's 200-750 Mbit/s at 110 and 130 ft (167, 95) and no session holds "
         "a PHY rate of 1500-2500 Mbit/s for 75 % of the time (ARF oscillates within each run), so "
         "the paper's 'intermediate rates give widely varying TCP' cannot be shown"),
+    # Seed 003, measured in fast mode on branch bbr (BBRv1 + internal pacing; wil6210-dock at 3 m,
+    # MTU 1500, 10 GbE backbone).
+    "003-los": _xfail(
+        "no Cubic drop >= 34 % at all on the static 3 m link (the rate adaptation holds the top MCS); "
+        "Vegas gets 6.76x less than Cubic (paper 5x, 4.25..5.75) with 6.10x lower mean RTT (paper 8x, "
+        "6.8..9.2): 1216 vs 180 Mbit/s, 9.29 vs 1.53 ms"),
+    "003-buffers": None,
+    "003-probertt": None,
+    "003-blockage": _xfail(
+        "after the 5 s blockage Cubic's cwnd is back to 0.66 of its pre-outage mean 5 s after the link "
+        "returns (criterion < 0.5), although its throughput takes 29.5 s to re-saturate; the rest holds: "
+        "Cubic 25.2 s after 1 s (> 17 s), BBR 2.25 s and 7.75 s, below Cubic"),
 }
 
 

@@ -107,6 +107,87 @@ def _ordered(core_summary: dict[str, Any]) -> dict[str, Any]:
     return {**head, **{k: v for k, v in core_summary.items() if k not in head}}
 
 
+def _num(x: Any) -> float | None:
+    """A JSON-safe number: None for NaN / inf / missing."""
+    if x is None:
+        return None
+    x = float(x)
+    return x if np.isfinite(x) else None
+
+
+def flow_metrics(flow: Mapping[str, Any], index: int, intervals: pd.DataFrame, timeline: pd.DataFrame,
+                 config: Mapping[str, Any]) -> dict[str, Any]:
+    """Issue 5's per-flow metrics (mmpath.metrics, shared with the analyzer), for summary.json.
+
+    - ``outages``: intervals with the flow's path down (timeline ``link_up``), else throughput
+      outages (100 ms bins under 1 Mbit/s); for each, ``resaturation_s``: from link restoration
+      until the 1 s mean throughput is back to 90 % of its pre-outage mean (None: never);
+    - ``drops``: throughput drops >= 30 % below the 1 s running mean: count, deepest, longest;
+    - ``rtt_inflation``: the 10 ms srtt samples against the minimum RTT the flow measured;
+    - ``utilization``: throughput over the capacity of the flow's bottleneck (the last hop's
+      rate, capped by the backbone's when there is one).
+    """
+    from . import metrics
+
+    name = str(flow.get("name", ""))
+    iv = intervals[intervals["flow"].astype(str) == name] if len(intervals) else intervals
+    dt = 0.1
+    sim_s = float(config.get("duration_s", 0.0))
+    n = max(int(round(sim_s / dt)), 1)
+    mbps = np.zeros(n)
+    if len(iv):
+        idx = np.round(iv["t_s"].to_numpy(dtype=float) / dt).astype(int)
+        ok = (idx >= 0) & (idx < n)
+        np.add.at(mbps, idx[ok], iv["mbps"].to_numpy(dtype=float)[ok])
+    t = np.arange(n) * dt
+    tl = timeline
+    if len(tl) and "flow" in tl:
+        tl = tl[tl["flow"].astype(str) == name]
+    out: dict[str, Any] = {}
+
+    # Outages: the path's own link state when the timeline has it, else the throughput.
+    spans: list[tuple[float, float]] = []
+    if len(tl):
+        tt = tl["t_s"].to_numpy(dtype=float)
+        up = tl["link_up"].to_numpy(dtype=bool)
+        d = np.diff(np.concatenate([[0], (~up).astype(np.int8), [0]]))
+        for a, b in zip(np.flatnonzero(d == 1), np.flatnonzero(d == -1)):
+            spans.append((float(tt[a]), float(tt[b]) if b < len(tt) else sim_s))
+    if not spans:
+        spans = metrics.outages(t, mbps)
+    outs = []
+    for start, end in spans:
+        r = metrics.resaturation_time(t, mbps, end, pre_start_s=max(0.0, start - 2.0), pre_end_s=start) \
+            if end < sim_s else None
+        outs.append({"start_s": start, "restored_s": end, "length_s": end - start, "resaturation_s": _num(r)})
+    out["outages"] = outs
+
+    drops = [d for d in metrics.throughput_drops(t, mbps, window_s=1.0, depth=0.3)]
+    out["drops"] = {
+        "count": len(drops),
+        "max_depth": _num(max((d["depth"] for d in drops), default=None)),
+        "max_length_s": _num(max((d["length_s"] for d in drops), default=None)),
+    }
+
+    rtt = flow.get("rtt_ms") or {}
+    if len(tl) and rtt.get("samples"):
+        infl = metrics.rtt_inflation(tl["srtt_ms"].to_numpy(dtype=float), float(rtt["min"]))
+        out["rtt_inflation"] = {k: (_num(v) if k != "samples" else int(v)) for k, v in infl.items()}
+    else:
+        out["rtt_inflation"] = None
+
+    cap = None
+    if len(tl):
+        rate = tl["phy_rate_mbps"].to_numpy(dtype=float)
+        rate = np.where(tl["link_up"].to_numpy(dtype=bool), rate, 0.0)
+        bb = config.get("backbone") or {}
+        if bb.get("enabled", True) and bb.get("rate_mbps"):
+            rate = np.minimum(rate, float(bb["rate_mbps"]))
+        cap = float(np.nanmean(rate)) if len(rate) else None
+    out["utilization"] = _num(metrics.utilization([flow.get("goodput_mbps", 0.0)], cap)) if cap else None
+    return out
+
+
 def _build_result(out: dict[str, Any], scenario: Scenario, seed: int, wall_s: float) -> Result:
     flow_names = list(out["flow_names"])
     path_names = list(out["path_names"])
@@ -133,6 +214,8 @@ def _build_result(out: dict[str, Any], scenario: Scenario, seed: int, wall_s: fl
         "events_per_s": n_events / wall_s if wall_s > 0 else None,
         "scenario_config": scenario.config,
     }
+    for i, flow in enumerate(summary.get("flows", [])):
+        flow["metrics"] = flow_metrics(flow, i, intervals, timeline, scenario.config)
     result = Result(summary, intervals, timeline, events, scenario)
     # Each path's channel as it happened, in mmpath's trace CSV (replayable: docs/traces.md).
     result.channel = {str(k): str(v) for k, v in dict(out.get("channel_csv", {})).items()}

@@ -512,6 +512,7 @@ pub enum CcKind {
     Reno,
     Cubic,
     Vegas,
+    Bbr,
 }
 
 impl CcKind {
@@ -520,6 +521,7 @@ impl CcKind {
             CcKind::Reno => "reno",
             CcKind::Cubic => "cubic",
             CcKind::Vegas => "vegas",
+            CcKind::Bbr => "bbr",
         }
     }
 }
@@ -597,6 +599,10 @@ pub struct TcpOpts {
     /// CUBIC's HyStart (ignored by other algorithms).
     #[serde(default = "d_true")]
     pub hystart: bool,
+    /// Pace every algorithm at the stack's pacing rate (Linux with the fq qdisc or
+    /// SO_MAX_PACING_RATE); BBR always paces (Linux internal pacing).
+    #[serde(default)]
+    pub pacing: bool,
 }
 
 impl Default for TcpOpts {
@@ -610,6 +616,7 @@ impl Default for TcpOpts {
             min_rto_ms: d_min_rto_ms(),
             delayed_ack: true,
             hystart: true,
+            pacing: false,
         }
     }
 }

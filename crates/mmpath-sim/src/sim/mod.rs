@@ -401,7 +401,7 @@ impl Simulation {
             let fi = flows.len() as u16;
             let (sender, receiver) = if f.kind == FlowKind::Tcp {
                 let t = &f.tcp;
-                let cc = cc::build(f.cc.unwrap_or(crate::scenario::CcKind::Cubic), t);
+                let cc = cc::build_seeded(f.cc.unwrap_or(crate::scenario::CcKind::Cubic), t, seed, fi);
                 (
                     Some(TcpSender::new(SenderCfg {
                         flow: fi,
@@ -411,6 +411,7 @@ impl Simulation {
                         sndbuf: t.sndbuf_bytes,
                         wmem_max: t.wmem_max_bytes,
                         cc,
+                        pacing: t.pacing,
                     })),
                     Some(TcpReceiver::new(ReceiverCfg {
                         flow: fi,

@@ -15,7 +15,6 @@
 
 use super::{routes, Ev, Flow, FlowCounters, Hop, PathState, Simulation, INTERVAL};
 use crate::app::{App, RATE_TICK};
-use crate::engine::RngStream;
 use crate::mptcp::conn::{MapQueue, Reassembly, ReinjectQueue};
 use crate::mptcp::sched::{self, ConnView, LinkEvent, SchedAction, SchedKind, Scheduler, SubflowView};
 use crate::packet::{Kind, Packet, Way, DSS_ACK_BYTES, DSS_DATA_BYTES, SYN_BYTES, TCP_HEADER_BYTES};
@@ -179,7 +178,11 @@ pub(super) fn build(
     let cc_kind = f.cc.unwrap_or(CcKind::Cubic);
     let coupled = f.coupled.unwrap_or(CoupledName::Uncoupled);
     let mut ccs: Vec<Box<dyn CongestionControl>> = match coupled {
-        CoupledName::Uncoupled => names.iter().map(|_| cc::build(cc_kind, t)).collect(),
+        // Each subflow's controller gets its own random stream (BBR's ProbeBW start phase),
+        // labelled by the internal flow it will be.
+        CoupledName::Uncoupled => {
+            (0..names.len()).map(|j| cc::build_seeded(cc_kind, t, seed, (flows.len() + j) as u16)).collect()
+        }
         CoupledName::Lia => sched::coupled::build(sched::coupled::CoupledKind::Lia, names.len()),
         CoupledName::Olia => sched::coupled::build(sched::coupled::CoupledKind::Olia, names.len()),
         CoupledName::Balia => sched::coupled::build(sched::coupled::CoupledKind::Balia, names.len()),
@@ -214,6 +217,7 @@ pub(super) fn build(
             sndbuf: BufSize::Bytes(1 << 40),
             wmem_max: 1 << 40,
             cc: ccs.remove(0),
+            pacing: t.pacing,
         });
         // Subflows advertise the connection's window (RFC 8684 3.3.5): no subflow-level
         // limit beyond it.
@@ -272,7 +276,6 @@ pub(super) fn build(
         .iter()
         .map(|p| (Time::from_secs_f64(p.t_s), names.iter().position(|n| n == &p.path).unwrap_or(0), p.backup))
         .collect();
-    let _ = RngStream::new(seed, 0x5000 + c as u64); // reserved stream for randomized schedulers
     MpConn {
         owner: i as u16,
         name: f.name.clone().unwrap_or_default(),

@@ -38,12 +38,37 @@ impl SentSpan {
     }
 }
 
+/// What Linux's tcp_rate_skb_sent stamps on a packet each time it is (re)transmitted
+/// (TCP_SKB_CB(skb)->tx): the connection's delivery state at that moment.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TxRate {
+    /// tp->delivered when sent.
+    pub delivered: u64,
+    /// tp->delivered_mstamp when sent.
+    pub delivered_mstamp: Time,
+    /// tp->first_tx_mstamp when sent (start of the send interval).
+    pub first_tx_mstamp: Time,
+    /// tp->app_limited was set when sent.
+    pub app_limited: bool,
+}
+
+/// The packet tcp_rate_skb_delivered picks for this ACK's rate sample: among the packets the
+/// ACK newly delivers, the one sent with the most data delivered before it (the newest).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RatePick {
+    pub tx: TxRate,
+    /// Its (last) send time: the end of the send interval.
+    pub sent: Time,
+    pub retrans: bool,
+}
+
 #[derive(Debug, Clone, Copy)]
 pub struct Seg {
     pub start: u64,
     pub len: u32,
     pub sent: Time,
     pub flags: u8,
+    pub tx: TxRate,
 }
 
 impl Seg {
@@ -71,6 +96,8 @@ pub struct Scoreboard {
     lost_scan: u64,
     /// Lowest seq that may hold a lost-not-retransmitted segment.
     retrans_hint: u64,
+    /// The rate-sample pick of the ACK being processed (`begin_ack` clears it).
+    pub rate_pick: Option<RatePick>,
 }
 
 impl Scoreboard {
@@ -129,6 +156,22 @@ impl Scoreboard {
         }
     }
 
+    /// Starts processing a new ACK: forget the previous ACK's rate-sample pick.
+    pub fn begin_ack(&mut self) {
+        self.rate_pick = None;
+    }
+
+    /// tcp_rate_skb_delivered: keep the newest packet (most delivered at send time).
+    fn note_delivered(&mut self, s: Seg) {
+        let take = match &self.rate_pick {
+            None => true,
+            Some(p) => s.tx.delivered > p.tx.delivered || p.tx.delivered == 0,
+        };
+        if take {
+            self.rate_pick = Some(RatePick { tx: s.tx, sent: s.sent, retrans: s.has(EVER_RETRANS) });
+        }
+    }
+
     fn set_sacked(&mut self, i: usize) -> bool {
         let s = &mut self.segs[i];
         if s.has(SACKED) {
@@ -145,8 +188,9 @@ impl Scoreboard {
         }
         s.flags = (s.flags & !(LOST | RETRANS)) | SACKED;
         self.sacked_out += 1;
-        let start = s.start;
-        self.note_top_sacked(start);
+        let seg = *s;
+        self.note_top_sacked(seg.start);
+        self.note_delivered(seg);
         true
     }
 
@@ -191,6 +235,7 @@ impl Scoreboard {
                 continue;
             }
             n += 1;
+            self.note_delivered(s);
             if !s.has(EVER_RETRANS) {
                 span.add(s.sent);
             }
@@ -248,7 +293,9 @@ impl Scoreboard {
     }
 
     /// RTO (Linux tcp_enter_loss): forget retransmissions, mark everything not SACKed lost.
-    pub fn mark_all_lost(&mut self) {
+    /// Returns how many were not marked lost before (tp->lost grows by these).
+    pub fn mark_all_lost(&mut self) -> u32 {
+        let before = self.lost_out;
         self.retrans_out = 0;
         self.lost_out = 0;
         self.lost_pending = 0;
@@ -263,10 +310,12 @@ impl Scoreboard {
         if let Some(f) = self.segs.front() {
             self.retrans_hint = f.start;
         }
+        self.lost_out.saturating_sub(before)
     }
 
-    /// The lowest lost segment not yet retransmitted, marked as retransmitted now.
-    pub fn take_retransmission(&mut self, now: Time) -> Option<Seg> {
+    /// The lowest lost segment not yet retransmitted, marked as retransmitted now with the
+    /// connection's delivery state `tx` (tcp_rate_skb_sent runs on every transmission).
+    pub fn take_retransmission(&mut self, now: Time, tx: TxRate) -> Option<Seg> {
         if self.lost_pending == 0 {
             return None;
         }
@@ -277,6 +326,7 @@ impl Scoreboard {
             if s.has(LOST) && !s.has(RETRANS) {
                 s.flags |= RETRANS | EVER_RETRANS;
                 s.sent = now;
+                s.tx = tx;
                 self.retrans_out += 1;
                 self.lost_pending -= 1;
                 self.retrans_hint = s.end();
@@ -312,7 +362,7 @@ mod tests {
     fn board(n: u64, mss: u32) -> Scoreboard {
         let mut b = Scoreboard::new();
         for i in 0..n {
-            b.push(Seg { start: i * mss as u64, len: mss, sent: Time::from_us(i), flags: 0 });
+            b.push(Seg { start: i * mss as u64, len: mss, sent: Time::from_us(i), flags: 0, tx: TxRate::default() });
         }
         b
     }
@@ -327,10 +377,10 @@ mod tests {
         assert_eq!(b.mark_lost_by_sack(), 1);
         assert_eq!(b.counters(), (3, 1, 0, 1));
         assert_eq!(b.in_flight(), 10 - 3 - 1);
-        let r = b.take_retransmission(Time::from_ms(1)).unwrap();
+        let r = b.take_retransmission(Time::from_ms(1), TxRate::default()).unwrap();
         assert_eq!(r.start, 0);
         assert_eq!(b.in_flight(), 10 - 3 - 1 + 1);
-        assert!(b.take_retransmission(Time::from_ms(1)).is_none());
+        assert!(b.take_retransmission(Time::from_ms(1), TxRate::default()).is_none());
         assert_eq!(b.recount(), b.counters());
     }
 

@@ -3,12 +3,20 @@
 //! Linux's 200 ms floor and exponential backoff, cwnd = 1 and everything un-SACKed marked lost
 //! after an RTO (tcp_enter_loss), Nagle for sub-MSS tails, and send-buffer limits.
 //!
+//! Delivery-rate sampling as Linux's tcp_rate.c (every transmission stamps the connection's
+//! delivered count and times on the packet; every ACK builds a rate sample from the newest
+//! packet it delivers) feeds algorithms with a `cong_control` hook (BBR). Pacing as Linux's
+//! internal pacing with earliest departure times (tcp_update_skb_after_send,
+//! tcp_pacing_check): when the algorithm asks for it (BBR) or the scenario turns it on, a
+//! packet leaves no earlier than the pacing schedule, and the next release time is a timer
+//! deadline like the RTO.
+//!
 //! Not modelled (documented in docs/models.md): RACK-TLP, F-RTO and undo on spurious
 //! retransmission, D-SACK, TSO/GSO batching, idle restart.
 
-use super::cc::{AckInfo, CaState, CongestionControl, Window, INFINITE_SSTHRESH};
+use super::cc::{AckInfo, CaState, CongestionControl, RateSample, Window, INFINITE_SSTHRESH};
 use super::rtt::RttEstimator;
-use super::scoreboard::{Scoreboard, Seg, SentSpan};
+use super::scoreboard::{Scoreboard, Seg, SentSpan, TxRate};
 use crate::packet::{Kind, Packet, Way, TCP_HEADER_BYTES};
 use crate::scenario::BufSize;
 use crate::time::Time;
@@ -20,6 +28,9 @@ const WMEM_DEFAULT: u64 = 16_384;
 /// 200 %, tcp_pacing_ca_ratio 120 %); CUBIC's HyStart reads it.
 const PACING_SS_RATIO: f64 = 2.0;
 const PACING_CA_RATIO: f64 = 1.2;
+/// tcp_update_skb_after_send: the first 10 data segments are not paced ("Original sch_fq does
+/// not pace first 10 MSS").
+const UNPACED_SEGMENTS: u64 = 10;
 
 pub struct SenderCfg {
     pub flow: u16,
@@ -29,6 +40,9 @@ pub struct SenderCfg {
     pub sndbuf: BufSize,
     pub wmem_max: u64,
     pub cc: Box<dyn CongestionControl>,
+    /// Pace even if the algorithm does not ask for it (fq qdisc or SO_MAX_PACING_RATE in
+    /// Linux: the stack's pacing rate, tcp_update_pacing_rate).
+    pub pacing: bool,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -70,11 +84,24 @@ pub struct TcpSender {
     /// Sequence numbers no new segment may cross (MPTCP: where one DSS mapping ends and a
     /// discontiguous one begins; Linux never puts two mappings in one skb). Empty for TCP.
     boundaries: std::collections::VecDeque<u64>,
+    // tcp_rate.c state: tp->delivered, tp->lost, tp->delivered_mstamp, tp->first_tx_mstamp,
+    // tp->app_limited (0 = not application-limited), tcp_min_rtt.
+    delivered: u64,
+    lost: u64,
+    delivered_mstamp: Time,
+    first_tx_mstamp: Time,
+    app_limited: u64,
+    min_rtt: Option<Time>,
+    // Pacing (EDT): whether on, tp->tcp_wstamp_ns, and the release time we wait for.
+    pacing: bool,
+    wstamp: Time,
+    pace_wait: Option<Time>,
     pub stats: SenderStats,
 }
 
 impl TcpSender {
     pub fn new(cfg: SenderCfg) -> Self {
+        let pacing = cfg.pacing || cfg.cc.needs_pacing();
         TcpSender {
             flow: cfg.flow,
             mss: cfg.mss,
@@ -102,6 +129,15 @@ impl TcpSender {
             max_packets_out: 0,
             cwnd_usage_seq: 0,
             boundaries: std::collections::VecDeque::new(),
+            delivered: 0,
+            lost: 0,
+            delivered_mstamp: Time::ZERO,
+            first_tx_mstamp: Time::ZERO,
+            app_limited: 0,
+            min_rtt: None,
+            pacing,
+            wstamp: Time::ZERO,
+            pace_wait: None,
             stats: SenderStats::default(),
         }
     }
@@ -124,9 +160,35 @@ impl TcpSender {
     pub fn peer_rwnd(&self) -> u64 {
         self.peer_rwnd
     }
-    /// The RTO deadline, if the timer is armed.
+    /// The next time the sender needs the clock: the RTO deadline, or the pacing release
+    /// time of a packet held back by the pacing schedule, whichever is first.
     pub fn timer_deadline(&self) -> Option<Time> {
-        self.rto_at
+        match (self.rto_at, self.pace_wait) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+    /// Packets delivered so far (tp->delivered).
+    pub fn delivered(&self) -> u64 {
+        self.delivered
+    }
+    /// Whether this sender paces.
+    pub fn is_pacing(&self) -> bool {
+        self.pacing
+    }
+    /// The pacing rate in force, bits/s of payload (None: not pacing, or no rate yet).
+    pub fn pacing_rate_bps(&self) -> Option<u64> {
+        if !self.pacing {
+            return None;
+        }
+        match self.cc.pacing_rate_bps() {
+            Some(r) => Some(r),
+            None => self.linux_pacing_rate_bps(),
+        }
+    }
+    /// The congestion control's mode name, if it has modes (BBR).
+    pub fn cc_mode(&self) -> Option<&'static str> {
+        self.cc.mode_name()
     }
     /// Consistency of the scoreboard counters with its flags (the oracle asks).
     pub fn scoreboard_consistent(&self) -> bool {
@@ -163,7 +225,10 @@ impl TcpSender {
         match self.sndbuf {
             BufSize::Bytes(b) => b,
             // tcp_sndbuf_expand: room for two congestion windows, bounded by tcp_wmem[2].
-            BufSize::Auto => (2 * self.w.cwnd as u64 * self.mss as u64).max(WMEM_DEFAULT).min(self.wmem_max),
+            // (ops->sndbuf_expand: 2, BBR 3.)
+            BufSize::Auto => (self.cc.sndbuf_expand() as u64 * self.w.cwnd as u64 * self.mss as u64)
+                .max(WMEM_DEFAULT)
+                .min(self.wmem_max),
         }
     }
 
@@ -176,6 +241,59 @@ impl TcpSender {
                 (self.w.cwnd as f64 * self.mss as f64 * 8.0 * ratio / s.secs_f64().max(1e-9)) as u64
             }
         }
+    }
+
+    /// sk_pacing_rate as tcp_update_pacing_rate sets it: 200 % of cwnd x mss / srtt while
+    /// cwnd < ssthresh / 2, else 120 %, with cwnd at least packets_out; None before an RTT
+    /// sample (Linux leaves the rate unlimited then).
+    fn linux_pacing_rate_bps(&self) -> Option<u64> {
+        let srtt = self.rtt.srtt()?;
+        let ratio = if self.w.cwnd < self.w.ssthresh / 2 { PACING_SS_RATIO } else { PACING_CA_RATIO };
+        let pkts = self.w.cwnd.max(self.sb.packets_out()) as f64;
+        Some((pkts * self.mss as f64 * 8.0 * ratio / srtt.secs_f64().max(1e-9)) as u64)
+    }
+
+    /// tcp_pacing_check: is the next packet held back by the pacing schedule? If so, wait
+    /// for its release time.
+    fn pace_blocked(&mut self, now: Time) -> bool {
+        if self.pacing && self.wstamp > now {
+            self.pace_wait = Some(self.wstamp);
+            return true;
+        }
+        false
+    }
+
+    /// tcp_rate_skb_sent (the connection's delivery state stamped on a packet) before a
+    /// transmission.
+    fn tx_stamp(&mut self, now: Time) -> TxRate {
+        if self.sb.packets_out() == 0 {
+            self.first_tx_mstamp = now;
+            self.delivered_mstamp = now;
+        }
+        TxRate {
+            delivered: self.delivered,
+            delivered_mstamp: self.delivered_mstamp,
+            first_tx_mstamp: self.first_tx_mstamp,
+            app_limited: self.app_limited != 0,
+        }
+    }
+
+    /// tcp_update_skb_after_send: advance the earliest departure time by len / rate, less up
+    /// to half of it as credit for lateness ("take into account OS jitter").
+    fn after_send(&mut self, now: Time, len: u32) {
+        if !self.pacing {
+            return;
+        }
+        let prior = self.wstamp;
+        self.wstamp = self.wstamp.max(now);
+        if self.stats.segments_sent < UNPACED_SEGMENTS {
+            return;
+        }
+        let Some(rate) = self.pacing_rate_bps().filter(|&r| r > 0) else { return };
+        let mut len_ns = (len as u128 * 8 * 1_000_000_000 / rate as u128) as u64;
+        let credit = (self.wstamp - prior).ns();
+        len_ns -= (len_ns / 2).min(credit);
+        self.wstamp += Time(len_ns);
     }
 
     /// Linux tcp_is_cwnd_limited.
@@ -204,16 +322,30 @@ impl TcpSender {
     /// Sends what the window, the receive window, the send buffer and the application allow.
     pub fn try_send(&mut self, now: Time, out: &mut Vec<Packet>) {
         let mut cwnd_full = false;
+        if self.pace_wait.is_some_and(|t| t <= now) {
+            self.pace_wait = None;
+        }
+        let mut out_of_data = false;
         loop {
             if self.sb.in_flight() >= self.w.cwnd {
                 cwnd_full = true;
                 break;
             }
-            if let Some(seg) = self.sb.take_retransmission(now) {
+            if self.sb.lost_pending > 0 && self.pace_blocked(now) {
+                break;
+            }
+            let retx = if self.sb.lost_pending > 0 {
+                let tx = self.tx_stamp(now);
+                self.sb.take_retransmission(now, tx)
+            } else {
+                None
+            };
+            if let Some(seg) = retx {
                 out.push(self.data_packet(&seg, now));
                 self.stats.retransmits += 1;
                 self.stats.segments_sent += 1;
                 self.stats.bytes_sent += seg.len as u64;
+                self.after_send(now, seg.len);
                 if self.state == CaState::Recovery {
                     self.prr_out += 1;
                 }
@@ -223,6 +355,7 @@ impl TcpSender {
                 continue;
             }
             if self.snd_nxt >= self.app_limit {
+                out_of_data = true;
                 break;
             }
             while self.boundaries.front().is_some_and(|&b| b <= self.snd_nxt) {
@@ -240,21 +373,31 @@ impl TcpSender {
             // Nagle (RFC 896): a sub-MSS segment waits while anything is unacknowledged, unless
             // it ends a record that more data follows.
             if len < self.mss && end == self.app_limit && !self.sb.is_empty() {
+                out_of_data = true;
+                break;
+            }
+            if self.pace_blocked(now) {
                 break;
             }
             let was_idle = self.sb.is_empty();
-            let seg = Seg { start: self.snd_nxt, len, sent: now, flags: 0 };
+            let tx = self.tx_stamp(now);
+            let seg = Seg { start: self.snd_nxt, len, sent: now, flags: 0, tx };
             self.sb.push(seg);
             self.snd_nxt = end;
             out.push(self.data_packet(&seg, now));
             self.stats.segments_sent += 1;
             self.stats.bytes_sent += len as u64;
+            self.after_send(now, len);
             if self.state == CaState::Recovery {
                 self.prr_out += 1;
             }
             if was_idle || self.rto_at.is_none() {
                 self.arm_rto(now);
             }
+        }
+        // tcp_rate_check_app_limited: the application, not the network, is the limit now.
+        if out_of_data && self.sb.in_flight() < self.w.cwnd && self.sb.lost_out == 0 {
+            self.app_limited = (self.delivered + self.sb.in_flight() as u64).max(1);
         }
         // tcp_cwnd_validate: remember whether this window was limited by cwnd.
         let packets_out = self.sb.packets_out();
@@ -319,6 +462,7 @@ impl TcpSender {
         self.ts_recent = p.ts_val_ns;
         let prior_in_flight = self.sb.in_flight();
         let prior_una = self.snd_una;
+        self.sb.begin_ack();
 
         let (mut newly_sacked, mut sacked_span) = (0u32, SentSpan::default());
         for &(s, e) in p.sack_blocks() {
@@ -338,6 +482,10 @@ impl TcpSender {
         let seq_rtt = acked_span.first.or(sacked_span.first).map(|t| now - t);
         let ca_rtt = acked_span.last.or(sacked_span.last).map(|t| now - t);
         if let Some(r) = seq_rtt {
+            // tcp_update_rtt_min (from ca_rtt) before the estimator, as tcp_ack_update_rtt.
+            if let Some(c) = ca_rtt {
+                self.min_rtt = Some(self.min_rtt.map_or(c, |m| m.min(c)));
+            }
             self.rtt.sample(r);
             self.stats.rtt_ms.record(r.ms_f64());
         }
@@ -348,13 +496,14 @@ impl TcpSender {
         } else if self.sb.packets_out() > 0 && (newly_sacked > 0 || p.nsack == 0) {
             self.dupacks += 1;
         }
-        let newly_lost = self.sb.mark_lost_by_sack();
+        let mut newly_lost = self.sb.mark_lost_by_sack();
 
         // Leave recovery / loss once everything outstanding at its start is acknowledged.
         match self.state {
             CaState::Recovery if self.snd_una >= self.high_seq => {
-                if self.w.ssthresh < INFINITE_SSTHRESH {
-                    self.w.cwnd = self.w.ssthresh; // tcp_end_cwnd_reduction
+                // tcp_end_cwnd_reduction (not for algorithms with cong_control).
+                if self.w.ssthresh < INFINITE_SSTHRESH && !self.cc.owns_cwnd() {
+                    self.w.cwnd = self.w.ssthresh;
                 }
                 self.w.cwnd_cnt = 0;
                 self.set_state(now, CaState::Open);
@@ -364,8 +513,8 @@ impl TcpSender {
         }
         if matches!(self.state, CaState::Open | CaState::Disorder) {
             if self.sb.lost_out > 0 || self.dupacks >= 3 {
-                if self.sb.lost_out == 0 {
-                    self.sb.mark_head_lost();
+                if self.sb.lost_out == 0 && self.sb.mark_head_lost() {
+                    newly_lost += 1;
                 }
                 self.enter_recovery(now);
             } else if self.sb.sacked_out > 0 || self.dupacks > 0 {
@@ -376,6 +525,8 @@ impl TcpSender {
         }
 
         let newly_delivered = acked + newly_sacked;
+        self.delivered += newly_delivered as u64;
+        self.lost += newly_lost as u64;
         let info = AckInfo {
             now,
             acked: newly_delivered,
@@ -389,7 +540,12 @@ impl TcpSender {
         if info.rtt.is_some() {
             self.cc.on_rtt(&mut self.w, &info);
         }
-        if self.state == CaState::Recovery {
+        if self.cc.owns_cwnd() {
+            let rs = self.rate_gen(now, newly_delivered, newly_lost, prior_in_flight, ca_rtt);
+            if self.cc.cong_control(&mut self.w, &rs).mark_app_limited {
+                self.app_limited = (self.delivered + self.sb.in_flight() as u64).max(1);
+            }
+        } else if self.state == CaState::Recovery {
             self.prr(newly_delivered, advanced, newly_lost);
         } else if advanced && self.cwnd_limited() {
             // tcp_may_raise_cwnd: grow only on in-order delivery (RFC 5681), by all that was
@@ -415,8 +571,64 @@ impl TcpSender {
         self.try_send(now, out);
     }
 
-    /// The RTO timer fires (or a stale timer event: then nothing happens).
+    /// tcp_rate_gen: this ACK's delivery-rate sample, from the packet the scoreboard picked.
+    fn rate_gen(
+        &mut self,
+        now: Time,
+        delivered: u32,
+        lost: u32,
+        prior_in_flight: u32,
+        rtt: Option<Time>,
+    ) -> RateSample {
+        if self.app_limited != 0 && self.delivered > self.app_limited {
+            self.app_limited = 0;
+        }
+        if delivered > 0 {
+            self.delivered_mstamp = now;
+        }
+        let mut rs = RateSample {
+            now,
+            delivered: None,
+            interval: None,
+            prior_delivered: 0,
+            prior_in_flight,
+            acked_sacked: delivered,
+            losses: lost,
+            rtt,
+            is_app_limited: false,
+            tp_delivered: self.delivered,
+            tp_lost: self.lost,
+            delivered_mstamp: self.delivered_mstamp,
+            in_flight: self.sb.in_flight(),
+            state: self.state,
+            mss: self.mss,
+            srtt: self.rtt.srtt(),
+            edt_ahead: self.wstamp.saturating_sub(now),
+        };
+        if let Some(p) = self.sb.rate_pick {
+            // tcp_rate_skb_delivered: the send interval ends at the picked packet.
+            self.first_tx_mstamp = p.sent;
+            rs.prior_delivered = p.tx.delivered;
+            rs.is_app_limited = p.tx.app_limited;
+            rs.delivered = Some(self.delivered - p.tx.delivered);
+            let snd = p.sent.saturating_sub(p.tx.first_tx_mstamp);
+            let ack = now.saturating_sub(p.tx.delivered_mstamp);
+            let interval = snd.max(ack);
+            // An interval shorter than the minimum RTT is bogus (ACK compression, a
+            // retransmission's spurious sample): no bandwidth sample.
+            if self.min_rtt.is_some_and(|m| interval >= m) {
+                rs.interval = Some(interval);
+            }
+        }
+        rs
+    }
+
+    /// A timer fires: a packet's pacing release time, or the RTO (a stale timer event does
+    /// nothing).
     pub fn on_timer(&mut self, now: Time, out: &mut Vec<Packet>) {
+        if self.pace_wait.is_some_and(|t| t <= now) {
+            self.try_send(now, out);
+        }
         match self.rto_at {
             Some(t) if t <= now => {}
             _ => return,
@@ -434,7 +646,7 @@ impl TcpSender {
         }
         self.w.cwnd = 1;
         self.w.cwnd_cnt = 0;
-        self.sb.mark_all_lost();
+        self.lost += self.sb.mark_all_lost() as u64;
         self.high_seq = self.snd_nxt;
         self.dupacks = 0;
         self.set_state(now, CaState::Loss);
@@ -460,6 +672,7 @@ mod tests {
             sndbuf: BufSize::Bytes(1 << 30),
             wmem_max: 1 << 30,
             cc: cc::build(CcKind::Reno, &TcpOpts::default()),
+            pacing: false,
         })
     }
 
@@ -582,6 +795,48 @@ mod tests {
         let segs: Vec<(u64, u32)> = out.iter().map(|p| (p.seq, p.len)).collect();
         // 2000..2500 ends a record and goes; 4500..5000 is the tail and waits (Nagle).
         assert_eq!(segs, vec![(0, 1000), (1000, 1000), (2000, 500), (2500, 1000), (3500, 1000)]);
+    }
+
+    /// With pacing on, packets leave at the pacing rate: one per len / rate, each release time
+    /// being the sender's timer deadline (the first 10 segments are not paced, as in Linux).
+    #[test]
+    fn pacing_spaces_packets_at_the_pacing_rate() {
+        let mut s = TcpSender::new(SenderCfg {
+            flow: 0,
+            mss: 1000,
+            initial_cwnd: 10,
+            min_rto: Time::from_ms(200),
+            sndbuf: BufSize::Bytes(1 << 30),
+            wmem_max: 1 << 30,
+            cc: cc::build(CcKind::Cubic, &TcpOpts::default()),
+            pacing: true,
+        });
+        s.set_app_limit(u64::MAX);
+        let mut out = Vec::new();
+        s.try_send(Time::ZERO, &mut out);
+        assert_eq!(out.len(), 10, "the initial window leaves at once");
+        // Two segments ACKed after 10 ms: srtt 10 ms, cwnd 12, room for 4 more.
+        out.clear();
+        s.on_ack(Time::from_ms(10), &ack(2000, &[]), &mut out);
+        assert_eq!(out.len(), 1, "one packet, then the pacing schedule holds the next");
+        let rate = s.pacing_rate_bps().expect("pacing rate");
+        // tcp_update_pacing_rate in slow start: 2 x cwnd x mss / srtt.
+        assert_eq!(rate, 2 * 12 * 1000 * 8 * 100);
+        let gap = Time(1000 * 8 * 1_000_000_000 / rate);
+        let mut times = vec![Time::from_ms(10)];
+        while let Some(d) = s.timer_deadline().filter(|&d| d < Time::from_ms(100)) {
+            out.clear();
+            s.on_timer(d, &mut out);
+            for _ in &out {
+                times.push(d);
+            }
+        }
+        assert_eq!(times.len(), 4, "cwnd 12 with 8 in flight: 4 sent, paced");
+        // The first gap is halved: the sender was idle (credit for lateness, up to len / 2).
+        assert_eq!(times[1] - times[0], Time(gap.ns() - gap.ns() / 2));
+        for w in times[1..].windows(2) {
+            assert_eq!(w[1] - w[0], gap, "{times:?}");
+        }
     }
 
     #[test]

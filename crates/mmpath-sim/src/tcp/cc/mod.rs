@@ -3,13 +3,18 @@
 //! The TCP sender owns the window (`Window`, in packets as in Linux) and the loss-recovery
 //! state machine (PRR during fast recovery, cwnd = 1 after an RTO); an algorithm grows the
 //! window on ACKs (`cong_avoid`), chooses the post-loss threshold (`ssthresh`), sees RTT
-//! samples (`on_rtt`, Linux's `pkts_acked`) and state changes (`on_state`). One file per
-//! algorithm; `build` maps a scenario entry onto one.
+//! samples (`on_rtt`, Linux's `pkts_acked`) and state changes (`on_state`). An algorithm that
+//! sets the window and the pacing rate itself from delivery-rate samples (BBR, Linux's
+//! `cong_control` hook) says so with `owns_cwnd` and gets every ACK's `RateSample` in
+//! `cong_control`; the stack then skips PRR and `cong_avoid` for it, as Linux's
+//! tcp_cong_control does. One file per algorithm; `build` maps a scenario entry onto one.
 
+pub mod bbr;
 pub mod cubic;
 pub mod reno;
 pub mod vegas;
 
+use crate::engine::RngStream;
 use crate::scenario::{CcKind, TcpOpts};
 use crate::time::Time;
 
@@ -89,6 +94,50 @@ pub struct AckInfo {
     pub pacing_rate_bps: u64,
 }
 
+/// One ACK's delivery-rate sample, as Linux's tcp_rate.c builds `struct rate_sample`
+/// (tcp_rate_gen), plus the connection state `bbr_main` reads from `tcp_sock`.
+#[derive(Debug, Clone, Copy)]
+pub struct RateSample {
+    pub now: Time,
+    /// Packets delivered over the sampling interval (rs->delivered); None = not a valid sample.
+    pub delivered: Option<u64>,
+    /// max(send interval, ACK interval) of the sample (rs->interval_us); None = invalid.
+    pub interval: Option<Time>,
+    /// tp->delivered when the sampled packet was sent (rs->prior_delivered).
+    pub prior_delivered: u64,
+    /// Packets in flight before this ACK (rs->prior_in_flight).
+    pub prior_in_flight: u32,
+    /// Packets newly delivered (ACKed or SACKed) by this ACK (rs->acked_sacked).
+    pub acked_sacked: u32,
+    /// Packets newly marked lost on this ACK (rs->losses).
+    pub losses: u32,
+    /// RTT of the newest packet this ACK covers (rs->rtt_us; Linux ca_rtt).
+    pub rtt: Option<Time>,
+    /// The sampled packet was sent while the application was the limit (rs->is_app_limited).
+    pub is_app_limited: bool,
+    /// Connection totals: tp->delivered, tp->lost, tp->delivered_mstamp.
+    pub tp_delivered: u64,
+    pub tp_lost: u64,
+    pub delivered_mstamp: Time,
+    /// Packets in flight after this ACK (tcp_packets_in_flight).
+    pub in_flight: u32,
+    /// The congestion state after this ACK's loss processing (icsk_ca_state).
+    pub state: CaState,
+    pub mss: u32,
+    /// Smoothed RTT (tp->srtt_us), if any sample yet.
+    pub srtt: Option<Time>,
+    /// How far the pacing schedule runs ahead of now: max(tcp_wstamp_ns, now) - now.
+    pub edt_ahead: Time,
+}
+
+/// What `cong_control` asks of the stack beyond cwnd.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CongControlOut {
+    /// Mark the connection application-limited now (BBR in ProbeRTT sets tp->app_limited so
+    /// that low-rate samples of that phase do not drag the bandwidth filter down).
+    pub mark_app_limited: bool,
+}
+
 pub trait CongestionControl: Send + Sync {
     fn name(&self) -> &'static str;
     /// Grows the window on an ACK. Called only when not in Recovery and cwnd-limited.
@@ -99,18 +148,51 @@ pub trait CongestionControl: Send + Sync {
     fn on_rtt(&mut self, _w: &mut Window, _ack: &AckInfo) {}
     /// The sender changed congestion state.
     fn on_state(&mut self, _w: &mut Window, _now: Time, _state: CaState) {}
-    /// Pacing rate the algorithm wants; None = no pacing (Linux without fq or BBR).
+    /// Pacing rate the algorithm sets itself (sk_pacing_rate), bits/s of payload; None = the
+    /// stack's own rate (tcp_update_pacing_rate) applies when pacing is on.
     fn pacing_rate_bps(&self) -> Option<u64> {
+        None
+    }
+    /// The algorithm needs the stack to pace (SK_PACING_NEEDED: BBR's init asks for it, so
+    /// Linux paces internally without fq).
+    fn needs_pacing(&self) -> bool {
+        false
+    }
+    /// The algorithm has a `cong_control` hook: it sets cwnd (and pacing) on every ACK from the
+    /// rate sample, and the stack's PRR / cong_avoid / cwnd = ssthresh at the end of recovery
+    /// do not apply (tcp_cong_control, tcp_end_cwnd_reduction).
+    fn owns_cwnd(&self) -> bool {
+        false
+    }
+    /// Linux `cong_control`: called on every ACK when `owns_cwnd`.
+    fn cong_control(&mut self, _w: &mut Window, _rs: &RateSample) -> CongControlOut {
+        CongControlOut::default()
+    }
+    /// Send-buffer autotuning multiple of cwnd (ops->sndbuf_expand; Linux's default 2).
+    fn sndbuf_expand(&self) -> u32 {
+        2
+    }
+    /// A short name for the algorithm's internal mode (BBR: startup, drain, probe_bw,
+    /// probe_rtt), for tests and diagnostics; None for algorithms without modes.
+    fn mode_name(&self) -> Option<&'static str> {
         None
     }
 }
 
-/// Builds the algorithm a scenario names (config = factory).
+/// Builds the algorithm a scenario names (config = factory), with a fixed random seed.
 pub fn build(kind: CcKind, opts: &TcpOpts) -> Box<dyn CongestionControl> {
+    build_seeded(kind, opts, 0, 0)
+}
+
+/// Builds the algorithm for flow `flow` of a run with seed `seed`: algorithms that draw random
+/// numbers (BBR's ProbeBW start phase) own a stream seeded from (seed, 0x4000 + flow), so a
+/// run stays reproducible and no other component's numbers move.
+pub fn build_seeded(kind: CcKind, opts: &TcpOpts, seed: u64, flow: u16) -> Box<dyn CongestionControl> {
     match kind {
         CcKind::Reno => Box::new(reno::Reno),
         CcKind::Cubic => Box::new(cubic::Cubic::new(opts.hystart)),
         CcKind::Vegas => Box::new(vegas::Vegas::new()),
+        CcKind::Bbr => Box::new(bbr::Bbr::new(RngStream::new(seed, 0x4000 + flow as u64))),
     }
 }
 
