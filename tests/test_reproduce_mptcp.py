@@ -1,0 +1,64 @@
+"""`mmpath reproduce` for seeds 002 and 004 and x-musher (MPTCP on the ROG Phone II presets), in
+fast mode: each claim's honest result. Claims that fail today are strict xfails with the numbers
+measured (fast mode, 2 runs) and why, so a claim that starts passing is noticed (XPASS fails).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from mmpath.reproduce import reproduce
+
+
+def _xfail(reason: str):
+    return pytest.mark.xfail(strict=True, reason=reason)
+
+
+EXPECTED = {
+    "002-fixedratio": _xfail(
+        "downlink SPTCP over 11ad is 438 Mbit/s (paper 1600): host-limited TCP download stalls in "
+        "RTOs every ~0.3 s (retransmissions dropped at the AP's full drop-tail queue are only "
+        "recovered by the RTO in the TCP model); downlink FixedRatio 73:27 1728 vs 2200 (fast, 3 s "
+        "with slow start). Holds: uplink 11ad 1443 vs 1450, 11ac 546/542 vs 600, uplink 70:30 1770 "
+        "vs 2050, one peak at 70 (down) / 73 (up)"),
+    "004-scan": _xfail(
+        "AMuSe-SCAN does not keep the 11ad throughput during scans: the model's scans come "
+        "unannounced, so AMuSe can only reclaim the 11ac subflow's unsent data; what is already in "
+        "flight on 11ac waits out the scan and head-of-line blocks the receiver, and 11ad stalls "
+        "too (AMuSe's arbitration, delaying the scan until the 11ac queue drains, is not modelled). "
+        "Fast: 11ad during / outside scans default 492 / 857, AMuSe-SCAN 332 / 1337 Mbit/s; "
+        "connection during scans AMuSe / default 340 / 502 = 0.68x (paper 2.2x)"),
+    "004-contention": _xfail(
+        "the expected sum is built on SPTCP 11ad download, which the TCP model's RTO stalls cut to "
+        "~440 Mbit/s, so FixedRatio (1648 / 1713 Mbit/s at 100 / 400 Mbps) is far above it, and the "
+        "default is never < 85% of it; FixedRatio > default holds at every load (1056 / 1649)"),
+    "004-blockage": _xfail(
+        "default (minRTT, v0.9x) resumes 11ad 3.1 s after the link is back on average (0-6.2 s "
+        "over runs; paper ~12 s): with a 5 s blockage the backed-off RTO fires within a few s of "
+        "the link's return; AMuSe-BLOCKAGE resumes at once (0 s < 1 s holds)"),
+    "x-musher": _xfail(
+        "MuSher beats default at 100 Mbps contention (1765 vs 1056 Mbit/s, 1.67x) and after the "
+        "blockage (resumes at once vs 3.1 s) but not at 400 Mbps (1053 vs 1649 Mbit/s)"),
+}
+
+
+@pytest.fixture(scope="module")
+def fast(tmp_path_factory):
+    out = tmp_path_factory.mktemp("reproduce-mptcp") / "out"
+    return reproduce(list(EXPECTED), fast=True, out=out)
+
+
+@pytest.mark.parametrize("cid", [pytest.param(c, marks=m) if m else c for c, m in EXPECTED.items()])
+def test_claim(fast, cid):
+    v = fast.results[cid].verdict
+    detail = "; ".join(c.text for c in v.failed) or "; ".join(v.errors)
+    assert v.status == "PASS", f"{cid} {v.status}: {v.mmpath} -- {detail}"
+
+
+def test_every_claim_evaluated_with_plots(fast):
+    for cid, r in fast.results.items():
+        assert r.verdict.status in ("PASS", "FAIL"), (cid, r.verdict.errors)
+        assert r.verdict.checks and r.claim.criterion
+    for exp_id in ("002-fixedratio", "004-scan", "004-contention", "004-blockage"):
+        png = fast.out / f"{exp_id}.png"
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", exp_id
