@@ -28,6 +28,9 @@ use crate::time::Time;
 use crate::trace::{Bins, TimelineRow};
 use serde_json::{json, Value};
 
+/// The oracle's recorder: (flow, check, ok, detail, the list it appends to).
+pub(super) type CheckFn<'a> = dyn FnMut(&str, &str, bool, String, &mut Vec<Value>) + 'a;
+
 /// Linux TCP_TIMEOUT_INIT: the first SYN retransmission after 1 s, then doubling.
 const SYN_TIMEOUT: Time = Time::from_secs(1);
 /// Upstream net.mptcp.stale_loss_cnt default (net/mptcp/ctrl.c).
@@ -910,7 +913,7 @@ impl Simulation {
         &self,
         c: u16,
         subs: Vec<Value>,
-        check: &mut dyn FnMut(&str, &str, bool, String, &mut Vec<Value>),
+        check: &mut CheckFn<'_>,
         checks: &mut Vec<Value>,
     ) -> Value {
         let cn = &self.conns[c as usize];
