@@ -145,7 +145,7 @@ def claim(c: Claim) -> Claim:
 
 def load() -> None:
     """Import the seed modules, which register their experiments and claims."""
-    from . import seed000, seed001, seed002, seed003, seed004  # noqa: F401
+    from . import seed000, seed000_mptcp, seed001, seed002, seed003, seed004  # noqa: F401
 
 
 def known_ids() -> list[str]:
