@@ -222,8 +222,25 @@ def _build_result(out: dict[str, Any], scenario: Scenario, seed: int, wall_s: fl
     return result
 
 
-def simulate(scenario: Scenario, show_progress: bool = False) -> Result:
-    """Run an already validated Scenario (the seed is the one in its config)."""
+def _scheduler_map(scenario: Scenario, scheduler: Any) -> dict[str, Any]:
+    """``scheduler``: one object for every MPTCP flow, or {flow name: object}."""
+    if scheduler is None:
+        return {}
+    if isinstance(scheduler, Mapping):
+        return dict(scheduler)
+    names = [f["name"] for f in scenario.config.get("flow", []) if f.get("kind") == "mptcp"]
+    if not names:
+        raise ScenarioError(f"{scenario.source}: scheduler= given but the scenario has no MPTCP flow")
+    return {n: scheduler for n in names}
+
+
+def simulate(scenario: Scenario, show_progress: bool = False, scheduler: Any = None) -> Result:
+    """Run an already validated Scenario (the seed is the one in its config).
+
+    scheduler  a custom MPTCP scheduler written in Python (see docs/schedulers.md): an object
+               with select(now_s, subflows, conn) -> subflow index or None, for every MPTCP
+               flow, or a dict {flow name: object}
+    """
     from . import _core
 
     seed = scenario.seed
@@ -231,6 +248,11 @@ def simulate(scenario: Scenario, show_progress: bool = False) -> Result:
         sim = _core.Simulation(scenario.json, seed)
     except _core.ScenarioError as e:  # normalize_scenario accepted it, so this is unexpected
         raise ScenarioError(f"{scenario.source}: {e}") from None
+    for flow, obj in _scheduler_map(scenario, scheduler).items():
+        try:
+            sim.set_scheduler(flow, obj)
+        except (TypeError, ValueError) as e:
+            raise ScenarioError(f"{scenario.source}: scheduler for flow {flow!r}: {e}") from None
 
     duration = float(sim.duration_s)
     bar = _progress.Progress(duration, enabled=show_progress)
@@ -252,6 +274,7 @@ def run(
     overrides: Overrides = None,
     out: str | os.PathLike | None = None,
     progress: bool = False,
+    scheduler: Any = None,
 ) -> Result:
     """Simulate a scenario and return its Result.
 
@@ -260,9 +283,10 @@ def run(
     overrides  {"flow.0.cc": "reno"} or ["flow.0.cc=reno", ...] (values parsed as TOML)
     out        if given, also write the output folder there (see docs/outputs.md)
     progress   show a progress bar on stderr (only when stderr is a terminal)
+    scheduler  a custom MPTCP scheduler in Python (docs/schedulers.md), or {flow name: object}
     """
     sc = load_scenario(scenario, overrides, seed=seed)
-    result = simulate(sc, show_progress=progress)
+    result = simulate(sc, show_progress=progress, scheduler=scheduler)
     if out is not None:
         result.save(out)
     return result

@@ -1,6 +1,8 @@
 //! `mmpath._core`: the thin PyO3 layer over mmpath-sim. It converts types and maps errors;
 //! no simulation logic lives here. Contract: docs/core-api.md.
 
+mod pysched;
+
 use mmpath_sim::scenario::Scenario;
 use mmpath_sim::sim::{RunOutput, Simulation as Sim, CC_STATES, LINK_EVENT_KINDS};
 use mmpath_sim::Time;
@@ -11,6 +13,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
 create_exception!(_core, ScenarioError, PyValueError, "A scenario field is missing, unknown or out of range.");
+create_exception!(_core, SchedulerError, PyRuntimeError, "A custom (Python) MPTCP scheduler failed.");
 
 fn scenario_err(e: mmpath_sim::ScenarioError) -> PyErr {
     ScenarioError::new_err(e.to_string())
@@ -32,6 +35,17 @@ fn version() -> &'static str {
 struct Simulation {
     sim: Sim,
     done: bool,
+    /// The first error of a Python scheduler, raised when control is back in Python.
+    sched_error: pysched::ErrorSlot,
+}
+
+impl Simulation {
+    fn check_scheduler(&self) -> PyResult<()> {
+        match self.sched_error.lock().expect("error slot").take() {
+            Some(msg) => Err(SchedulerError::new_err(msg)),
+            None => Ok(()),
+        }
+    }
 }
 
 fn json_to_py<'py>(py: Python<'py>, v: &serde_json::Value) -> PyResult<Bound<'py, PyAny>> {
@@ -130,7 +144,15 @@ impl Simulation {
     #[new]
     fn new(json: &str, seed: u64) -> PyResult<Self> {
         let sim = Sim::from_json(json, seed).map_err(scenario_err)?;
-        Ok(Simulation { sim, done: false })
+        Ok(Simulation { sim, done: false, sched_error: Default::default() })
+    }
+
+    /// Runs MPTCP flow `flow` with a scheduler written in Python (see pysched.rs); before the
+    /// run starts only.
+    fn set_scheduler(&mut self, py: Python<'_>, flow: &str, scheduler: Py<PyAny>) -> PyResult<()> {
+        let paths = self.sim.scenario().path.iter().map(|p| p.name.clone().unwrap_or_default()).collect();
+        let s = pysched::PyScheduler::new(py, scheduler, paths, self.sched_error.clone())?;
+        self.sim.set_scheduler(flow, Box::new(s)).map_err(PyValueError::new_err)
     }
 
     #[getter]
@@ -155,7 +177,7 @@ impl Simulation {
         }
         let sim = &mut self.sim;
         py.detach(|| sim.run_until(Time::from_secs_f64(t_s)));
-        Ok(())
+        self.check_scheduler()
     }
 
     /// Runs to the end and returns the results (see docs/core-api.md).
@@ -166,6 +188,7 @@ impl Simulation {
         self.done = true;
         let sim = &mut self.sim;
         let out = py.detach(|| sim.finish());
+        self.check_scheduler()?;
         output_to_py(py, out)
     }
 }
@@ -176,5 +199,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_class::<Simulation>()?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
+    m.add("SchedulerError", m.py().get_type::<SchedulerError>())?;
     Ok(())
 }

@@ -313,6 +313,29 @@ pub(super) fn build(
 }
 
 impl Simulation {
+    /// Replaces the scheduler of MPTCP flow `flow` (its name) before the run starts: how a
+    /// scheduler written outside the core (mmpath-py's Python schedulers) gets in.
+    pub fn set_scheduler(&mut self, flow: &str, sched: Box<dyn Scheduler>) -> Result<(), String> {
+        if self.now() > Time::ZERO {
+            return Err("a scheduler can only be set before the run starts".into());
+        }
+        let Some(c) = self.conns.iter().position(|c| c.name == flow) else {
+            let names: Vec<&str> = self.conns.iter().map(|c| c.name.as_str()).collect();
+            return Err(format!(
+                "no MPTCP flow named {flow:?} (MPTCP flows: {})",
+                if names.is_empty() { "none".to_string() } else { names.join(", ") }
+            ));
+        };
+        let cn = &mut self.conns[c];
+        cn.sched = sched;
+        // The first tick was scheduled for the scenario's scheduler; follow the new one's.
+        cn.tick_at = cn.sched.next_tick(cn.start);
+        if let Some(t) = cn.tick_at {
+            self.q.schedule(t, Ev::SchedTick(c as u16));
+        }
+        Ok(())
+    }
+
     /// The connection's first events: its application, its joins, MP_PRIO changes, ticks.
     pub(super) fn schedule_conn(&mut self, c: u16) {
         let cn = &self.conns[c as usize];

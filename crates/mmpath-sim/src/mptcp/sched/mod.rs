@@ -130,7 +130,7 @@ pub enum LinkEvent {
 }
 
 pub trait Scheduler: Send + Sync {
-    fn name(&self) -> &'static str;
+    fn name(&self) -> &str;
 
     /// The subflow that gets the next chunk, or None to wait until something changes (an ACK,
     /// a timer, a link event). Called repeatedly while it returns Some and data remains.
