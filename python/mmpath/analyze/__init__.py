@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -102,3 +103,13 @@ def write(res: Analysis, out: Path, report: bool = True) -> Path:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return out
+
+
+# `import mmpath.analyze` (this package) replaces the `mmpath.analyze` function attribute with the
+# module; making the module callable keeps `mmpath.analyze([...])` working either way.
+class _CallableModule(sys.modules[__name__].__class__):
+    def __call__(self, *args, **kwargs):
+        return analyze(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule

@@ -95,7 +95,9 @@ def read(path, obj=None) -> Source:
     proto = str(ts.get("protocol", "TCP")).upper()
     kind = "udp" if proto == "UDP" else "tcp"
     reverse = bool(ts.get("reverse", 0))
-    bidir = bool(ts.get("bidir", 0))
+    # iperf 3.12 does not write test_start.bidir; the *_bidir_reverse sums show --bidir too.
+    bidir = bool(ts.get("bidir", 0)) or "sum_sent_bidir_reverse" in end or any(
+        isinstance(iv, dict) and "sum_bidir_reverse" in iv for iv in intervals[:1])
     # Which end wrote this file: a client has `connecting_to`; a server has `accepted_connection`.
     side = "client" if "connecting_to" in start else ("server" if "accepted_connection" in start else "client")
     conns = {}
