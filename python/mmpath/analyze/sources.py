@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import struct
 from pathlib import Path
 
 from . import iperf3, iw, mmpath_run, pcap, ss, wil6210
@@ -53,9 +54,27 @@ def detect(path: Path) -> str:
     raise AnalyzeInputError(path, f"unknown log layout (first line: {first!r})", KINDS_HELP)
 
 
+_ALLOWED_BY_KIND = {"pcap": pcap.ALLOWED, "iperf3": iperf3.ALLOWED, "ss": ss.ALLOWED, "iw": iw.ALLOWED,
+                    "wil6210": wil6210.ALLOWED, "run": mmpath_run.ALLOWED}
+
+
 def read_one(path: Path, kind: str | None = None) -> Source:
     if kind is None:
         kind = detect(path)
+    try:
+        return _read_one(path, kind)
+    except AnalyzeInputError:
+        raise
+    except (KeyError, TypeError, AttributeError, ValueError, IndexError, OverflowError, struct.error) as e:
+        # The readers check the layouts they know; a file damaged in a way they do not foresee (a
+        # field of the wrong type deep inside a JSON report, a mangled header) still gets one line
+        # naming the file and the kind, never a traceback (tests/analyze/test_fuzz.py).
+        what = " ".join(str(e).split())[:120] or type(e).__name__
+        raise AnalyzeInputError(path, f"malformed {kind} input ({type(e).__name__}: {what})",
+                                _ALLOWED_BY_KIND.get(kind)) from None
+
+
+def _read_one(path: Path, kind: str) -> Source:
     if kind == "pcap":
         return pcap.read(path)
     if kind == "iperf3":
