@@ -171,6 +171,7 @@ def read(path, obj=None) -> Source:
              # A client's copy of the receiver's results has `seconds` = its own (sender) duration
              # while `bits_per_second` uses the receiver's `end` (iperf 3.12): use end - start.
              "bytes": int(rcv.get("bytes", 0) or 0), "duration_s": _dur(rcv),
+             "start": float(rcv.get("start", 0.0) or 0.0) if isinstance(rcv.get("start"), (int, float)) else 0.0,
              "mbps": float(rcv.get("bits_per_second", 0) or 0) / 1e6,
              "bytes_sent": int(snd.get("bytes", 0) or 0), "sent_mbps": float(snd.get("bits_per_second", 0) or 0) / 1e6,
              "retransmits": snd.get("retransmits"), "max_snd_cwnd": snd.get("max_snd_cwnd")}

@@ -131,13 +131,27 @@ def _iperf3_agreement(sources: list[Source], table: dict):
                     if conn is None:
                         continue
                     hit = conn
-                st = float(hit["start"])
+                # iperf3's window on the capture's clock: all streams of a test share its start, so
+                # the window starts at the report's anchor (its earliest stream's first data
+                # packet), not at this stream's own first packet (with -P/--bidir they differ).
+                st = table[s.path]["offset_s"] + float(f.get("start", 0.0) or 0.0)
                 dur = float(f["duration_s"])
+                # iperf3's receiver stops its clock when it reads the last byte; the capture shows
+                # that byte delivered when its ACK passes the capture point, later by the ACK's
+                # delay from the receiver to there. The data-to-ACK time measured at the capture
+                # point bounds that delay on either side (sender side: the RTT; receiver side: the
+                # ACK generation delay), so the window is extended by its median.
+                slack = 0.0
+                smp = c.samples
+                if len(smp) and "rtt_ms" in smp:
+                    r = smp.loc[smp["flow"] == key, "rtt_ms"].dropna()
+                    if len(r):
+                        slack = float(r.median()) / 1e3
                 b = c.bins
-                rows = b[(b["flow"] == key) & (b["subflow"] == sub) & (b["t"] >= st) & (b["t"] < st + dur)]
+                rows = b[(b["flow"] == key) & (b["subflow"] == sub) & (b["t"] >= st) & (b["t"] < st + dur + slack)]
                 cap_mbps = float(rows["bytes"].sum()) * 8 / dur / 1e6
                 out.append({"iperf3": s.path, "side": s.meta.get("side"), "capture": c.path,
-                            "flow": f["name"], "matched": key, "window_s": _r(dur),
+                            "flow": f["name"], "matched": key, "window_s": _r(dur), "ack_slack_s": _r(slack),
                             "iperf3_mbps": _r(f["mbps"]), "capture_mbps": _r(cap_mbps),
                             "diff_pct": _r(100.0 * (cap_mbps - f["mbps"]) / f["mbps"]),
                             "capture_whole_flow_mbps": _r(hit.get("mbps"))})
