@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 import mmpath
-from mmpath.analyze import AnalyzeInputError, iperf3, pcap, ss, iw, wil6210
+from mmpath.analyze import iperf3, iw, pcap, ss, wil6210
 
 from conftest import assert_one_line_error
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import struct
 from pathlib import Path
 
@@ -126,11 +125,3 @@ def expand(specs) -> list[tuple[Path, str | None]]:
 
 def load(specs) -> list[Source]:
     return [read_one(p, k) for p, k in expand(specs)]
-
-
-def _is_json(path: Path) -> bool:
-    try:
-        json.loads(path.read_text())
-        return True
-    except Exception:
-        return False

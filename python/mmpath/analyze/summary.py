@@ -280,8 +280,6 @@ def summarize(sources, table, origin, intervals, timeline, events, *, bin_s, bas
 
 def format_summary(s: dict) -> str:
     """The table `mmpath analyze` prints."""
-    from ..table import format_table as _ft  # noqa: F401  (same look as `mmpath run` where possible)
-
     lines = []
     hdr = f"{'source':<28} {'flow':<44} {'kind':<13} {'path':<18} {'Mbps':>9} {'retx %':>7} {'mean RTT ms':>11}"
     lines.append(hdr)
