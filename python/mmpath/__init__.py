@@ -30,4 +30,12 @@ __version__ = _find_version()
 from .api import Result, run  # noqa: E402  (after __version__, which api reads)
 from .errors import ScenarioError  # noqa: E402
 
-__all__ = ["run", "Result", "ScenarioError", "__version__"]
+
+def analyze(paths, out=None, **kwargs):
+    """mmNetAnalyzer: read, align and analyze logs or run folders (see mmpath.analyze / docs/analyze.md)."""
+    from .analyze import analyze as _analyze
+
+    return _analyze(paths, out, **kwargs)
+
+
+__all__ = ["run", "Result", "ScenarioError", "analyze", "__version__"]

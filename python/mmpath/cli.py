@@ -135,6 +135,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     from .reproduce_cli import add_parser as add_reproduce_parser  # `mmpath reproduce`: reproduce_cli.py
     add_reproduce_parser(sub)
+    from .analyze.cli import add_parser as add_analyze_parser  # `mmpath analyze`: analyze/cli.py
+    add_analyze_parser(sub)
+    from .capture import add_parser as add_capture_parser  # `mmpath capture`: capture.py
+    add_capture_parser(sub)
     return p
 
 
@@ -151,7 +155,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)  # exits 2 with usage on a bad flag
     if not getattr(args, "func", None):
         parser.print_usage(sys.stderr)
-        _err("error: a command is required (run, scenarios, reproduce)")
+        _err("error: a command is required (run, scenarios, reproduce, analyze, capture)")
         return 2
     try:
         return args.func(args)

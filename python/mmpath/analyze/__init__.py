@@ -1,0 +1,115 @@
+"""mmNetAnalyzer (seed 003): cross-layer analysis of real testbed logs and of mmpath runs.
+
+    import mmpath
+    res = mmpath.analyze(["client.json", "capture.pcap", "ss.log"], out="analysis")
+    res.summary      # dict, as summary.json
+    res.intervals    # throughput bins: t_s, source, flow, subflow, path, bytes, mbps
+    res.timeline     # cross-layer samples (docs/trace-schema.md)
+    res.events       # link / protocol events
+
+Readers (one module each): iperf3.py, pcap.py, ss.py, iw.py, wil6210.py, mmpath_run.py;
+alignment in align.py; outputs in timeline.py, summary.py, report.py. See docs/analyze.md.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from .errors import AnalyzeInputError
+from .model import Source
+
+__all__ = ["analyze", "Analysis", "AnalyzeInputError", "Source"]
+
+
+@dataclass
+class Analysis:
+    summary: dict
+    intervals: pd.DataFrame
+    timeline: pd.DataFrame
+    events: pd.DataFrame
+    sources: list[Source] = field(default_factory=list)
+    out: Path | None = None
+
+    def __repr__(self) -> str:
+        return (f"<mmpath.Analysis sources={len(self.sources)} flows={len(self.summary.get('flows', []))}"
+                f" out={str(self.out) if self.out else None!r}>")
+
+
+def analyze(paths, out: str | os.PathLike | None = None, *, offsets: dict[str, float] | None = None,
+            baselines: dict[str, float] | None = None, expected_mbps: float | None = None,
+            bin_s: float = 0.1, report: bool = True, floor_mbps: float = 1.0) -> Analysis:
+    """Read, align and analyze PATHs (files or folders); write DIR/ when `out` is given.
+
+    baselines: single-path throughputs {name: Mbit/s} for Ben(mode) (seed 000 eq. 2/3);
+    expected_mbps: Th_expected of the normalized throughput (seed 000 eq. 1).
+    """
+    from . import align as al
+    from . import summary as sm
+    from . import timeline as tl
+    from .sources import load
+
+    if not (0.001 <= bin_s <= 60):
+        raise AnalyzeInputError("--bin", f"{bin_s} s is out of range", "0.001-60 seconds")
+    sources = load(paths)
+    table, origin = al.align(sources, offsets)
+    intervals, timeline, events = tl.build(sources, table, origin, bin_s)
+    summary = sm.summarize(sources, table, origin, intervals, timeline, events, bin_s=bin_s,
+                           baselines=baselines, expected_mbps=expected_mbps, floor_mbps=floor_mbps)
+    res = Analysis(summary=summary, intervals=intervals, timeline=timeline, events=events, sources=sources)
+    if out is not None:
+        res.out = write(res, Path(out), report=report)
+    return res
+
+
+def write(res: Analysis, out: Path, report: bool = True) -> Path:
+    """summary.json, intervals.csv, timeline.parquet, events.csv, report.html + PNGs; atomic like a run."""
+    from ..errors import OutputError
+    from ..outputs import dumps
+
+    out = Path(out)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
+    except OSError as e:
+        raise OutputError(f"cannot create the output folder {out}: {e.strerror}") from None
+    try:
+        (tmp / "summary.json").write_text(dumps(res.summary), encoding="utf-8")
+        iv = res.intervals.copy()
+        iv.to_csv(tmp / "intervals.csv", index=False, lineterminator="\n")
+        res.timeline.to_parquet(tmp / "timeline.parquet", engine="pyarrow", index=False)
+        res.events.to_csv(tmp / "events.csv", index=False, lineterminator="\n")
+        if report:
+            from .report import write_report
+            write_report(res, tmp)
+        if out.exists():
+            if not out.is_dir():
+                raise OutputError(f"{out} exists and is not a folder")
+            for p in tmp.iterdir():
+                dest = out / p.name
+                if dest.is_dir():
+                    shutil.rmtree(dest)
+                os.replace(p, dest)
+            shutil.rmtree(tmp, ignore_errors=True)
+        else:
+            os.replace(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return out
+
+
+# `import mmpath.analyze` (this package) replaces the `mmpath.analyze` function attribute with the
+# module; making the module callable keeps `mmpath.analyze([...])` working either way.
+class _CallableModule(sys.modules[__name__].__class__):
+    def __call__(self, *args, **kwargs):
+        return analyze(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule

@@ -1,0 +1,19 @@
+"""The analyzer's user-facing error: one line naming the file, what is wrong and what is allowed."""
+
+from __future__ import annotations
+
+from ..errors import MmpathError
+
+KINDS_HELP = ("iperf3 -J JSON, pcap/pcapng, `ss -tinO` log, `iw dev IF station dump`/`link` log, "
+              "wil6210 CSV, an `mmpath capture` folder or an mmpath run folder")
+
+
+class AnalyzeInputError(MmpathError, ValueError):
+    """An input file the analyzer cannot read (exit status 2 in the CLI)."""
+
+    def __init__(self, path, problem: str, allowed: str | None = None):
+        msg = f"{path}: {problem}"
+        if allowed:
+            msg += f" (allowed: {allowed})"
+        super().__init__(" ".join(msg.split()))
+        self.path = str(path)

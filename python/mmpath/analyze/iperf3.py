@@ -1,0 +1,207 @@
+"""iperf3 -J reader: TCP and UDP, -R, --bidir, -P, any reporting interval, client or server side.
+
+Layout (iperf3's own JSON, as printed by `iperf3 -J`; checked against iperf 3.12 output made by
+tests/analyze/fixtures/make_fixtures.sh and against iperf3's src/iperf_api.c field names):
+
+- ``start.connected[]``: ``socket``, ``local_host``, ``local_port``, ``remote_host``, ``remote_port``;
+  ``start.timestamp.timesecs`` (whole Unix seconds); ``start.test_start``: ``protocol``,
+  ``num_streams``, ``reverse``, ``bidir`` (3.7+), ``duration``.
+- ``intervals[].streams[]``: ``socket``, ``start``, ``end``, ``seconds``, ``bytes``,
+  ``bits_per_second``, ``sender`` (3.7+: whether this end sends on the stream), TCP sender extras
+  ``retransmits``, ``snd_cwnd`` and ``snd_wnd`` (bytes), ``rtt``/``rttvar`` (microseconds), ``pmtu``;
+  UDP: ``packets``, ``lost_packets`` ...
+- ``end.streams[]``: TCP ``{sender: {...}, receiver: {...}}`` with ``bytes``, ``seconds``,
+  ``bits_per_second``, sender ``retransmits``, ``max_snd_cwnd``, ``min/mean/max_rtt`` (µs); UDP
+  ``{udp: {...}}``; ``end.sum_sent`` / ``end.sum_received`` (+ ``_bidir_reverse`` with --bidir).
+
+Interval bytes are what *this* end wrote (sender) or read (receiver) in that interval, so a
+client's sender intervals include data still queued in the socket buffer; the receiver's numbers
+are the throughput (what iperf3 prints as the "receiver" line).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .errors import AnalyzeInputError
+from .model import Source
+
+ALLOWED = "the JSON report of `iperf3 -J` (an object with start, intervals and end)"
+
+
+def looks_like(obj) -> bool:
+    return isinstance(obj, dict) and "start" in obj and "intervals" in obj and "end" in obj
+
+
+def _load(path: Path):
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise AnalyzeInputError(path, "not UTF-8 text, so not an iperf3 -J report", ALLOWED) from None
+    except OSError as e:
+        raise AnalyzeInputError(path, f"cannot read: {e.strerror}") from None
+    if not text.strip():
+        raise AnalyzeInputError(path, "empty file", ALLOWED)
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as e:
+        hint = " (the file ends early: was iperf3 interrupted?)" if e.pos >= len(text.rstrip()) - 1 else ""
+        raise AnalyzeInputError(path, f"invalid JSON at line {e.lineno} column {e.colno}: {e.msg}{hint}",
+                                ALLOWED) from None
+    return obj
+
+
+def _num(path, where, v, default=None):
+    if v is None:
+        return default
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise AnalyzeInputError(path, f"{where}: {v!r} is not a number", ALLOWED)
+    return float(v)
+
+
+def _dur(r: dict) -> float:
+    try:
+        d = float(r["end"]) - float(r.get("start", 0.0))
+        if d > 0:
+            return d
+    except (KeyError, TypeError, ValueError):
+        pass
+    return float(r.get("seconds", 0) or 0)
+
+
+def read(path, obj=None) -> Source:
+    path = Path(path)
+    if obj is None:
+        obj = _load(path)
+    if not isinstance(obj, dict):
+        raise AnalyzeInputError(path, f"JSON but not an iperf3 report: the top level is a {type(obj).__name__}",
+                                ALLOWED)
+    if "error" in obj and not obj.get("intervals"):
+        raise AnalyzeInputError(path, f"iperf3 reported an error and no results: {obj['error']}",
+                                "a report of a test that ran")
+    if not looks_like(obj):
+        missing = [k for k in ("start", "intervals", "end") if k not in obj]
+        raise AnalyzeInputError(path, f"JSON but not an iperf3 report: no {', '.join(missing)} key",
+                                ALLOWED)
+    start, intervals, end = obj["start"], obj["intervals"], obj["end"]
+    if not isinstance(start, dict) or not isinstance(intervals, list) or not isinstance(end, dict):
+        raise AnalyzeInputError(path, "JSON but not an iperf3 report: start/end must be objects and "
+                                      "intervals a list", ALLOWED)
+    ts = start.get("test_start", {}) or {}
+    proto = str(ts.get("protocol", "TCP")).upper()
+    kind = "udp" if proto == "UDP" else "tcp"
+    reverse = bool(ts.get("reverse", 0))
+    # iperf 3.12 does not write test_start.bidir; the *_bidir_reverse sums show --bidir too.
+    bidir = bool(ts.get("bidir", 0)) or "sum_sent_bidir_reverse" in end or any(
+        isinstance(iv, dict) and "sum_bidir_reverse" in iv for iv in intervals[:1])
+    # Which end wrote this file: a client has `connecting_to`; a server has `accepted_connection`.
+    side = "client" if "connecting_to" in start else ("server" if "accepted_connection" in start else "client")
+    conns = {}
+    for c in start.get("connected", []) or []:
+        if isinstance(c, dict) and "socket" in c:
+            conns[c["socket"]] = c
+
+    # sender role per socket: the interval's `sender` flag (3.7+), else from -R / side
+    role: dict[int, bool] = {}
+    for iv in intervals:
+        for s in (iv or {}).get("streams", []) or []:
+            if isinstance(s, dict) and "sender" in s and s.get("socket") not in role:
+                role[s["socket"]] = bool(s["sender"])
+    for sock in conns:
+        if sock not in role:
+            role[sock] = (side == "client") != reverse
+
+    def flow_name(sock: int) -> str:
+        c = conns.get(sock)
+        if not c:
+            return f"iperf3 socket {sock}"
+        a = f"{c.get('local_host')}:{c.get('local_port')}"
+        b = f"{c.get('remote_host')}:{c.get('remote_port')}"
+        n = f"{a}>{b}" if role.get(sock, True) else f"{b}>{a}"
+        return ("udp " + n) if kind == "udp" else n
+
+    bins = []
+    samples = []
+    for i, iv in enumerate(intervals):
+        if not isinstance(iv, dict):
+            raise AnalyzeInputError(path, f"intervals[{i}] is not an object", ALLOWED)
+        for s in iv.get("streams", []) or []:
+            sock = s.get("socket")
+            t0 = _num(path, f"intervals[{i}].streams.start", s.get("start"), 0.0)
+            dt = _num(path, f"intervals[{i}].streams.seconds", s.get("seconds"), 0.0)
+            b = _num(path, f"intervals[{i}].streams.bytes", s.get("bytes"), 0.0)
+            if s.get("omitted"):
+                continue
+            bins.append((t0, dt, flow_name(sock), -1, "", b))
+            if kind == "tcp" and role.get(sock, True):
+                rtt = _num(path, f"intervals[{i}].streams.rtt", s.get("rtt"))
+                rttvar = _num(path, f"intervals[{i}].streams.rttvar", s.get("rttvar"))
+                samples.append({
+                    "t": _num(path, f"intervals[{i}].streams.end", s.get("end"), t0 + dt),
+                    "flow": flow_name(sock), "subflow": -1, "path": "",
+                    "cwnd_bytes": _num(path, "snd_cwnd", s.get("snd_cwnd"), np.nan),
+                    "rwnd_bytes": _num(path, "snd_wnd", s.get("snd_wnd"), np.nan),
+                    "srtt_ms": rtt / 1e3 if rtt is not None else np.nan,
+                    "rttvar_ms": rttvar / 1e3 if rttvar is not None else np.nan,
+                    "retransmits": _num(path, "retransmits", s.get("retransmits"), np.nan),
+                })
+
+    flows = []
+    for j, s in enumerate(end.get("streams", []) or []):
+        if not isinstance(s, dict):
+            continue
+        if "udp" in s:
+            u = s["udp"]
+            sock = u.get("socket")
+            f = {"name": flow_name(sock), "kind": "udp", "side": side, "sender": role.get(sock, True),
+                 "bytes": int(u.get("bytes", 0) or 0), "duration_s": float(u.get("seconds", 0) or 0),
+                 "mbps": float(u.get("bits_per_second", 0) or 0) / 1e6,
+                 "packets": u.get("packets"), "lost_packets": u.get("lost_packets"),
+                 "loss_pct": u.get("lost_percent"), "jitter_ms": u.get("jitter_ms"),
+                 "out_of_order": u.get("out_of_order")}
+            flows.append(f)
+            continue
+        snd, rcv = s.get("sender") or {}, s.get("receiver") or {}
+        sock = snd.get("socket", rcv.get("socket"))
+        f = {"name": flow_name(sock), "kind": "tcp", "side": side, "sender": role.get(sock, True),
+             # A client's copy of the receiver's results has `seconds` = its own (sender) duration
+             # while `bits_per_second` uses the receiver's `end` (iperf 3.12): use end - start.
+             "bytes": int(rcv.get("bytes", 0) or 0), "duration_s": _dur(rcv),
+             "start": float(rcv.get("start", 0.0) or 0.0) if isinstance(rcv.get("start"), (int, float)) else 0.0,
+             "mbps": float(rcv.get("bits_per_second", 0) or 0) / 1e6,
+             "bytes_sent": int(snd.get("bytes", 0) or 0), "sent_mbps": float(snd.get("bits_per_second", 0) or 0) / 1e6,
+             "retransmits": snd.get("retransmits"), "max_snd_cwnd": snd.get("max_snd_cwnd")}
+        if snd.get("mean_rtt") is not None:
+            f["rtt_ms"] = {"min": snd.get("min_rtt", 0) / 1e3, "mean": snd.get("mean_rtt", 0) / 1e3,
+                           "max": snd.get("max_rtt", 0) / 1e3}
+        flows.append(f)
+    # UDP receiver totals are in sum_received (3.12 puts the sender's view in streams[].udp)
+    sr = end.get("sum_received")
+    if kind == "udp" and isinstance(sr, dict) and len(flows) == 1 and sr.get("bits_per_second") is not None:
+        flows[0]["mbps"] = float(sr["bits_per_second"]) / 1e6
+        flows[0]["bytes"] = int(sr.get("bytes", flows[0]["bytes"]) or 0)
+        flows[0]["duration_s"] = float(sr.get("seconds", flows[0]["duration_s"]) or 0)
+    if not intervals and not flows:
+        raise AnalyzeInputError(path, "iperf3 report without intervals or results", ALLOWED)
+
+    src = Source(path=str(path), kind="iperf3", clock="relative")
+    tsec = (start.get("timestamp") or {}).get("timesecs")
+    src.t0_unix = float(tsec) if isinstance(tsec, (int, float)) else None
+    src.flows = flows
+    if bins:
+        src.bins = pd.DataFrame(bins, columns=["t", "dt", "flow", "subflow", "path", "bytes"])
+    if samples:
+        src.samples = pd.DataFrame(samples)
+    src.meta = {"side": side, "protocol": proto, "reverse": reverse, "bidir": bidir,
+                "num_streams": ts.get("num_streams", len(conns)), "version": start.get("version"),
+                "sum_received_mbps": (end.get("sum_received") or {}).get("bits_per_second", 0) / 1e6
+                if isinstance(end.get("sum_received"), dict) else None,
+                "sum_received_bytes": (end.get("sum_received") or {}).get("bytes")
+                if isinstance(end.get("sum_received"), dict) else None,
+                "sum_received_seconds": (end.get("sum_received") or {}).get("seconds")
+                if isinstance(end.get("sum_received"), dict) else None}
+    return src

@@ -1,0 +1,186 @@
+"""report.html and analysis.png: throughput, cwnd, RTT and MCS/RSSI on one shared time axis.
+
+Every panel shares the x axis (seconds from the analysis origin), so a dip in throughput lines up
+with the cwnd, RTT and PHY state that explain it (seed 003's mmNetAnalyzer idea). Shading: link
+down periods (red), throughput outages found by mmpath.metrics.outages (grey); vertical lines:
+MPTCP MP_PRIO (blue), ADD_ADDR (green), reinjections (orange ticks), backup takeover (purple).
+"""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+
+import numpy as np
+
+PREFERRED = ("pcap", "ss", "run", "iperf3")  # which source draws a flow's throughput
+
+
+def _pick_source(res):
+    kinds = {s.path: s.kind for s in res.sources}
+    iv = res.intervals
+    if iv.empty:
+        return None
+    for k in PREFERRED:
+        cands = [p for p, kk in kinds.items() if kk == k and (iv["source"] == p).any()]
+        if cands:
+            return cands[0]
+    return None
+
+
+def plot(res, path: Path) -> bool:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    tl = res.timeline
+    panels = ["tput"]
+    if "cwnd_bytes" in tl and tl["cwnd_bytes"].notna().any():
+        panels.append("cwnd")
+    if tl[["srtt_ms", "rtt_ms"]].notna().any().any():
+        panels.append("rtt")
+    if tl[["mcs", "rssi_dbm"]].notna().any().any():
+        panels.append("phy")
+    fig, axes = plt.subplots(len(panels), 1, sharex=True, figsize=(11, 2.4 * len(panels) + 0.6), squeeze=False)
+    axes = axes[:, 0]
+    src = _pick_source(res)
+    big = [f for f in res.summary["flows"] if f["source"] == src]
+    ax = axes[0]
+    if src is not None:
+        iv = res.intervals[res.intervals["source"] == src]
+        for (flow, sub), g in iv.groupby(["flow", "subflow"], observed=True):
+            if g["bytes"].sum() < 10_000:
+                continue
+            lbl = str(flow) if sub < 0 else f"{flow} sf{sub}"
+            ax.step(g["t_s"], g["mbps"], where="post", lw=1, label=lbl[-48:])
+        ax.set_title(f"throughput ({res.summary['bin_s']:g} s bins) from {Path(src).name}", fontsize=9)
+    ax.set_ylabel("Mbit/s")
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=7, loc="upper right")
+    for name, a in zip(panels[1:], axes[1:]):
+        if name == "cwnd":
+            d = tl[tl["cwnd_bytes"].notna()]
+            for (s, f, sf), g in d.groupby(["source", "flow", "subflow"], observed=True):
+                a.step(g["t_s"], g["cwnd_bytes"] / 1e3, where="post", lw=1,
+                       label=f"{Path(str(s)).name}: {f}{'' if sf < 0 else f' sf{sf}'}"[-48:])
+            a.set_ylabel("cwnd kB")
+        elif name == "rtt":
+            col = "rtt_ms"
+            for (s, f, sf), g in tl.groupby(["source", "flow", "subflow"], observed=True):
+                c = "srtt_ms" if g["srtt_ms"].notna().any() else col
+                g = g[g[c].notna()]
+                if len(g):
+                    a.plot(g["t_s"], g[c], lw=0.8, label=f"{Path(str(s)).name}: {f}{'' if sf < 0 else f' sf{sf}'}"[-48:])
+            a.set_ylabel("RTT ms")
+        elif name == "phy":
+            d = tl[tl["mcs"].notna() | tl["rssi_dbm"].notna()]
+            for p, g in d.groupby("path", observed=True):
+                if g["mcs"].notna().any():
+                    a.step(g["t_s"], g["mcs"], where="post", lw=1, label=f"MCS {p}")
+            a.set_ylabel("MCS")
+            if d["rssi_dbm"].notna().any():
+                a2 = a.twinx()
+                for p, g in d.groupby("path", observed=True):
+                    if g["rssi_dbm"].notna().any():
+                        a2.plot(g["t_s"], g["rssi_dbm"], lw=0.8, ls="--", label=f"RSSI {p}")
+                a2.set_ylabel("RSSI dBm")
+        if a.get_legend_handles_labels()[0] and len(a.get_legend_handles_labels()[0]) <= 8:
+            a.legend(fontsize=7, loc="upper right")
+    # events on every panel
+    ev = res.events
+    downs = []
+    if len(ev):
+        for p, g in ev[ev["kind"].isin(["down", "up"])].groupby("path", observed=True):
+            t_down = None
+            for t, k in zip(g["t_s"], g["kind"]):
+                if k == "down" and t_down is None:
+                    t_down = t
+                elif k == "up" and t_down is not None:
+                    downs.append((t_down, t))
+                    t_down = None
+            if t_down is not None:
+                downs.append((t_down, None))
+    xmax = max([a.get_xlim()[1] for a in axes])
+    for a in axes:
+        for t0, t1 in downs:
+            a.axvspan(t0, t1 if t1 is not None else xmax, color="red", alpha=0.12, lw=0)
+        for f in big:
+            for o in f.get("outages", []):
+                a.axvspan(o["start_s"], o["end_s"], color="grey", alpha=0.15, lw=0)
+        if len(ev):
+            for t in ev.loc[ev["kind"] == "mp_prio", "t_s"]:
+                a.axvline(t, color="tab:blue", lw=0.8, ls=":")
+            for t in ev.loc[ev["kind"] == "add_addr", "t_s"]:
+                a.axvline(t, color="tab:green", lw=0.8, ls=":")
+        for c in res.summary.get("connections", []):
+            if c.get("takeover"):
+                a.axvline(c["takeover"]["t_s"], color="purple", lw=1.2, ls="--")
+    if len(ev) and (ev["kind"] == "reinjection").any():
+        ymax = axes[0].get_ylim()[1]
+        axes[0].plot(ev.loc[ev["kind"] == "reinjection", "t_s"], np.full((ev["kind"] == "reinjection").sum(), ymax * 0.97),
+                     "|", color="tab:orange", ms=8, label="reinjection")
+    axes[-1].set_xlabel("time (s)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
+def _table(rows: list[dict], cols: list[str]) -> str:
+    h = "".join(f"<th>{html.escape(c)}</th>" for c in cols)
+    body = []
+    for r in rows:
+        cells = []
+        for c in cols:
+            v = r.get(c)
+            if isinstance(v, float):
+                v = f"{v:.4g}"
+            elif isinstance(v, (list, dict)):
+                v = len(v) if c in ("outages", "drops") else v
+            cells.append(f"<td>{html.escape('' if v is None else str(v))}</td>")
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    return f"<table><tr>{h}</tr>{''.join(body)}</table>"
+
+
+def write_report(res, out: Path) -> None:
+    out = Path(out)
+    has_plot = False
+    try:
+        has_plot = plot(res, out / "analysis.png")
+    except Exception as e:  # a plot must never cost the analysis; say why in the page
+        err = f"<p>plot failed: {html.escape(str(e))}</p>"
+    else:
+        err = ""
+    s = res.summary
+    parts = [
+        "<!doctype html><html><head><meta charset='utf-8'><title>mmpath analyze</title>",
+        "<style>body{font-family:sans-serif;margin:1.5em;max-width:1200px}table{border-collapse:collapse;"
+        "font-size:12px;margin:0.6em 0}td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}"
+        "th{background:#eee}td:first-child,td:nth-child(2){text-align:left}</style></head><body>",
+        "<h1>mmpath analyze</h1>",
+        f"<p>{len(s['sources'])} sources, {len(s['flows'])} flows "
+        f"({s.get('minor_flows', 0)} small flows not listed), {s['duration_s']} s, bins {s['bin_s']} s.</p>",
+    ]
+    if has_plot:
+        parts.append("<img src='analysis.png' alt='throughput, cwnd, RTT and MCS/RSSI on a shared time axis' "
+                     "style='max-width:100%'>")
+    parts.append(err)
+    parts.append("<h2>Flows</h2>")
+    parts.append(_table(s["flows"], ["source", "name", "kind", "path", "subflow", "bytes", "duration_s", "mbps",
+                                     "retrans_pct", "outages", "drops", "ben", "normalized_throughput"]))
+    if s.get("connections"):
+        parts.append("<h2>MPTCP connections</h2>")
+        rows = [{**c, "takeover_s": (c.get("takeover") or {}).get("t_s"),
+                 "shares": ", ".join(f"{k}: {v:.2f}" for k, v in c["path_shares"].items() if v is not None)}
+                for c in s["connections"]]
+        parts.append(_table(rows, ["source", "name", "mbps", "bytes", "reinjections", "reinjected_bytes",
+                                   "takeover_s", "shares"]))
+    if s.get("iperf3_agreement"):
+        parts.append("<h2>iperf3 vs capture</h2>")
+        parts.append(_table(s["iperf3_agreement"], ["iperf3", "side", "flow", "iperf3_mbps", "capture_mbps",
+                                                    "diff_pct"]))
+    parts.append("<h2>Sources and alignment</h2>")
+    parts.append(_table(s["sources"], ["path", "kind", "clock", "offset_s", "anchor", "flows", "samples"]))
+    parts.append("</body></html>")
+    (out / "report.html").write_text("\n".join(parts), encoding="utf-8")

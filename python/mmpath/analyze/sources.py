@@ -1,0 +1,127 @@
+"""Find the inputs: expand folders, detect each file's kind from its content, call its reader."""
+
+from __future__ import annotations
+
+import struct
+from pathlib import Path
+
+from . import iperf3, iw, mmpath_run, pcap, ss, wil6210
+from .errors import KINDS_HELP, AnalyzeInputError
+from .model import Source
+
+KINDS = ("iperf3", "pcap", "ss", "iw", "wil6210", "run")
+# Files in a capture folder that are not inputs (written by mmpath capture or the fixture script).
+_SKIP = {"capture.json", "stderr.txt", "summary.json"}
+
+
+def _split_kind(spec: str) -> tuple[str | None, str]:
+    k, sep, rest = spec.partition(":")
+    if sep and k in KINDS and rest:
+        return k, rest
+    return None, spec
+
+
+def detect(path: Path) -> str:
+    """The reader for a file, from its first bytes (extensions are not trusted)."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(8192)
+    except OSError as e:
+        raise AnalyzeInputError(path, f"cannot read: {e.strerror}") from None
+    if not head.strip():
+        raise AnalyzeInputError(path, "empty file", KINDS_HELP)
+    if pcap.is_pcap(head):
+        return "pcap"
+    try:
+        text = head.decode("utf-8")
+    except UnicodeDecodeError as e:
+        # a multi-byte character cut at the 8 KiB boundary is fine; real binary is not
+        if e.start < len(head) - 4:
+            raise AnalyzeInputError(path, "unknown log layout: binary data that is not a pcap/pcapng capture "
+                                          f"(starts with bytes {head[:4].hex()})", KINDS_HELP) from None
+        text = head[:e.start].decode("utf-8")
+    s = text.lstrip()
+    if s.startswith("{") or s.startswith("["):
+        return "iperf3"
+    if ss.looks_like(text):
+        return "ss"
+    if iw.looks_like(text):
+        return "iw"
+    if wil6210.looks_like(text):
+        return "wil6210"
+    first = next((ln for ln in text.splitlines() if ln.strip()), "")[:80]
+    raise AnalyzeInputError(path, f"unknown log layout (first line: {first!r})", KINDS_HELP)
+
+
+_ALLOWED_BY_KIND = {"pcap": pcap.ALLOWED, "iperf3": iperf3.ALLOWED, "ss": ss.ALLOWED, "iw": iw.ALLOWED,
+                    "wil6210": wil6210.ALLOWED, "run": mmpath_run.ALLOWED}
+
+
+def read_one(path: Path, kind: str | None = None) -> Source:
+    if kind is None:
+        kind = detect(path)
+    try:
+        return _read_one(path, kind)
+    except AnalyzeInputError:
+        raise
+    except (KeyError, TypeError, AttributeError, ValueError, IndexError, OverflowError, struct.error) as e:
+        # The readers check the layouts they know; a file damaged in a way they do not foresee (a
+        # field of the wrong type deep inside a JSON report, a mangled header) still gets one line
+        # naming the file and the kind, never a traceback (tests/analyze/test_fuzz.py).
+        what = " ".join(str(e).split())[:120] or type(e).__name__
+        raise AnalyzeInputError(path, f"malformed {kind} input ({type(e).__name__}: {what})",
+                                _ALLOWED_BY_KIND.get(kind)) from None
+
+
+def _read_one(path: Path, kind: str) -> Source:
+    if kind == "pcap":
+        return pcap.read(path)
+    if kind == "iperf3":
+        return iperf3.read(path)
+    if kind == "ss":
+        return ss.read(path)
+    if kind == "iw":
+        return iw.read(path)
+    if kind == "wil6210":
+        return wil6210.read(path)
+    if kind == "run":
+        return mmpath_run.read(path)
+    raise AnalyzeInputError(path, f"unknown kind {kind!r}", ", ".join(KINDS))
+
+
+def expand(specs) -> list[tuple[Path, str | None]]:
+    """Paths (files or folders, optionally KIND:PATH) -> list of (file, forced kind or None)."""
+    out: list[tuple[Path, str | None]] = []
+    if isinstance(specs, (str, Path)):
+        specs = [specs]
+    specs = list(specs)
+    if not specs:
+        raise AnalyzeInputError("analyze", "no input given", KINDS_HELP)
+    for spec in specs:
+        kind, p = _split_kind(str(spec))
+        path = Path(p)
+        if not path.exists():
+            raise AnalyzeInputError(path, "no such file or folder", KINDS_HELP)
+        if path.is_dir():
+            if kind == "run" or (kind is None and mmpath_run.looks_like(path)):
+                out.append((path, "run"))
+                continue
+            files = [f for f in sorted(path.iterdir()) if f.is_file() and f.name not in _SKIP
+                     and not f.name.startswith(".")]
+            found = []
+            for f in files:
+                try:
+                    k = kind or detect(f)
+                except AnalyzeInputError:
+                    continue  # a folder may hold notes and other files; only readable inputs count
+                found.append((f, k))
+            if not found:
+                raise AnalyzeInputError(path, "folder holds no file the analyzer reads", KINDS_HELP)
+            out.extend(found)
+        else:
+            out.append((path, kind))
+    return out
+
+
+def load(specs) -> list[Source]:
+    return [read_one(p, k) for p, k in expand(specs)]

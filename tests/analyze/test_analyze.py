@@ -1,0 +1,281 @@
+"""mmpath analyze on REAL fixtures (tests/analyze/fixtures/make_fixtures.sh: netns + veth + tbf,
+iperf3, mptcpize, tcpdump, ss) and on an mmpath run folder. No root tools needed at test time."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import mmpath
+from mmpath.analyze import iperf3, iw, pcap, ss, wil6210
+
+from conftest import assert_one_line_error
+
+FX = Path(__file__).parent / "fixtures"
+REAL = ["tcp", "tcp_reverse", "udp", "tcp_p2_bidir", "mptcp", "mptcp_backup"]
+
+
+@pytest.fixture(scope="module")
+def analyses():
+    return {n: mmpath.analyze([FX / n]) for n in REAL}
+
+
+# --------------------------------------------------------------------------- agreement with iperf3
+
+
+@pytest.mark.parametrize("name", REAL)
+def test_throughput_agrees_with_iperf3_within_2pct(analyses, name):
+    agr = analyses[name].summary["iperf3_agreement"]
+    cj = json.loads((FX / name / "client.json").read_text())
+    n_streams = len(cj["end"]["streams"])
+    # every iperf3 stream (both ends' reports) found in the capture(s)
+    flows = {a["flow"] for a in agr}
+    assert len(flows) == n_streams, (flows, n_streams)
+    for a in agr:
+        assert abs(a["diff_pct"]) < 2.0, a
+
+
+def test_iperf3_reader_numbers_are_iperf3s(analyses):
+    src = iperf3.read(FX / "tcp" / "client.json")
+    cj = json.loads((FX / "tcp" / "client.json").read_text())
+    f = src.flows[0]
+    assert f["mbps"] == pytest.approx(cj["end"]["sum_received"]["bits_per_second"] / 1e6)
+    assert f["bytes"] == cj["end"]["sum_received"]["bytes"]
+    assert f["name"] == "10.1.0.2:{}>10.1.0.1:5201".format(cj["start"]["connected"][0]["local_port"])
+    # 0.1 s intervals, sender side: cwnd and RTT samples
+    assert len(src.bins) == len(cj["intervals"]) and src.bins["dt"].max() < 0.11
+    assert src.samples["cwnd_bytes"].notna().all() and (src.samples["srtt_ms"] > 0).all()
+
+
+def test_iperf3_reverse_and_bidir_directions():
+    r = iperf3.read(FX / "tcp_reverse" / "client.json")
+    assert r.meta["reverse"] and r.flows[0]["name"].startswith("10.1.0.1:5201>")
+    b = iperf3.read(FX / "tcp_p2_bidir" / "client.json")
+    fwd = [f for f in b.flows if f["name"].startswith("10.1.0.2")]
+    rev = [f for f in b.flows if f["name"].startswith("10.1.0.1")]
+    assert b.meta["bidir"] and len(fwd) == 2 and len(rev) == 2
+    u = iperf3.read(FX / "udp" / "server.json")
+    assert u.flows[0]["kind"] == "udp" and u.meta["side"] == "server"
+
+
+def test_pcap_tcp_flow_details():
+    s = pcap.read(FX / "tcp" / "capture.pcap")
+    f = max(s.flows, key=lambda f: f["bytes"])
+    assert f["sack_permitted"] and f["sack_acks"] > 0 and f["wscale"] == 10
+    assert f["retransmits"] > 0  # BBR into a shallow tbf: real losses
+    assert f["rtt_samples"] > 100
+    sm = s.samples[s.samples["flow"] == f["name"]]
+    assert sm["in_flight_bytes"].max() > 10_000
+    assert sm["rwnd_bytes"].max() > 65535  # scaled by the window-scale option
+    # RTT through a 10 Mbit/s tbf with up to 30 ms of queue: between 0 and ~60 ms
+    assert 0 < np.nanmedian(sm["rtt_ms"]) < 60
+
+
+def test_pcap_decoding_matches_dpkt():
+    """Cross-check the struct-based decoder against dpkt on a real capture."""
+    dpkt = pytest.importorskip("dpkt")
+    path = FX / "tcp" / "capture.pcap"
+    want: dict = {}
+    with open(path, "rb") as fh:
+        for _ts, buf in dpkt.pcap.Reader(fh):
+            eth = dpkt.ethernet.Ethernet(buf)
+            ip = eth.data
+            if not isinstance(ip, dpkt.ip.IP) or not isinstance(ip.data, dpkt.tcp.TCP):
+                continue
+            t = ip.data
+            k = (bytes(ip.src), t.sport, bytes(ip.dst), t.dport)
+            pl = ip.len - ip.hl * 4 - t.off * 4
+            n, b = want.get(k, (0, 0))
+            want[k] = (n + 1, b + pl)
+    tcp, _udp, _ = pcap.read_packets(path)
+    got = {k: (len(d.ts), sum(d.plen)) for k, d in tcp.items()}
+    assert got == want
+
+
+def test_one_way_delay_from_both_ends(analyses):
+    owd = analyses["tcp"].summary["one_way_delay"]
+    assert owd, "both captures of the tcp run should give one-way delays"
+    d = next(iter(owd.values()))
+    big = max(d.values(), key=lambda v: v["samples"])
+    # same host, veth: the captured delay is tiny (microseconds to a few ms)
+    assert big["samples"] > 500 and 0 <= big["p50_ms"] < 5
+
+
+# --------------------------------------------------------------------------- MPTCP
+
+
+def test_mptcp_both_subflows_found(analyses):
+    conns = [c for c in analyses["mptcp"].summary["connections"] if c["source"].endswith("capture.pcap")]
+    data = max(conns, key=lambda c: c["bytes"])
+    paths = {s["path"] for s in data["subflows"]}
+    assert len(data["subflows"]) >= 2 and len(paths) == 2, data
+    # both paths carried a real share of the data
+    assert all(v > 0.1 for v in data["path_shares"].values()), data["path_shares"]
+    # the join used the token from MP_CAPABLE; the server's ADD_ADDR was seen
+    assert analyses["mptcp"].summary["events"].get("add_addr", 0) >= 1
+    # ss sees the same connection (same token name) with its subflows
+    ssf = [f for f in analyses["mptcp"].summary["flows"] if f["source"].endswith("ss.log")
+           and f.get("connection") == data["name"]]
+    assert len(ssf) >= 2
+
+
+def test_mptcp_backup_takeover_detected(analyses):
+    a = analyses["mptcp_backup"]
+    down_unix = float((FX / "mptcp_backup" / "link_down_unix_s.txt").read_text())
+    down_s = down_unix - a.summary["origin_unix_s"]
+    conns = [c for c in a.summary["connections"] if c["source"].endswith("capture.pcap")]
+    data = max(conns, key=lambda c: c["bytes"])
+    backups = [s for s in data["subflows"] if s["backup"]]
+    assert len(backups) == 1  # MP_JOIN with the B bit
+    tk = data["takeover"]
+    assert tk is not None, data
+    # the backup takes over after a0 goes down, within a second, and then carries the data
+    assert down_s - 0.2 <= tk["t_s"] <= down_s + 1.0, (tk, down_s)
+    assert tk["backup_share_after"] > 0.9
+
+
+def test_reinjections_counted(analyses):
+    c = max((c for c in analyses["mptcp"].summary["connections"]), key=lambda c: c["bytes"])
+    assert c["reinjections"] is not None and c["reinjected_bytes"] >= 0
+
+
+def test_pcapng_and_linux_sll2(tmp_path):
+    """The MPTCP capture is `tcpdump -i any` (LINUX_SLL2); the same packets in a pcapng give the same result."""
+    src = FX / "mptcp" / "capture.pcap"
+    a = pcap.read(src)
+    assert a.meta["packets"] > 1000
+    # write a pcapng with the same packets (SHB, one IDB with if_name, EPBs)
+    import struct
+    out = tmp_path / "x.pcapng"
+    with open(out, "wb") as w:
+        shb_body = struct.pack("<IHHq", 0x1A2B3C4D, 1, 0, -1)
+        w.write(struct.pack("<II", 0x0A0D0D0A, 12 + len(shb_body)) + shb_body + struct.pack("<I", 12 + len(shb_body)))
+        name = b"any\x00"
+        opts = struct.pack("<HH", 2, len(name)) + name + struct.pack("<HH", 9, 1) + b"\x06\x00\x00\x00" + b"\x00" * 4
+        idb = struct.pack("<HHI", 276, 0, 262144) + opts
+        w.write(struct.pack("<II", 1, 12 + len(idb)) + idb + struct.pack("<I", 12 + len(idb)))
+        for ts, buf, origlen, _if, _lt in pcap._records(src):
+            us = int(round(ts * 1e6))
+            pad = b"\x00" * (-len(buf) % 4)
+            body = struct.pack("<IIIII", 0, us >> 32, us & 0xFFFFFFFF, len(buf), origlen) + buf + pad
+            w.write(struct.pack("<II", 6, 12 + len(body)) + body + struct.pack("<I", 12 + len(body)))
+    b = pcap.read(out)
+    fa = {f["name"]: f["bytes"] for f in a.flows}
+    fb = {f["name"]: f["bytes"] for f in b.flows}
+    assert fa == fb
+
+
+# --------------------------------------------------------------------------- ss, iw, wil6210
+
+
+def test_ss_reader():
+    s = ss.read(FX / "tcp" / "ss.log")
+    f = max(s.flows, key=lambda f: f["bytes"])
+    assert f["cc"] == "bbr" and f["samples"] > 15
+    sm = s.samples[s.samples["flow"] == f["name"]]
+    assert sm["cwnd_bytes"].max() > 0 and sm["srtt_ms"].max() > 0 and sm["retransmits"].max() > 0
+    # ss's bytes_acked over the run agree with iperf3's receiver within a few %
+    cj = json.loads((FX / "tcp" / "client.json").read_text())
+    assert f["bytes"] == pytest.approx(cj["end"]["sum_received"]["bytes"], rel=0.05)
+
+
+def test_iw_and_wil6210_readers():
+    i = iw.read(FX / "handmade" / "iw-wlan0.log")
+    assert set(i.samples["mcs"].dropna().unique()) == {9.0, 6.0}
+    assert list(i.events["kind"]) == ["down", "up", "rate"]
+    w = wil6210.read(FX / "handmade" / "wil6210.csv")
+    assert w.clock == "unix" and w.samples["mcs"].max() == 26  # 12.1 -> 26 as the driver reports it
+    assert list(w.events["kind"]) == ["down", "up"]
+    assert w.samples["sqi"].notna().all()
+
+
+def test_wil6210_headerless_like_simulator():
+    import tempfile
+    with tempfile.NamedTemporaryFile("w", suffix=".csv", delete=False) as fh:
+        fh.write("8,12,connected,70,-60\n8,12,connected,70,-60\n9,12,2,70,-60\n9,12,1,70,-60\n")
+    w = wil6210.read(fh.name)
+    assert list(w.samples["t"]) == pytest.approx([0, 0.01, 0.02, 0.03])
+    assert list(w.samples["link_up"]) == [True, True, True, False]
+
+
+# --------------------------------------------------------------------------- mmpath run folder
+
+
+def test_run_folder_reproduces_run_throughput(small_run, tmp_path):
+    res, out = small_run
+    a = mmpath.analyze([out], out=tmp_path / "an")
+    got = {f["name"]: f["mbps"] for f in a.summary["flows"]}
+    for f in res.summary["flows"]:
+        assert got[f["name"]] == pytest.approx(f["goodput_mbps"], rel=1e-9, abs=1e-9), f["name"]
+    for name in ("summary.json", "intervals.csv", "timeline.parquet", "report.html", "analysis.png"):
+        assert (tmp_path / "an" / name).is_file()
+    tl = pd.read_parquet(tmp_path / "an" / "timeline.parquet")
+    for c in ("t_s", "flow", "path", "cwnd_bytes", "srtt_ms", "in_flight_bytes", "mcs", "rssi_dbm", "link_up"):
+        assert c in tl.columns
+
+
+def test_cli_outputs(run_cli, tmp_path):
+    rc, out, err = run_cli("analyze", FX / "mptcp_backup", "--out", tmp_path / "o",
+                           "--baseline", "a=9.5", "--baseline", "b=3.8", "--expected", "10")
+    assert rc == 0, err
+    s = json.loads((tmp_path / "o" / "summary.json").read_text())
+    assert any("ben" in f for f in s["flows"]) and any("normalized_throughput" in f for f in s["flows"])
+    assert "backup takeover" in out
+    html = (tmp_path / "o" / "report.html").read_text()
+    assert "analysis.png" in html and "<script" not in html
+
+
+# --------------------------------------------------------------------------- bad input
+
+
+def _truncated(tmp_path):
+    data = (FX / "tcp" / "capture.pcap").read_bytes()
+    p = tmp_path / "cut.pcap"
+    p.write_bytes(data[:5000])
+    return p
+
+
+@pytest.mark.parametrize("case,fragments", [
+    ("truncated", ["cut.pcap", "truncated pcap file"]),
+    ("empty", ["empty.log", "empty file"]),
+    ("json", ["other.json", "not an iperf3 report"]),
+    ("layout", ["notes.txt", "unknown log layout"]),
+    ("badjson", ["bad.json", "invalid JSON"]),
+    ("missing", ["nope.pcap", "no such file"]),
+])
+def test_bad_input_one_clear_error(run_cli, tmp_path, case, fragments):
+    def write(name, text):
+        (tmp_path / name).write_text(text)
+        return tmp_path / name
+
+    p = {
+        "truncated": lambda: _truncated(tmp_path),
+        "empty": lambda: write("empty.log", ""),
+        "json": lambda: write("other.json", '{"name": "x", "values": [1, 2]}'),
+        "layout": lambda: write("notes.txt", "hello\nworld\n"),
+        "badjson": lambda: write("bad.json", '{"start": {'),
+        "missing": lambda: tmp_path / "nope.pcap",
+    }[case]()
+    rc, out, err = run_cli("analyze", p, "--out", tmp_path / "o")
+    assert rc == 2
+    assert_one_line_error(err, *fragments)
+    assert "allowed" in err or case == "missing"
+    assert not (tmp_path / "o").exists()
+
+
+def test_capture_runs_command_and_samples_ss(tmp_path, run_cli):
+    if shutil.which("ss") is None:
+        pytest.skip("ss (iproute2) not installed")
+    import sys
+    rc, out, err = run_cli("capture", "--out", tmp_path / "c", "--interval", "0.05", "--",
+                           sys.executable, "-c", "import time; time.sleep(0.3); print('hi')")
+    assert rc == 0, err
+    meta = json.loads((tmp_path / "c" / "capture.json").read_text())
+    assert meta["exit_status"] == 0 and meta["samples"]["ss.log"] >= 3
+    assert (tmp_path / "c" / "stdout.txt").read_text() == "hi\n"
+    assert ss.read(tmp_path / "c" / "ss.log").meta["samples"] >= 3

@@ -1,0 +1,113 @@
+"""Unit tests of mmpath.metrics on hand-made series with known answers."""
+
+import math
+
+import numpy as np
+import pytest
+
+from mmpath import metrics as M
+
+
+def _blockage(pre=1000.0, down=(5.0, 6.0), ramp_s=0.0, dur=12.0, dt=0.1):
+    """1000 Mbit/s, zero during `down`, then a linear ramp back over ramp_s seconds."""
+    t = np.round(np.arange(0.0, dur, dt), 10)
+    y = np.full(t.size, pre)
+    y[(t >= down[0]) & (t < down[1])] = 0.0
+    if ramp_s > 0:
+        r = (t >= down[1]) & (t < down[1] + ramp_s)
+        y[r] = pre * (t[r] - down[1]) / ramp_s
+    return t, y
+
+
+def test_outages_finds_the_blockage():
+    t, y = _blockage()
+    assert M.outages(t, y) == [pytest.approx((5.0, 6.0))]
+
+
+def test_outages_min_length_and_floor():
+    t = np.arange(0, 2.0, 0.01)
+    y = np.full(t.size, 100.0)
+    y[50] = 0.0  # one 10 ms sample: not an outage at min_s = 0.1
+    y[100:120] = 0.5  # 200 ms below 1 Mbit/s
+    assert M.outages(t, y) == [pytest.approx((1.0, 1.2))]
+    assert M.outages(t, y, floor_mbps=0.1) == []
+    assert len(M.outages(t, y, min_s=0.01)) == 2
+
+
+def test_outage_until_end_and_empty():
+    assert M.outages([0, 1, 2], [5, 0, 0]) == [(1.0, 3.0)]
+    assert M.outages([], []) == []
+
+
+def test_resaturation_immediate_is_zero():
+    t, y = _blockage()
+    assert M.resaturation_time(t, y, restored_s=6.0) == pytest.approx(0.0)
+
+
+def test_resaturation_linear_ramp():
+    # Ramp 0 -> 1000 over 4 s after 6 s. The mean over [T, T+1) of a linear ramp (until it
+    # saturates) is 1000 * (T - 6 + 0.5) / 4 >= 900  <=>  T - 6 >= 3.1 (on the 0.1 s grid the
+    # bin values are the ramp at bin start, so the mean is 1000*(T-6+0.45)/4 -> T-6 = 3.15 -> 3.2).
+    t, y = _blockage(ramp_s=4.0)
+    r = M.resaturation_time(t, y, restored_s=6.0)
+    assert r == pytest.approx(3.2, abs=1e-6)
+
+
+def test_resaturation_never_and_explicit_pre_window():
+    t, y = _blockage(ramp_s=100.0)
+    assert M.resaturation_time(t, y, restored_s=6.0) is None
+    t, y = _blockage()
+    y[t < 2.0] = 100.0  # slow start: an explicit pre window must avoid it
+    assert M.resaturation_time(t, y, 6.0, pre_start_s=3.0, pre_end_s=5.0) == pytest.approx(0.0)
+
+
+def test_throughput_drops_depth_and_length():
+    t = np.round(np.arange(0, 5.0, 0.1), 10)
+    y = np.full(t.size, 500.0)
+    y[(t >= 2.0) & (t < 2.5)] = 100.0  # drop to 20 % for 0.5 s
+    y[(t >= 3.5) & (t < 3.6)] = 400.0  # -20 %: below the 30 % depth, ignored
+    d = M.throughput_drops(t, y)
+    assert len(d) == 1
+    assert d[0]["start_s"] == pytest.approx(2.0)
+    assert d[0]["length_s"] == pytest.approx(0.5)
+    assert d[0]["depth"] == pytest.approx(0.8)
+    assert d[0]["level_mbps"] == pytest.approx(500.0)
+
+
+def test_rtt_inflation():
+    r = M.rtt_inflation([10, 20, 30, np.nan], base_rtt_ms=10)
+    assert r["mean_ms"] == pytest.approx(20)
+    assert r["mean_ratio"] == pytest.approx(2.0)
+    assert r["mean_added_ms"] == pytest.approx(10)
+    assert r["p95_ms"] == pytest.approx(29.0)
+    assert M.rtt_inflation([], 5)["mean_ms"] is None
+
+
+def test_utilization():
+    assert M.utilization([50, 100], 100) == pytest.approx(0.75)
+    assert M.utilization([50, 100], [100, 200]) == pytest.approx(0.5)
+    assert math.isnan(M.utilization([1], 0))
+
+
+def test_ben_paper_values():
+    # Seed 000: L_11ad = 1316, L_11n = 46.16 Mbit/s (eq. 3).
+    caps = {"11ad": 1316.0, "11n": 46.16}
+    assert M.ben(1316.0 + 46.16, caps) == pytest.approx(1.0)
+    assert M.ben(1316.0, caps) == pytest.approx(0.0)
+    assert M.ben(0.0, caps) == pytest.approx(-1.0)
+    assert M.ben(658.0, caps) == pytest.approx(-0.5)
+    assert M.ben(1316.0 + 23.08, caps) == pytest.approx(0.5)
+    assert M.ben(1000, [1316.0, 46.16]) == pytest.approx((1000 - 1316) / 1316)
+    with pytest.raises(ValueError):
+        M.ben(10, {"a": 10})
+
+
+def test_normalized_throughput():
+    assert M.normalized_throughput(900, 1000) == pytest.approx(0.9)
+    np.testing.assert_allclose(M.normalized_throughput([1, 2], [2, 0]), [0.5, np.nan])
+
+
+def test_window_mean_irregular():
+    # Step function 10 on [0,1), 30 on [1,3) (last sample lasts the median spacing, 1.0 here... ).
+    m = M.window_mean([0, 1, 2], [10, 30, 30], 0.5, 1.5)
+    assert m[0] == pytest.approx(20.0)
