@@ -130,8 +130,11 @@ def _check_ben(runs: pd.DataFrame, mode: Mode):
     fm, bk = stats(b["fullmesh"]), stats(b["backup"])
     c.below("Ben(fullmesh), highest run", fm["max"], 0.0, bound_text="0 (always negative)")
     spread_fm, spread_bk = fm["max"] - fm["min"], bk["max"] - bk["min"]
-    c.above("spread of Ben(fullmesh) (max - min) over that of Ben(backup)", spread_fm / max(spread_bk, 1e-6),
-            3.0, bound_text="3x (widely spread vs stable)")
+    # "Largely varied": the paper's runs span from about 0 down to the 11n throughput (Ben near
+    # -1); a spread of at least 0.1 in Ben and 3x the backup's is the least that deserves it.
+    c.at_least("spread of Ben(fullmesh) (max - min)", spread_fm, 0.1, bound_text="0.1 (widely spread)")
+    c.above("spread of Ben(fullmesh) over that of Ben(backup)", spread_fm / max(spread_bk, 1e-6),
+            3.0, bound_text="3x (varied vs stable)")
     c.below("|mean Ben(backup)|", abs(bk["mean"]), 0.05, bound_text="0.05 (near 0)")
     text = (f"Ben(fullmesh) mean {fmt(fm['mean'])} [{fmt(fm['min'])}..{fmt(fm['max'])}], "
             f"Ben(backup) mean {fmt(bk['mean'])} [{fmt(bk['min'])}..{fmt(bk['max'])}]; "
@@ -145,8 +148,9 @@ claim(Claim(
           "spread; Ben(backup) near 0. Ben as in seed 000 eq. (3)",
     paper="Fig. 11: Ben(fullmesh) always negative and largely varied (worst full mesh run near the 11n "
           "throughput); Ben(backup) stable around 0. L_11ad = 1316, L_11n = 46.16 Mbit/s (best runs)",
-    criterion="Every full mesh run has Ben < 0; the min-max spread of Ben(fullmesh) is over 3x that of "
-              "Ben(backup); |mean Ben(backup)| < 0.05. L_i are the best single-path TCP runs of the batch",
+    criterion="60 s runs. Every full mesh run has Ben < 0; the min-max spread of Ben(fullmesh) is at least "
+              "0.1 and over 3x that of Ben(backup); |mean Ben(backup)| < 0.05. L_i are the best single-path "
+              "TCP runs of the batch",
     check=_check_ben,
 ))
 
