@@ -22,6 +22,7 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) bench/run_bench.py
+	$(PY) bench/mptcp_bench.py
 
 lint: $(STAMP)
 	cargo clippy --workspace --all-targets -- -D warnings

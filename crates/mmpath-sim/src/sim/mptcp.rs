@@ -142,6 +142,9 @@ pub(super) struct MpConn {
     prio: Vec<(Time, usize, bool)>,
     /// A bytes-limited transfer has been written completely (its tail may be sub-MSS).
     app_done: bool,
+    /// New data chunks in DSN order: (end DSN, subflow that first carried it); the front is
+    /// the head-of-line chunk once data ACKs pop what they cover.
+    carriers: std::collections::VecDeque<(u64, u8)>,
 }
 
 fn sched_kind(f: &crate::scenario::FlowCfg) -> SchedKind {
@@ -309,6 +312,7 @@ pub(super) fn build(
         tick_at: None,
         prio,
         app_done: false,
+        carriers: std::collections::VecDeque::with_capacity(1024),
     }
 }
 
@@ -437,26 +441,18 @@ impl Simulation {
     fn conn_view(&self, c: u16) -> ConnView {
         let cn = &self.conns[c as usize];
         let in_flight = cn.data_nxt - cn.data_una.min(cn.data_nxt);
-        // Which subflow holds the head-of-line data (the oldest unacknowledged DSN).
-        let hol = (cn.data_una < cn.data_nxt)
-            .then(|| {
-                cn.subs.iter().position(|st| {
-                    let s = self.flows[st.flow as usize].sender.as_ref().expect("tcp");
-                    let mut holds = false;
-                    st.maps.for_each_range(s.snd_una, s.app_limit(), |d, l| {
-                        holds |= d <= cn.data_una && cn.data_una < d + l;
-                    });
-                    holds
-                })
-            })
-            .flatten();
+        let window_free = (cn.data_una + cn.peer_wnd).saturating_sub(cn.data_nxt);
+        let sndbuf_free = cn.sndbuf.saturating_sub(in_flight);
+        // The subflow that first carried the oldest un-data-ACKed byte (v0.9x: the head of the
+        // meta write queue's path_mask).
+        let hol = cn.carriers.front().map(|&(_, j)| j as usize);
         ConnView {
             unassigned_bytes: cn.data_limit.saturating_sub(cn.data_nxt),
-            send_window_free_bytes: (cn.data_una + cn.peer_wnd).saturating_sub(cn.data_nxt),
+            send_window_free_bytes: window_free,
             data_in_flight_bytes: in_flight,
             reinjecting: !cn.reinject.is_empty(),
             data_acked_bytes: cn.data_una,
-            sndbuf_free_bytes: cn.sndbuf.saturating_sub(in_flight),
+            sndbuf_free_bytes: sndbuf_free,
             hol_subflow: hol,
         }
     }
@@ -465,6 +461,7 @@ impl Simulation {
 
     /// Hands connection data to subflows while the scheduler keeps choosing one.
     pub(super) fn conn_push(&mut self, now: Time, c: u16) {
+        let mut retried = false;
         for _ in 0..MAX_DECISIONS {
             let view = self.conn_view(c);
             let has_new = view.unassigned_bytes > 0;
@@ -479,7 +476,10 @@ impl Simulation {
             let acted = self.apply_actions(now, c);
             let Some(j) = pick else {
                 self.conns[c as usize].stats.waits += 1;
-                if acted {
+                // The actions may have made room (a penalty, a retransmission): ask once more,
+                // but not again and again while the scheduler keeps waiting.
+                if acted && !retried {
+                    retried = true;
                     continue;
                 }
                 break;
@@ -519,6 +519,9 @@ impl Simulation {
             (d, len, false)
         };
         cn.stats.decisions += 1;
+        if !reinjected {
+            cn.carriers.push_back((dsn + len, j as u8));
+        }
         if reinjected {
             cn.stats.reinjections += 1;
             cn.stats.reinjected_bytes += len;
@@ -705,6 +708,9 @@ impl Simulation {
         let cn = &mut self.conns[c as usize];
         if p.data_ack > cn.data_una {
             cn.data_una = p.data_ack.min(cn.data_nxt);
+            while cn.carriers.front().is_some_and(|&(end, _)| end <= cn.data_una) {
+                cn.carriers.pop_front();
+            }
         }
         cn.peer_wnd = p.data_wnd;
         let st = &mut cn.subs[j as usize];
