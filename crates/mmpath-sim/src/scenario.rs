@@ -603,6 +603,16 @@ pub struct TcpOpts {
     /// SO_MAX_PACING_RATE); BBR always paces (Linux internal pacing).
     #[serde(default)]
     pub pacing: bool,
+    /// TCP Small Queues: at most this many bytes of the socket may wait below TCP (in the first
+    /// hop's queue) before it stops sending (net.ipv4.tcp_limit_output_bytes); 0 turns TSQ off.
+    #[serde(default = "d_limit_output")]
+    pub limit_output_bytes: u64,
+}
+
+/// net.ipv4.tcp_limit_output_bytes of current kernels (1 MiB; it was 128 KiB before Linux 4.2
+/// and 256 KiB after, include/net/tcp.h / tcp_ipv4.c).
+fn d_limit_output() -> u64 {
+    1_048_576
 }
 
 impl Default for TcpOpts {
@@ -617,6 +627,7 @@ impl Default for TcpOpts {
             delayed_ack: true,
             hystart: true,
             pacing: false,
+            limit_output_bytes: d_limit_output(),
         }
     }
 }
@@ -1071,6 +1082,9 @@ impl Scenario {
             self.validate_mptcp(i, fl, &names)?;
             let t = &fl.tcp;
             range_u(&f("tcp.initial_cwnd"), t.initial_cwnd as u64, 1, 1000)?;
+            if t.limit_output_bytes != 0 {
+                range_u(&f("tcp.limit_output_bytes"), t.limit_output_bytes, 2048, 1 << 31)?;
+            }
             pos(&f("tcp.min_rto_ms"), t.min_rto_ms)?;
             range_u(&f("tcp.rmem_max_bytes"), t.rmem_max_bytes, 4096, 1 << 31)?;
             range_u(&f("tcp.wmem_max_bytes"), t.wmem_max_bytes, 4096, 1 << 31)?;

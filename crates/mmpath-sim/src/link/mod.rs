@@ -131,6 +131,11 @@ impl Link {
     /// The head frame's transmission ends. `lost` says whether the channel destroyed it
     /// (random loss is drawn by the caller, who owns the RNG stream). Stale events (the link
     /// went down mid-frame) are ignored. Returns the frame if the channel destroyed it.
+    /// The packet at the head of the queue (the one in transmission, if any).
+    pub fn head(&self) -> Option<&Packet> {
+        self.queue.front()
+    }
+
     pub fn on_tx_done(&mut self, now: Time, lost: bool, wake: &mut Wake) -> Option<Packet> {
         if self.tx_end != Some(now) {
             return None;

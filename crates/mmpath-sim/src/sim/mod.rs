@@ -402,17 +402,19 @@ impl Simulation {
             let (sender, receiver) = if f.kind == FlowKind::Tcp {
                 let t = &f.tcp;
                 let cc = cc::build_seeded(f.cc.unwrap_or(crate::scenario::CcKind::Cubic), t, seed, fi);
+                let mut sender = TcpSender::new(SenderCfg {
+                    flow: fi,
+                    mss,
+                    initial_cwnd: t.initial_cwnd,
+                    min_rto: Time::from_ms_f64(t.min_rto_ms),
+                    sndbuf: t.sndbuf_bytes,
+                    wmem_max: t.wmem_max_bytes,
+                    cc,
+                    pacing: t.pacing,
+                });
+                sender.set_output_limit(t.limit_output_bytes);
                 (
-                    Some(TcpSender::new(SenderCfg {
-                        flow: fi,
-                        mss,
-                        initial_cwnd: t.initial_cwnd,
-                        min_rto: Time::from_ms_f64(t.min_rto_ms),
-                        sndbuf: t.sndbuf_bytes,
-                        wmem_max: t.wmem_max_bytes,
-                        cc,
-                        pacing: t.pacing,
-                    })),
+                    Some(sender),
                     Some(TcpReceiver::new(ReceiverCfg {
                         flow: fi,
                         mss,
@@ -715,7 +717,27 @@ impl Simulation {
         }
     }
 
+    /// A data packet left its first hop (sent on or dropped): TSQ may let its sender go on.
+    fn left_first_hop(&mut self, now: Time, p: &Packet) {
+        let f = p.flow;
+        let Some(s) = self.flows[f as usize].sender.as_mut() else { return };
+        if s.tsq_done(p.len as u64 + TCP_HEADER_BYTES as u64) {
+            s.try_send(now, &mut self.out);
+            if let Some(c) = self.flows[f as usize].conn {
+                self.conn_push(now, c.0);
+            }
+            self.after_endpoint(now, f);
+        }
+    }
+
     fn count_drop(&mut self, p: &Packet) {
+        if p.hop == 0 && p.kind == Kind::Data {
+            // Dropped before leaving the host: no longer queued below TCP. The socket goes on at
+            // its next ACK or timer (not from here, where the same full queue would drop again).
+            if let Some(s) = self.flows[p.flow as usize].sender.as_mut() {
+                s.tsq_release(p.len as u64 + TCP_HEADER_BYTES as u64);
+            }
+        }
         let c = &mut self.flows[p.flow as usize].counters;
         match p.kind {
             Kind::Ack => c.acks_dropped += 1,
@@ -731,11 +753,18 @@ impl Simulation {
         }
         let p = link.cfg.loss_prob;
         let lost = p > 0.0 && self.link_rng[l as usize].bernoulli(p);
+        let head = self.links[l as usize].head().copied();
         let mut wake = Wake::default();
-        if let Some(d) = self.links[l as usize].on_tx_done(now, lost, &mut wake) {
+        let dropped = self.links[l as usize].on_tx_done(now, lost, &mut wake);
+        if let Some(d) = dropped {
             self.count_drop(&d);
         }
         self.apply_wake(l, wake);
+        // TSQ: a data packet has left its sender's host once its first hop finished sending it
+        // (the driver's TX completion), not when it reaches the far end.
+        if let Some(h) = head.filter(|h| h.hop == 0 && h.kind == Kind::Data && dropped.is_none()) {
+            self.left_first_hop(now, &h);
+        }
     }
 
     fn on_arrival(&mut self, now: Time, l: u16) {
@@ -748,6 +777,11 @@ impl Simulation {
     /// A packet reached the far end of a hop: on to the next hop, or to its endpoint.
     fn arrive(&mut self, now: Time, mut p: Packet) {
         let f = p.flow;
+        // TSQ on a radio first hop: released when the frame is through the air (wired first
+        // hops release at their TX completion, in on_tx_done).
+        if p.hop == 0 && p.kind == Kind::Data && matches!(self.route_hop(&p), Hop::Air(..)) {
+            self.left_first_hop(now, &p);
+        }
         if p.hop + 1 < self.flows[f as usize].hops {
             p.hop += 1;
             self.forward(now, p);

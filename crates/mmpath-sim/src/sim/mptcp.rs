@@ -213,7 +213,7 @@ pub(super) fn build(
         // The DSS option takes its room out of every segment's payload.
         let mss = sc.path_mtu(pname) - TCP_HEADER_BYTES - DSS_DATA_BYTES;
         let fi = flows.len() as u16;
-        let sender = TcpSender::new(SenderCfg {
+        let mut sender = TcpSender::new(SenderCfg {
             flow: fi,
             mss,
             initial_cwnd: t.initial_cwnd,
@@ -225,6 +225,7 @@ pub(super) fn build(
             cc: ccs.remove(0),
             pacing: t.pacing,
         });
+        sender.set_output_limit(t.limit_output_bytes);
         // Subflows advertise the connection's window (RFC 8684 3.3.5): no subflow-level
         // limit beyond it.
         let receiver = TcpReceiver::new(ReceiverCfg {
@@ -434,6 +435,7 @@ impl Simulation {
                 delivered_bytes: s.snd_una,
                 link_up: up,
                 scanning: st.scanning,
+                throttled: s.tsq_throttled(),
             });
         }
     }

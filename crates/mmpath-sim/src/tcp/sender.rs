@@ -84,6 +84,12 @@ pub struct TcpSender {
     /// Sequence numbers no new segment may cross (MPTCP: where one DSS mapping ends and a
     /// discontiguous one begins; Linux never puts two mappings in one skb). Empty for TCP.
     boundaries: std::collections::VecDeque<u64>,
+    /// TCP Small Queues (tcp_small_queue_check): bytes of this socket queued below TCP (in
+    /// the first hop's queue, not yet transmitted), the ceiling (net.ipv4.tcp_limit_output_bytes;
+    /// 0 = off) and whether sending stopped on it (TSQ_THROTTLED).
+    tsq_queued: u64,
+    tsq_limit: u64,
+    tsq_throttled: bool,
     // tcp_rate.c state: tp->delivered, tp->lost, tp->delivered_mstamp, tp->first_tx_mstamp,
     // tp->app_limited (0 = not application-limited), tcp_min_rtt.
     delivered: u64,
@@ -129,6 +135,9 @@ impl TcpSender {
             max_packets_out: 0,
             cwnd_usage_seq: 0,
             boundaries: std::collections::VecDeque::new(),
+            tsq_queued: 0,
+            tsq_limit: 0,
+            tsq_throttled: false,
             delivered: 0,
             lost: 0,
             delivered_mstamp: Time::ZERO,
@@ -198,6 +207,44 @@ impl TcpSender {
     /// The application has written up to `limit` bytes in total.
     pub fn set_app_limit(&mut self, limit: u64) {
         self.app_limit = limit;
+    }
+
+    /// Turns TCP Small Queues on with this tcp_limit_output_bytes (0: off).
+    pub fn set_output_limit(&mut self, bytes: u64) {
+        self.tsq_limit = bytes;
+    }
+
+    /// Whether the socket is waiting for its queued packets to leave the host (TSQ).
+    pub fn tsq_throttled(&self) -> bool {
+        self.tsq_throttled
+    }
+
+    /// A packet of `bytes` (payload + headers, as counted when sent) left the first hop (transmitted or dropped): true if the socket was
+    /// throttled and may send again (tcp_tsq_handler), which the caller does with try_send.
+    pub fn tsq_done(&mut self, bytes: u64) -> bool {
+        self.tsq_queued = self.tsq_queued.saturating_sub(bytes);
+        std::mem::take(&mut self.tsq_throttled)
+    }
+
+    /// A queued packet of `bytes` was dropped before leaving the host.
+    pub fn tsq_release(&mut self, bytes: u64) {
+        self.tsq_queued = self.tsq_queued.saturating_sub(bytes);
+    }
+
+    /// tcp_small_queue_check (Linux 4.x tcp_output.c): at most max(2 packets, ~1 ms at the
+    /// pacing rate) and never more than tcp_limit_output_bytes may sit below TCP.
+    fn tsq_blocked(&mut self) -> bool {
+        if self.tsq_limit == 0 {
+            return false;
+        }
+        let pkt = (self.mss + TCP_HEADER_BYTES) as u64;
+        let per_ms = self.stack_pacing_rate_bps() / 8 / 1024; // sk_pacing_rate >> 10
+        let limit = per_ms.max(2 * pkt).min(self.tsq_limit);
+        if self.tsq_queued > limit {
+            self.tsq_throttled = true;
+            return true;
+        }
+        false
     }
 
     /// No segment may span `seq` (it starts a new record: an MPTCP mapping).
@@ -281,6 +328,8 @@ impl TcpSender {
     /// tcp_update_skb_after_send: advance the earliest departure time by len / rate, less up
     /// to half of it as credit for lateness ("take into account OS jitter").
     fn after_send(&mut self, now: Time, len: u32) {
+        // TSQ counts what this socket has below it from the moment it is sent.
+        self.tsq_queued += (len + TCP_HEADER_BYTES) as u64;
         if !self.pacing {
             return;
         }
@@ -332,6 +381,9 @@ impl TcpSender {
                 break;
             }
             if self.sb.lost_pending > 0 && self.pace_blocked(now) {
+                break;
+            }
+            if self.tsq_blocked() {
                 break;
             }
             let retx = if self.sb.lost_pending > 0 {

@@ -68,11 +68,18 @@ pub struct SubflowView {
     pub link_up: bool,
     /// The subflow's interface is off channel for a scan right now.
     pub scanning: bool,
+    /// TCP Small Queues holds the subflow back: enough of its data waits in the host's queue
+    /// (TSQ_THROTTLED; v0.9x mptcp_is_temp_unavailable skips such a subflow).
+    pub throttled: bool,
 }
 
 impl SubflowView {
-    /// cwnd has room beyond what is in flight and already queued (v0.9x mptcp_is_temp_unavailable).
+    /// cwnd has room beyond what is in flight and already queued, and TSQ is not holding the
+    /// subflow back (v0.9x mptcp_is_temp_unavailable).
     pub fn has_cwnd_room(&self) -> bool {
+        if self.throttled {
+            return false;
+        }
         let queued_pkts = self.queued_bytes.div_ceil(self.mss.max(1) as u64);
         (self.in_flight as u64 + queued_pkts) < self.cwnd as u64
     }
