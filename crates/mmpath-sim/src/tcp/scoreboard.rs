@@ -2,6 +2,12 @@
 //! TCPCB_SACKED_ACKED / TCPCB_LOST / TCPCB_SACKED_RETRANS), and the counters Linux derives
 //! packets-in-flight from: in_flight = packets_out - (sacked_out + lost_out) + retrans_out
 //! (include/net/tcp.h tcp_packets_in_flight).
+//!
+//! RACK (RFC 8985; Linux net/ipv4/tcp_recovery.c) runs on top of the RFC 6675 rule once the
+//! sender is recovering: a segment is lost when one sent later (by transmit time) has been
+//! delivered and it has waited RACK.rtt + reo_wnd. Because it orders by transmit time, not by
+//! sequence, it also finds retransmissions that are lost again, which the sequence-based rule
+//! cannot (they stay "in flight" until the RTO otherwise).
 
 use crate::time::Time;
 use std::collections::VecDeque;
@@ -80,6 +86,25 @@ impl Seg {
     }
 }
 
+/// RACK's state (Linux tp->rack; RFC 8985 RACK.xmit_ts, RACK.end_seq, RACK.rtt): the most
+/// recently sent segment among those delivered so far.
+#[derive(Debug, Clone, Copy, Default)]
+struct Rack {
+    /// RACK.xmit_ts (None: nothing delivered yet).
+    xmit: Option<Time>,
+    /// RACK.end_seq: breaks ties between segments sent at the same instant.
+    end_seq: u64,
+    /// RACK.rtt: from that segment's (re)transmission to the ACK that delivered it.
+    rtt: Time,
+    /// tp->rack.advanced: xmit moved on since the last detection pass.
+    advanced: bool,
+}
+
+/// tcp_rack_sent_after: was (t1, seq1) sent after (t2, seq2)?
+fn sent_after(t1: Time, t2: Time, seq1: u64, seq2: u64) -> bool {
+    t1 > t2 || (t1 == t2 && seq1 > seq2)
+}
+
 #[derive(Debug, Default)]
 pub struct Scoreboard {
     segs: VecDeque<Seg>,
@@ -98,11 +123,27 @@ pub struct Scoreboard {
     retrans_hint: u64,
     /// The rate-sample pick of the ACK being processed (`begin_ack` clears it).
     pub rate_pick: Option<RatePick>,
+    rack: Rack,
+    /// The ACK being processed: its arrival time and the sender's min RTT before it (RACK
+    /// needs both for every segment the ACK delivers).
+    ack_now: Time,
+    ack_min_rtt: Option<Time>,
+    /// Outstanding retransmissions in transmit order, (start, send time): the retransmitted
+    /// part of Linux's time-sorted tsorted_sent_queue. Original transmissions are in transmit
+    /// order in `segs` already. Entries whose segment was delivered, retransmitted again or
+    /// reset by an RTO since are stale and skipped (the send time no longer matches).
+    rtx_order: VecDeque<(u64, Time)>,
+    /// Lowest seq RACK may still have to examine among original transmissions.
+    rack_scan: u64,
 }
 
 impl Scoreboard {
     pub fn new() -> Self {
-        Scoreboard { segs: VecDeque::with_capacity(1024), ..Default::default() }
+        Scoreboard {
+            segs: VecDeque::with_capacity(1024),
+            rtx_order: VecDeque::with_capacity(256),
+            ..Default::default()
+        }
     }
 
     pub fn packets_out(&self) -> u32 {
@@ -156,9 +197,26 @@ impl Scoreboard {
         }
     }
 
-    /// Starts processing a new ACK: forget the previous ACK's rate-sample pick.
-    pub fn begin_ack(&mut self) {
+    /// Starts processing a new ACK arriving at `now`, with the sender's min RTT so far:
+    /// forget the previous ACK's rate-sample pick.
+    pub fn begin_ack(&mut self, now: Time, min_rtt: Option<Time>) {
         self.rate_pick = None;
+        self.ack_now = now;
+        self.ack_min_rtt = min_rtt;
+    }
+
+    /// tcp_rack_advance: a delivered segment moves RACK.xmit_ts on if it was sent after the
+    /// current one. A retransmitted segment delivered less than min RTT after its last
+    /// transmission may have been the original arriving late (RFC 8985 6.2 step 2): ignored.
+    fn rack_advance(&mut self, s: &Seg) {
+        if self.rack.xmit.is_some_and(|x| !sent_after(s.sent, x, s.end(), self.rack.end_seq)) {
+            return;
+        }
+        let rtt = self.ack_now.saturating_sub(s.sent);
+        if s.has(EVER_RETRANS) && self.ack_min_rtt.is_none_or(|m| rtt < m) {
+            return;
+        }
+        self.rack = Rack { xmit: Some(s.sent), end_seq: s.end(), rtt, advanced: true };
     }
 
     /// tcp_rate_skb_delivered: keep the newest packet (most delivered at send time).
@@ -191,6 +249,7 @@ impl Scoreboard {
         let seg = *s;
         self.note_top_sacked(seg.start);
         self.note_delivered(seg);
+        self.rack_advance(&seg);
         true
     }
 
@@ -236,6 +295,7 @@ impl Scoreboard {
             }
             n += 1;
             self.note_delivered(s);
+            self.rack_advance(&s);
             if !s.has(EVER_RETRANS) {
                 span.add(s.sent);
             }
@@ -310,6 +370,8 @@ impl Scoreboard {
         if let Some(f) = self.segs.front() {
             self.retrans_hint = f.start;
         }
+        // No retransmission is outstanding any more.
+        self.rtx_order.clear();
         self.lost_out.saturating_sub(before)
     }
 
@@ -330,12 +392,107 @@ impl Scoreboard {
                 self.retrans_out += 1;
                 self.lost_pending -= 1;
                 self.retrans_hint = s.end();
-                return Some(*s);
+                let seg = *s;
+                self.rtx_order.push_back((seg.start, now));
+                return Some(seg);
             }
             i += 1;
         }
         debug_assert!(false, "lost_pending = {} but no lost segment found", self.lost_pending);
         None
+    }
+
+    /// Whether a segment was delivered whose transmission RACK has not examined the queue
+    /// against yet (tp->rack.advanced).
+    pub fn rack_advanced(&self) -> bool {
+        self.rack.advanced
+    }
+
+    /// RACK loss detection (tcp_rack_detect_loss, RFC 8985 6.2 step 5): every segment that is
+    /// neither delivered nor already marked lost and waiting for its retransmission, sent
+    /// before RACK.xmit_ts, is lost once `now - sent > RACK.rtt + reo_wnd`. A lost
+    /// retransmission stops counting as retransmitted and waits for another one
+    /// (tcp_rack_mark_skb_lost). Returns how many were newly marked lost and, if some segments
+    /// sent before RACK.xmit_ts are still inside their reordering window, how long until the
+    /// last of them expires, plus 1 ns (Linux: the longest `remaining` + 1 us; the reordering
+    /// timer, tcp_rack_reo_timeout).
+    pub fn rack_detect_loss(&mut self, now: Time, reo_wnd: Time) -> (u32, Option<Time>) {
+        self.rack.advanced = false;
+        let Some(xmit) = self.rack.xmit else { return (0, None) };
+        let (rack_end, wait) = (self.rack.end_seq, self.rack.rtt + reo_wnd);
+        let mut n = 0;
+        // The longest remaining wait of a segment sent before RACK.xmit_ts that is not lost
+        // yet. Both orders below are transmit orders, so the expired segments are a prefix of
+        // each and the waiting ones follow.
+        let mut timer: Option<Time> = None;
+        let mut note_wait = |sent: Time| {
+            let left = (sent + wait).saturating_sub(now) + Time(1);
+            timer = Some(timer.map_or(left, |t| t.max(left)));
+        };
+
+        // Retransmissions, oldest transmission first.
+        let mut k = 0;
+        while k < self.rtx_order.len() {
+            let (start, sent) = self.rtx_order[k];
+            let i = match self.index_of(start) {
+                Some(i) if self.segs[i].has(RETRANS) && self.segs[i].sent == sent => i,
+                _ => {
+                    if k == 0 {
+                        self.rtx_order.pop_front(); // stale
+                    } else {
+                        k += 1;
+                    }
+                    continue;
+                }
+            };
+            if !sent_after(xmit, sent, rack_end, self.segs[i].end()) {
+                break; // this and every later one were sent after RACK.xmit_ts
+            }
+            if now - sent <= wait || k > 0 {
+                note_wait(sent);
+                k += 1;
+                continue;
+            }
+            self.rtx_order.pop_front();
+            let s = &mut self.segs[i];
+            debug_assert!(s.has(LOST));
+            // Still LOST (lost_out unchanged), no longer retransmitted: back in the queue.
+            s.flags &= !RETRANS;
+            self.retrans_out -= 1;
+            self.lost_pending += 1;
+            self.retrans_hint = self.retrans_hint.min(start);
+            n += 1;
+        }
+
+        // Original transmissions: in sequence order, which is their transmit order.
+        let front = self.segs.front().map_or(0, |s| s.start);
+        if let Some(mut i) = self.index_of(self.rack_scan.max(front)) {
+            let mut waiting = false;
+            while i < self.segs.len() {
+                let s = &mut self.segs[i];
+                i += 1;
+                if s.flags & (SACKED | LOST | RETRANS) == 0 {
+                    if !sent_after(xmit, s.sent, rack_end, s.end()) {
+                        break;
+                    }
+                    if waiting || now - s.sent <= wait {
+                        waiting = true;
+                        note_wait(s.sent);
+                        continue;
+                    }
+                    s.flags |= LOST;
+                    self.lost_out += 1;
+                    self.lost_pending += 1;
+                    self.retrans_hint = self.retrans_hint.min(s.start);
+                    n += 1;
+                }
+                // Examined for good: SACKed, lost, or retransmitted (`rtx_order` has it).
+                if !waiting {
+                    self.rack_scan = s.end();
+                }
+            }
+        }
+        (n, timer)
     }
 
     /// Recounts every counter from the flags; the oracle compares this to the running counters.
@@ -394,6 +551,105 @@ mod tests {
         assert_eq!(n, 2, "the 4 SACKed segments were delivered already");
         assert_eq!(b.counters(), (0, 0, 0, 0));
         assert_eq!(b.packets_out(), 4);
+    }
+
+    /// Segments 0-9 sent at t = 0; segment 0 lost (RFC 6675) and retransmitted at 10 ms;
+    /// segments 10-11 sent at `later`.
+    fn retransmitted_head(later: Time) -> Scoreboard {
+        let mut b = board(10, 100);
+        for i in 0..10 {
+            b.segs[i].sent = Time::ZERO;
+        }
+        b.begin_ack(Time::from_ms(10), None);
+        b.sack(100, 400);
+        assert_eq!(b.mark_lost_by_sack(), 1);
+        let r = b.take_retransmission(Time::from_ms(10), TxRate::default()).unwrap();
+        assert_eq!(r.start, 0);
+        b.begin_ack(Time::from_ms(10), Some(Time::from_ms(10)));
+        b.sack(400, 1000);
+        for i in 10..12 {
+            b.push(Seg { start: i * 100, len: 100, sent: later, flags: 0, tx: TxRate::default() });
+        }
+        b
+    }
+
+    /// RACK: a retransmission is lost again once a segment sent more than reo_wnd after it
+    /// is delivered; it goes back to the retransmission queue with the counters adjusted.
+    #[test]
+    fn rack_marks_a_lost_retransmission_lost_again() {
+        let reo_wnd = Time(Time::from_ms(10).ns() / 4);
+        let mut b = retransmitted_head(Time::from_ms(13));
+        assert_eq!(b.counters(), (9, 1, 1, 0));
+        // The originals sent at t = 0 were delivered, but none was sent after the
+        // retransmission: nothing to detect.
+        assert_eq!(b.rack_detect_loss(Time::from_ms(11), reo_wnd), (0, None));
+        // Segment 10 (sent at 13 ms, 3 ms > reo_wnd after the retransmission) is SACKed.
+        b.begin_ack(Time::from_ms(23), Some(Time::from_ms(10)));
+        b.sack(1000, 1100);
+        assert!(b.rack_advanced());
+        assert_eq!(b.rack_detect_loss(Time::from_ms(23), reo_wnd), (1, None));
+        assert_eq!(b.counters(), (10, 1, 0, 1), "still lost, no longer retransmitted");
+        assert_eq!(b.in_flight(), 12 - 10 - 1, "segment 11 only");
+        assert_eq!(b.recount(), b.counters());
+        let r = b.take_retransmission(Time::from_ms(23), TxRate::default()).unwrap();
+        assert_eq!(r.start, 0, "the lost retransmission goes out again");
+        assert_eq!(b.counters(), (10, 1, 1, 0));
+        // Its stale entry from 10 ms is skipped; the new one is not before RACK.xmit_ts.
+        assert_eq!(b.rack_detect_loss(Time::from_ms(30), reo_wnd), (0, None));
+        assert_eq!(b.recount(), b.counters());
+    }
+
+    /// RACK tolerates reordering inside reo_wnd: a segment sent 1 ms (< min RTT / 4) after the
+    /// retransmission arriving first marks nothing, only arms the reordering timer; the
+    /// retransmission arriving right after leaves nothing to mark.
+    #[test]
+    fn rack_no_spurious_marking_within_reo_wnd() {
+        let reo_wnd = Time(Time::from_ms(10).ns() / 4);
+        let mut b = retransmitted_head(Time::from_ms(11));
+        b.begin_ack(Time::from_ms(21), Some(Time::from_ms(10)));
+        b.sack(1000, 1100);
+        // The retransmission (10 ms) waits until 10 ms + RACK.rtt (10 ms) + reo_wnd (2.5 ms).
+        let (n, timer) = b.rack_detect_loss(Time::from_ms(21), reo_wnd);
+        assert_eq!(n, 0);
+        assert_eq!(timer, Some(Time::from_us(1500) + Time(1)));
+        assert_eq!(b.counters(), (10, 1, 1, 0));
+        // The retransmission arrives 1 ms later (reordered): delivered, nothing lost.
+        b.begin_ack(Time::from_ms(22), Some(Time::from_ms(10)));
+        b.ack(100);
+        assert_eq!(b.rack_detect_loss(Time::from_ms(22), reo_wnd), (0, None));
+        assert_eq!(b.counters(), (10, 0, 0, 0));
+        assert_eq!(b.recount(), b.counters());
+        // Segment 11, sent at the same instant as segment 10 but after it (higher sequence),
+        // is never "sent before" it, however long it waits.
+        b.begin_ack(Time::from_ms(40), Some(Time::from_ms(10)));
+        assert_eq!(b.rack_detect_loss(Time::from_ms(40), reo_wnd), (0, None));
+        assert_eq!(b.in_flight(), 1);
+    }
+
+    /// RACK on original transmissions: a hole with fewer than DupThresh SACKed segments above
+    /// it is lost once a segment sent more than reo_wnd later is delivered, not before.
+    #[test]
+    fn rack_marks_an_original_by_send_time() {
+        let reo_wnd = Time::from_ms(2);
+        let mut b = Scoreboard::new();
+        for i in 0..4u64 {
+            b.push(Seg { start: i * 100, len: 100, sent: Time::from_ms(i), flags: 0, tx: TxRate::default() });
+        }
+        // Segment 2 (sent at 2 ms) delivered at 12 ms: segment 0 (sent 2 ms earlier) is
+        // inside the window (not more than reo_wnd), segment 1 too.
+        b.begin_ack(Time::from_ms(12), Some(Time::from_ms(10)));
+        b.sack(200, 300);
+        assert_eq!(b.mark_lost_by_sack(), 0);
+        let (n, timer) = b.rack_detect_loss(Time::from_ms(12), reo_wnd);
+        assert_eq!(n, 0);
+        assert!(timer.is_some());
+        // Segment 3 (sent at 3 ms) delivered at 13 ms: segment 0 has waited 13 ms > 10 + 2.
+        b.begin_ack(Time::from_ms(13), Some(Time::from_ms(10)));
+        b.sack(300, 400);
+        // Segment 1 (sent at 1 ms) has waited exactly RACK.rtt + reo_wnd: not yet (strictly more).
+        assert_eq!(b.rack_detect_loss(Time::from_ms(13), reo_wnd), (1, Some(Time(1))));
+        assert_eq!(b.counters(), (2, 1, 0, 1));
+        assert_eq!(b.recount(), b.counters());
     }
 
     #[test]

@@ -11,7 +11,15 @@
 //! packet leaves no earlier than the pacing schedule, and the next release time is a timer
 //! deadline like the RTO.
 //!
-//! Not modelled (documented in docs/models.md): RACK-TLP, F-RTO and undo on spurious
+//! RACK loss detection (RFC 8985, Linux net/ipv4/tcp_recovery.c) once in Recovery or Loss,
+//! as Linux 4.4-4.17 ran it alongside the SACK dupthresh rule: a segment, original or
+//! retransmission, is lost when a segment sent after it has been delivered and it has waited
+//! RACK.rtt + reo_wnd (reo_wnd = min RTT / 4, at most srtt), with the reordering timer for
+//! segments still inside the window. This is what finds retransmissions that are dropped
+//! again (Linux's "lost retransmit" detection); without it they wait for the RTO.
+//!
+//! Not modelled (documented in docs/models.md): tail loss probes (TLP), RACK before recovery
+//! starts (Linux >= 4.18 also detects the first loss by time), F-RTO and undo on spurious
 //! retransmission, D-SACK, TSO/GSO batching, idle restart.
 
 use super::cc::{AckInfo, CaState, CongestionControl, RateSample, Window, INFINITE_SSTHRESH};
@@ -31,6 +39,9 @@ const PACING_CA_RATIO: f64 = 1.2;
 /// tcp_update_skb_after_send: the first 10 data segments are not paced ("Original sch_fq does
 /// not pace first 10 MSS").
 const UNPACED_SEGMENTS: u64 = 10;
+/// TCP_TIMEOUT_MIN (include/net/tcp.h, 2 jiffies; 2 ms at HZ = 1000): tcp_rack_mark_lost adds
+/// it to the reordering timer.
+const TCP_TIMEOUT_MIN: Time = Time::from_ms(2);
 
 pub struct SenderCfg {
     pub flow: u16,
@@ -73,6 +84,8 @@ pub struct TcpSender {
     dupacks: u32,
     pub rtt: RttEstimator,
     rto_at: Option<Time>,
+    /// RACK's reordering timer (ICSK_TIME_REO_TIMEOUT).
+    reo_at: Option<Time>,
     peer_rwnd: u64,
     sndbuf: BufSize,
     wmem_max: u64,
@@ -125,6 +138,7 @@ impl TcpSender {
             dupacks: 0,
             rtt: RttEstimator::new(cfg.min_rto),
             rto_at: None,
+            reo_at: None,
             // Until the first ACK: the peer's initial window (Linux's initial rcv_wnd is at
             // least 10 segments), so the initial window of 10 can go out.
             peer_rwnd: 65_535,
@@ -169,13 +183,11 @@ impl TcpSender {
     pub fn peer_rwnd(&self) -> u64 {
         self.peer_rwnd
     }
-    /// The next time the sender needs the clock: the RTO deadline, or the pacing release
-    /// time of a packet held back by the pacing schedule, whichever is first.
+    /// The next time the sender needs the clock: the RTO deadline, the pacing release time
+    /// of a packet held back by the pacing schedule, or RACK's reordering timer, whichever is
+    /// first.
     pub fn timer_deadline(&self) -> Option<Time> {
-        match (self.rto_at, self.pace_wait) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        [self.rto_at, self.pace_wait, self.reo_at].into_iter().flatten().min()
     }
     /// Packets delivered so far (tp->delivered).
     pub fn delivered(&self) -> u64 {
@@ -505,6 +517,21 @@ impl TcpSender {
         self.w.cwnd = (in_flight + sndcnt).max(1) as u32;
     }
 
+    /// RACK's reordering window (tcp_rack_reo_wnd, RFC 8985 6.2 step 4): a quarter of the
+    /// min RTT, at most srtt. (Before any RTT sample: 1 ms, Linux 4.18's floor.)
+    fn reo_wnd(&self) -> Time {
+        let w = self.min_rtt.map_or(Time::from_ms(1), |m| Time(m.ns() / 4));
+        self.rtt.srtt().map_or(w, |s| w.min(s))
+    }
+
+    /// One RACK pass (tcp_rack_mark_lost): marks what it finds lost and (re)arms the
+    /// reordering timer for segments still inside the window. Returns how many were marked.
+    fn rack_detect(&mut self, now: Time) -> u32 {
+        let (n, wait) = self.sb.rack_detect_loss(now, self.reo_wnd());
+        self.reo_at = wait.map(|w| now + w + TCP_TIMEOUT_MIN);
+        n
+    }
+
     /// Processes an ACK and sends what it allows.
     pub fn on_ack(&mut self, now: Time, p: &Packet, out: &mut Vec<Packet>) {
         if p.ack < self.snd_una || p.ack > self.snd_nxt {
@@ -514,7 +541,7 @@ impl TcpSender {
         self.ts_recent = p.ts_val_ns;
         let prior_in_flight = self.sb.in_flight();
         let prior_una = self.snd_una;
-        self.sb.begin_ack();
+        self.sb.begin_ack(now, self.min_rtt);
 
         let (mut newly_sacked, mut sacked_span) = (0u32, SentSpan::default());
         for &(s, e) in p.sack_blocks() {
@@ -562,6 +589,15 @@ impl TcpSender {
             }
             CaState::Loss if self.snd_una >= self.high_seq => self.set_state(now, CaState::Open),
             _ => {}
+        }
+        // RACK, in Recovery and Loss only, after the exit check and before the entry check, as
+        // in Linux 4.4-4.17's tcp_fastretrans_alert (tcp_rack_mark_lost).
+        if matches!(self.state, CaState::Recovery | CaState::Loss) {
+            if self.sb.rack_advanced() {
+                newly_lost += self.rack_detect(now);
+            }
+        } else {
+            self.reo_at = None;
         }
         if matches!(self.state, CaState::Open | CaState::Disorder) {
             if self.sb.lost_out > 0 || self.dupacks >= 3 {
@@ -681,6 +717,18 @@ impl TcpSender {
         if self.pace_wait.is_some_and(|t| t <= now) {
             self.try_send(now, out);
         }
+        // tcp_rack_reo_timeout: the reordering window has passed; what is still undelivered
+        // is lost and goes out now (we are in Recovery or Loss already, so no state change).
+        if self.reo_at.is_some_and(|t| t <= now) {
+            self.reo_at = None;
+            if matches!(self.state, CaState::Recovery | CaState::Loss) {
+                let n = self.rack_detect(now);
+                if n > 0 {
+                    self.lost += n as u64;
+                    self.try_send(now, out);
+                }
+            }
+        }
         match self.rto_at {
             Some(t) if t <= now => {}
             _ => return,
@@ -699,6 +747,7 @@ impl TcpSender {
         self.w.cwnd = 1;
         self.w.cwnd_cnt = 0;
         self.lost += self.sb.mark_all_lost() as u64;
+        self.reo_at = None;
         self.high_seq = self.snd_nxt;
         self.dupacks = 0;
         self.set_state(now, CaState::Loss);
@@ -889,6 +938,94 @@ mod tests {
         for w in times[1..].windows(2) {
             assert_eq!(w[1] - w[0], gap, "{times:?}");
         }
+    }
+
+    /// Segments 0-9 sent at 0; SACKs at 10 ms: 10 and 11 sent, then segment 0 retransmitted
+    /// on entering Recovery; at `t2` the rest of the first window is SACKed, which lets PRR send
+    /// segments 12 and 13 at `t2`. Returns the sender.
+    fn recovering(t2: Time) -> TcpSender {
+        let mut s = sender(1000);
+        s.set_app_limit(u64::MAX);
+        let mut out = Vec::new();
+        s.try_send(Time::ZERO, &mut out);
+        out.clear();
+        let t = Time::from_ms(10);
+        for e in [2000, 3000, 4000] {
+            s.on_ack(t, &ack(0, &[(1000, e)]), &mut out);
+        }
+        assert_eq!(s.state, CaState::Recovery);
+        let sent: Vec<u64> = out.iter().map(|p| p.seq).collect();
+        assert_eq!(sent, vec![10_000, 11_000, 0], "segment 0 retransmitted at 10 ms");
+        out.clear();
+        s.on_ack(t2, &ack(0, &[(1000, 10_000)]), &mut out);
+        let sent: Vec<u64> = out.iter().map(|p| p.seq).collect();
+        assert_eq!(sent, vec![12_000, 13_000]);
+        s
+    }
+
+    /// A retransmission that is dropped again is found by RACK and retransmitted again as
+    /// soon as a segment sent more than reo_wnd after it (min RTT 10 ms / 4 = 2.5 ms) is
+    /// SACKed: no RTO.
+    #[test]
+    fn lost_retransmission_is_retransmitted_again_without_rto() {
+        let mut s = recovering(Time::from_ms(13));
+        let mut out = Vec::new();
+        // Segments 10-12 SACKed at 23 ms, 12 sent at 13 ms; the retransmission of 0 (10 ms)
+        // is not.
+        s.on_ack(Time::from_ms(23), &ack(0, &[(1000, 13_000)]), &mut out);
+        assert_eq!(out.first().map(|p| p.seq), Some(0), "segment 0 goes out a third time");
+        assert_eq!(s.stats.retransmits, 2);
+        assert_eq!(s.stats.rtos, 0);
+        assert_eq!(s.state, CaState::Recovery);
+        assert!(s.scoreboard_consistent());
+        // The second retransmission gets through: recovery ends without a timeout.
+        let n = s.snd_nxt;
+        s.on_ack(Time::from_ms(33), &ack(n, &[]), &mut out);
+        assert_eq!(s.state, CaState::Open);
+        assert_eq!(s.stats.rtos, 0);
+        assert!(s.scoreboard_consistent());
+    }
+
+    /// Reordering inside reo_wnd: segments sent 1 ms after the retransmission arrive first.
+    /// Nothing is marked; the reordering timer is armed and the retransmission, arriving 1 ms
+    /// later, disarms it with no spurious retransmission.
+    #[test]
+    fn no_spurious_retransmission_within_reo_wnd() {
+        let mut s = recovering(Time::from_ms(11));
+        let mut out = Vec::new();
+        s.on_ack(Time::from_ms(21), &ack(0, &[(1000, 13_000)]), &mut out);
+        assert!(out.iter().all(|p| p.seq != 0), "not yet: inside the reordering window");
+        assert_eq!(s.stats.retransmits, 1);
+        // The reordering timer: the retransmission (10 ms) expires at 10 + RACK.rtt (10) +
+        // reo_wnd (2.5) ms, plus TCP_TIMEOUT_MIN; well before the RTO.
+        let reo = Time::from_us(22_500) + Time(1) + TCP_TIMEOUT_MIN;
+        assert_eq!(s.timer_deadline(), Some(reo));
+        // The retransmission arrives: everything below 13 000 is ACKed.
+        s.on_ack(Time::from_ms(22), &ack(13_000, &[]), &mut out);
+        assert!(out.iter().all(|p| p.seq != 0));
+        s.on_timer(reo, &mut out);
+        assert!(out.iter().all(|p| p.seq != 0), "a stale reordering timer does nothing");
+        assert_eq!(s.stats.retransmits, 1);
+        assert_eq!(s.stats.rtos, 0);
+        assert!(s.scoreboard_consistent());
+    }
+
+    /// The same, but the retransmission never arrives: the reordering timer marks it lost and
+    /// it is retransmitted again, long before the RTO.
+    #[test]
+    fn reordering_timer_retransmits_a_lost_retransmission() {
+        let mut s = recovering(Time::from_ms(11));
+        let mut out = Vec::new();
+        s.on_ack(Time::from_ms(21), &ack(0, &[(1000, 13_000)]), &mut out);
+        let reo = s.timer_deadline().unwrap();
+        assert!(reo < Time::from_ms(30), "{reo:?}");
+        out.clear();
+        s.on_timer(reo, &mut out);
+        assert_eq!(out.first().map(|p| p.seq), Some(0));
+        assert_eq!(s.stats.retransmits, 2);
+        assert_eq!(s.stats.rtos, 0);
+        assert_eq!(s.state, CaState::Recovery);
+        assert!(s.scoreboard_consistent());
     }
 
     #[test]
