@@ -207,10 +207,15 @@ impl Medium {
         self.meter.as_ref()
     }
 
-    fn count_busy(&mut self, from: usize, start: Time, end: Time) {
+    /// Airtime of a TXOP of `n` frames from `from`. The client radio's meter charges it to the
+    /// mode of the data it belongs to: the client's data and the AP's ACKs for it count as
+    /// transmit mode, the AP's data and the client's ACKs for it as receive mode (seed 002
+    /// measures Tx / Rx mode power under backlogged traffic, its ACKs included).
+    fn count_busy(&mut self, from: usize, n: usize, start: Time, end: Time) {
         self.stats.busy_ns[from] += (end - start).ns();
         if let Some(m) = self.meter.as_mut() {
-            m.busy(start, end, from == STA);
+            let data = self.st[from].queue.iter().take(n).any(|(p, _, _)| p.kind != Kind::Ack);
+            m.busy(start, end, (from == STA) == data);
         }
     }
 
@@ -429,7 +434,7 @@ impl Medium {
         }
         let from = t.from;
         let to = 1 - from;
-        self.count_busy(from, t.start, t.end);
+        self.count_busy(from, t.n, t.start, t.end);
         let per_4096 = self.st[from].per_4096;
         self.failed.clear();
         let mut delivered_now = 0usize;
@@ -488,7 +493,9 @@ impl Medium {
             let rx = &mut self.st[to];
             rx.host_free = rx.host_free.max(at) + Time(self.host_pkt_ns);
             let mut done = rx.host_free;
-            if let (STA, Some((cpu, ns))) = (to, &self.client_cpu) {
+            // The shared server's cost is per received data segment (how energy.rs derives it).
+            let data = matches!(p.kind, Kind::Data | Kind::Udp);
+            if let (STA, true, Some((cpu, ns))) = (to, data, &self.client_cpu) {
                 done = Time(cpu.load(Ordering::Relaxed).max(done.ns()) + ns);
                 cpu.store(done.ns(), Ordering::Relaxed);
             }
@@ -523,7 +530,7 @@ impl Medium {
         self.up = up;
         if !up {
             if let Some(t) = self.busy.take().filter(|t| t.from != OTHERS) {
-                self.count_busy(t.from, t.start, now);
+                self.count_busy(t.from, t.n, t.start, now);
                 for (_, r, _) in self.st[t.from].queue.iter_mut().take(t.n) {
                     *r = r.saturating_add(1);
                 }
