@@ -306,7 +306,16 @@ mod tests {
         m.busy(ms(30), ms(50), false);
         m.busy(ms(100), ms(110), true);
         let t = m.times_at(ms(1000));
-        assert_eq!(t, StateTimes { tx_ns: 20_000_000, rx_ns: 20_000_000, idle_ns: 170_000_000, psm_ns: 790_000_000, psm_entries: 1 });
+        assert_eq!(
+            t,
+            StateTimes {
+                tx_ns: 20_000_000,
+                rx_ns: 20_000_000,
+                idle_ns: 170_000_000,
+                psm_ns: 790_000_000,
+                psm_entries: 1
+            }
+        );
         let j = 0.020 * 1000.0 + 0.020 * 2000.0 + 0.170 * 100.0 + 0.790 * 10.0;
         assert!((m.joules_at(ms(1000)) - j / 1000.0).abs() < 1e-12);
         // A reading does not change the meter.

@@ -1185,7 +1185,10 @@ impl Scenario {
             }
             for (j, r) in m.iter().enumerate() {
                 if !(r.is_finite() && *r > 0.0 && *r <= 1e6) {
-                    return Err(err(format!("flow.{i}.max_rates_mbps.{j}"), format!("must be > 0 and <= 1e6 Mbit/s (got {r})")));
+                    return Err(err(
+                        format!("flow.{i}.max_rates_mbps.{j}"),
+                        format!("must be > 0 and <= 1e6 Mbit/s (got {r})"),
+                    ));
                 }
             }
         }
@@ -1286,5 +1289,32 @@ mod tests {
     fn missing_required_sections() {
         let m = fails(r#"{"flow":[{}]}"#);
         assert!(m.contains("missing field `path`"), "{m}");
+    }
+
+    #[test]
+    fn host_and_energy_knobs_are_validated() {
+        let phone = |extra: &str| {
+            format!(
+                r#"{{"path":[{{"name":"ad","technology":"11ad","device":"rog-phone-2"{extra}}},{{"name":"ac","technology":"11ac","device":"rog-phone-2"}}],"flow":[{{"kind":"mptcp","paths":["ad","ac"],"scheduler":"energy"}}]}}"#
+            )
+        };
+        let sc = Scenario::from_json(&phone(r#","gro":false,"softirq_cpu":"big""#)).expect("valid");
+        assert_eq!(sc.path[0].device.as_deref(), Some("rog-phone-2-11ad"));
+        assert_eq!(sc.path[1].device.as_deref(), Some("rog-phone-2-11ac"));
+        let m = fails(&phone(r#","softirq_cpu":"medium""#));
+        assert!(m.starts_with("path.0.softirq_cpu"), "{m}");
+        let m = fails(r#"{"path":[{"rate_mbps":5,"gro":true}],"flow":[{}]}"#);
+        assert!(m.starts_with("path.0.gro: only a client with a host model"), "{m}");
+        let m = fails(r#"{"path":[{"technology":"11ad","device":"laptop-11ad","gro":true}],"flow":[{}]}"#);
+        assert!(m.starts_with("path.0.gro"), "{m}");
+        let m = fails(&phone("").replace(r#""scheduler":"energy""#, r#""scheduler":"musher","max_rates_mbps":[1,2]"#));
+        assert!(m.starts_with("flow.0.max_rates_mbps: only scheduler"), "{m}");
+        let m = fails(&phone("").replace(r#""scheduler":"energy""#, r#""scheduler":"energy","max_rates_mbps":[1600]"#));
+        assert!(m.starts_with("flow.0.max_rates_mbps: one rate per path"), "{m}");
+        let m =
+            fails(&phone("").replace(r#""scheduler":"energy""#, r#""scheduler":"energy","max_rates_mbps":[1600,-1]"#));
+        assert!(m.starts_with("flow.0.max_rates_mbps.1"), "{m}");
+        let m = fails(&phone("").replace(r#""paths":["ad","ac"]"#, r#""paths":["ad"]"#));
+        assert!(m.starts_with("flow.0.paths: the energy scheduler bundles exactly two paths"), "{m}");
     }
 }

@@ -10,10 +10,10 @@ mod energy_out;
 mod mptcp;
 
 use crate::app::{App, RATE_TICK};
+use crate::energy;
 use crate::engine::{EventQueue, RngStream};
 use crate::link::channel::{Action, Channel};
 use crate::link::device;
-use crate::energy;
 use crate::link::medium::{AirWake, Medium, SharedCpu, AP, STA};
 use crate::link::radio::{ideal_mcs, MPDU_OVERHEAD_BYTES};
 use crate::link::schedule::Schedule;
