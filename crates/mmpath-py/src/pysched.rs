@@ -106,7 +106,11 @@ impl PyScheduler {
         Ok(Some(i as usize))
     }
 
-    fn hook(&self, method: &str, args: impl for<'py> FnOnce(Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyTuple>>) {
+    fn hook(
+        &self,
+        method: &str,
+        args: impl for<'py> FnOnce(Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyTuple>>,
+    ) {
         if self.failed() {
             return;
         }
@@ -126,7 +130,13 @@ impl Scheduler for PyScheduler {
         &self.name
     }
 
-    fn select(&mut self, now: Time, conn: &ConnView, sfs: &[SubflowView], _act: &mut Vec<SchedAction>) -> Option<usize> {
+    fn select(
+        &mut self,
+        now: Time,
+        conn: &ConnView,
+        sfs: &[SubflowView],
+        _act: &mut Vec<SchedAction>,
+    ) -> Option<usize> {
         if self.failed() {
             return None;
         }
