@@ -35,6 +35,28 @@ EXPECTED = {
         "recovered by the RTO in the TCP model); downlink FixedRatio 73:27 1728 vs 2200 (fast, 3 s "
         "with slow start). Holds: uplink 11ad 1443 vs 1450, 11ac 546/542 vs 600, uplink 70:30 1770 "
         "vs 2050, one peak at 70 (down) / 73 (up)"),
+    "002-host": _xfail(
+        "caps derived from seed 002 (LITTLE 2000, big 2150, GRO off 1810 Mbit/s) but the downlink TCP "
+        "RTO stalls (host-limited 11ad downloads, fixed on another branch) keep 3 s runs below them: "
+        "GRO off 1763 / GRO on 1850 / big 1826 Mbit/s; big is under its 1828 floor and not above GRO on"),
+    "002-power": _xfail(
+        "11ac Rx 1099 / Tx 2798, 11ad Tx 1516 mW hold (paper 1100 / 2800 / 1600); 11ad Rx 896 vs 2200 mW "
+        "because the downlink RTO stalls leave the 11ad radio idle most of the time (440 Mbit/s); MPTCP "
+        "uplink 4265 vs downlink 3063 mW = +39% (paper +56%: the paper's own per-radio figures sum to +33%)"),
+    "002-energy-backlogged": _xfail(
+        "downlink: 73 is both throughput- and energy-optimal among dual-path ratios (holds); gain / cost "
+        "over 100:0 are +316% / -26% (paper +32% / +1.4%) because 11ad alone downloads at ~445 Mbit/s (RTO "
+        "stalls); uplink energy-optimal dual-path 90 holds (nJ/bit 70:2.41, 80:2.13, 90:1.96), but the "
+        "uplink throughput peak of the 3 s fast sweep (70, 80, 90, 100) is at 80, not 70"),
+    "002-energy-rate": _xfail(
+        "holds: 500 down -> 0:100, 500 up and 1400 up -> 100:0. Fails: down 1750 -> 73 (66:34 carries "
+        "only 1566 Mbit/s: the 11ac model tops out at ~546, not 600 Mbit/s); down 1500 -> 90 (11ad alone "
+        "445 Mbit/s, RTO stalls); up 1750 -> 90 (83:17 carries 1657 in 3 s runs)"),
+    "002-backup-power": None,
+    "002-energy-aware": _xfail(
+        "7 of 8 classes within 5 points (backlogged 73 / 71, up 1750 83, 1500 / 1400 100, 500 0 / 100); "
+        "down 1750 settles at 71.5 vs 66: the scheduler learns that 11ac carries ~530 Mbit/s, not 600, "
+        "and fills it to that"),
     "004-scan": _xfail(
         "AMuSe-SCAN does not keep the 11ad throughput during scans: the model's scans come "
         "unannounced, so AMuSe can only reclaim the 11ac subflow's unsent data; what is already in "
@@ -73,6 +95,7 @@ def test_every_claim_evaluated_with_plots(fast):
     for cid, r in fast.results.items():
         assert r.verdict.status in ("PASS", "FAIL"), (cid, r.verdict.errors)
         assert r.verdict.checks and r.claim.criterion
-    for exp_id in ("002-fixedratio", "004-scan", "004-contention", "004-blockage"):
+    for exp_id in ("002-fixedratio", "002-host", "002-power", "002-energy-sweep", "002-backup-power",
+                   "002-energy-aware", "004-scan", "004-contention", "004-blockage"):
         png = fast.out / f"{exp_id}.png"
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", exp_id

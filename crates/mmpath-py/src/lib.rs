@@ -117,6 +117,7 @@ fn output_to_py<'py>(py: Python<'py>, out: RunOutput) -> PyResult<Bound<'py, PyD
     tl.set_item("sf_state", t.sf_state.into_pyarray(py))?;
     tl.set_item("scheduled_bytes", t.scheduled_bytes.into_pyarray(py))?;
     tl.set_item("sched_metric", t.sched_metric.into_pyarray(py))?;
+    tl.set_item("energy_j", t.energy_j.into_pyarray(py))?;
     d.set_item("timeline", tl)?;
 
     let ev = PyDict::new(py);

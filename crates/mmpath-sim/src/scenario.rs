@@ -237,6 +237,20 @@ pub struct PathCfg {
     /// Replay a capacity / channel trace on this path (docs/traces.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace: Option<TraceCfg>,
+    /// Client host (devices with a host model, energy.rs): GRO on this interface (default on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gro: Option<bool>,
+    /// Client host: CPU class the interface's soft-IRQs run on, "big" or "little" (default:
+    /// the device's, msm_irqbalance on the ROG Phone II = "little").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub softirq_cpu: Option<SoftirqCpu>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SoftirqCpu {
+    Big,
+    Little,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -447,6 +461,8 @@ pub enum SchedName {
     Fixedratio,
     Musher,
     Amuse,
+    /// Energy-aware (seed 002 Fig. 9): MuSher's ratio, then the cheapest configuration.
+    Energy,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -696,6 +712,10 @@ pub struct FlowCfg {
     /// MPTCP: MP_PRIO changes of the backup flag during the run.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub prio: Vec<PrioCfg>,
+    /// MPTCP energy scheduler: each path's maximum rate, Mbit/s, in `paths` order (default:
+    /// seed 002's single-path rates for the flow's direction).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_rates_mbps: Option<Vec<f64>>,
 }
 
 fn d_kind() -> FlowKind {
@@ -789,6 +809,11 @@ impl Scenario {
                 }
                 if p.device.is_none() {
                     p.device = Some(crate::link::device::default_for(p.technology).name.to_string());
+                }
+                // "rog-phone-2" names the phone; each band has its own preset.
+                if p.device.as_deref() == Some("rog-phone-2") {
+                    let band = if p.technology == Technology::Dot11ad { "11ad" } else { "11ac" };
+                    p.device = Some(format!("rog-phone-2-{band}"));
                 }
                 if matches!(p.technology, Technology::Dot11ac | Technology::Dot11n) {
                     let ac = p.technology == Technology::Dot11ac;
@@ -950,6 +975,7 @@ impl Scenario {
             } else {
                 crate::link::device::validate_radio(p, i)?;
             }
+            crate::energy::validate_host(p, i)?;
             nonneg(&f("delay_ms"), p.delay_ms)?;
             range_u(&f("mtu_bytes"), p.mtu_bytes as u64, 576, 65_535)?;
             range_u(&f("frame_overhead_bytes"), p.frame_overhead_bytes as u64, 0, 1_000)?;
@@ -1111,6 +1137,7 @@ impl Scenario {
                 ("coupled", fl.coupled.is_some()),
                 ("amuse", fl.amuse.is_some()),
                 ("prio", !fl.prio.is_empty()),
+                ("max_rates_mbps", fl.max_rates_mbps.is_some()),
             ];
             if let Some((k, _)) = set.iter().find(|(_, s)| *s) {
                 return Err(err(f(k), "only MPTCP flows (kind = \"mptcp\") take this field"));
@@ -1147,8 +1174,36 @@ impl Scenario {
             if r > 100 {
                 return Err(err(f("ratio"), format!("segments per 100 for the first path: 0..=100 (got {r})")));
             }
-            if !matches!(fl.scheduler, Some(SchedName::Fixedratio | SchedName::Musher | SchedName::Amuse)) {
-                return Err(err(f("ratio"), "only the fixedratio, musher and amuse schedulers take a ratio"));
+            if !matches!(
+                fl.scheduler,
+                Some(SchedName::Fixedratio | SchedName::Musher | SchedName::Amuse | SchedName::Energy)
+            ) {
+                return Err(err(f("ratio"), "only the fixedratio, musher, amuse and energy schedulers take a ratio"));
+            }
+        }
+        if fl.scheduler == Some(SchedName::Energy) && paths.len() != 2 {
+            return Err(err(
+                f("paths"),
+                format!("the energy scheduler bundles exactly two paths (11ad first, then 11ac) (got {})", paths.len()),
+            ));
+        }
+        if let Some(m) = &fl.max_rates_mbps {
+            if fl.scheduler != Some(SchedName::Energy) {
+                return Err(err(f("max_rates_mbps"), "only scheduler = \"energy\" takes max_rates_mbps"));
+            }
+            if m.len() != paths.len() {
+                return Err(err(
+                    f("max_rates_mbps"),
+                    format!("one rate per path in `paths` ({}), got {}", paths.len(), m.len()),
+                ));
+            }
+            for (j, r) in m.iter().enumerate() {
+                if !(r.is_finite() && *r > 0.0 && *r <= 1e6) {
+                    return Err(err(
+                        format!("flow.{i}.max_rates_mbps.{j}"),
+                        format!("must be > 0 and <= 1e6 Mbit/s (got {r})"),
+                    ));
+                }
             }
         }
         if fl.amuse.is_some() && fl.scheduler != Some(SchedName::Amuse) {
@@ -1248,5 +1303,32 @@ mod tests {
     fn missing_required_sections() {
         let m = fails(r#"{"flow":[{}]}"#);
         assert!(m.contains("missing field `path`"), "{m}");
+    }
+
+    #[test]
+    fn host_and_energy_knobs_are_validated() {
+        let phone = |extra: &str| {
+            format!(
+                r#"{{"path":[{{"name":"ad","technology":"11ad","device":"rog-phone-2"{extra}}},{{"name":"ac","technology":"11ac","device":"rog-phone-2"}}],"flow":[{{"kind":"mptcp","paths":["ad","ac"],"scheduler":"energy"}}]}}"#
+            )
+        };
+        let sc = Scenario::from_json(&phone(r#","gro":false,"softirq_cpu":"big""#)).expect("valid");
+        assert_eq!(sc.path[0].device.as_deref(), Some("rog-phone-2-11ad"));
+        assert_eq!(sc.path[1].device.as_deref(), Some("rog-phone-2-11ac"));
+        let m = fails(&phone(r#","softirq_cpu":"medium""#));
+        assert!(m.starts_with("path.0.softirq_cpu"), "{m}");
+        let m = fails(r#"{"path":[{"rate_mbps":5,"gro":true}],"flow":[{}]}"#);
+        assert!(m.starts_with("path.0.gro: only a client with a host model"), "{m}");
+        let m = fails(r#"{"path":[{"technology":"11ad","device":"laptop-11ad","gro":true}],"flow":[{}]}"#);
+        assert!(m.starts_with("path.0.gro"), "{m}");
+        let m = fails(&phone("").replace(r#""scheduler":"energy""#, r#""scheduler":"musher","max_rates_mbps":[1,2]"#));
+        assert!(m.starts_with("flow.0.max_rates_mbps: only scheduler"), "{m}");
+        let m = fails(&phone("").replace(r#""scheduler":"energy""#, r#""scheduler":"energy","max_rates_mbps":[1600]"#));
+        assert!(m.starts_with("flow.0.max_rates_mbps: one rate per path"), "{m}");
+        let m =
+            fails(&phone("").replace(r#""scheduler":"energy""#, r#""scheduler":"energy","max_rates_mbps":[1600,-1]"#));
+        assert!(m.starts_with("flow.0.max_rates_mbps.1"), "{m}");
+        let m = fails(&phone("").replace(r#""paths":["ad","ac"]"#, r#""paths":["ad"]"#));
+        assert!(m.starts_with("flow.0.paths: the energy scheduler bundles exactly two paths"), "{m}");
     }
 }

@@ -105,6 +105,9 @@ pub struct TimelineCols {
     pub scheduled_bytes: Vec<u64>,
     /// MPTCP connection row: the scheduler's own state (e.g. MuSher's ratio), NaN if none.
     pub sched_metric: Vec<f64>,
+    /// Joules the client radios of the row's path (a connection row: all its paths) used since
+    /// the start (energy.rs); NaN if none is metered.
+    pub energy_j: Vec<f64>,
 }
 
 impl TimelineCols {
@@ -132,6 +135,7 @@ impl TimelineCols {
             sf_state: Vec::with_capacity(n),
             scheduled_bytes: Vec::with_capacity(n),
             sched_metric: Vec::with_capacity(n),
+            energy_j: Vec::with_capacity(n),
         }
     }
     pub fn len(&self) -> usize {
@@ -167,6 +171,7 @@ pub struct TimelineRow {
     pub sf_state: i8,
     pub scheduled_bytes: u64,
     pub sched_metric: f64,
+    pub energy_j: f64,
 }
 
 impl TimelineCols {
@@ -193,6 +198,7 @@ impl TimelineCols {
         self.sf_state.push(r.sf_state);
         self.scheduled_bytes.push(r.scheduled_bytes);
         self.sched_metric.push(r.sched_metric);
+        self.energy_j.push(r.energy_j);
     }
 }
 

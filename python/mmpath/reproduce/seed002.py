@@ -204,3 +204,447 @@ claim(Claim(
               "fast mode 0, 30, 50, 70, 73, 90, 100)",
     check=_check_fr,
 ))
+
+
+# =========================================================================== energy and host
+# Section 3.3-3.4 (host limits), section 4 (energy). The energy model (crates/mmpath-sim/src/
+# energy.rs) meters the phone's two radios: Tx / Rx mode power from section 4.1 on the airtime of
+# each mode, an idle state, and PSM after 100 ms without traffic. Energy per bit = the two
+# radios' joules / the bits delivered (section 4.2: "power consumption over throughput").
+# The host model (same file) puts every received data segment through one shared server whose
+# cost depends on GRO and the soft-IRQ CPU class; its costs are derived once from section 3's
+# medians (so 002-host checks that the TCP / MPTCP dynamics reach those caps, not new numbers).
+
+# Section 4.1: radio power under backlogged traffic, mW (relative to base).
+POWER = {("11ad", "down"): 2200.0, ("11ad", "up"): 1600.0, ("11ac", "down"): 1100.0, ("11ac", "up"): 2800.0}
+UPLINK_ABOVE_DOWNLINK = 0.56  # section 4.1 / Fig. 3
+# Section 3.2-3.4 / Fig. 2: downlink MPTCP FixedRatio 73:27 per host setting, Mbit/s.
+HOST = {"gro-off": 1810.0, "gro-on": 2000.0, "big": 2150.0}
+HOST_CFG = {"gro-off": ({"gro": False}, "little"), "gro-on": ({}, "little"), "big": ({}, "big")}
+# Section 4.2: the energy-optimal ratio for each demand class (None = backlogged), Mbit/s.
+ENERGY_OPT = {("down", None): 73, ("up", None): 90, ("down", 1750): 66, ("up", 1750): 83,
+              ("down", 1500): 100, ("up", 1400): 100, ("down", 500): 0, ("up", 500): 100}
+# What the energy-aware scheduler should settle on: the throughput-optimal ratio under backlog
+# ("the throughput optimal ratio should be selected even in an energy-aware design"), else the
+# energy-optimal one.
+AWARE = {**ENERGY_OPT, ("down", None): 73, ("up", None): 70}
+RATIO_TOL = 5  # points of ratio: half the sweep's step of 10
+ENERGY_RATIOS_FULL = sorted(set(range(0, 101, 10)) | {66, 73, 83})
+ENERGY_RATIOS_FAST = {("down", None): [70, 73, 80, 100], ("up", None): [70, 80, 90, 100],
+                      ("down", 1750): [60, 66, 73], ("up", 1750): [73, 83, 90],
+                      ("down", 1500): [90, 100], ("up", 1400): [90, 100],
+                      ("down", 500): [0, 50, 100], ("up", 500): [0, 50, 100]}
+AWARE_DURATION_FAST_S = 6.0  # the scheduler needs a settling window, a 1 s estimate and a switch
+
+
+def energy_row(res) -> dict[str, float]:
+    """Throughput, the two radios' mean power and nJ/bit, per-path powers."""
+    s = res.summary
+    f = s["flows"][0]
+    row = {"goodput_mbps": float(f["goodput_mbps"]),
+           "power_mw": float(s["energy"]["mean_power_mw"] or np.nan),
+           "nj_per_bit": float(f.get("nj_per_bit") or np.nan)}
+    for p in s["paths"]:
+        e = p.get("energy") or {}
+        row[f"{p['name']}_power_mw"] = float(e.get("mean_power_mw", np.nan))
+        row[f"{p['name']}_psm_s"] = float(e.get("psm_s", np.nan))
+    for sf in f.get("subflows") or []:
+        row[f"{sf['path']}_mbps"] = float(sf["goodput_mbps"])
+    return row
+
+
+def _rate_flow(f: dict[str, Any], rate: float | None) -> dict[str, Any]:
+    if rate is not None:
+        f = {**f, "app": "rate", "rate_mbps": float(rate)}
+    return f
+
+
+def _demands(d: str) -> list:
+    return [None, 1750, 1500 if d == "down" else 1400, 500]
+
+
+# --------------------------------------------------------------------------- 002-host
+
+
+def _host_points(mode: Mode) -> list[Point]:
+    pts = []
+    for cfg, (ac_extra, cpu) in HOST_CFG.items():
+        ps = paths()
+        for p in ps:
+            p["softirq_cpu"] = cpu
+        ps[1].update(ac_extra)
+        pts.append(Point({"cfg": cfg}, scenario("002-host", mode.duration_s,
+                                                mptcp_flow("download", "fixedratio", OPT["down"]), ps)))
+    return pts
+
+
+def _plot_host(runs: pd.DataFrame, series, path: Path) -> None:
+    if not len(runs):
+        return
+    plt, fig, axes = _fig(1, 1)
+    ax = axes[0, 0]
+    cfgs = list(HOST)
+    st = [stats(_sel(runs, cfg=c)["goodput_mbps"]) for c in cfgs]
+    x = np.arange(len(cfgs))
+    ax.bar(x - 0.2, [s["mean"] for s in st], 0.4, yerr=[s["std"] or 0 for s in st], capsize=2, label="mmpath")
+    ax.bar(x + 0.2, [HOST[c] for c in cfgs], 0.4, label="seed 002")
+    ax.set_xticks(x, ["GRO off on 11ac", "GRO on (LITTLE)", "SIRQ on big cores"])
+    ax.set_ylabel("downlink MPTCP 73:27 (Mbit/s)")
+    ax.legend(fontsize="small")
+    _save(plt, fig, path, "002-host: receive-side limits of the ROG Phone II")
+
+
+experiment(Experiment(
+    id="002-host", paper=PAPER, title="Downlink MPTCP under the phone's receive-processing limits",
+    figure="seed 002 Fig. 1 (82 %), section 3.3, Fig. 2", points=_host_points,
+    measure=lambda res, point, mode: energy_row(res), plot=_plot_host,
+))
+
+
+def _check_host(runs: pd.DataFrame, mode: Mode):
+    c = Checks()
+    m = {k: _mean(runs, cfg=k) for k in HOST}
+    for k, v in HOST.items():
+        c.within(f"downlink MPTCP 73:27, {k}", m[k], v, "Mbit/s")
+    c.add(f"ordering GRO off < GRO on < big cores: {fmt(m['gro-off'])} < {fmt(m['gro-on'])} < {fmt(m['big'])}",
+          m["gro-off"] < m["gro-on"] < m["big"])
+    return ", ".join(f"{k} {fmt(v)}" for k, v in m.items()) + " Mbit/s", c.items
+
+
+claim(Claim(
+    id="002-host", experiment="002-host",
+    claim="Receive-side limits: without GRO on 11ac, 82 % of the sum; with GRO ~2.0 Gbps; soft-IRQs on big "
+          "cores ~2.15 Gbps",
+    paper="Sections 3.2-3.4, Figs. 1-2: downlink MPTCP (FixedRatio 73:27) 1810 Mbit/s with GRO off on 11ac, "
+          "2.0 Gbit/s with GRO on, median 2.15 Gbit/s with soft-IRQ affinity to the big cores",
+    criterion="each mean within 15% of 1810 / 2000 / 2150 Mbit/s, and GRO off < GRO on < big cores",
+    check=_check_host,
+))
+
+
+# --------------------------------------------------------------------------- 002-power
+
+
+def _power_points(mode: Mode) -> list[Point]:
+    pts = []
+    for d, direction in DIRS.items():
+        for p in ("11ad", "11ac"):
+            pts.append(Point({"dir": d, "kind": f"tcp-{p}"},
+                             scenario("002-power", mode.duration_s, tcp_flow(direction, p), paths())))
+        pts.append(Point({"dir": d, "kind": "mptcp"}, scenario(
+            "002-power", mode.duration_s, mptcp_flow(direction, "fixedratio", OPT[d]), paths())))
+    return pts
+
+
+def _plot_power(runs: pd.DataFrame, series, path: Path) -> None:
+    if not len(runs):
+        return
+    plt, fig, axes = _fig(1, 2, w=5.0)
+    ax = axes[0, 0]
+    labels, mm, pp = [], [], []
+    for (p, d), v in POWER.items():
+        labels.append(f"{p} {'Rx' if d == 'down' else 'Tx'}")
+        mm.append(_mean(runs, col=f"{p}_power_mw", dir=d, kind=f"tcp-{p}"))
+        pp.append(v)
+    x = np.arange(len(labels))
+    ax.bar(x - 0.2, mm, 0.4, label="mmpath")
+    ax.bar(x + 0.2, pp, 0.4, label="seed 002")
+    ax.set_xticks(x, labels)
+    ax.set_ylabel("radio power (mW above base)")
+    ax.legend(fontsize="small")
+    ax = axes[0, 1]
+    tot = [_mean(runs, col="power_mw", dir=d, kind="mptcp") for d in DIRS]
+    ax.bar(["downlink 73:27", "uplink 70:30"], tot)
+    ax.set_ylabel("MPTCP radio power (mW)")
+    ax.set_title("Fig. 3: uplink vs downlink", fontsize="medium")
+    _save(plt, fig, path, "002-power: radio power, single path and MPTCP")
+
+
+experiment(Experiment(
+    id="002-power", paper=PAPER, title="Radio power per mode and MPTCP uplink vs downlink",
+    figure="seed 002 Fig. 3, section 4.1", points=_power_points,
+    measure=lambda res, point, mode: energy_row(res), plot=_plot_power,
+))
+
+
+def _check_power(runs: pd.DataFrame, mode: Mode):
+    c = Checks()
+    parts = []
+    for (p, d), v in POWER.items():
+        m = _mean(runs, col=f"{p}_power_mw", dir=d, kind=f"tcp-{p}")
+        c.within(f"{p} {'Rx' if d == 'down' else 'Tx'} power, backlogged single-path TCP", m, v, "mW")
+        parts.append(f"{p} {'Rx' if d == 'down' else 'Tx'} {fmt(m)}")
+    down = _mean(runs, col="power_mw", dir="down", kind="mptcp")
+    up = _mean(runs, col="power_mw", dir="up", kind="mptcp")
+    rel = up / down - 1 if down else np.nan
+    c.within("MPTCP uplink power above downlink (fraction)", rel, UPLINK_ABOVE_DOWNLINK)
+    parts.append(f"MPTCP up {fmt(up)} vs down {fmt(down)} mW (+{rel:.0%})")
+    return "; ".join(parts), c.items
+
+
+claim(Claim(
+    id="002-power", experiment="002-power",
+    claim="Uplink power ~56 % above downlink; radio Tx/Rx powers as in FACTS.md",
+    paper="Section 4.1, Fig. 3: 11ac Tx 2800, 11ad Tx 1600, 11ac Rx 1100, 11ad Rx 2200 mW under backlogged "
+          "traffic; MPTCP uplink power 56 % above downlink",
+    criterion="each radio's mean power under backlogged single-path TCP within 15% of its figure; MPTCP "
+              "(73:27 down, 70:30 up) uplink / downlink - 1 within 15% of 0.56",
+    check=_check_power,
+))
+
+
+# --------------------------------------------------------------------------- ratio sweep
+
+
+def _sweep_points(mode: Mode) -> list[Point]:
+    pts = []
+    for d, direction in DIRS.items():
+        for rate in _demands(d):
+            rs = ENERGY_RATIOS_FAST[(d, rate)] if mode.fast else ENERGY_RATIOS_FULL
+            for r in rs:
+                f = _rate_flow(mptcp_flow(direction, "fixedratio", r), rate)
+                pts.append(Point({"dir": d, "demand": rate or 0, "ratio": r},
+                                 scenario("002-energy-sweep", mode.duration_s, f, paths())))
+    return pts
+
+
+def _plot_sweep(runs: pd.DataFrame, series, path: Path) -> None:
+    if not len(runs):
+        return
+    plt, fig, axes = _fig(2, 4, w=4.2)
+    for i, d in enumerate(DIRS):
+        for j, rate in enumerate(_demands(d)):
+            ax = axes[i, j]
+            sel = _sel(runs, dir=d, demand=rate or 0)
+            g = sel.groupby("ratio")
+            rs = np.array(sorted(sel["ratio"].unique()))
+            ax.plot(rs, g["goodput_mbps"].mean().reindex(rs), "o-", ms=3, color="C0")
+            ax.set_ylabel("Mbit/s", color="C0")
+            ax2 = ax.twinx()
+            ax2.plot(rs, g["nj_per_bit"].mean().reindex(rs), "s--", ms=3, color="C3")
+            ax2.set_ylabel("nJ/bit", color="C3")
+            ax.axvline(ENERGY_OPT[(d, rate)], color="0.5", linestyle=":", linewidth=0.8)
+            ax.set_title(f"{'down' if d == 'down' else 'up'}link, {rate or 'backlogged'}"
+                         f"{' Mbit/s' if rate else ''}", fontsize="medium")
+            ax.set_xlabel("ratio (11ad:11ac)")
+    _save(plt, fig, path, "002-energy-sweep: throughput (solid) and energy per bit (dashed) vs FixedRatio ratio "
+                          "(Figs. 4-7; dotted: paper's energy-optimal ratio)")
+
+
+experiment(Experiment(
+    id="002-energy-sweep", paper=PAPER, title="FixedRatio sweeps: throughput and energy per bit",
+    figure="seed 002 Figs. 4-7", points=_sweep_points,
+    measure=lambda res, point, mode: energy_row(res), plot=_plot_sweep,
+))
+
+
+def _curve(runs: pd.DataFrame, d: str, rate) -> tuple[list, list, list]:
+    sel = _sel(runs, dir=d, demand=rate or 0)
+    g = sel.groupby("ratio")
+    rs = sorted(sel["ratio"].unique())
+    return rs, list(g["goodput_mbps"].mean().reindex(rs)), list(g["nj_per_bit"].mean().reindex(rs))
+
+
+def _argmin(rs, ys, keep=lambda r: True):
+    cand = [(y, r) for r, y in zip(rs, ys) if keep(r) and np.isfinite(y)]
+    return min(cand)[1] if cand else None
+
+
+def _check_backlogged(runs: pd.DataFrame, mode: Mode):
+    c = Checks()
+    parts = []
+    dual = lambda r: 0 < r < 100  # noqa: E731
+    for d in DIRS:
+        rs, thr, nj = _curve(runs, d, None)
+        if not rs:
+            c.add(f"{d}link backlogged sweep present", False)
+            continue
+        t_opt = rs[int(np.nanargmax(thr))]
+        e_opt = _argmin(rs, nj, dual)
+        parts.append(f"{d}: throughput-optimal {t_opt}, energy-optimal dual-path {e_opt}")
+        if d == "down":
+            c.add(f"downlink: the energy-optimal dual-path ratio ({e_opt}) is the throughput-optimal one ({t_opt}); "
+                  f"nJ/bit [{', '.join(f'{r}:{fmt(v)}' for r, v in zip(rs, nj))}]", e_opt == t_opt)
+            if 100 in rs:
+                k, k100 = rs.index(t_opt), rs.index(100)
+                c.within("downlink throughput gain of the optimal ratio over 11ad alone (fraction)",
+                         thr[k] / thr[k100] - 1, 0.32)
+                c.within("downlink energy-per-bit increase over 11ad alone (fraction)", nj[k] / nj[k100] - 1, 0.014)
+        else:
+            c.add(f"uplink: throughput-optimal ratio {t_opt} is 70 (+-{RATIO_TOL})", abs(t_opt - 70) <= RATIO_TOL)
+            c.add(f"uplink: energy-optimal dual-path ratio {e_opt} is 90 (+-{RATIO_TOL}); nJ/bit "
+                  f"[{', '.join(f'{r}:{fmt(v)}' for r, v in zip(rs, nj))}]",
+                  e_opt is not None and abs(e_opt - 90) <= RATIO_TOL)
+    return "; ".join(parts), c.items
+
+
+claim(Claim(
+    id="002-energy-backlogged", experiment="002-energy-sweep",
+    claim="Downlink: the throughput-optimal ratio is also the energy-optimal dual-path ratio (+32 % throughput "
+          "for +1.4 % energy over 11ad alone). Uplink: throughput-optimal 70:30, energy-optimal 90:10",
+    paper="Section 4.2, Fig. 4: downlink 73:27 maximises throughput and minimises nJ/bit among dual-path ratios, "
+          "+32 % throughput for +1.4 % nJ/bit over 100:0; uplink throughput-optimal 70:30, energy-optimal 90:10",
+    criterion="backlogged FixedRatio sweep (mean of runs): downlink argmin nJ/bit over 0<r<100 == argmax "
+              "throughput, and the gain / cost over 100:0 within 15% of 0.32 / 0.014; uplink argmax throughput "
+              "within 5 of 70 and argmin nJ/bit over 0<r<100 within 5 of 90",
+    check=_check_backlogged, needs=lambda k: k.get("demand") == 0,
+))
+
+
+def _check_rate(runs: pd.DataFrame, mode: Mode):
+    c = Checks()
+    parts = []
+    for d in DIRS:
+        for rate in _demands(d)[1:]:
+            rs, thr, nj = _curve(runs, d, rate)
+            e_opt = _argmin(rs, nj)
+            want = ENERGY_OPT[(d, rate)]
+            parts.append(f"{d} {rate}: {e_opt}")
+            c.add(f"{d}link {rate} Mbit/s: energy-optimal ratio {e_opt} is the paper's {want}; nJ/bit "
+                  f"[{', '.join(f'{r}:{fmt(v)}' for r, v in zip(rs, nj))}], Mbit/s "
+                  f"[{', '.join(f'{r}:{fmt(v)}' for r, v in zip(rs, thr))}]", e_opt == want)
+    return "energy-optimal ratios " + ", ".join(parts), c.items
+
+
+claim(Claim(
+    id="002-energy-rate", experiment="002-energy-sweep",
+    claim="Source rate 1750 Mbps: energy-optimal ratio 66:34 down, 83:17 up. 1500 (down) / 1400 (up): 11ad "
+          "alone. 500: 11ac alone down, 11ad alone up",
+    paper="Section 4.2, Figs. 5-7: 1750 -> 66:34 (down) / 83:17 (up); 1500 down / 1400 up -> 100:0; "
+          "500 -> 0:100 (down) / 100:0 (up)",
+    criterion="rate-limited FixedRatio sweeps: the ratio with the lowest mean nJ/bit is the paper's (the sweep "
+              "contains it: 0..100 by 10 plus 66, 73, 83; fast mode a few ratios around it)",
+    check=_check_rate, needs=lambda k: k.get("demand") != 0,
+))
+
+
+# --------------------------------------------------------------------------- 002-backup-power
+
+BACKUP_RATES = {"11ad": [500, 1000], "11ac": [200, 400]}
+
+
+def _backup_points(mode: Mode) -> list[Point]:
+    pts = []
+    for used in ("11ad", "11ac"):
+        other = "11ac" if used == "11ad" else "11ad"
+        for rate in BACKUP_RATES[used][:1] if mode.fast else BACKUP_RATES[used]:
+            zero = _rate_flow(mptcp_flow("download", "fixedratio", 100 if used == "11ad" else 0), rate)
+            bk = _rate_flow(mptcp_flow("download", "default", mode="backup", paths=[used, other],
+                                       backup_paths=[other]), rate)
+            for how, f in (("zero", zero), ("backup", bk)):
+                pts.append(Point({"used": used, "rate": rate, "how": how},
+                                 scenario("002-backup-power", mode.duration_s, f, paths())))
+    return pts
+
+
+def _plot_backup(runs: pd.DataFrame, series, path: Path) -> None:
+    if not len(runs):
+        return
+    plt, fig, axes = _fig(1, 1)
+    ax = axes[0, 0]
+    keys = sorted({(u, r) for u, r in zip(runs["used"], runs["rate"])})
+    x = np.arange(len(keys))
+    for i, how in enumerate(("zero", "backup")):
+        ax.bar(x + (i - 0.5) * 0.4, [_mean(runs, col="power_mw", used=u, rate=r, how=how) for u, r in keys], 0.4,
+               label="other interface: 0 packets" if how == "zero" else "other interface: backup mode")
+    ax.set_xticks(x, [f"{u} {r} Mbit/s" for u, r in keys])
+    ax.set_ylabel("radio power, both radios (mW)")
+    ax.legend(fontsize="small")
+    _save(plt, fig, path, "002-backup-power: 0-packet ratio vs backup mode (Fig. 8)")
+
+
+experiment(Experiment(
+    id="002-backup-power", paper=PAPER, title="A 0-packet ratio vs MPTCP backup mode for the idle interface",
+    figure="seed 002 Fig. 8", points=_backup_points,
+    measure=lambda res, point, mode: energy_row(res), plot=_plot_backup,
+))
+
+
+def _check_backup(runs: pd.DataFrame, mode: Mode):
+    c = Checks()
+    parts = []
+    for u, r in sorted({(u, r) for u, r in zip(runs["used"], runs["rate"])}):
+        z = _mean(runs, col="power_mw", used=u, rate=r, how="zero")
+        b = _mean(runs, col="power_mw", used=u, rate=r, how="backup")
+        c.within(f"{u} at {r} Mbit/s: radio power with the other in backup mode vs given 0 packets", b, z, "mW")
+        parts.append(f"{u} {r}: backup {fmt(b)} vs 0-packet {fmt(z)} mW")
+    return "; ".join(parts), c.items
+
+
+claim(Claim(
+    id="002-backup-power", experiment="002-backup-power",
+    claim="Backup mode and a 0-packet ratio draw about the same power",
+    paper="Section 4.2, Fig. 8: Rx power of the used interface is very similar whether the other one gets 0 "
+          "packets or is in backup mode",
+    criterion="downlink, per used interface and source rate: the mean radio power (both radios) in backup mode "
+              "within 15% of the 0-packet ratio's",
+    check=_check_backup,
+))
+
+
+# --------------------------------------------------------------------------- 002-energy-aware
+
+
+def _aware_points(mode: Mode) -> list[Point]:
+    dur = max(mode.duration_s, AWARE_DURATION_FAST_S)
+    pts = []
+    for d, direction in DIRS.items():
+        for rate in _demands(d):
+            f = _rate_flow(mptcp_flow(direction, "energy"), rate)
+            pts.append(Point({"dir": d, "demand": rate or 0}, scenario("002-energy-aware", dur, f, paths())))
+    return pts
+
+
+def _aware_measure(res, point: Point, mode: Mode) -> dict[str, Any]:
+    row = energy_row(res)
+    tl = res.timeline
+    conn = tl[tl["subflow"] == -1] if "subflow" in tl else tl
+    row["final_ratio"] = float(conn["sched_metric"].iloc[-1]) if len(conn) else np.nan
+    return row
+
+
+def _plot_aware(runs: pd.DataFrame, series, path: Path) -> None:
+    if not len(runs):
+        return
+    plt, fig, axes = _fig(1, 1, w=8.0)
+    ax = axes[0, 0]
+    keys = [(d, r) for d in DIRS for r in _demands(d)]
+    x = np.arange(len(keys))
+    ax.bar(x - 0.2, [_mean(runs, col="final_ratio", dir=d, demand=r or 0) for d, r in keys], 0.4,
+           label="energy-aware scheduler (final ratio)")
+    ax.bar(x + 0.2, [AWARE[k] for k in keys], 0.4, label="seed 002's choice")
+    ax.set_xticks(x, [f"{d} {r or 'bl'}" for d, r in keys], fontsize="small")
+    ax.set_ylabel("packets to 11ad per 100")
+    ax.legend(fontsize="small")
+    _save(plt, fig, path, "002-energy-aware: configuration chosen online (Fig. 9 guidelines)")
+
+
+experiment(Experiment(
+    id="002-energy-aware", paper=PAPER, title="The energy-aware scheduler (Fig. 9) on each demand class",
+    figure="seed 002 Fig. 9 (guidelines), Figs. 4-7 (the optimal configurations)", points=_aware_points,
+    measure=_aware_measure, plot=_plot_aware,
+))
+
+
+def _check_aware(runs: pd.DataFrame, mode: Mode):
+    c = Checks()
+    parts = []
+    for d in DIRS:
+        for rate in _demands(d):
+            r = _mean(runs, col="final_ratio", dir=d, demand=rate or 0)
+            want = AWARE[(d, rate)]
+            parts.append(f"{d} {rate or 'backlogged'}: {fmt(r)}")
+            c.add(f"{d}link {rate or 'backlogged'}{' Mbit/s' if rate else ''}: final ratio {fmt(r)} within "
+                  f"{RATIO_TOL} of {want}", np.isfinite(r) and abs(r - want) <= RATIO_TOL)
+    return "final ratios " + ", ".join(parts), c.items
+
+
+claim(Claim(
+    id="002-energy-aware", experiment="002-energy-aware",
+    claim="The energy-aware scheduler built from Fig. 9's guidelines picks those configurations by itself, online",
+    paper="Section 4.2 / Fig. 9: backlogged -> MuSher's throughput-optimal ratio (73 / 70); 1750 -> 66 down / 83 "
+          "up; 1500 down / 1400 up -> 11ad alone; 500 -> 11ac alone down, 11ad alone up",
+    criterion=f"scheduler = \"energy\" (no ratio given), {AWARE_DURATION_FAST_S:g} s runs or longer: the mean "
+              f"final ratio of each class within {RATIO_TOL} points of seed 002's choice",
+    check=_check_aware,
+))

@@ -177,6 +177,36 @@ pub const DEVICES: &[Device] = &[
         mcs_set: &[],
         about: "seed 002's ASUS ROG Phone II 802.11ac <-> Netgear X10: VHT MCS 0-9, 80 MHz, 2 SS, no host limit",
     },
+    Device {
+        // A dual-band laptop beside the phone (seed 002 section 5: the GRO and soft-IRQ
+        // optimisations "are not needed in more powerful laptops"): the phone's 11ad radio
+        // (same chip generation, 64-MPDU / 128 KiB aggregation) without its host limits, and
+        // no power figures (not metered).
+        name: "laptop-11ad",
+        technology: Technology::Dot11ad,
+        max_mcs: 12,
+        max_mpdus: 64,
+        max_ampdu_bytes: 131_072,
+        host_pkt_ns: 0,
+        rx_gain_db: 0.0,
+        eirp_gain_dbm: 40.0,
+        retrain_ms: 500.0,
+        mcs_set: &[],
+        about: "dual-band laptop 802.11ad <-> Netgear X10: the phone's radio without host limits, not metered",
+    },
+    Device {
+        name: "laptop-11ac",
+        technology: Technology::Dot11ac,
+        max_mcs: 9,
+        max_mpdus: 64,
+        max_ampdu_bytes: 0,
+        host_pkt_ns: 0,
+        rx_gain_db: 0.0,
+        eirp_gain_dbm: 26.0,
+        retrain_ms: 0.0,
+        mcs_set: &[],
+        about: "dual-band laptop 802.11ac (80 MHz, 2 SS) <-> Netgear X10: no host limit, not metered",
+    },
 ];
 
 pub fn find(name: &str) -> Option<&'static Device> {

@@ -17,10 +17,17 @@
 use super::arf::Arf;
 use super::radio::{per_4096, MacTiming, RadioPhy};
 use super::reorder::Reorder;
+use crate::energy::RadioMeter;
 use crate::engine::RngStream;
 use crate::packet::{Kind, Packet};
 use crate::time::Time;
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// The client host's receive-processing server shared by all its interfaces (energy.rs): when
+/// it is next free, ns. Atomic only to stay `Send`; the simulation is single-threaded.
+pub type SharedCpu = Arc<AtomicU64>;
 
 /// Thermal noise density, dBm/Hz (kT at 290 K).
 const NOISE_FLOOR_DBM_PER_HZ: f64 = -174.0;
@@ -131,6 +138,10 @@ pub struct Medium {
     /// Scratch for packets the reorder buffer releases (reused).
     released: Vec<Packet>,
     pub stats: AirStats,
+    /// The client's shared receive server and its cost per packet received here (energy.rs).
+    client_cpu: Option<(SharedCpu, u64)>,
+    /// The client radio's power meter (energy.rs), if its device's power is characterised.
+    meter: Option<RadioMeter>,
 }
 
 impl Medium {
@@ -177,6 +188,34 @@ impl Medium {
             interferer: None,
             budget: None,
             stats: AirStats::default(),
+            client_cpu: None,
+            meter: None,
+        }
+    }
+
+    /// Every packet the client receives also passes its host's shared server, `pkt_ns` each.
+    pub fn set_client_cpu(&mut self, cpu: SharedCpu, pkt_ns: u64) {
+        self.client_cpu = Some((cpu, pkt_ns));
+    }
+
+    /// Meters the client radio's power from the TXOPs (energy.rs).
+    pub fn set_meter(&mut self, m: RadioMeter) {
+        self.meter = Some(m);
+    }
+
+    pub fn meter(&self) -> Option<&RadioMeter> {
+        self.meter.as_ref()
+    }
+
+    /// Airtime of a TXOP of `n` frames from `from`. The client radio's meter charges it to the
+    /// mode of the data it belongs to: the client's data and the AP's ACKs for it count as
+    /// transmit mode, the AP's data and the client's ACKs for it as receive mode (seed 002
+    /// measures Tx / Rx mode power under backlogged traffic, its ACKs included).
+    fn count_busy(&mut self, from: usize, n: usize, start: Time, end: Time) {
+        self.stats.busy_ns[from] += (end - start).ns();
+        if let Some(m) = self.meter.as_mut() {
+            let data = self.st[from].queue.iter().take(n).any(|(p, _, _)| p.kind != Kind::Ack);
+            m.busy(start, end, (from == STA) == data);
         }
     }
 
@@ -395,7 +434,7 @@ impl Medium {
         }
         let from = t.from;
         let to = 1 - from;
-        self.stats.busy_ns[from] += (t.end - t.start).ns();
+        self.count_busy(from, t.n, t.start, t.end);
         let per_4096 = self.st[from].per_4096;
         self.failed.clear();
         let mut delivered_now = 0usize;
@@ -453,7 +492,14 @@ impl Medium {
         for p in self.released.drain(..) {
             let rx = &mut self.st[to];
             rx.host_free = rx.host_free.max(at) + Time(self.host_pkt_ns);
-            let t = rx.host_free + self.delay;
+            let mut done = rx.host_free;
+            // The shared server's cost is per received data segment (how energy.rs derives it).
+            let data = matches!(p.kind, Kind::Data | Kind::Udp);
+            if let (STA, true, Some((cpu, ns))) = (to, data, &self.client_cpu) {
+                done = Time(cpu.load(Ordering::Relaxed).max(done.ns()) + ns);
+                cpu.store(done.ns(), Ordering::Relaxed);
+            }
+            let t = done + self.delay;
             if self.pipe[from].is_empty() {
                 wake.arrival[from] = Some(t);
             }
@@ -484,7 +530,7 @@ impl Medium {
         self.up = up;
         if !up {
             if let Some(t) = self.busy.take().filter(|t| t.from != OTHERS) {
-                self.stats.busy_ns[t.from] += (now - t.start).ns();
+                self.count_busy(t.from, t.n, t.start, now);
                 for (_, r, _) in self.st[t.from].queue.iter_mut().take(t.n) {
                     *r = r.saturating_add(1);
                 }

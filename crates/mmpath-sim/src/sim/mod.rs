@@ -6,13 +6,15 @@
 //! crosses backbone-down then path-down; its ACKs path-up then backbone-up. An upload is the
 //! mirror image. With the backbone disabled, flows cross the radio path only.
 
+mod energy_out;
 mod mptcp;
 
 use crate::app::{App, RATE_TICK};
+use crate::energy;
 use crate::engine::{EventQueue, RngStream};
 use crate::link::channel::{Action, Channel};
 use crate::link::device;
-use crate::link::medium::{AirWake, Medium, AP, STA};
+use crate::link::medium::{AirWake, Medium, SharedCpu, AP, STA};
 use crate::link::radio::{ideal_mcs, MPDU_OVERHEAD_BYTES};
 use crate::link::schedule::Schedule;
 use crate::link::trace::{self as chtrace, TraceFormat, TraceOpts, TraceStep};
@@ -282,6 +284,8 @@ impl Simulation {
         let mut paths = Vec::new();
         let mut media = Vec::new();
         let mut media_path = Vec::new();
+        // One client device: its interfaces share one receive server (energy.rs).
+        let client_cpu = SharedCpu::default();
         for (pi, p) in sc.path.iter().enumerate() {
             let replay = replays.next().flatten();
             let name = p.name.clone().unwrap_or_default();
@@ -349,6 +353,13 @@ impl Simulation {
                 mcs,
                 RngStream::new(seed, 0x3000 + pi as u64),
             );
+            // The client's power meter and shared receive server (energy.rs).
+            if let Some(pw) = energy::radio_power(dev.name) {
+                m.set_meter(energy::RadioMeter::new(pw));
+            }
+            if let Some(ns) = energy::path_rx_pkt_ns(p) {
+                m.set_client_cpu(client_cpu.clone(), ns);
+            }
             m.set_signal(rssi, dev.rx_gain_db);
             if adaptation == RateAdaptation::Commodity {
                 m.use_arf(AP, ladder.clone());
@@ -1144,6 +1155,7 @@ impl Simulation {
                 sf_state,
                 scheduled_bytes,
                 sched_metric: f64::NAN,
+                energy_j: self.energy_j(now, std::iter::once(f.path)),
             };
             if let (Some(s), Some(r)) = (&f.sender, &f.receiver) {
                 let mss = s.mss() as f64;
@@ -1160,7 +1172,9 @@ impl Simulation {
             self.timeline.push(row);
         }
         for c in 0..self.conns.len() {
-            let row = self.conn_row(now, c);
+            let mut row = self.conn_row(now, c);
+            let ps = self.conns[c].subs.iter().map(|st| self.flows[st.flow as usize].path);
+            row.energy_j = self.energy_j(now, ps);
             self.timeline.push(row);
         }
     }
@@ -1301,12 +1315,14 @@ impl Simulation {
                 }
             }
         }
-        let paths: Vec<Value> = self.paths.iter().map(|p| self.path_summary(p)).collect();
+        let mut paths: Vec<Value> = self.paths.iter().map(|p| self.path_summary(p)).collect();
+        let energy = self.energy_summary(&mut flows, &mut paths);
         let summary = json!({
             "sim_s": duration_s,
             "events": self.q.processed(),
             "flows": flows,
             "paths": paths,
+            "energy": energy,
             "invariants": {"ok": all_ok, "checks": checks},
         });
 

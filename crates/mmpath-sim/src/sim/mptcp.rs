@@ -162,6 +162,11 @@ fn sched_kind(f: &crate::scenario::FlowCfg) -> SchedKind {
             let a = f.amuse.unwrap_or_default();
             SchedKind::AMuSe { initial_ratio: ratio, scan: a.scan, contention: a.contention, blockage: a.blockage }
         }
+        SchedName::Energy => {
+            let uplink = f.direction == Direction::Upload;
+            let m = f.max_rates_mbps.as_deref().unwrap_or(sched::energy::default_max_rates_mbps(uplink));
+            SchedKind::Energy { initial_ratio: f.ratio, max_mbps: [m[0], m[1]], uplink }
+        }
     }
 }
 
@@ -936,6 +941,7 @@ impl Simulation {
             sf_state: -1,
             scheduled_bytes: cn.data_nxt,
             sched_metric: cn.sched.metric(),
+            energy_j: f64::NAN,
         }
     }
 

@@ -19,6 +19,7 @@ pub mod blest;
 /// sharing the connection's view of all subflows.
 pub mod coupled;
 pub mod ecf;
+pub mod energy;
 pub mod fixedratio;
 pub mod minrtt;
 pub mod musher;
@@ -209,6 +210,12 @@ pub enum SchedKind {
         contention: bool,
         blockage: bool,
     },
+    /// Energy-aware (seed 002 Fig. 9): paths' maximum rates (11ad first), direction.
+    Energy {
+        initial_ratio: Option<u32>,
+        max_mbps: [f64; 2],
+        uplink: bool,
+    },
 }
 
 /// Builds a scheduler (config = factory).
@@ -224,6 +231,9 @@ pub fn build(kind: &SchedKind) -> Box<dyn Scheduler> {
         SchedKind::MuSher { initial_ratio } => Box::new(musher::MuSher::new(initial_ratio)),
         SchedKind::AMuSe { initial_ratio, scan, contention, blockage } => {
             Box::new(amuse::AMuSe::new(initial_ratio, scan, contention, blockage))
+        }
+        SchedKind::Energy { initial_ratio, max_mbps, uplink } => {
+            Box::new(energy::EnergyAware::new(initial_ratio, max_mbps, uplink))
         }
     }
 }

@@ -1,0 +1,98 @@
+//! The energy model's outputs (energy.rs): per-radio joules in the path summaries, per-flow
+//! joules and nJ/bit, the run's total, and the timeline's cumulative `energy_j` column.
+
+use super::{Hop, Simulation, UserFlow};
+use crate::energy::{nj_per_bit, RadioMeter};
+use crate::time::Time;
+use serde_json::{json, Value};
+
+impl Simulation {
+    /// The client radio meter of path `pi`, if the path is a metered radio path.
+    fn meter_of(&self, pi: u16) -> Option<&RadioMeter> {
+        match self.paths[pi as usize].hops[0] {
+            Hop::Air(m, _) => self.media[m as usize].meter(),
+            _ => None,
+        }
+    }
+
+    /// Joules the radios of `paths` used up to `now`; NaN if none of them is metered.
+    pub(super) fn energy_j(&self, now: Time, paths: impl Iterator<Item = u16>) -> f64 {
+        let mut j = f64::NAN;
+        for pi in paths {
+            if let Some(m) = self.meter_of(pi) {
+                j = if j.is_nan() { 0.0 } else { j } + m.joules_at(now);
+            }
+        }
+        j
+    }
+
+    /// The paths a scenario flow may use (one, or an MPTCP connection's subflows').
+    fn user_flow_paths(&self, uf: UserFlow) -> Vec<u16> {
+        match uf {
+            UserFlow::Single(i) => vec![self.flows[i as usize].path],
+            UserFlow::Conn(c) => {
+                self.conns[c as usize].subs.iter().map(|st| self.flows[st.flow as usize].path).collect()
+            }
+        }
+    }
+
+    /// Adds the energy fields to the flow and path summaries and returns the run's "energy"
+    /// object. A flow is charged every radio it may use (radios shared by flows are not split).
+    pub(super) fn energy_summary(&self, flows: &mut [Value], paths: &mut [Value]) -> Value {
+        let end = self.end;
+        let mut radios = Vec::new();
+        let mut total = f64::NAN;
+        for (pi, v) in paths.iter_mut().enumerate() {
+            let Some(m) = self.meter_of(pi as u16) else {
+                if let Some(o) = v.as_object_mut() {
+                    o.insert("energy".into(), Value::Null);
+                }
+                continue;
+            };
+            let t = m.times_at(end);
+            let j = t.joules(&m.power);
+            total = if total.is_nan() { 0.0 } else { total } + j;
+            let e = json!({
+                "joules": j,
+                "mean_power_mw": j / end.secs_f64().max(1e-12) * 1e3,
+                "tx_s": t.tx_ns as f64 / 1e9,
+                "rx_s": t.rx_ns as f64 / 1e9,
+                "idle_s": t.idle_ns as f64 / 1e9,
+                "psm_s": t.psm_ns as f64 / 1e9,
+                "psm_entries": t.psm_entries,
+                "power_mw": {"tx": m.power.tx_mw, "rx": m.power.rx_mw, "idle": m.power.idle_mw, "psm": m.power.psm_mw},
+                "psm_timeout_ms": m.power.psm_timeout.ns() as f64 / 1e6,
+            });
+            radios.push(json!({"path": self.paths[pi].name, "joules": j}));
+            if let Some(o) = v.as_object_mut() {
+                o.insert("energy".into(), e);
+            }
+        }
+        let mut bytes_all = 0u64;
+        for (k, uf) in self.user_flows.iter().enumerate() {
+            let ps = self.user_flow_paths(*uf);
+            let j = self.energy_j(end, ps.iter().copied());
+            let bytes = flows[k]["bytes_delivered"].as_u64().unwrap_or(0);
+            bytes_all += bytes;
+            if let Some(o) = flows[k].as_object_mut() {
+                o.insert("energy_j".into(), json_f(j));
+                o.insert("nj_per_bit".into(), json_f(nj_per_bit(j, bytes)));
+            }
+        }
+        json!({
+            "total_j": json_f(total),
+            "mean_power_mw": json_f(total / end.secs_f64().max(1e-12) * 1e3),
+            "nj_per_bit": json_f(nj_per_bit(total, bytes_all)),
+            "radios": radios,
+        })
+    }
+}
+
+/// NaN (nothing metered) is written as null.
+fn json_f(x: f64) -> Value {
+    if x.is_finite() {
+        json!(x)
+    } else {
+        Value::Null
+    }
+}
