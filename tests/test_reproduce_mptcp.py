@@ -16,65 +16,60 @@ def _xfail(reason: str):
 
 EXPECTED = {
     "000-ben": _xfail(
-        "full mesh is barely below TCP over 11ad: Ben(fullmesh) -0.004 (range -0.005..-0.002 over 3 "
-        "runs of 60 s; fast mode similar), always negative but not widely spread; Ben(backup) -0.003 "
-        "holds. The model's minRTT seldom uses 11n while 11ad's window has room"),
+        "fast mode: Ben(fullmesh) mean 0.886 [0.858..0.913], Ben(backup) mean -0.004 [-0.005..-0.003]"
+        "; L_11ad 1394, L_11n 51.8 Mbit/s -- fails: Ben(fullmesh), highest run = 0.913 < 0 (always ne"
+        "gative) spread of Ben(fullmesh) (max - min) = 0.055 >= 0.1 (widely spread)"),
     "000-mtu-sweep": _xfail(
-        "both modes rise with the MTU, but the crossover is reversed in 60 s runs: full mesh 420 / "
-        "583 vs backup 605 / 1107 Mbit/s at MTU 1500 / 3000 (head-of-line blocking behind 11n), "
-        "equal at 4500 / 6000 (1249 / 1306 vs 1249 / 1309); fast 3 s runs: full mesh ahead at "
-        "1500-3000 and also at 4500-6000"),
+        "fast mode: MTU 1500: full mesh 670, backup 619; MTU 3000: full mesh 1160, backup 1109; MTU 4"
+        "500: full mesh 1296, backup 1245; MTU 6000: full mesh 1356, backup 1306 Mbit/s -- fails: MTU"
+        " 4500: backup mean = 1245 Mbit/s > full mesh 1296 Mbit/s MTU 6000: backup mean = 1306 Mbit/s"
+        " > full mesh 1356 Mbit/s"),
     "000-fullmesh-mcs": _xfail(
-        "full mesh is above TCP at MCS 1 (as in the paper) but also at MCS 2-5 (gaps -5..-1 Mbit/s "
-        "in 60 s runs) and below from MCS 6 with a gap rising to 4.9 Mbit/s at MCS 9, far smaller "
-        "than the paper's"),
+        "fast mode: MCS 1: gap -49.5, MCS 3: gap -49.6, MCS 5: gap -49.3, MCS 7: gap -48.2, MCS 9: ga"
+        "p -47.1 Mbit/s (TCP - full mesh) -- fails: MCS 3: full mesh mean = 780 Mbit/s < TCP 730 Mbit"
+        "/s MCS 5: full mesh mean = 938 Mbit/s < TCP 888 Mbit/s MCS 7: full mesh mean = 1239 Mbit/s <"
+        " TCP 1191 Mbit/s MCS 9: full mesh mean = 1440 Mbit/s < TCP 1392 Mbit/s"),
     "000-switchover": None,
-    "002-fixedratio": _xfail(
-        "downlink SPTCP over 11ad is 438 Mbit/s (paper 1600): host-limited TCP download stalls in "
-        "RTOs every ~0.3 s (retransmissions dropped at the AP's full drop-tail queue are only "
-        "recovered by the RTO in the TCP model); downlink FixedRatio 73:27 1728 vs 2200 (fast, 3 s "
-        "with slow start). Holds: uplink 11ad 1443 vs 1450, 11ac 546/542 vs 600, uplink 70:30 1770 "
-        "vs 2050, one peak at 70 (down) / 73 (up)"),
-    "002-host": _xfail(
-        "caps derived from seed 002 (LITTLE 2000, big 2150, GRO off 1810 Mbit/s) but the downlink TCP "
-        "RTO stalls (host-limited 11ad downloads, fixed on another branch) keep 3 s runs below them: "
-        "GRO off 1763 / GRO on 1850 / big 1826 Mbit/s; big is under its 1828 floor and not above GRO on"),
+    "002-fixedratio": None,
+    "002-host": None,
     "002-power": _xfail(
-        "11ac Rx 1099 / Tx 2798, 11ad Tx 1516 mW hold (paper 1100 / 2800 / 1600); 11ad Rx 896 vs 2200 mW "
-        "because the downlink RTO stalls leave the 11ad radio idle most of the time (440 Mbit/s); MPTCP "
-        "uplink 4265 vs downlink 3063 mW = +39% (paper +56%: the paper's own per-radio figures sum to +33%)"),
+        "fast mode: 11ad Rx 2083; 11ad Tx 1559; 11ac Rx 1099; 11ac Tx 2799; MPTCP up 4261 vs down 315"
+        "7 mW (+35%) -- fails: MPTCP uplink power above downlink (fraction) = 0.350, paper 0.560 (wit"
+        "hin 15%: 0.476..0.644)"),
     "002-energy-backlogged": _xfail(
-        "downlink: 73 is both throughput- and energy-optimal among dual-path ratios (holds); gain / cost "
-        "over 100:0 are +316% / -26% (paper +32% / +1.4%) because 11ad alone downloads at ~445 Mbit/s (RTO "
-        "stalls); uplink energy-optimal dual-path 90 holds (nJ/bit 70:2.41, 80:2.13, 90:1.96), but the "
-        "uplink throughput peak of the 3 s fast sweep (70, 80, 90, 100) is at 80, not 70"),
+        "fast mode: down: throughput-optimal 73, energy-optimal dual-path 73; up: throughput-optimal "
+        "80, energy-optimal dual-path 80 -- fails: downlink energy-per-bit increase over 11ad alone ("
+        "fraction) = 0.134, paper 0.014 (within 15%: 0.012..0.016) uplink: throughput-optimal ratio 8"
+        "0 is 70 (+-5) uplink: energy-optimal dual-path ratio 80 is 90 (+-5); nJ/bit [70:2.43, 80:2.0"
+        "4, 90:2.18, 100:1.05]"),
     "002-energy-rate": _xfail(
-        "holds: 500 down -> 0:100, 500 up and 1400 up -> 100:0. Fails: down 1750 -> 73 (66:34 carries "
-        "only 1566 Mbit/s: the 11ac model tops out at ~546, not 600 Mbit/s); down 1500 -> 90 (11ad alone "
-        "445 Mbit/s, RTO stalls); up 1750 -> 90 (83:17 carries 1657 in 3 s runs)"),
+        "fast mode: energy-optimal ratios down 1750: 73, down 1500: 100, down 500: 0, up 1750: 83, up"
+        " 1400: 100, up 500: 100 -- fails: downlink 1750 Mbit/s: energy-optimal ratio 73 is the paper"
+        "'s 66; nJ/bit [60:2.05, 66:1.86, 73:1.74], Mbit/s [60:1320, 66:1557, 73:1749]"),
     "002-backup-power": None,
     "002-energy-aware": _xfail(
-        "7 of 8 classes within 5 points (backlogged 73 / 71, up 1750 83, 1500 / 1400 100, 500 0 / 100); "
-        "down 1750 settles at 71.5 vs 66: the scheduler learns that 11ac carries ~530 Mbit/s, not 600, "
-        "and fills it to that"),
+        "fast mode: final ratios down backlogged: 73.0, down 1750: 73.0, down 1500: 100, down 500: 0."
+        "000, up backlogged: 76.0, up 1750: 82.5, up 1400: 100, up 500: 100 -- fails: downlink 1750 M"
+        "bit/s: final ratio 73.0 within 5 of 66 uplink backlogged: final ratio 76.0 within 5 of 70"),
     "004-scan": _xfail(
-        "AMuSe-SCAN does not keep the 11ad throughput during scans: the model's scans come "
-        "unannounced, so AMuSe can only reclaim the 11ac subflow's unsent data; what is already in "
-        "flight on 11ac waits out the scan and head-of-line blocks the receiver, and 11ad stalls "
-        "too (AMuSe's arbitration, delaying the scan until the 11ac queue drains, is not modelled). "
-        "Fast: 11ad during / outside scans default 492 / 857, AMuSe-SCAN 332 / 1337 Mbit/s; "
-        "connection during scans AMuSe / default 340 / 502 = 0.68x (paper 2.2x)"),
+        "fast mode: 11ad during / outside scans: default 1156 / 1432, AMuSe-SCAN 1162 / 1426 Mbit/s; "
+        "connection during scans 1164 vs 1156 Mbit/s = 1.01x -- fails: AMuSe-SCAN: 11ad subflow durin"
+        "g scans = 1162 Mbit/s >= 85% of its 1426 Mbit/s outside scans (kept within 15%) MPTCP throug"
+        "hput during scans, AMuSe-SCAN / default = 1.01 x, paper 2.20 x (within 15%: 1.87..2.53)"),
     "004-contention": _xfail(
-        "the expected sum is built on SPTCP 11ad download, which the TCP model's RTO stalls cut to "
-        "~440 Mbit/s, so FixedRatio (1648 / 1713 Mbit/s at 100 / 400 Mbps) is far above it, and the "
-        "default is never < 85% of it; FixedRatio > default holds at every load (1056 / 1649)"),
+        "fast mode: 100: expected 1949, FixedRatio 1921, default 1861; 400: expected 1759, FixedRatio"
+        " 1740, default 1670 Mbit/s -- fails: lowest default / expected sum over the loads = 0.949 < "
+        "0.85 (much lower: more than 15% below at some load)"),
     "004-blockage": _xfail(
-        "default (minRTT, v0.9x) resumes 11ad 3.1 s after the link is back on average (0-6.2 s "
-        "over runs; paper ~12 s): with a 5 s blockage the backed-off RTO fires within a few s of "
-        "the link's return; AMuSe-BLOCKAGE resumes at once (0 s < 1 s holds)"),
+        "fast mode: 11ad resumes 0.000 s (default, 0.000-0.000) and 0.000 s (AMuSe-BLOCKAGE) after th"
+        "e link is back -- fails: default: delay from link back to the 11ad subflow carrying >= 100 M"
+        "bit/s in a 100 ms bin = 0.000 s, paper 12.0 s (within 15%: 10.2..13.8)"),
     "x-musher": _xfail(
-        "MuSher beats default at 100 Mbps contention (1765 vs 1056 Mbit/s, 1.67x) and after the "
-        "blockage (resumes at once vs 3.1 s) but not at 400 Mbps (1053 vs 1649 Mbit/s)"),
+        "fast mode: MuSher vs default: 100 Mbps: 1756 vs 1861; 400 Mbps: 1068 vs 1670; resume 0.000 v"
+        "s 0.000 s -- fails: contention 100 Mbps: MuSher mean (0.943x default; paper up to 1.5x) = 17"
+        "56 Mbit/s > default 1861 Mbit/s contention 400 Mbps: MuSher mean (0.639x default; paper up t"
+        "o 1.5x) = 1068 Mbit/s > default 1670 Mbit/s blockage: MuSher's 11ad resume delay (default / "
+        "MuSher = n/ax; paper 8x faster) = 0.000 s < default's 0.000 s"),
 }
 
 
