@@ -84,11 +84,11 @@ EXPECTED = {
     "003-buffers": None,
     "003-probertt": None,
     "003-blockage": _xfail(
-        "fast mode: 1 s blockage: re-saturated after Cubic 12.9 s, BBR 0.150 s, Reno 33.5 s, Vegas 22"
-        ".0 s; 5 s blockage: re-saturated after Cubic 13.0 s, BBR 0.150 s, Reno 29.5 s, Vegas 25.9 s;"
-        " 5 s blockage: PHY back after 0.000 s, Cubic cwnd at +5 s 1.36 of its pre-outage mean -- fai"
-        "ls: 1 s blockage: Cubic time to re-saturate = 12.9 s > 17.0 s (20 s less 15 %) 5 s blockage:"
-        " Cubic cwnd 5 s after restoration / pre-outage cwnd = 1.36 < 0.5 (stays low)"),
+        "fast mode: 1 s blockage: re-saturated after Cubic 13.4 s, BBR 0.500 s, Reno 33.5 s, Vegas 22"
+        ".4 s; 5 s blockage: re-saturated after Cubic 15.4 s, BBR 2.65 s, Reno 29.5 s, Vegas 23.4 s; "
+        "5 s blockage: PHY back after 0.000 s, Cubic cwnd at +5 s 1.20 of its pre-outage mean -- fail"
+        "s: 1 s blockage: Cubic time to re-saturate = 13.4 s > 17.0 s (20 s less 15 %) 5 s blockage: "
+        "Cubic cwnd 5 s after restoration / pre-outage cwnd = 1.20 < 0.5 (stays low)"),
 }
 
 

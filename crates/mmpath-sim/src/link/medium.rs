@@ -117,6 +117,9 @@ pub struct Medium {
     kick: Option<Time>,
     last_from: usize,
     up: bool,
+    /// The link was lost (not just paused for a scan): until it is back, the stations are not
+    /// associated and the driver has nowhere to queue a frame, so new frames are dropped.
+    disconnected: bool,
     pipe: [VecDeque<(Time, Packet)>; 2],
     rng: RngStream,
     /// The received signal and how much better than the standard's sensitivity the receivers
@@ -176,6 +179,7 @@ impl Medium {
             kick: None,
             last_from: STA,
             up: true,
+            disconnected: false,
             pipe: [VecDeque::with_capacity(256), VecDeque::with_capacity(256)],
             rng,
             failed: Vec::with_capacity(64),
@@ -325,7 +329,8 @@ impl Medium {
     /// Offers a packet to station `from`'s queue; false (a drop) when it does not fit.
     pub fn enqueue(&mut self, now: Time, from: usize, p: Packet, wake: &mut AirWake) -> bool {
         let s = &mut self.st[from];
-        if s.queue_bytes + p.size_bytes as u64 > s.cap_bytes {
+        // Counted with the queue drops: the frame is refused at the queue.
+        if self.disconnected || s.queue_bytes + p.size_bytes as u64 > s.cap_bytes {
             self.stats.drops_queue[from] += 1;
             return false;
         }
@@ -528,6 +533,9 @@ impl Medium {
             return;
         }
         self.up = up;
+        if up {
+            self.disconnected = false;
+        }
         if !up {
             if let Some(t) = self.busy.take().filter(|t| t.from != OTHERS) {
                 self.count_busy(t.from, t.n, t.start, now);
@@ -547,6 +555,7 @@ impl Medium {
     /// A scan, by contrast, only pauses the queues (`set_up(false)`).
     pub fn disconnect(&mut self, now: Time, wake: &mut AirWake, dropped: &mut Vec<Packet>) {
         debug_assert!(!self.up, "take the link down first");
+        self.disconnected = true;
         for from in 0..2 {
             let to = 1 - from;
             while let Some((p, _, seq)) = self.st[from].queue.pop_front() {
