@@ -501,3 +501,51 @@ fn interference_shares_airtime_and_hurts_high_mcs_more() {
     // With the default 20 dB rejection a strong link is unaffected.
     assert!(norm(9, r#"{"channel": "adjacent"}"#) > 0.97);
 }
+
+/// TCP Small Queues keeps a sender's own first-hop queue near tcp_limit_output_bytes; without
+/// it the queue holds most of the window.
+#[test]
+fn tsq_bounds_the_senders_local_queue() {
+    let mean_queue = |limit: u64| {
+        let json = format!(
+            r#"{{"duration_s": 3, "backbone": {{"enabled": false}},
+                "path": [{{"technology": "11ad", "device": "panasonic-wigig", "mcs": 9, "mtu_bytes": 7912, "signal": "strong"}}],
+                "flow": [{{"direction": "upload", "tcp": {{"limit_output_bytes": {limit}}}}}]}}"#
+        );
+        let (s, out) = run(&json, 1);
+        assert_eq!(s["invariants"]["ok"], true);
+        let q = &out.timeline.queue_bytes;
+        (q.iter().sum::<f64>() / q.len() as f64, flow(&s, 0)["goodput_mbps"].as_f64().unwrap())
+    };
+    let (with_tsq, g1) = mean_queue(131_072);
+    let (without, g0) = mean_queue(0);
+    assert!(with_tsq < 160_000.0, "TSQ 128 KiB: mean local queue {with_tsq}");
+    assert!(without > 1_000_000.0, "no TSQ: mean local queue {without}");
+    assert!((g1 - g0).abs() < 0.02 * g0, "same goodput: {g1} vs {g0}");
+}
+
+/// A blockage drops what the driver had queued and refuses frames until the link is back, so
+/// TCP resumes at its next backed-off RTO after the re-training, not at once; a scan only
+/// pauses the queue (nothing dropped).
+#[test]
+fn blockage_drops_queued_frames_scan_keeps_them() {
+    let json = r#"{"duration_s": 12,
+        "path": [{"technology": "11ad", "device": "panasonic-wigig", "mcs": 9, "mtu_bytes": 7912, "signal": "strong",
+                  "event": [{"kind": "blockage", "t_s": 3, "duration_s": 5, "retrain_ms": 500}]}],
+        "flow": [{"cc": "cubic"}]}"#;
+    let (s, out) = run(json, 1);
+    assert_eq!(s["invariants"]["ok"], true);
+    assert!(flow(&s, 0)["rto_count"].as_u64().unwrap() >= 4);
+    let iv = &out.intervals;
+    let resumed = (0..iv.t_s.len()).find(|&i| iv.t_s[i] >= 8.5 && iv.bytes[i] * 80 > 100_000_000).map(|i| iv.t_s[i]);
+    let t = resumed.expect("TCP resumes");
+    // RTOs from ~3.2 s double 0.2, 0.4, 0.8, 1.6, 3.2 s: the one after 8.5 s is due near 9.6 s.
+    assert!(t > 9.0 && t < 10.5, "resumed at {t}, link back at 8.5 s");
+    let scan = r#"{"duration_s": 3,
+        "path": [{"technology": "11ad", "mcs": 8, "mtu_bytes": 7912,
+                  "event": [{"kind": "scan", "t_s": 1, "duration_s": 1, "every_s": 0.2, "scan_ms": 20}]}],
+        "flow": [{"cc": "cubic"}]}"#;
+    let (s, _) = run(scan, 1);
+    assert_eq!(s["invariants"]["ok"], true);
+    assert_eq!(s["paths"][0]["drops_down"], 0, "a scan pauses the queue, it drops nothing");
+}
