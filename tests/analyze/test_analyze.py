@@ -219,6 +219,21 @@ def test_run_folder_reproduces_run_throughput(small_run, tmp_path):
         assert c in tl.columns
 
 
+def test_run_folder_of_an_mptcp_run_has_its_subflows(tmp_path):
+    """An MPTCP run's folder: the connection and each subflow with the numbers the run reported."""
+    res = mmpath.run("blockage", overrides={"duration_s": 1.5}, out=tmp_path / "run")
+    a = mmpath.analyze([tmp_path / "run"], out=tmp_path / "an")
+    got = {f["name"]: f for f in a.summary["flows"]}
+    conn = res.summary["flows"][0]
+    assert got[conn["name"]]["mbps"] == pytest.approx(conn["goodput_mbps"], rel=1e-9)
+    for sf in conn["subflows"]:
+        g = got[f"{conn['name']}/{sf['path']}"]
+        assert g["kind"] == "mptcp-subflow" and g["subflow"] == sf["subflow"]
+        assert g["mbps"] == pytest.approx(sf["goodput_mbps"], rel=1e-9)
+    tl = pd.read_parquet(tmp_path / "an" / "timeline.parquet")
+    assert set(tl["subflow"].unique()) >= {-1, 0, 1}
+
+
 def test_cli_outputs(run_cli, tmp_path):
     rc, out, err = run_cli("analyze", FX / "mptcp_backup", "--out", tmp_path / "o",
                            "--baseline", "a=9.5", "--baseline", "b=3.8", "--expected", "10")

@@ -60,11 +60,26 @@ def read(path) -> Source:
               "bytes": int(b), "start": t0, "end": t1, "duration_s": dur, "mbps": b * 8 / dur / 1e6,
               "retransmits": f.get("retransmits"), "loss_pct": f.get("loss_pct"),
               "reported_goodput_mbps": f.get("goodput_mbps")}
+        if f.get("kind") == "mptcp":
+            ff["reinjections"] = f.get("reinjections")
         if isinstance(f.get("rtt_ms"), dict):
             ff["rtt_ms"] = f["rtt_ms"]
         if f.get("packets_sent"):
             ff["retrans_pct"] = 100.0 * (f.get("retransmits") or 0) / f["packets_sent"]
         flows.append(ff)
+        # MPTCP: each subflow as its own entry (its subflow-level bytes), like the pcap reader's.
+        for sf in f.get("subflows") or []:
+            j = int(sf.get("subflow", 0))
+            srows = bins[(bins["flow"] == name) & (bins["subflow"] == j)]
+            sb = float(srows["bytes"].sum())
+            sub = {"name": f"{name}/{sf.get('path')}", "kind": "mptcp-subflow", "connection": name,
+                   "subflow": j, "path": sf.get("path"), "backup": sf.get("backup"), "cc": sf.get("cc"),
+                   "bytes": int(sb), "start": t0, "end": t1, "duration_s": dur, "mbps": sb * 8 / dur / 1e6,
+                   "retransmits": sf.get("retransmits"), "loss_pct": sf.get("loss_pct"),
+                   "reported_goodput_mbps": sf.get("goodput_mbps")}
+            if isinstance(sf.get("rtt_ms"), dict):
+                sub["rtt_ms"] = sf["rtt_ms"]
+            flows.append(sub)
     src = Source(path=str(d), kind="run", clock="relative", t0_unix=None)
     src.flows = flows
     src.bins = bins
@@ -78,7 +93,8 @@ def read(path) -> Source:
         for c in ("flow", "path", "cc_state"):
             if c in t:
                 t[c] = t[c].astype(str)
-        t["subflow"] = -1
+        if "subflow" not in t:  # runs from before MPTCP: every row is a flow's own
+            t["subflow"] = -1
         src.samples = t
     ev = []
     for ch in sorted(d.glob("channel-*.csv")):
