@@ -27,9 +27,12 @@ pub enum Action {
     Interfere(Option<Interferer>),
     Down,
     Up,
-    /// The interface goes off channel to scan (true) or comes back (false): the link is down
-    /// meanwhile, and MPTCP schedulers hear of it (AMuSe SCAN, seed 004).
-    Scan(bool),
+    /// A scan of this long is requested: the interface goes off channel (the link is down
+    /// meanwhile) and MPTCP schedulers hear of it; a scheduler that arbitrates scans (AMuSe
+    /// SCAN, seed 004) may hold it until its subflow has drained.
+    ScanStart(Time),
+    /// The scheduled end of a scan started at once (a held scan ends after its own duration).
+    ScanEnd,
 }
 
 /// A walk moves the mean RSSI in steps this far apart.
@@ -93,8 +96,8 @@ impl Channel {
                     let scan = Time::from_ms_f64(e.scan_ms.unwrap_or(0.0));
                     let mut t = start;
                     while t < end {
-                        actions.push((t, Action::Scan(true)));
-                        actions.push((t + scan, Action::Scan(false)));
+                        actions.push((t, Action::ScanStart(scan)));
+                        actions.push((t + scan, Action::ScanEnd));
                         t += every;
                     }
                 }
@@ -230,7 +233,8 @@ mod tests {
         while let Some(a) = c.take_due(Time::from_secs(5)) {
             seen.push(a);
         }
-        assert_eq!(seen, vec![Action::Scan(true), Action::Scan(false), Action::Scan(true), Action::Scan(false)]);
+        let s20 = Time::from_ms(20);
+        assert_eq!(seen, vec![Action::ScanStart(s20), Action::ScanEnd, Action::ScanStart(s20), Action::ScanEnd]);
     }
 
     #[test]

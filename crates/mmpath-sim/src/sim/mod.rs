@@ -66,6 +66,8 @@ enum Ev {
     SchedTick(u16),
     Prio(u16),
     JoinTimer(u16),
+    /// A held scan (see `scan_request`) is over on this path.
+    ScanDone(u16),
 }
 
 struct RadioState {
@@ -122,6 +124,10 @@ struct PathState {
     /// The channel as it happened (initial state, then every change): written as
     /// channel-<path>.csv, replayable with format = "csv".
     channel_log: Vec<TraceStep>,
+    /// A scan an MPTCP scheduler holds until its subflow has drained (its length), and the end
+    /// of a held scan under way (sim/mptcp.rs, AMuSe SCAN).
+    scan_held: Option<Time>,
+    scan_until: Option<Time>,
 }
 
 #[derive(Debug, Default, Clone)]
@@ -313,6 +319,8 @@ impl Simulation {
                     mcs: f64::NAN,
                     rssi_dbm: f64::NAN,
                     snr_db: f64::NAN,
+                    scan_held: None,
+                    scan_until: None,
                     channel_log: vec![TraceStep {
                         rate_bps: Some(down_bps),
                         up: Some(true),
@@ -382,6 +390,8 @@ impl Simulation {
                 mcs: mcs as f64,
                 rssi_dbm: rssi,
                 snr_db: f64::NAN,
+                scan_held: None,
+                scan_until: None,
                 channel_log: vec![TraceStep {
                     up: Some(true),
                     mcs: Some(mcs),
@@ -589,6 +599,7 @@ impl Simulation {
             Ev::SchedTick(c) => self.conn_sched_tick(now, c),
             Ev::Prio(c) => self.conn_prio(now, c),
             Ev::JoinTimer(f) => self.join_timer(now, f),
+            Ev::ScanDone(p) => self.scan_done(now, p),
             Ev::Sample => {
                 self.sample(now);
                 let next = now + self.sample_every;
@@ -1093,11 +1104,8 @@ impl Simulation {
                     self.disconnect(now, pi);
                 }
                 Action::Up => self.set_path_up(now, pi, true),
-                Action::Scan(on) => {
-                    self.set_path_up(now, pi, !on);
-                    let ev = if on { sched::LinkEvent::ScanStart } else { sched::LinkEvent::ScanEnd };
-                    self.conn_link_event(now, pi, ev);
-                }
+                Action::ScanStart(dur) => self.scan_request(now, pi, dur),
+                Action::ScanEnd => self.scan_scheduled_end(now, pi),
             }
         }
         if let Some(t) = self.paths[pi as usize].radio.as_ref().and_then(|r| r.channel.next_action_time()) {

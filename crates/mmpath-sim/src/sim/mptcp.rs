@@ -737,6 +737,10 @@ impl Simulation {
         if acked > 0 {
             cn.sched.on_ack(now, j as usize, acked);
         }
+        let pi = self.flows[cn.subs[j as usize].flow as usize].path;
+        if self.paths[pi as usize].scan_held.is_some() {
+            self.start_held_scan(now, pi);
+        }
         self.conn_push(now, c);
     }
 
@@ -788,6 +792,74 @@ impl Simulation {
         }
         self.conns[c as usize].sched.on_rto(now, j as usize);
         self.conn_push(now, c);
+    }
+
+    // ----- scans -----
+
+    /// Whether an MPTCP scheduler with a subflow on path `pi` arbitrates its scans.
+    fn scan_arbitrated(&self, pi: u16) -> bool {
+        self.conns
+            .iter()
+            .any(|cn| cn.sched.arbitrates_scans() && cn.subs.iter().any(|st| self.flows[st.flow as usize].path == pi))
+    }
+
+    /// A scan of `dur` is requested on path `pi` (the channel's periodic scans). Without an
+    /// arbitrating scheduler the interface goes off channel at once. With one (AMuSe SCAN), the
+    /// scheduler stops assigning to the subflow and takes back its unsent data, and the scan
+    /// starts once the subflow's send queue is empty (seed 004, AMuSe-SCAN).
+    pub(super) fn scan_request(&mut self, now: Time, pi: u16, dur: Time) {
+        let ps = &self.paths[pi as usize];
+        if ps.scan_held.is_some() || ps.scan_until.is_some() {
+            return; // one scan at a time: a request during a held scan is dropped
+        }
+        if self.scan_arbitrated(pi) {
+            self.paths[pi as usize].scan_held = Some(dur);
+            self.conn_link_event(now, pi, LinkEvent::ScanStart);
+            self.start_held_scan(now, pi);
+        } else {
+            self.set_path_up(now, pi, false);
+            self.conn_link_event(now, pi, LinkEvent::ScanStart);
+        }
+    }
+
+    /// The channel's scheduled end of a scan: ends an immediate scan; a held one keeps its own.
+    pub(super) fn scan_scheduled_end(&mut self, now: Time, pi: u16) {
+        let ps = &self.paths[pi as usize];
+        if ps.scan_held.is_some() || ps.scan_until.is_some() {
+            return;
+        }
+        self.set_path_up(now, pi, true);
+        self.conn_link_event(now, pi, LinkEvent::ScanEnd);
+    }
+
+    /// Starts the held scan on `pi` if every arbitrating subflow there has drained.
+    fn start_held_scan(&mut self, now: Time, pi: u16) {
+        let Some(dur) = self.paths[pi as usize].scan_held else { return };
+        let drained = self.conns.iter().filter(|cn| cn.sched.arbitrates_scans()).all(|cn| {
+            cn.subs.iter().all(|st| {
+                let f = &self.flows[st.flow as usize];
+                let s = f.sender.as_ref().expect("tcp");
+                f.path != pi || s.snd_una >= s.app_limit()
+            })
+        });
+        if !drained {
+            return;
+        }
+        let ps = &mut self.paths[pi as usize];
+        ps.scan_held = None;
+        ps.scan_until = Some(now + dur);
+        self.q.schedule(now + dur, Ev::ScanDone(pi));
+        self.set_path_up(now, pi, false);
+    }
+
+    /// A held scan is over: the interface is back on channel.
+    pub(super) fn scan_done(&mut self, now: Time, pi: u16) {
+        if self.paths[pi as usize].scan_until != Some(now) {
+            return;
+        }
+        self.paths[pi as usize].scan_until = None;
+        self.set_path_up(now, pi, true);
+        self.conn_link_event(now, pi, LinkEvent::ScanEnd);
     }
 
     // ----- link events, ticks, MP_PRIO -----

@@ -200,6 +200,10 @@ impl Scheduler for AMuSe {
         }
     }
 
+    fn arbitrates_scans(&self) -> bool {
+        self.scan
+    }
+
     fn next_tick(&self, now: Time) -> Option<Time> {
         if !self.contention {
             return None;

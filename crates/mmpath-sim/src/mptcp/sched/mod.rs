@@ -180,6 +180,14 @@ pub trait Scheduler: Send + Sync {
     /// The periodic tick asked for by `next_tick`.
     fn on_tick(&mut self, _now: Time, _conn: &ConnView, _sfs: &[SubflowView], _act: &mut Vec<SchedAction>) {}
 
+    /// Whether this scheduler arbitrates scan requests on its subflows' interfaces (AMuSe
+    /// SCAN): the scan then waits until the subflow's send queue is empty (seed 004: "stops the
+    /// assignment of packets to subflow about to undertake scanning and waits for the
+    /// subflow-level send-queue to be emptied out").
+    fn arbitrates_scans(&self) -> bool {
+        false
+    }
+
     /// Scheduler-specific state for the timeline (e.g. the current ratio); NaN if none.
     fn metric(&self) -> f64 {
         f64::NAN
