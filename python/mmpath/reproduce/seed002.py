@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from .registry import Checks, Claim, Experiment, Mode, Point, claim, experiment, fmt, stats
+from .seed000 import _fig, _save  # the plots' common frame
 
 PAPER = "002"
 DEV_AD = "rog-phone-2-11ad"
@@ -66,21 +67,6 @@ def subflow_mbps(res) -> dict[str, float]:
     return out
 
 
-def _fig(nrows: int, ncols: int, w: float = 6.0, h: float = 3.4):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(nrows, ncols, figsize=(w * ncols, h * nrows), dpi=100, squeeze=False)
-    return plt, fig, axes
-
-
-def _save(plt, fig, path: Path, title: str) -> None:
-    fig.suptitle(title)
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
 
 
 def _sel(runs: pd.DataFrame, **where: Any) -> pd.DataFrame:
