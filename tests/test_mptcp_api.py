@@ -91,3 +91,57 @@ def test_scheduler_errors_are_clear():
     tcp_only = {**TWO_PATHS, "flow": [{"name": "t", "kind": "tcp"}]}
     with pytest.raises(ScenarioError, match="has no MPTCP flow"):
         mmpath.run(tcp_only, scheduler=OnlySlow())
+
+
+@pytest.mark.parametrize("flow,fragment", [
+    ({"kind": "mptcp", "paths": ["fast", "nope"]}, 'flow.0.paths.1: no path named "nope" (paths: fast, slow)'),
+    ({"kind": "mptcp", "paths": ["fast", "fast"]}, 'flow.0.paths.1: path "fast" is listed twice'),
+    ({"kind": "mptcp", "scheduler": "fixedratio", "ratio": 140}, "flow.0.ratio: segments per 100 for the first path: 0..=100"),
+    ({"kind": "mptcp", "ratio": 40}, "flow.0.ratio: only the fixedratio, musher, amuse and energy schedulers take a ratio"),
+    ({"kind": "mptcp", "scheduler": "fastest"}, "flow.0.scheduler: unknown variant `fastest`"),
+    ({"kind": "mptcp", "kernel": "linux-4.1"}, "flow.0.kernel: unknown variant `linux-4.1`"),
+    ({"kind": "mptcp", "backup_paths": ["other"]}, 'flow.0.backup_paths.0: "other" is not one of this flow\'s paths'),
+    ({"kind": "tcp", "scheduler": "minrtt"}, 'flow.0.scheduler: only MPTCP flows (kind = "mptcp") take this field'),
+    ({"kind": "mptcp", "amuse": {"scan": True}}, 'flow.0.amuse: only scheduler = "amuse" takes amuse switches'),
+    ({"kind": "mptcp", "prio": [{"t_s": 1, "path": "x", "backup": True}]}, 'flow.0.prio.0.path: "x" is not one of'),
+    ({"kind": "mptcp", "app": "cbr", "rate_mbps": 10}, "flow.0.app: `cbr` is a UDP application; MPTCP flows take"),
+])
+def test_bad_mptcp_fields_one_clear_error(run_cli, tmp_path, flow, fragment):
+    sc = {**TWO_PATHS, "flow": [{"name": "mp", **flow}]}
+    with pytest.raises(ScenarioError) as e:
+        mmpath.run(sc)
+    assert fragment in str(e.value), str(e.value)
+    # The CLI says the same in one line, exit 2, no traceback.
+    toml = tmp_path / "bad.toml"
+    toml.write_text(_toml(sc))
+    rc, _, err = run_cli("run", str(toml), "--out", tmp_path / "o")
+    assert rc == 2 and fragment in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) <= 2
+
+
+def _toml(doc) -> str:
+    """A tiny TOML writer for these flat test scenarios."""
+    def val(v):
+        if isinstance(v, bool):
+            return "true" if v else "false"
+        if isinstance(v, str):
+            return '"' + v + '"'
+        if isinstance(v, list):
+            return "[" + ", ".join(val(x) for x in v) + "]"
+        if isinstance(v, dict):
+            return "{ " + ", ".join(f"{k} = {val(x)}" for k, x in v.items()) + " }"
+        return repr(v)
+    lines = []
+    for k, v in doc.items():
+        if not isinstance(v, (list, dict)):
+            lines.append(f"{k} = {val(v)}")
+    for k, v in doc.items():
+        if isinstance(v, dict):
+            lines.append(f"[{k}]")
+            lines += [f"{a} = {val(b)}" for a, b in v.items()]
+    for k, v in doc.items():
+        if isinstance(v, list):
+            for item in v:
+                lines.append(f"[[{k}]]")
+                lines += [f"{a} = {val(b)}" for a, b in item.items()]
+    return "\n".join(lines) + "\n"
