@@ -17,22 +17,36 @@ def _f(x: Any, fmt: str) -> str:
         return str(x)
 
 
+def _row(f: dict[str, Any], name: str, kind: str) -> list[str]:
+    rtt = f.get("rtt_ms") or {}
+    tcp = f.get("kind") != "udp"
+    return [
+        name,
+        kind,
+        str(f.get("cc") or "-"),
+        str(f.get("path", "")),
+        _f(f.get("goodput_mbps"), ".1f"),
+        str(f.get("retransmits", 0)) if tcp else "-",
+        _f(f.get("loss_pct"), ".2f"),
+        _f(rtt.get("mean"), ".2f"),
+        _f(rtt.get("p95"), ".2f"),
+    ]
+
+
 def flow_rows(summary: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     rows = []
     for f in summary.get("flows", []):
-        rtt = f.get("rtt_ms") or {}
-        tcp = f.get("kind") != "udp"
-        rows.append([
-            str(f.get("name", "")),
-            str(f.get("kind", "")),
-            str(f.get("cc") or "-"),
-            str(f.get("path", "")),
-            _f(f.get("goodput_mbps"), ".1f"),
-            str(f.get("retransmits", 0)) if tcp else "-",
-            _f(f.get("loss_pct"), ".2f"),
-            _f(rtt.get("mean"), ".2f"),
-            _f(rtt.get("p95"), ".2f"),
-        ])
+        kind = str(f.get("kind", ""))
+        if kind == "mptcp":
+            kind = f"mptcp/{f.get('scheduler')}" + ("/backup" if f.get("mode") == "backup" else "")
+        row = _row(f, str(f.get("name", "")), kind)
+        if f.get("subflows"):
+            row[3] = "+".join(str(sf.get("path", "")) for sf in f["subflows"])
+        rows.append(row)
+        # MPTCP: one indented row per subflow (its own subflow-level goodput, RTT, losses).
+        for sf in f.get("subflows") or []:
+            label = "subflow" + (" (backup)" if sf.get("backup") else "")
+            rows.append(_row(sf, f"  - {sf.get('path', '')}", label))
     return HEADER, rows
 
 
