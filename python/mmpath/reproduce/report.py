@@ -25,7 +25,8 @@ def _wrap(label: str, text: str, width: int) -> list[str]:
 
 def _mode_line(rep: "Report") -> str:
     m = rep.mode
-    return f"{m.runs} runs per point (seeds 1-{m.runs}), {m.duration_s:g} s scenarios" + (", fast mode" if m.fast else "")
+    return (f"{m.runs} runs per point (seeds 1-{m.runs}), {m.duration_s:g} s scenarios unless the experiment "
+            f"fixes its own length (its criterion says so)" + (", fast mode" if m.fast else ""))
 
 
 def claim_block(r: "ClaimResult", width: int | None = None) -> str:
