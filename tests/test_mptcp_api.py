@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import mmpath
-from mmpath._core import SchedulerError
+from mmpath import SchedulerError
 from mmpath.errors import ScenarioError
 
 TWO_PATHS = {

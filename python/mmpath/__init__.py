@@ -1,7 +1,7 @@
 """mmpath: TCP and Multipath TCP over dual-band 802.11ad + Wi-Fi links.
 
     import mmpath
-    res = mmpath.run("default", seed=3, overrides={"duration_s": 5})
+    res = mmpath.run("blockage", seed=3, overrides={"duration_s": 5})
     res.summary, res.intervals, res.timeline, res.events
 """
 
@@ -30,6 +30,12 @@ __version__ = _find_version()
 from .api import Result, run  # noqa: E402  (after __version__, which api reads)
 from .errors import ScenarioError  # noqa: E402
 
+try:  # a custom (Python) MPTCP scheduler failed during a run; from the extension module
+    from ._core import SchedulerError  # noqa: E402
+except ImportError:  # pragma: no cover (source tree without the built extension)
+    class SchedulerError(RuntimeError):  # type: ignore[no-redef]
+        pass
+
 
 def analyze(paths, out=None, **kwargs):
     """mmNetAnalyzer: read, align and analyze logs or run folders (see mmpath.analyze / docs/analyze.md)."""
@@ -38,4 +44,4 @@ def analyze(paths, out=None, **kwargs):
     return _analyze(paths, out, **kwargs)
 
 
-__all__ = ["run", "Result", "ScenarioError", "analyze", "__version__"]
+__all__ = ["run", "Result", "ScenarioError", "SchedulerError", "analyze", "__version__"]
