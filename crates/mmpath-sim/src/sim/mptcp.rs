@@ -409,13 +409,7 @@ impl Simulation {
             let f = &self.flows[st.flow as usize];
             let s = f.sender.as_ref().expect("subflows are TCP");
             let h = f.route_fwd[f.hops as usize - 1];
-            let pacing = match s.rtt.srtt() {
-                Some(r) if r > Time::ZERO => {
-                    let ratio = if s.w.in_slow_start() { 2.0 } else { 1.2 };
-                    (s.w.cwnd as f64 * s.mss() as f64 * 8.0 * ratio / r.secs_f64()) as u64
-                }
-                _ => 0,
-            };
+            let pacing = s.stack_pacing_rate_bps();
             let up = match h {
                 Hop::Wire(l) => self.links[l as usize].is_up(),
                 Hop::Air(m, _) => self.media[m as usize].is_up(),

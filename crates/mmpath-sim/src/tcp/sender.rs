@@ -292,7 +292,7 @@ impl TcpSender {
     }
 
     /// Linux sk_pacing_rate (tcp_update_pacing_rate), bits/s; 0 before the first RTT sample.
-    fn stack_pacing_rate_bps(&self) -> u64 {
+    pub fn stack_pacing_rate_bps(&self) -> u64 {
         match self.rtt.srtt() {
             None => 0,
             Some(s) => {
