@@ -388,12 +388,14 @@ impl Medium {
             }
             let (n, psdu) = self.aggregate(from);
             let backoff = self.mac.slot_ns * (self.rng.next_u64() % (self.mac.cw_min as u64 + 1));
-            let air_ns = self.mac.access_ns
-                + backoff
-                + self.mac.protection_ns
-                + self.phy.ppdu_ns(psdu, self.st[from].mcs)
-                + self.mac.sifs_ns
-                + self.mac.ack_ns;
+            let air_ns = self.mac.with_beacon_share(
+                self.mac.access_ns
+                    + backoff
+                    + self.mac.protection_ns
+                    + self.phy.ppdu_ns(psdu, self.st[from].mcs)
+                    + self.mac.sifs_ns
+                    + self.mac.ack_ns,
+            );
             // The host hands the driver n packets; the TXOP cannot end before they are ready.
             let host_ns = n as u64 * self.host_pkt_ns;
             let end = now + Time(air_ns.max(host_ns));
@@ -658,7 +660,8 @@ mod tests {
         assert_eq!(m.stats.txops[STA], 1);
     }
 
-    /// Airtime of a full aggregate: access + PPDU + SIFS + Block Ack, exactly.
+    /// Airtime of a full aggregate: access + PPDU + SIFS + Block Ack, exactly, plus its share of
+    /// the beacon header interval (interval / (interval - header)).
     #[test]
     fn txop_duration_is_the_sum_of_its_parts() {
         let mut m = medium(0);
@@ -666,7 +669,10 @@ mod tests {
         let mut w = AirWake::default();
         m.enqueue(Time::ZERO, AP, pkt(0, 1500), &mut w);
         let psdu = 1500 + mac.mpdu_overhead_bytes;
-        let expected = mac.access_ns + mac.protection_ns + RadioPhy::Dmg.ppdu_ns(psdu, 9) + mac.sifs_ns + mac.ack_ns;
+        let parts = mac.access_ns + mac.protection_ns + RadioPhy::Dmg.ppdu_ns(psdu, 9) + mac.sifs_ns + mac.ack_ns;
+        let data = mac.beacon_interval_ns - mac.beacon_header_ns;
+        let expected = (parts as u128 * mac.beacon_interval_ns as u128).div_ceil(data as u128) as u64;
+        assert!(expected > parts);
         assert_eq!(w.tx_done, Some(Time(expected)));
     }
 

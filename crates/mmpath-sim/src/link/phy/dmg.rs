@@ -235,6 +235,38 @@ pub const DIFS_NS: u64 = SIFS_NS + 2 * SLOT_NS;
 /// ... Table 21-31").
 pub const PPDU_MAX_TIME_NS: u64 = 2_000_000;
 
+// ----- The beacon header interval (802.11ad 10.37 / Table 8-183c defaults) -----
+// Every beacon interval starts with a BHI in which no data flows: the BTI (the AP sweeps a DMG
+// Beacon through its sectors), the A-BFT (stations answer with sector sweeps), the ATI (not
+// used here). The data transfer interval gets the rest.
+
+/// Beacon interval: 100 TU = 102.4 ms (the common dot11BeaconPeriod).
+pub const BEACON_INTERVAL_NS: u64 = 102_400_000;
+/// Sectors swept in the BTI and per A-BFT responder sweep: 32, as in FACTS.md's "full SLS with
+/// 32 + 32 sectors".
+pub const BHI_SECTORS: u64 = 32;
+/// A minimal DMG Beacon: frame control 2, duration 2, BSSID 6, timestamp 8, SSW 3, beacon
+/// interval 2, beacon interval control 6, DMG parameters 1, FCS 4 = 34 octets (802.11ad 8.3.4.1).
+pub const DMG_BEACON_BYTES: u32 = 34;
+/// Sector Sweep frame 26 octets, SSW-Feedback 28 octets (802.11ad 8.3.1.16-17).
+pub const SSW_BYTES: u32 = 26;
+pub const SSW_FEEDBACK_BYTES: u32 = 28;
+/// A-BFT: 8 slots (A-BFT Length default) of up to 16 SSW frames (FSS default 16).
+pub const ABFT_SLOTS: u64 = 8;
+pub const ABFT_FSS: u64 = 16;
+/// SBIFS 1 us between the frames of a sweep, MBIFS = 3 SIFS between the BHI's parts.
+pub const SBIFS_NS: u64 = 1_000;
+pub const MBIFS_NS: u64 = 3 * SIFS_NS;
+
+/// Airtime of the beacon header interval: BTI + A-BFT (+ the MBIFS gaps), ns.
+pub fn beacon_header_ns() -> u64 {
+    let bti = BHI_SECTORS * (control_ppdu_duration_ns(DMG_BEACON_BYTES) + SBIFS_NS);
+    let slot = ABFT_FSS.min(BHI_SECTORS) * (control_ppdu_duration_ns(SSW_BYTES) + SBIFS_NS)
+        + MBIFS_NS
+        + control_ppdu_duration_ns(SSW_FEEDBACK_BYTES);
+    bti + MBIFS_NS + ABFT_SLOTS * slot + MBIFS_NS
+}
+
 /// Maximum MSDU (FACTS.md; the Linux wil6210 MTU is 7912).
 pub const MAX_MSDU_BYTES: u32 = 7_920;
 /// Maximum A-MSDU (FACTS.md).
