@@ -16,6 +16,7 @@ import pandas as pd
 
 from .api import Result, simulate
 from .errors import ScenarioError
+from .report import throughput_by_path
 from .scenario import Overrides, Scenario, ScenarioSpec, load_scenario, parse_overrides
 
 
@@ -48,12 +49,9 @@ def variant_scenarios(base: Scenario, spec: ScenarioSpec, overrides: Overrides =
 
 def _path_mbps(res: Result) -> dict[str, float]:
     """Mean Mbit/s each path carried over the run (subflow rows, or a flow's own row)."""
-    iv = res.intervals
-    has_sub = set(iv.loc[iv["subflow"] >= 0, "flow"].astype(str))
-    rows = iv[(iv["subflow"] >= 0) | ~iv["flow"].astype(str).isin(has_sub)]
     span = max(float(res.summary.get("sim_s", 0.0)), 1e-9)
-    by = rows.groupby(rows["path"].astype(str), observed=True)["bytes"].sum()
-    return {p: float(b) * 8 / span / 1e6 for p, b in by.items() if p != "nan"}
+    by = throughput_by_path(res.intervals).groupby("path", observed=True)["bytes"].sum()
+    return {str(p): float(b) * 8 / span / 1e6 for p, b in by.items()}
 
 
 def _row(name: str, res: Result) -> dict[str, Any]:
@@ -121,13 +119,9 @@ def plot(cmp: Comparison, path: Path) -> None:
     fig, axes = plt.subplots(n, 1, figsize=(9, 1.9 * n + 0.6), sharex=True, squeeze=False)
     for ax, (name, res) in zip(axes[:, 0], cmp.results.items()):
         iv = res.intervals
-        has_sub = set(iv.loc[iv["subflow"] >= 0, "flow"].astype(str))
-        rows = iv[(iv["subflow"] >= 0) | ~iv["flow"].astype(str).isin(has_sub)]
-        for p, g in rows.groupby(rows["path"].astype(str), observed=True):
-            if p == "nan":
-                continue
-            s = g.groupby("t_s")["mbps"].sum()
-            ax.step(s.index.to_numpy(), s.to_numpy(), where="post", label=p, lw=1.2, color=colour.get(p))
+        for p, g in throughput_by_path(iv).groupby("path", observed=True):
+            p = str(p)
+            ax.step(g["t_s"].to_numpy(), g["mbps"].to_numpy(), where="post", label=p, lw=1.2, color=colour.get(p))
         conn = iv[iv["subflow"] < 0].groupby("t_s")["mbps"].sum()
         ax.plot(conn.index.to_numpy(), conn.to_numpy(), color="k", lw=0.8, alpha=0.6, label="total")
         ev = res.events

@@ -116,7 +116,7 @@ def _per_path_samples(timeline: pd.DataFrame) -> pd.DataFrame:
     return timeline.drop_duplicates(subset=["path", "t_s"], keep="first")
 
 
-def _throughput_by_path(iv: pd.DataFrame) -> pd.DataFrame:
+def throughput_by_path(iv: pd.DataFrame) -> pd.DataFrame:
     """Bytes per (path, bin): subflow rows where a flow has them, else its connection row."""
     has_sub = iv.loc[iv["subflow"] >= 0, "flow"].unique()
     rows = iv[(iv["subflow"] >= 0) | ~iv["flow"].isin(has_sub)]
@@ -135,7 +135,7 @@ def make_plots(result: "Result", out_dir: Path) -> list[tuple[str, str]]:
     specs = [
         ("throughput_flow.png", "Goodput per flow (100 ms bins)", "Mbps", _lines(conn, "flow", "mbps", steps=True)),
         ("throughput_path.png", "Goodput per path (100 ms bins)", "Mbps",
-         _lines(_throughput_by_path(iv), "path", "mbps", steps=True)),
+         _lines(throughput_by_path(iv), "path", "mbps", steps=True)),
         ("cwnd.png", "Congestion window per flow", "cwnd (KB)", _lines(tl, "flow", "cwnd_bytes", 1e-3)),
         ("rtt.png", "Smoothed RTT per flow", "srtt (ms)", _lines(tl, "flow", "srtt_ms")),
         ("queue.png", "Transmit queue per path (data direction)", "queue (KB)",

@@ -49,21 +49,25 @@ def read(path) -> Source:
     bins = pd.DataFrame({"t": iv["t_s"].to_numpy(float), "dt": dt, "flow": iv["flow"],
                          "subflow": iv["subflow"].astype("int64"), "path": iv["path"],
                          "bytes": iv["bytes"].astype(float)})
+    def entry(f: dict, name: str, b: float, t0: float, t1: float) -> dict:
+        """One flow (or MPTCP subflow) as the run reported it, with its bytes from intervals.csv."""
+        dur = max(t1 - t0, 1e-12)
+        e = {"name": name, "kind": f.get("kind"), "cc": f.get("cc"), "path": f.get("path"),
+             "bytes": int(b), "start": t0, "end": t1, "duration_s": dur, "mbps": b * 8 / dur / 1e6,
+             "retransmits": f.get("retransmits"), "loss_pct": f.get("loss_pct"),
+             "reported_goodput_mbps": f.get("goodput_mbps")}
+        if isinstance(f.get("rtt_ms"), dict):
+            e["rtt_ms"] = f["rtt_ms"]
+        return e
+
     flows = []
     for f in summary["flows"]:
         name = str(f.get("name"))
-        rows = bins[(bins["flow"] == name) & (bins["subflow"] == -1)]
-        b = float(rows["bytes"].sum())
         t0, t1 = float(f.get("start_s", 0.0)), float(f.get("stop_s", sim_s))
-        dur = max(t1 - t0, 1e-12)
-        ff = {"name": name, "kind": f.get("kind"), "cc": f.get("cc"), "path": f.get("path"),
-              "bytes": int(b), "start": t0, "end": t1, "duration_s": dur, "mbps": b * 8 / dur / 1e6,
-              "retransmits": f.get("retransmits"), "loss_pct": f.get("loss_pct"),
-              "reported_goodput_mbps": f.get("goodput_mbps")}
+        rows = bins[(bins["flow"] == name) & (bins["subflow"] == -1)]
+        ff = entry(f, name, float(rows["bytes"].sum()), t0, t1)
         if f.get("kind") == "mptcp":
             ff["reinjections"] = f.get("reinjections")
-        if isinstance(f.get("rtt_ms"), dict):
-            ff["rtt_ms"] = f["rtt_ms"]
         if f.get("packets_sent"):
             ff["retrans_pct"] = 100.0 * (f.get("retransmits") or 0) / f["packets_sent"]
         flows.append(ff)
@@ -71,14 +75,8 @@ def read(path) -> Source:
         for sf in f.get("subflows") or []:
             j = int(sf.get("subflow", 0))
             srows = bins[(bins["flow"] == name) & (bins["subflow"] == j)]
-            sb = float(srows["bytes"].sum())
-            sub = {"name": f"{name}/{sf.get('path')}", "kind": "mptcp-subflow", "connection": name,
-                   "subflow": j, "path": sf.get("path"), "backup": sf.get("backup"), "cc": sf.get("cc"),
-                   "bytes": int(sb), "start": t0, "end": t1, "duration_s": dur, "mbps": sb * 8 / dur / 1e6,
-                   "retransmits": sf.get("retransmits"), "loss_pct": sf.get("loss_pct"),
-                   "reported_goodput_mbps": sf.get("goodput_mbps")}
-            if isinstance(sf.get("rtt_ms"), dict):
-                sub["rtt_ms"] = sf["rtt_ms"]
+            sub = entry(sf, f"{name}/{sf.get('path')}", float(srows["bytes"].sum()), t0, t1)
+            sub.update(kind="mptcp-subflow", connection=name, subflow=j, backup=sf.get("backup"))
             flows.append(sub)
     src = Source(path=str(d), kind="run", clock="relative", t0_unix=None)
     src.flows = flows

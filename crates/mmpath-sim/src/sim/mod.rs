@@ -565,7 +565,8 @@ impl Simulation {
                 if fl.sender_timer == Some(now) {
                     fl.sender_timer = None;
                 }
-                let before = fl.sender.as_ref().map(mptcp::SenderSnapshot::of);
+                // Only an MPTCP subflow's connection needs to see what the timer changed.
+                let before = fl.conn.and(fl.sender.as_ref()).map(mptcp::SenderSnapshot::of);
                 if let Some(s) = fl.sender.as_mut() {
                     s.on_timer(now, &mut self.out);
                 }

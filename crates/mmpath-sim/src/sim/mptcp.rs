@@ -13,7 +13,7 @@
 //!   every other subflow does its MP_JOIN handshake on its own path from the flow's start,
 //!   retrying with TCP's SYN timeout (1 s, doubling) when a step is lost.
 
-use super::{routes, Ev, Flow, FlowCounters, Hop, PathState, Simulation, INTERVAL};
+use super::{routes, Ev, Flow, FlowCounters, PathState, Simulation, INTERVAL};
 use crate::app::{App, RATE_TICK};
 use crate::mptcp::conn::{MapQueue, Reassembly, ReinjectQueue};
 use crate::mptcp::sched::{self, ConnView, LinkEvent, SchedAction, SchedKind, Scheduler, SubflowView};
@@ -403,18 +403,13 @@ impl Simulation {
     // ----- views -----
 
     fn fill_views(&mut self, c: u16) {
-        let cn = &mut self.conns[c as usize];
-        cn.views.clear();
+        let mut views = std::mem::take(&mut self.conns[c as usize].views);
+        views.clear();
+        let cn = &self.conns[c as usize];
         for (j, st) in cn.subs.iter().enumerate() {
             let f = &self.flows[st.flow as usize];
             let s = f.sender.as_ref().expect("subflows are TCP");
-            let h = f.route_fwd[f.hops as usize - 1];
-            let pacing = s.stack_pacing_rate_bps();
-            let up = match h {
-                Hop::Wire(l) => self.links[l as usize].is_up(),
-                Hop::Air(m, _) => self.media[m as usize].is_up(),
-            };
-            cn.views.push(SubflowView {
+            views.push(SubflowView {
                 id: j,
                 path: f.path,
                 established: st.established,
@@ -430,13 +425,14 @@ impl Simulation {
                 mss: s.mss(),
                 srtt_ns: s.rtt.srtt().map_or(0, |t| t.ns()),
                 rttvar_ns: s.rtt.srtt().map_or(0, |_| s.rtt.rttvar().ns()),
-                pacing_rate_bps: pacing,
+                pacing_rate_bps: s.stack_pacing_rate_bps(),
                 delivered_bytes: s.snd_una,
-                link_up: up,
+                link_up: self.hop_up(f.route_fwd[f.hops as usize - 1]),
                 scanning: st.scanning,
                 throttled: s.tsq_throttled(),
             });
         }
+        self.conns[c as usize].views = views;
     }
 
     fn conn_view(&self, c: u16) -> ConnView {
