@@ -37,10 +37,7 @@ EXPECTED = {
     "000-mcs": None,
     "000-udp1500": None,
     "000-tcp1500": None,
-    "000-mtu7912": _xfail(
-        "fast mode: strong, MTU 7912, MCS 1-9 means: UDP 344, 644, 779, 906, 967, 1139, 1346, 1530, 1"
-        "617; TCP 329, 596, 711, 816, 866, 1002, 1161, 1297, 1359 Mbit/s -- fails: TCP MCS 6 mean = 1"
-        "002 Mbit/s < 1000 Mbit/s"),
+    "000-mtu7912": None,
     "000-weak7912": _xfail(
         "fast mode: weak/strong TCP mean MCS 1-9: 1.00, 1.00, 1.00, 1.00, 1.00, 1.00, 1.00, 0.999, 0."
         "893; weak UDP MCS 1-9: 345, 644, 780, 907, 967, 1139, 1345, 1528, 1476 Mbit/s -- fails: TCP "

@@ -436,6 +436,22 @@ pub enum MptcpMode {
     Backup,
 }
 
+/// Which pairs of addresses an MPTCP connection opens subflows between.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum SubflowLayout {
+    /// One subflow per path, staying on that path both ways (a single-homed server behind the
+    /// AP, or a path manager that pairs each client address with the same path's server address).
+    #[serde(rename = "per-path")]
+    PerPath,
+    /// One subflow per (client address, server address) pair: what the v0.9x `fullmesh` path
+    /// manager opens when both hosts have one address per path and announce them (ADD_ADDR).
+    /// With source-address policy routing on both hosts (the multipath-tcp.org set-up), every
+    /// packet leaves on the path of its own source address, so a "crossed" subflow sends its
+    /// data on one path and gets its ACKs over the other, and its MSS is the smaller path's.
+    #[serde(rename = "address-mesh")]
+    AddressMesh,
+}
+
 /// Which Linux MPTCP implementation's rules to follow (FACTS.md, MPTCP).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Kernel {
@@ -689,6 +705,10 @@ pub struct FlowCfg {
     /// MPTCP: fullmesh (default) or backup.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mode: Option<MptcpMode>,
+    /// MPTCP: per-path subflows (default) or a subflow per pair of addresses (address-mesh;
+    /// needs the AP to be the endpoint, `backbone.enabled = false`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subflows: Option<SubflowLayout>,
     /// MPTCP: subflows with the backup flag. Default: none in fullmesh, all but the first path
     /// in backup mode.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -1130,6 +1150,7 @@ impl Scenario {
             let set = [
                 ("paths", fl.paths.is_some()),
                 ("mode", fl.mode.is_some()),
+                ("subflows", fl.subflows.is_some()),
                 ("backup_paths", fl.backup_paths.is_some()),
                 ("kernel", fl.kernel.is_some()),
                 ("scheduler", fl.scheduler.is_some()),
@@ -1179,6 +1200,31 @@ impl Scenario {
                 Some(SchedName::Fixedratio | SchedName::Musher | SchedName::Amuse | SchedName::Energy)
             ) {
                 return Err(err(f("ratio"), "only the fixedratio, musher, amuse and energy schedulers take a ratio"));
+            }
+        }
+        if fl.subflows == Some(SubflowLayout::AddressMesh) {
+            if self.backbone.enabled {
+                return Err(err(
+                    f("subflows"),
+                    "\"address-mesh\" needs a multihomed server: the AP itself is the endpoint \
+                     (backbone.enabled = false); behind a backbone the server has one address (use \"per-path\")",
+                ));
+            }
+            let n = paths.len() * paths.len();
+            if n > 8 {
+                return Err(err(
+                    f("subflows"),
+                    format!("\"address-mesh\" opens one subflow per pair of addresses ({n} for {} paths); at most 8 are supported", paths.len()),
+                ));
+            }
+            if matches!(
+                fl.scheduler,
+                Some(SchedName::Fixedratio | SchedName::Musher | SchedName::Amuse | SchedName::Energy)
+            ) {
+                return Err(err(
+                    f("subflows"),
+                    "the fixedratio, musher, amuse and energy schedulers split traffic between exactly one subflow per path; use \"per-path\"",
+                ));
             }
         }
         if fl.scheduler == Some(SchedName::Energy) && paths.len() != 2 {

@@ -251,3 +251,54 @@ fn amuse_scan_drains_before_the_scan() {
     assert!(held_in > 0.9 * held_out, "AMuSe SCAN: 11ad during scans {held_in} vs outside {held_out}");
     assert!(now_in < 0.9 * now_out, "scan at once: 11ad during scans {now_in} vs outside {now_out}");
 }
+
+/// An address mesh (v0.9x fullmesh path manager, both hosts multihomed, source-address
+/// routing): four subflows; the crossed ones send data on the sender's address's path, get
+/// their ACKs over the receiver's, and use the smaller path's MSS; a subflow with an end on a
+/// backup address is a backup subflow.
+#[test]
+fn address_mesh_crosses_paths_and_takes_the_smaller_mss() {
+    let json = format!(
+        r#"{{"duration_s": 2, "backbone": {{"enabled": false}},
+            "path": [{{"name": "A", "mtu_bytes": 9000, "rate_mbps": 100, "delay_ms": 1}},
+                     {{"name": "B", "mtu_bytes": 1500, "rate_mbps": 20, "delay_ms": 10}}],
+            "flow": [{{"name": "mp", "kind": "mptcp", "subflows": "address-mesh", "direction": "upload"}}]}}"#
+    );
+    let (s, out) = run(&json, 1);
+    ok(&s);
+    let subs = s["flows"][0]["subflows"].as_array().unwrap().clone();
+    let names: Vec<&str> = subs.iter().map(|v| v["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["mp/A", "mp/B", "mp/A>B", "mp/B>A"]);
+    // Upload: the client's address decides the data path, the server's the ACK path.
+    assert_eq!((subs[2]["path"].as_str(), subs[2]["ack_path"].as_str()), (Some("A"), Some("B")));
+    assert_eq!((subs[3]["path"].as_str(), subs[3]["ack_path"].as_str()), (Some("B"), Some("A")));
+    assert!(subs[0].get("ack_path").is_none());
+    // MSS: 9000 - 40 - 20 (DSS) on A; 1500 - 60 on B and on both crossed subflows.
+    let mss: Vec<u64> = subs.iter().map(|v| v["mss_bytes"].as_u64().unwrap()).collect();
+    assert_eq!(mss[0] - mss[1], 7500);
+    assert_eq!((mss[2], mss[3]), (mss[1], mss[1]));
+    // Every subflow carries data in a full mesh.
+    for j in 0..4 {
+        assert!(sub_bytes(&out, j, 0.5, 2.0) > 0, "subflow {j} idle");
+    }
+    // Backup mode with B as the backup address: only A<->A carries data.
+    let json = json.replace(r#""subflows": "address-mesh""#, r#""subflows": "address-mesh", "mode": "backup""#);
+    let (s, out) = run(&json, 1);
+    ok(&s);
+    let subs = &s["flows"][0]["subflows"];
+    let backup: Vec<bool> = (0..4).map(|j| subs[j]["backup"].as_bool().unwrap()).collect();
+    assert_eq!(backup, [false, true, true, true]);
+    assert!(sub_bytes(&out, 0, 0.5, 2.0) > 0);
+    for j in 1..4 {
+        assert_eq!(sub_bytes(&out, j, 0.0, 2.0), 0, "backup subflow {j} carried data");
+    }
+}
+
+/// An address mesh needs the AP to be the (multihomed) server.
+#[test]
+fn address_mesh_needs_a_multihomed_server() {
+    let json = r#"{"path": [{"name": "A", "rate_mbps": 10}, {"name": "B", "rate_mbps": 10}],
+                   "flow": [{"kind": "mptcp", "subflows": "address-mesh"}]}"#;
+    let e = Simulation::from_json(json, 1).err().expect("rejected").to_string();
+    assert!(e.contains("flow.0.subflows") && e.contains("backbone.enabled = false"), "{e}");
+}

@@ -3,7 +3,11 @@
 Set-up (section 4.2): a multiband client with an 802.11n radio (2.4 GHz) and an 802.11ad radio
 (the Panasonic module, preset ``panasonic-wigig``), a multiband AP, both on the MPTCP v0.90
 kernel (``kernel = "linux-v0.9x"``: minRTT scheduler, pf flag); iperf3 sends TCP from the client
-to the AP (``direction = "upload"``, no network behind the AP) for 60 s. 11ad at MTU 7912 and MCS
+to the AP (``direction = "upload"``, no network behind the AP) for 60 s. Both hosts have an
+address on each radio and policy routing by source address, so v0.90's fullmesh path manager
+opens a subflow between every pair of addresses (``subflows = "address-mesh"``: two of them
+crossed, data on one radio and ACKs on the other, at the 11n's MSS); in backup mode every
+subflow touching an 11n address is a backup one. 11ad at MTU 7912 and MCS
 9 with a strong signal unless a figure varies them; 11n at MTU 1500 (its maximum, section 4.2).
 
 The 11n radio: the paper names no card; its best TCP run, 46.16 Mbit/s, is what one spatial
@@ -54,7 +58,8 @@ def scenario(mode: Mode, name: str, how: str, *, mcs: int = MCS_TOP, mtu: int = 
     if how.startswith("tcp-"):
         flow: dict[str, Any] = {"name": how, "kind": "tcp", "path": how[4:], "cc": "cubic"}
     else:
-        flow = {"name": how, "kind": "mptcp", "kernel": "linux-v0.9x", "mode": how, "cc": "cubic"}
+        flow = {"name": how, "kind": "mptcp", "kernel": "linux-v0.9x", "mode": how, "cc": "cubic",
+                "subflows": "address-mesh"}
     flow["direction"] = "upload"
     return {
         "name": name,

@@ -11,6 +11,9 @@
 //!
 //! Each station also has a host (driver + CPU) that spends `host_pkt_ns` on every packet it
 //! sends or receives: one server for both directions, as one core handling the NIC's soft-IRQs.
+//! What it sends goes to the driver as soon as it is made (an ACK leaves from within the
+//! receive processing of its segment), so a transmission waits only for the previous one; the
+//! received packets queue behind both.
 //! It caps the packet rate, which is what limits 802.11ad at MTU 1500 (seed 000: ~1 Gbit/s of
 //! UDP at MCS 8-9 whatever the signal) while jumbo frames reach multi-Gbit/s.
 
@@ -94,8 +97,13 @@ struct Station {
     per_int_4096: f64,
     /// Commodity rate adaptation, when the path uses it.
     arf: Option<Arf>,
-    /// When the host finishes the packets it already has.
+    /// When the host finishes the packets it already has (received and sent).
     host_free: Time,
+    /// When the host has handed the driver its last aggregate to send: the next one cannot
+    /// start before. Separate from `host_free` because a packet to send (an ACK made while
+    /// processing a received segment) goes to the driver at once (tcp_ack_snd_check sends it
+    /// from within the receive softirq); it does not wait behind segments received after it.
+    tx_free: Time,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -168,6 +176,7 @@ impl Medium {
             per_int_4096: 0.0,
             arf: None,
             host_free: Time::ZERO,
+            tx_free: Time::ZERO,
         };
         Medium {
             phy,
@@ -382,8 +391,8 @@ impl Medium {
             if s.queue.is_empty() {
                 continue;
             }
-            if s.host_free > now {
-                wait = Some(wait.map_or(s.host_free, |w| w.min(s.host_free)));
+            if s.tx_free > now {
+                wait = Some(wait.map_or(s.tx_free, |w| w.min(s.tx_free)));
                 continue;
             }
             let (n, psdu) = self.aggregate(from);
@@ -399,7 +408,11 @@ impl Medium {
             // The host hands the driver n packets; the TXOP cannot end before they are ready.
             let host_ns = n as u64 * self.host_pkt_ns;
             let end = now + Time(air_ns.max(host_ns));
-            self.st[from].host_free = now + Time(host_ns);
+            // The sending work occupies the one server: received packets still queued are
+            // processed that much later (the capacity stays shared by both directions).
+            let st = &mut self.st[from];
+            st.tx_free = now + Time(host_ns);
+            st.host_free = st.host_free.max(now) + Time(host_ns);
             self.busy = Some(Txop { from, n, start: now, end });
             self.last_from = from;
             self.stats.txops[from] += 1;
@@ -674,6 +687,33 @@ mod tests {
         let expected = (parts as u128 * mac.beacon_interval_ns as u128).div_ceil(data as u128) as u64;
         assert!(expected > parts);
         assert_eq!(w.tx_done, Some(Time(expected)));
+    }
+
+    /// A backlog of received packets does not hold up what the host sends (an ACK leaves from
+    /// within the processing of its segment), but the sending work delays what is still queued.
+    #[test]
+    fn receive_backlog_does_not_hold_up_a_transmission() {
+        let cost = 12_000;
+        let mut m = medium(cost);
+        let mut w = AirWake::default();
+        // The client sends a full aggregate in one TXOP (queued while the link is down); the
+        // AP's host gets n x 12 us of work.
+        m.set_up(Time::ZERO, false, &mut w);
+        let n = MacTiming::dmg().max_mpdus as u64;
+        for _ in 0..n {
+            m.enqueue(Time::ZERO, STA, pkt(0, 1500), &mut w);
+        }
+        m.set_up(Time::ZERO, true, &mut w);
+        let end = w.tx_done.take().expect("client TXOP");
+        let mut dropped = Vec::new();
+        m.on_tx_done(end, &mut w, &mut dropped);
+        assert_eq!(m.st[AP].host_free, end + Time(n * cost));
+        // An ACK queued at the AP right away goes on the air at once, not after the backlog.
+        w = AirWake::default();
+        m.enqueue(end, AP, pkt(1, 52), &mut w);
+        assert!(m.busy.is_some_and(|t| t.from == AP && t.start == end), "{:?}", m.busy);
+        // Its host work pushes the received packets' processing back by one packet.
+        assert_eq!(m.st[AP].host_free, end + Time((n + 1) * cost));
     }
 
     /// The host's per-packet cost caps the packet rate when the radio is faster.

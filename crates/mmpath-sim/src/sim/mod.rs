@@ -157,7 +157,11 @@ struct Flow {
     kind: FlowKind,
     app_kind: AppKind,
     direction: Direction,
+    /// The path the data goes over.
     path: u16,
+    /// The path the ACKs come back over: `path`, except for an MPTCP subflow between addresses
+    /// on different paths (flow.subflows = "address-mesh").
+    ack_path: u16,
     route_fwd: [Hop; 2],
     route_rev: [Hop; 2],
     hops: u8,
@@ -455,6 +459,7 @@ impl Simulation {
                 app_kind,
                 direction: f.direction,
                 path: pi as u16,
+                ack_path: pi as u16,
                 route_fwd: fwd,
                 route_rev: rev,
                 hops,
@@ -1233,6 +1238,9 @@ impl Simulation {
                 "goodput_mbps": goodput_mbps,
             });
             let m = v.as_object_mut().expect("object");
+            if f.ack_path != f.path {
+                m.insert("ack_path".into(), json!(self.paths[f.ack_path as usize].name));
+            }
             if let (Some(s), Some(r)) = (&f.sender, &f.receiver) {
                 let delivered = r.check.delivered;
                 let stream_ok = !c.delivered_unsent

@@ -13,13 +13,13 @@
 //!   every other subflow does its MP_JOIN handshake on its own path from the flow's start,
 //!   retrying with TCP's SYN timeout (1 s, doubling) when a step is lost.
 
-use super::{routes, Ev, Flow, FlowCounters, PathState, Simulation, INTERVAL};
+use super::{routes, Ev, Flow, FlowCounters, Hop, PathState, Simulation, INTERVAL};
 use crate::app::{App, RATE_TICK};
 use crate::mptcp::conn::{MapQueue, Reassembly, ReinjectQueue};
 use crate::mptcp::sched::{self, ConnView, LinkEvent, SchedAction, SchedKind, Scheduler, SubflowView};
 use crate::packet::{Kind, Packet, Way, DSS_ACK_BYTES, DSS_DATA_BYTES, SYN_BYTES, TCP_HEADER_BYTES};
 use crate::scenario::{
-    AppKind, BufSize, CcKind, CoupledName, Direction, FlowKind, Kernel, MptcpMode, Scenario, SchedName,
+    AppKind, BufSize, CcKind, CoupledName, Direction, FlowKind, Kernel, MptcpMode, Scenario, SchedName, SubflowLayout,
 };
 use crate::tcp::cc::{self, CaState, CongestionControl, INFINITE_SSTHRESH};
 use crate::tcp::receiver::{ReceiverCfg, TcpReceiver};
@@ -170,6 +170,30 @@ fn sched_kind(f: &crate::scenario::FlowCfg) -> SchedKind {
     }
 }
 
+/// The (client address, server address) pairs a connection opens subflows between, as indices
+/// into its paths: the per-path ones first (in path order, the first carrying MP_CAPABLE), then
+/// for an address mesh the crossed ones, in the order the v0.9x fullmesh path manager walks its
+/// local then remote addresses (full_mesh_create_subflows).
+fn address_pairs(n: usize, layout: SubflowLayout) -> Vec<(usize, usize)> {
+    let mut v: Vec<(usize, usize)> = (0..n).map(|k| (k, k)).collect();
+    if layout == SubflowLayout::AddressMesh {
+        for a in 0..n {
+            v.extend((0..n).filter(|&b| b != a).map(|b| (a, b)));
+        }
+    }
+    v
+}
+
+/// A crossed subflow's routes (no backbone: the AP is the server): the data on `data` path's
+/// hop in the data's direction, the ACKs on `ack` path's hop back.
+fn crossed_routes(data: [Hop; 2], ack: [Hop; 2], dir: Direction) -> ([Hop; 2], [Hop; 2], u8) {
+    let ([data_down, data_up], [ack_down, ack_up]) = (data, ack);
+    match dir {
+        Direction::Upload => ([data_up, data_up], [ack_down, ack_down], 1),
+        Direction::Download => ([data_down, data_down], [ack_up, ack_up], 1),
+    }
+}
+
 /// Builds scenario flow `i` as connection `c`, appending its subflows to `flows`.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn build(
@@ -186,17 +210,18 @@ pub(super) fn build(
     let t = &f.tcp;
     let names = f.paths.clone().unwrap_or_default();
     let backups = f.backup_paths.clone().unwrap_or_default();
+    let pairs = address_pairs(names.len(), f.subflows.unwrap_or(SubflowLayout::PerPath));
     let cc_kind = f.cc.unwrap_or(CcKind::Cubic);
     let coupled = f.coupled.unwrap_or(CoupledName::Uncoupled);
     let mut ccs: Vec<Box<dyn CongestionControl>> = match coupled {
         // Each subflow's controller gets its own random stream (BBR's ProbeBW start phase),
         // labelled by the internal flow it will be.
         CoupledName::Uncoupled => {
-            (0..names.len()).map(|j| cc::build_seeded(cc_kind, t, seed, (flows.len() + j) as u16)).collect()
+            (0..pairs.len()).map(|j| cc::build_seeded(cc_kind, t, seed, (flows.len() + j) as u16)).collect()
         }
-        CoupledName::Lia => sched::coupled::build(sched::coupled::CoupledKind::Lia, names.len()),
-        CoupledName::Olia => sched::coupled::build(sched::coupled::CoupledKind::Olia, names.len()),
-        CoupledName::Balia => sched::coupled::build(sched::coupled::CoupledKind::Balia, names.len()),
+        CoupledName::Lia => sched::coupled::build(sched::coupled::CoupledKind::Lia, pairs.len()),
+        CoupledName::Olia => sched::coupled::build(sched::coupled::CoupledKind::Olia, pairs.len()),
+        CoupledName::Balia => sched::coupled::build(sched::coupled::CoupledKind::Balia, pairs.len()),
     };
     // The connection's buffers. Receive: SO_RCVBUF as given, or the ceiling Linux's
     // autotuning reaches (half of tcp_rmem[2] is window, as for a single TCP socket). Send:
@@ -212,11 +237,23 @@ pub(super) fn build(
     let start = Time::from_secs_f64(f.start_s);
     let stop = Time::from_secs_f64(f.stop_s.unwrap_or(sc.duration_s)).min(end);
     let mut subs = Vec::new();
-    for (j, pname) in names.iter().enumerate() {
-        let pi = paths.iter().position(|p| &p.name == pname).unwrap_or(0);
-        let (fwd, rev, hops) = routes(bb_links, paths[pi].hops, f.direction);
-        // The DSS option takes its room out of every segment's payload.
-        let mss = sc.path_mtu(pname) - TCP_HEADER_BYTES - DSS_DATA_BYTES;
+    let index = |k: usize| paths.iter().position(|p| p.name == names[k]).unwrap_or(0);
+    for (j, &(ck, sk)) in pairs.iter().enumerate() {
+        let (cp, sp) = (index(ck), index(sk));
+        // Source-address routing: the data leaves on its sender's address's path, the ACKs on
+        // the receiver's (the same path for a per-path subflow).
+        let (data_pi, ack_pi) = if f.direction == Direction::Upload { (cp, sp) } else { (sp, cp) };
+        let (fwd, rev, hops) = if cp == sp {
+            routes(bb_links, paths[cp].hops, f.direction)
+        } else {
+            crossed_routes(paths[data_pi].hops, paths[ack_pi].hops, f.direction)
+        };
+        // Each end announces the MSS of the path its SYN leaves on, and sends no more than the
+        // peer announced (tcp_mss_clamp): a crossed subflow gets the smaller path's. The DSS
+        // option takes its room out of every segment's payload.
+        let mtu = sc.path_mtu(&names[ck]).min(sc.path_mtu(&names[sk]));
+        let mss = mtu - TCP_HEADER_BYTES - DSS_DATA_BYTES;
+        let pi = data_pi;
         let fi = flows.len() as u16;
         let mut sender = TcpSender::new(SenderCfg {
             flow: fi,
@@ -240,14 +277,16 @@ pub(super) fn build(
             rmem_max: t.rmem_max_bytes,
             delayed_ack: t.delayed_ack,
         });
+        let label = if ck == sk { names[ck].clone() } else { format!("{}>{}", names[ck], names[sk]) };
         flows.push(Flow {
-            name: format!("{}/{}", f.name.clone().unwrap_or_default(), pname),
+            name: format!("{}/{}", f.name.clone().unwrap_or_default(), label),
             owner: i as u16,
             conn: Some((c, j as u8)),
             kind: FlowKind::Tcp,
             app_kind: AppKind::Bulk,
             direction: f.direction,
             path: pi as u16,
+            ack_path: ack_pi as u16,
             route_fwd: fwd,
             route_rev: rev,
             hops,
@@ -268,7 +307,9 @@ pub(super) fn build(
             // MP_CAPABLE on the first path completed before the test started.
             established: j == 0,
             established_at: (j == 0).then_some(start),
-            backup: backups.contains(pname),
+            // v0.9x treats a subflow as backup if either end flagged it (low_prio or
+            // rcv_low_prio, mptcp_sched.c): a crossed subflow touching a backup address is one.
+            backup: backups.contains(&names[ck]) || backups.contains(&names[sk]),
             pf: false,
             stale: false,
             stale_count: 0,
@@ -283,10 +324,15 @@ pub(super) fn build(
         });
     }
     let app_kind = f.app.unwrap_or(AppKind::Bulk);
+    // An MP_PRIO for an address applies to every subflow with an end on it.
     let prio = f
         .prio
         .iter()
-        .map(|p| (Time::from_secs_f64(p.t_s), names.iter().position(|n| n == &p.path).unwrap_or(0), p.backup))
+        .flat_map(|p| {
+            let k = names.iter().position(|n| n == &p.path).unwrap_or(0);
+            let t = Time::from_secs_f64(p.t_s);
+            pairs.iter().enumerate().filter(move |(_, &(a, b))| a == k || b == k).map(move |(j, _)| (t, j, p.backup))
+        })
         .collect();
     MpConn {
         owner: i as u16,
