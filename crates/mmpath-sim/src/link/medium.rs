@@ -912,6 +912,130 @@ mod tests {
         assert!((shared / alone - 2.0).abs() < 0.05, "half the airtime: {alone} vs {shared}");
     }
 
+    fn interferer(power_db: f64, sensed: Option<f64>, adjacent: bool, rejection_db: f64) -> Interferer {
+        Interferer { load: 1.0, sensed, power_db, rejection_db, adjacent, mcs: 9, mpdu_bytes: 7912 + 42 }
+    }
+
+    /// The 802.11ad mask lets 1.724e7 "0 dBr-Hz" into the neighbour's 1.28-3.04 GHz band (two
+    /// straight-in-dB pieces: -17.27..-22 dBr over 1.28-2.7 GHz, -22..-29.56 dBr over
+    /// 2.7-3.04 GHz); its own 1.76 GHz are at 0 dBr: 10 log10(1.76e9 / 1.724e7) = 20.09 dB.
+    #[test]
+    fn adjacent_rejection_from_the_dmg_transmit_mask() {
+        assert!((mask_dbr(&DMG_MASK, 2.16e9) + 20.2).abs() < 1e-9);
+        assert!((mask_dbr(&DMG_MASK, -1.2e9) + 17.0).abs() < 1e-9);
+        assert_eq!(mask_dbr(&DMG_MASK, 5e9), -30.0);
+        let leak = mask_power(&DMG_MASK, 1.28e9, 3.04e9);
+        assert!((leak / 1.724_37e7 - 1.0).abs() < 1e-4, "{leak}");
+        assert!((adjacent_rejection_db(&RadioPhy::Dmg) - 20.089).abs() < 0.001);
+    }
+
+    /// CCA: an SC preamble from -68 dBm on our channel; a neighbour only by its energy
+    /// (-48 dBm) inside our channel.
+    #[test]
+    fn cca_decides_what_is_sensed() {
+        let sensed = |i: Interferer| {
+            let mut m = medium(0);
+            m.set_signal(-42.0, 0.0);
+            m.set_interferer(Some(i));
+            m.interference().1
+        };
+        assert_eq!(sensed(interferer(-30.0, None, false, 0.0)), 0.0); // -72 dBm
+        assert_eq!(sensed(interferer(-20.0, None, false, 0.0)), 1.0); // -62 dBm
+        assert_eq!(sensed(interferer(0.0, None, true, 20.1)), 0.0); // -62.1 dBm of leakage
+        assert_eq!(sensed(interferer(15.0, None, true, 20.1)), 1.0); // -47.1 dBm
+        assert_eq!(sensed(interferer(15.0, Some(0.25), true, 20.1)), 0.25); // as given
+    }
+
+    /// SINR under overlap at a hand-computed point: S = -42 dBm, I = -52 dBm, device noise
+    /// floor N = -174 + 10 log10(1.76e9) + 10 - 8 = -79.545 dBm: N + I = -51.992 dBm. MCS 9
+    /// needs -59 - (-71.545) = 12.545 dB, so the margin is 9.992 - 12.545 = -2.553 dB; the
+    /// device's 8 dB gain does not help against the interferer.
+    #[test]
+    fn sinr_under_overlap_at_a_hand_computed_point() {
+        let mut m = medium(0);
+        m.set_signal(-42.0, 8.0);
+        m.set_interferer(Some(interferer(-10.0, Some(0.0), false, 0.0)));
+        let want = per_4096(-2.553);
+        assert!((m.st[AP].per_int_4096 - want).abs() < 1e-3 * want.max(1e-6), "{} vs {want}", m.st[AP].per_int_4096);
+        // Without it the same link has 25 dB of margin at MCS 9.
+        assert!(m.per_4096(AP) < 1e-9);
+        // MCS 1 needs 3.545 dB: 6.45 dB of margin under the same overlap.
+        m.set_mcs(AP, 1);
+        assert!((m.st[AP].per_int_4096 - per_4096(9.992 - 3.545)).abs() < 1e-6);
+    }
+
+    /// The interferer's TXOP is a full aggregate at its MCS after the mean backoff (7.5 of
+    /// CWmin 15's slots); it is on
+    /// the air for its PPDU's share of that.
+    #[test]
+    fn interferer_txop_and_duty_follow_the_mac() {
+        let mut m = medium(0);
+        m.mac.cw_min = 15;
+        let mac = m.mac;
+        m.set_interferer(Some(Interferer { load: 0.5, ..interferer(0.0, Some(0.0), false, 0.0) }));
+        // 64 MPDUs of 7954 bytes exceed the 262,143-byte A-MPDU limit: 32 fit.
+        let n = (mac.max_ampdu_bytes / 7954).min(mac.max_mpdus);
+        assert_eq!(n, 32);
+        let ppdu = RadioPhy::Dmg.ppdu_ns(n * 7954, 9);
+        let txop = mac.with_beacon_share(
+            mac.access_ns + 15 * mac.slot_ns / 2 + mac.protection_ns + ppdu + mac.sifs_ns + mac.ack_ns,
+        );
+        assert_eq!(m.int_state.txop, Time(txop));
+        assert!((m.int_state.duty - 0.5 * ppdu as f64 / txop as f64).abs() < 1e-12);
+        assert!((m.interference().0 - m.int_state.duty).abs() < 1e-12, "unsensed: overlaps at its duty");
+    }
+
+    /// A sensed interferer takes one TXOP of its own after each of ours: with a lone sender
+    /// the run lasts exactly (TXOPs - 1) interferer TXOPs longer (the turn owed after our last
+    /// TXOP is never taken: we have nothing left to send).
+    #[test]
+    fn sensed_interferer_takes_turns() {
+        let run = |i: Option<Interferer>| {
+            let mut m = medium(0);
+            m.set_signal(-42.0, 0.0);
+            m.set_interferer(i);
+            let mut w = AirWake::default();
+            for _ in 0..2000 {
+                m.enqueue(Time::ZERO, AP, pkt(0, 1500), &mut w);
+            }
+            let (got, end) = drain(&mut m, Time::ZERO, w);
+            assert_eq!(got[AP], 2000);
+            (end, m.stats.txops[AP], m.int_state.txop)
+        };
+        let (alone, n, _) = run(None);
+        let (shared, n2, t_i) = run(Some(interferer(-20.0, Some(1.0), false, 0.0)));
+        assert_eq!(n, n2);
+        assert_eq!(shared - alone, Time(t_i.ns() * (n - 1)));
+    }
+
+    /// An unsensed interferer overlaps each MPDU attempt with probability = its duty; as strong
+    /// as our signal it destroys MCS 9 frames, so every overlap is a failure.
+    #[test]
+    fn unsensed_interferer_collides_at_its_duty() {
+        let mut m = medium(0);
+        m.set_signal(-42.0, 0.0);
+        m.set_interferer(Some(interferer(0.0, Some(0.0), false, 0.0)));
+        let (p, _) = m.interference();
+        assert!(p > 0.5 && p < 1.0, "{p}");
+        assert!(m.st[AP].per_int_4096 > 0.999);
+        let mut w = AirWake::default();
+        for _ in 0..20_000 {
+            m.enqueue(Time::ZERO, AP, pkt(0, 1500), &mut w);
+        }
+        drain(&mut m, Time::ZERO, w);
+        let s = &m.stats;
+        let hit = s.mpdus_interfered[AP] as f64 / s.mpdus_sent[AP] as f64;
+        assert!((hit - p).abs() < 0.01, "overlap share {hit} vs {p}");
+        // Nothing else fails at 17 dB of margin; a 1542-byte MPDU escapes now and then.
+        let (failed, hit_n) = (s.mpdus_failed[AP] as f64, s.mpdus_interfered[AP] as f64);
+        assert!(failed <= hit_n && failed > 0.99 * hit_n, "{failed} of {hit_n}");
+        // A frame is lost after 8 attempts that all overlapped: p^8 of those the MAC carried
+        // or gave up on (the rest overflowed the queue).
+        let carried = s.bytes_delivered[AP] as f64 / 1500.0 + s.drops_retry[AP] as f64;
+        let lost = s.drops_retry[AP] as f64 / carried;
+        assert!((lost - p.powi(8)).abs() < 0.25 * p.powi(8) + 0.002, "lost {lost} vs {}", p.powi(8));
+    }
+
     #[test]
     fn per_scales_with_length() {
         assert_eq!(per_for_len(0.0, 1500), 0.0);
