@@ -314,14 +314,22 @@ pub struct InterfererCfg {
     /// Its power at our receivers relative to our own signal, dB (0: a link alongside).
     #[serde(default)]
     pub power_db: f64,
-    /// Fraction of its transmissions our stations hear and defer to; default 0.5 on the same
-    /// channel (directional beams: partly hidden), 0 on an adjacent one.
+    /// Fraction of its transmissions our stations hear and defer to; omitted = the standard's
+    /// CCA rule at its power inside our channel (medium.rs `cca_thresholds_dbm`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sensed: Option<f64>,
-    /// Adjacent-channel rejection of our receivers, dB; default 20 on an adjacent channel, 0 on
-    /// the same one.
+    /// How far below its power the part inside our channel is, dB; default 0 on the same
+    /// channel and, on an adjacent one, the rejection its standard's transmit mask allows
+    /// (medium.rs `adjacent_rejection_db`: 20.1 dB for 802.11ad).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rejection_db: Option<f64>,
+    /// Its MCS; default the top of our path's MCS ladder (a strong-signal link of the same
+    /// device).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mcs: Option<u8>,
+    /// Its MTU, bytes; default our path's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mtu_bytes: Option<u32>,
 }
 
 fn d_one() -> f64 {
@@ -822,11 +830,6 @@ impl Scenario {
                 p.shadowing_db.get_or_insert(0.0);
                 p.fading_db.get_or_insert(0.0);
                 p.coherence_ms.get_or_insert(10.0);
-                for i in p.interferer.iter_mut() {
-                    let same = i.channel == ChannelRelation::Same;
-                    i.sensed.get_or_insert(if same { 0.5 } else { 0.0 });
-                    i.rejection_db.get_or_insert(if same { 0.0 } else { 20.0 });
-                }
                 if p.device.is_none() {
                     p.device = Some(crate::link::device::default_for(p.technology).name.to_string());
                 }
@@ -841,6 +844,25 @@ impl Scenario {
                     p.streams.get_or_insert(if ac { 2 } else { 1 });
                     p.short_gi.get_or_insert(true);
                     p.band_ghz.get_or_insert(if ac { 5.0 } else { 2.4 });
+                }
+                if !p.interferer.is_empty() {
+                    use crate::link::{device, medium};
+                    let phy = device::radio_phy(p);
+                    let aci = medium::adjacent_rejection_db(&phy);
+                    let top = p
+                        .device
+                        .as_deref()
+                        .and_then(device::find)
+                        .and_then(|d| device::mcs_ladder(p, d).last().copied());
+                    let mtu = p.mtu_bytes;
+                    for i in p.interferer.iter_mut() {
+                        let same = i.channel == ChannelRelation::Same;
+                        i.rejection_db.get_or_insert(if same { 0.0 } else { (aci * 10.0).round() / 10.0 });
+                        if let (None, Some(m)) = (i.mcs, top) {
+                            i.mcs = Some(m);
+                        }
+                        i.mtu_bytes.get_or_insert(mtu);
+                    }
                 }
             }
             if p.queue_bytes.is_none() {

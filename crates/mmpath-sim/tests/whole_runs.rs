@@ -473,11 +473,11 @@ fn event_fields_are_validated_per_kind() {
     assert!(e.starts_with("path.0.event.0.kind: unknown variant `teleport`"), "{e}");
 }
 
-/// Another 802.11ad link: on the same channel it takes airtime (the part we hear) and collides
-/// (the part we do not), which costs the MCS that need a high SINR; on an adjacent channel only
-/// its leakage matters. (Generic receivers need ~3.5 dB SINR at MCS 1, ~12.5 dB at MCS 9.)
+/// Another 802.11ad link (generic device: ~3.5 dB SINR at MCS 1, ~12.5 dB at MCS 9). What our
+/// stations sense takes turns with us (one TXOP each, so a fast MCS loses the larger share);
+/// what they do not sense collides with our MPDUs, which costs the MCS that need a high SINR.
 #[test]
-fn interference_shares_airtime_and_hurts_high_mcs_more() {
+fn interference_shares_turns_and_hurts_high_mcs_more() {
     let norm = |mcs: u8, interferer: &str| {
         let g = |extra: &str| {
             let p = format!(r#"{{"technology": "11ad", "mcs": {mcs}, "mtu_bytes": 7912, "rssi_dbm": -42 {extra}}}"#);
@@ -485,21 +485,48 @@ fn interference_shares_airtime_and_hurts_high_mcs_more() {
         };
         g(&format!(r#", "interferer": [{interferer}]"#)) / g("")
     };
-    // Far too weak to corrupt anything, but heard half the time: 1 / (1 + 0.5) of the airtime.
-    let shared = norm(9, r#"{"channel": "same", "power_db": -40}"#);
-    assert!((shared - 1.0 / 1.5).abs() < 0.03, "airtime sharing: {shared}");
-    // 6 dB below our signal: SINR 6 dB under overlap; enough for MCS 1, not for MCS 9.
-    let same = r#"{"channel": "same", "power_db": -6}"#;
+    // 40 dB weaker: below the CCA threshold (-82 < -68 dBm) and harmless under overlap.
+    assert!(norm(9, r#"{"channel": "same", "power_db": -40}"#) > 0.97);
+    // Sensed, at MCS 9 like us: equal turns, half the airtime; at MCS 1 our
+    // TXOPs (2 ms PPDUs) are twice its: we keep ~2 / 3.
+    let sensed = r#"{"channel": "same", "power_db": -40, "sensed": 1, "mcs": 9}"#;
+    let (s1, s9) = (norm(1, sensed), norm(9, sensed));
+    assert!((s9 - 0.5).abs() < 0.03, "equal turns: {s9}");
+    assert!(s1 > s9 + 0.15, "MCS 1 keeps more: {s1} vs {s9}");
+    // Unsensed, 6 dB below our signal: SINR 6 dB under overlap; enough for MCS 1, not MCS 9.
+    let same = r#"{"channel": "same", "power_db": -6, "sensed": 0}"#;
     let (low, high) = (norm(1, same), norm(9, same));
-    assert!((low - 1.0 / 1.5).abs() < 0.05, "MCS 1 only shares: {low}");
+    assert!(low > 0.95, "MCS 1 survives the overlap: {low}");
     assert!(high < low - 0.1, "collisions cost MCS 9: {high} vs {low}");
-    // Adjacent channel, 6 dB rejection: leakage only, no airtime sharing.
-    let adj = r#"{"channel": "adjacent", "rejection_db": 6}"#;
+    // Adjacent channel, 8 dB rejection: leakage at -50 dBm, below energy detection (-48 dBm).
+    let adj = r#"{"channel": "adjacent", "rejection_db": 8}"#;
     let (a1, a9) = (norm(1, adj), norm(9, adj));
     assert!(a1 > 0.97, "MCS 1 shrugs off leakage: {a1}");
     assert!(a9 < 0.8, "MCS 9 needs a SINR the leakage denies: {a9}");
-    // With the default 20 dB rejection a strong link is unaffected.
+    // The transmit mask's 20.1 dB: a link as strong as ours does nothing...
     assert!(norm(9, r#"{"channel": "adjacent"}"#) > 0.97);
+    // ...but 15 dB stronger its leakage (-47 dBm) trips energy detection: turns again.
+    let loud = norm(9, r#"{"channel": "adjacent", "power_db": 15, "mcs": 9}"#);
+    assert!((loud - 0.5).abs() < 0.03, "energy-detected neighbour: {loud}");
+}
+
+#[test]
+fn interferer_fields_are_validated() {
+    let bad = |it: &str| {
+        let json = format!(
+            r#"{{"path": [{{"technology": "11ad", "device": "panasonic-wigig", "interferer": [{it}]}}], "flow": [{{}}]}}"#
+        );
+        match Simulation::from_json(&json, 1) {
+            Err(e) => e.to_string(),
+            Ok(_) => panic!("{it} must be rejected"),
+        }
+    };
+    let e = bad(r#"{"channel": "same", "mcs": 12}"#);
+    assert!(e.starts_with("path.0.interferer.0.mcs: 12 is not an MCS this 11ad device"), "{e}");
+    let e = bad(r#"{"channel": "same", "mtu_bytes": 9000}"#);
+    assert_eq!(e, "path.0.interferer.0.mtu_bytes: must be between 576 and 7920 for 11ad (got 9000)");
+    let e = bad(r#"{"channel": "adjacent", "sensed": 1.5}"#);
+    assert_eq!(e, "path.0.interferer.0.sensed: must be between 0 and 1 (got 1.5)");
 }
 
 /// TCP Small Queues keeps a sender's own first-hop queue near tcp_limit_output_bytes; without

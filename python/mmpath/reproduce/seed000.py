@@ -73,7 +73,10 @@ def scenario(mode: Mode, name: str, *, mcs: int, mtu: int, signal: str, proto: s
 
 def interferer(channel: str) -> dict[str, Any]:
     """Section 3.4: another 802.11ad link, strong signal, an iperf3 UDP flow at full speed
-    (load 1.0), on the adjacent channel (ACI) or the same one (CCI)."""
+    (load 1.0), on the adjacent channel (ACI) or the same one (CCI). The rest is the model's
+    default, nothing set for this claim: the same device at its top MCS and our MTU, as strong
+    at our stations as our own signal (a link alongside, within the 50-degree beams), the
+    802.11ad transmit mask's adjacent-channel rejection, sensing by the standard's CCA rule."""
     return {"channel": channel, "load": 1.0, "start_s": 0.0}
 
 

@@ -111,9 +111,12 @@ impl Channel {
         for x in &p.interferer {
             let i = Interferer {
                 load: x.load,
-                sensed: x.sensed.unwrap_or(0.0),
+                sensed: x.sensed,
                 power_db: x.power_db,
                 rejection_db: x.rejection_db.unwrap_or(0.0),
+                adjacent: x.channel == crate::scenario::ChannelRelation::Adjacent,
+                mcs: x.mcs.unwrap_or(1),
+                mpdu_bytes: x.mtu_bytes.unwrap_or(p.mtu_bytes) + super::radio::MPDU_OVERHEAD_BYTES,
             };
             actions.push((Time::from_secs_f64(x.start_s), Action::Interfere(Some(i))));
             if let Some(stop) = x.stop_s {

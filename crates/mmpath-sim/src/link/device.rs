@@ -508,6 +508,23 @@ pub fn validate_radio(p: &PathCfg, i: usize) -> Result<(), ScenarioError> {
         range("power_db", x.power_db, -100.0, 100.0)?;
         range("sensed", x.sensed.unwrap_or(0.0), 0.0, 1.0)?;
         range("rejection_db", x.rejection_db.unwrap_or(0.0), 0.0, 100.0)?;
+        // The interferer is a link of the same kind of device: its MCS comes from our ladder.
+        if let Some(m) = x.mcs {
+            let ladder = mcs_ladder(p, dev);
+            if !ladder.contains(&m) {
+                let allowed: Vec<String> = ladder.iter().map(|m| m.to_string()).collect();
+                return Err(err(
+                    g("mcs"),
+                    format!("{m} is not an MCS this {tech} device ({name}) uses (allowed: {})", allowed.join(", ")),
+                ));
+            }
+        }
+        if let Some(mtu) = x.mtu_bytes {
+            let max = if p.technology == Technology::Dot11ad { dmg::MAX_MSDU_BYTES } else { 2304 };
+            if !(576..=max).contains(&mtu) {
+                return Err(err(g("mtu_bytes"), format!("must be between 576 and {max} for {tech} (got {mtu})")));
+            }
+        }
     }
     if p.rate_adaptation == Some(RateAdaptation::Commodity) && p.mcs.is_some() {
         return Err(err(f("mcs"), "rate_adaptation = \"commodity\" chooses the MCS itself; remove mcs"));

@@ -38,17 +38,120 @@ const NOISE_FLOOR_DBM_PER_HZ: f64 = -174.0;
 /// default RxNoiseFigure is 10 dB).
 const NOISE_FIGURE_DB: f64 = 10.0;
 
-/// Another link on the same or an adjacent channel.
+/// Another link on the same or an adjacent channel: a saturated (or `load`-limited) link of the
+/// same kind of device, sending full aggregates of `mpdu_bytes` MPDUs at `mcs`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Interferer {
-    /// Fraction of the time it transmits.
+    /// Fraction of the time it has frames to send (1 = saturated, iperf3 UDP at full speed).
     pub load: f64,
-    /// Fraction of its transmissions our stations hear and defer to.
-    pub sensed: f64,
-    /// Its power at our receivers relative to our own signal, dB.
+    /// Fraction of its transmissions our stations hear and defer to; None = from the CCA rule
+    /// (`cca_thresholds_dbm`) at its power at our stations.
+    pub sensed: Option<f64>,
+    /// Its power at our stations relative to our own signal, dB.
     pub power_db: f64,
-    /// Adjacent-channel rejection of our receivers (0 on the same channel), dB.
+    /// How far below its own power the part of it inside our channel is (0 on the same
+    /// channel; on the adjacent one see `adjacent_rejection_db`), dB.
     pub rejection_db: f64,
+    /// On an adjacent channel (only energy detection can sense it) or on ours.
+    pub adjacent: bool,
+    /// Its MCS and MPDU size (MTU + MAC overhead): they set its TXOP and how much of it is on air.
+    pub mcs: u8,
+    pub mpdu_bytes: u32,
+}
+
+/// The interferer as the MAC sees it, derived once per `set_interferer` / signal change.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+struct InterfState {
+    /// Airtime of one of its TXOPs (access, mean backoff, RTS/CTS, PPDU, SIFS, Block Ack).
+    txop: Time,
+    /// Fraction of the time its data PPDUs are on the air: load x PPDU / TXOP.
+    duty: f64,
+    /// Fraction of its TXOPs our stations defer to (take turns with).
+    sensed: f64,
+    /// Its power inside our channel at our receivers, dBm (NaN without a signal).
+    in_channel_dbm: f64,
+}
+
+/// 802.11ad (DMG) transmit spectral mask, |offset from the carrier| GHz -> dBr (IEEE Std
+/// 802.11ad-2012, 21.3.2 "Transmit mask"; IEEE Std 802.11-2016 20.3.2): 0 dBr up to 0.94 GHz,
+/// -17 dBr at 1.2 GHz, -22 dBr at 2.7 GHz, -30 dBr at 3.06 GHz and beyond, straight lines in
+/// dB between.
+const DMG_MASK: [(f64, f64); 4] = [(0.94e9, 0.0), (1.2e9, -17.0), (2.7e9, -22.0), (3.06e9, -30.0)];
+/// 802.11ad channel spacing (FACTS.md: channels 2.16 GHz apart).
+const DMG_CHANNEL_SPACING_HZ: f64 = 2.16e9;
+
+/// Transmit mask of a VHT PPDU of width `w` Hz (IEEE Std 802.11-2016 21.3.17.1; HT's, 19.3.18.1,
+/// is the same to -28 dBr): 0 dBr to w/2 - 1 MHz (9 MHz at 20 MHz), -20 dBr at w/2 + 1 MHz,
+/// -28 dBr at w, -40 dBr at 1.5 w and beyond.
+fn ofdm_mask(w: f64) -> [(f64, f64); 4] {
+    let edge = if w <= 20e6 { 9e6 } else { w / 2.0 - 1e6 };
+    [(edge, 0.0), (w / 2.0 + 1e6, -20.0), (w, -28.0), (1.5 * w, -40.0)]
+}
+
+/// Mask level at `f` Hz from the carrier, dBr.
+fn mask_dbr(mask: &[(f64, f64)], f: f64) -> f64 {
+    let f = f.abs();
+    if f <= mask[0].0 {
+        return mask[0].1;
+    }
+    for w in mask.windows(2) {
+        let ((f0, d0), (f1, d1)) = (w[0], w[1]);
+        if f <= f1 {
+            return d0 + (d1 - d0) * (f - f0) / (f1 - f0);
+        }
+    }
+    mask[mask.len() - 1].1
+}
+
+/// Power of `mask` between `lo` and `hi` Hz (offsets from its carrier), relative to 1 Hz at
+/// 0 dBr: each straight-in-dB piece integrates in closed form.
+fn mask_power(mask: &[(f64, f64)], lo: f64, hi: f64) -> f64 {
+    let mut cuts: Vec<f64> = vec![lo, hi];
+    cuts.extend(mask.iter().map(|m| m.0).filter(|&f| f > lo && f < hi));
+    cuts.sort_by(f64::total_cmp);
+    cuts.windows(2)
+        .map(|w| {
+            let (p0, p1) = (10f64.powf(mask_dbr(mask, w[0]) / 10.0), 10f64.powf(mask_dbr(mask, w[1]) / 10.0));
+            let df = w[1] - w[0];
+            if (p0 - p1).abs() < 1e-12 * p0 {
+                p0 * df
+            } else {
+                df * (p0 - p1) / (p0 / p1).ln()
+            }
+        })
+        .sum()
+}
+
+/// Adjacent-channel rejection of a receiver whose neighbour one channel away transmits at the
+/// limit of its standard's transmit mask, dB: the neighbour's power in its own occupied band
+/// over the power its mask lets into ours (our occupied band, one channel spacing away). The
+/// receiver's own filtering is taken as ideal: the standards set no adjacent-channel rejection
+/// for DMG receivers, so the transmitter's spectral regrowth bounds it. DMG: 20.1 dB.
+pub fn adjacent_rejection_db(phy: &RadioPhy) -> f64 {
+    let bw = phy.bandwidth_hz();
+    let (mask, spacing): (Vec<(f64, f64)>, f64) = match phy {
+        RadioPhy::Dmg => (DMG_MASK.to_vec(), DMG_CHANNEL_SPACING_HZ),
+        // HT/VHT channels of width w are w apart.
+        _ => (ofdm_mask(bw).to_vec(), bw),
+    };
+    let own = mask_power(&mask, 0.0, bw / 2.0) * 2.0;
+    let leak = mask_power(&mask, spacing - bw / 2.0, spacing + bw / 2.0);
+    10.0 * (own / leak).log10()
+}
+
+/// Clear channel assessment, dBm: (a frame's preamble is detected from this level, any energy
+/// from this level). DMG SC PHY (IEEE Std 802.11ad-2012 clause 21, the SC PHY's CCA
+/// requirements): an SC PPDU at or above MCS 1's sensitivity (-68 dBm) is detected; any signal
+/// 20 dB above it (-48 dBm) holds CCA busy. HT/VHT (IEEE Std 802.11-2016 clauses 19 and 21,
+/// CCA sensitivity): -82 dBm preamble and -62 dBm energy per 20 MHz, +3 dB per doubling.
+pub fn cca_thresholds_dbm(phy: &RadioPhy) -> (f64, f64) {
+    match phy {
+        RadioPhy::Dmg => (-68.0, -48.0),
+        _ => {
+            let wide = 10.0 * (phy.bandwidth_hz() / 20e6).log10();
+            (-82.0 + wide, -62.0 + wide)
+        }
+    }
 }
 
 /// Station index: 0 = AP (transmits the downlink), 1 = client (transmits the uplink).
@@ -137,15 +240,17 @@ pub struct Medium {
     failed: Vec<Frame>,
     /// Share of airtime other stations on the channel take (0 = none).
     foreign_share: f64,
-    /// Contention share from `set_foreign_share` and from a carrier-sensed interferer.
+    /// Contention share from `set_foreign_share`.
     contention_share: f64,
     /// Interference: probability that an MPDU overlaps an interferer transmission we did not
-    /// defer to, and the noise rise it causes, dB.
+    /// defer to.
     overlap_prob: f64,
-    noise_rise_db: f64,
     /// Airtime owed to the other stations after our last TXOP.
     foreign_due: Time,
     interferer: Option<Interferer>,
+    int_state: InterfState,
+    /// Our TXOPs since the sensed interferer's last turn.
+    int_round: u32,
     /// Scratch for packets the reorder buffer releases (reused).
     released: Vec<Packet>,
     pub stats: AirStats,
@@ -196,9 +301,10 @@ impl Medium {
             foreign_share: 0.0,
             contention_share: 0.0,
             overlap_prob: 0.0,
-            noise_rise_db: 0.0,
             foreign_due: Time::ZERO,
             interferer: None,
+            int_state: InterfState::default(),
+            int_round: 0,
             budget: None,
             stats: AirStats::default(),
             client_cpu: None,
@@ -271,8 +377,7 @@ impl Medium {
     /// gain over the standard's sensitivity; the PER then follows each station's MCS.
     pub fn set_signal(&mut self, rssi_dbm: f64, rx_gain_db: f64) {
         self.budget = Some((rssi_dbm, rx_gain_db));
-        self.refresh_per(AP);
-        self.refresh_per(STA);
+        self.update_interference();
     }
 
     /// Other stations contend for the channel and take `share` of the airtime (0 = none).
@@ -280,28 +385,72 @@ impl Medium {
     /// `share` while we have traffic (EDCA gives contenders turns).
     pub fn set_foreign_share(&mut self, share: f64) {
         self.contention_share = share.max(0.0);
-        self.update_foreign();
-    }
-
-    fn update_foreign(&mut self) {
-        let sensed = self.interferer.map_or(0.0, |i| i.load * i.sensed);
-        // Both the contending stations and a sensed interferer get turns; as shares of the
-        // airtime they add up (capped).
-        self.foreign_share = (self.contention_share + sensed / (1.0 + sensed)).clamp(0.0, MAX_FOREIGN_SHARE);
-        if self.foreign_share == 0.0 {
+        self.foreign_share = self.contention_share.clamp(0.0, MAX_FOREIGN_SHARE);
+        if self.foreign_share == 0.0 && self.int_state.sensed == 0.0 {
             self.foreign_due = Time::ZERO;
         }
     }
 
     /// Another link interferes (None: it stopped). The part of its transmissions our stations
-    /// hear (`sensed`) shares the airtime; the rest overlaps our frames, raising the noise by
-    /// the interferer's power at our receivers (after adjacent-channel rejection).
+    /// sense (`sensed`, by default the CCA rule at its power) takes turns with ours: CSMA/CA
+    /// gives every backlogged contender one TXOP per round, whatever its length (so a slow
+    /// neighbour costs a fast link more: the 802.11 performance anomaly, Heusse et al.,
+    /// INFOCOM 2003). The rest overlaps our MPDUs as often as it is on the air, and an
+    /// overlapped MPDU is received at the SINR its power inside our channel leaves.
     pub fn set_interferer(&mut self, i: Option<Interferer>) {
         self.interferer = i;
-        self.update_foreign();
-        self.overlap_prob = i.map_or(0.0, |i| i.load * (1.0 - i.sensed));
+        self.int_round = 0;
+        self.int_state = match i {
+            Some(i) => {
+                let (ppdu, txop) = self.txop_ns(i.mcs, i.mpdu_bytes);
+                InterfState { txop: Time(txop), duty: i.load * ppdu as f64 / txop as f64, ..Default::default() }
+            }
+            None => InterfState::default(),
+        };
+        self.update_interference();
+    }
+
+    /// The interferer's TXOP as this MAC runs it: a full aggregate of `mpdu_bytes` MPDUs at
+    /// `mcs` after the mean backoff: (data PPDU, whole TXOP) in ns.
+    fn txop_ns(&self, mcs: u8, mpdu_bytes: u32) -> (u64, u64) {
+        let (mut n, mut psdu) = (0u32, 0u32);
+        while n < self.mac.max_mpdus.max(1) {
+            let next = psdu + mpdu_bytes;
+            if n > 0 && (next > self.mac.max_ampdu_bytes || self.phy.ppdu_ns(next, mcs) > self.mac.max_ppdu_ns) {
+                break;
+            }
+            n += 1;
+            psdu = next;
+        }
+        let ppdu = self.phy.ppdu_ns(psdu, mcs);
+        let backoff = self.mac.slot_ns * self.mac.cw_min as u64 / 2;
+        let txop = self.mac.with_beacon_share(
+            self.mac.access_ns + backoff + self.mac.protection_ns + ppdu + self.mac.sifs_ns + self.mac.ack_ns,
+        );
+        (ppdu, txop)
+    }
+
+    /// Re-derives what the interferer does to us from its settings and our signal.
+    fn update_interference(&mut self) {
+        if let Some(i) = self.interferer {
+            let inside = self.budget.map_or(f64::NAN, |(rssi, _)| rssi + i.power_db - i.rejection_db);
+            let (preamble, energy) = cca_thresholds_dbm(&self.phy);
+            // Only energy detection can sense a neighbour on another channel.
+            let threshold = if i.adjacent { energy } else { preamble };
+            let sensed = i.sensed.unwrap_or(if inside >= threshold { 1.0 } else { 0.0 });
+            self.int_state.sensed = sensed;
+            self.int_state.in_channel_dbm = inside;
+            self.overlap_prob = self.int_state.duty * (1.0 - sensed);
+        } else {
+            self.overlap_prob = 0.0;
+        }
         self.refresh_per(AP);
         self.refresh_per(STA);
+    }
+
+    /// Probability that an MPDU overlaps the interferer, and the fraction of its TXOPs we defer to.
+    pub fn interference(&self) -> (f64, f64) {
+        (self.overlap_prob, self.int_state.sensed)
     }
 
     /// PER of a 4096-byte PSDU at `mcs` with the current signal (None without a signal).
@@ -311,19 +460,28 @@ impl Medium {
         Some(per_4096(rssi - (sens - gain)))
     }
 
+    /// Margin over `mcs`'s requirement while the interferer overlaps, dB. The standard's
+    /// sensitivity is the SNR an MCS needs over the standard's noise floor (kTB + 10 dB noise
+    /// figure); the device's `gain` lowers its own noise floor (or is its RSSI scale's offset),
+    /// which helps against noise, not against an interferer: SINR = S / (N_dev + I).
+    fn interfered_margin_db(&self, mcs: u8) -> Option<f64> {
+        let (rssi, gain) = self.budget?;
+        let sens = self.phy.sensitivity_dbm(mcs)?;
+        let n_std = NOISE_FLOOR_DBM_PER_HZ + 10.0 * self.phy.bandwidth_hz().log10() + NOISE_FIGURE_DB;
+        let n_dev = n_std - gain;
+        let i = self.int_state.in_channel_dbm;
+        let n_plus_i = 10.0 * (10f64.powf(n_dev / 10.0) + 10f64.powf(i / 10.0)).log10();
+        Some(rssi - n_plus_i - (sens - n_std))
+    }
+
     fn refresh_per(&mut self, from: usize) {
-        if let Some(p) = self.per_at(self.st[from].mcs) {
+        let mcs = self.st[from].mcs;
+        if let Some(p) = self.per_at(mcs) {
             self.st[from].per_4096 = p;
         }
-        self.noise_rise_db = 0.0;
-        if let (Some(i), Some((rssi, gain))) = (self.interferer, self.budget) {
-            // The receiver's noise floor: kTB + noise figure; an interferer at I dBm adds
-            // 10 log10(1 + 10^((I - N) / 10)) dB to it.
-            let n = NOISE_FLOOR_DBM_PER_HZ + 10.0 * self.phy.bandwidth_hz().log10() + NOISE_FIGURE_DB;
-            let interf = rssi + i.power_db - i.rejection_db;
-            self.noise_rise_db = 10.0 * (1.0 + 10f64.powf((interf - n) / 10.0)).log10();
-            if let Some(sens) = self.phy.sensitivity_dbm(self.st[from].mcs) {
-                self.st[from].per_int_4096 = per_4096(rssi - self.noise_rise_db - (sens - gain));
+        if self.interferer.is_some() {
+            if let Some(m) = self.interfered_margin_db(mcs) {
+                self.st[from].per_int_4096 = per_4096(m);
             }
         }
     }
@@ -453,6 +611,21 @@ impl Medium {
             self.foreign_due = Time((mine * self.foreign_share / (1.0 - self.foreign_share)) as u64);
         }
         let from = t.from;
+        // The sensed interferer is one more contender: one TXOP per round of our backlogged
+        // stations (they still hold this TXOP's frames until it is settled, so count them now).
+        if self.int_state.sensed > 0.0 {
+            if let Some(i) = self.interferer {
+                self.int_round += 1;
+                let other_waiting = !self.st[1 - from].queue.is_empty();
+                let round = if other_waiting { 2 } else { 1 };
+                if self.int_round >= round {
+                    self.int_round = 0;
+                    if self.rng.uniform() < self.int_state.sensed * i.load {
+                        self.foreign_due += self.int_state.txop;
+                    }
+                }
+            }
+        }
         let to = 1 - from;
         self.count_busy(from, t.n, t.start, t.end);
         let per_4096 = self.st[from].per_4096;
@@ -777,6 +950,130 @@ mod tests {
         let alone = run(0.0).secs_f64();
         let shared = run(0.5).secs_f64();
         assert!((shared / alone - 2.0).abs() < 0.05, "half the airtime: {alone} vs {shared}");
+    }
+
+    fn interferer(power_db: f64, sensed: Option<f64>, adjacent: bool, rejection_db: f64) -> Interferer {
+        Interferer { load: 1.0, sensed, power_db, rejection_db, adjacent, mcs: 9, mpdu_bytes: 7912 + 42 }
+    }
+
+    /// The 802.11ad mask lets 1.724e7 "0 dBr-Hz" into the neighbour's 1.28-3.04 GHz band (two
+    /// straight-in-dB pieces: -17.27..-22 dBr over 1.28-2.7 GHz, -22..-29.56 dBr over
+    /// 2.7-3.04 GHz); its own 1.76 GHz are at 0 dBr: 10 log10(1.76e9 / 1.724e7) = 20.09 dB.
+    #[test]
+    fn adjacent_rejection_from_the_dmg_transmit_mask() {
+        assert!((mask_dbr(&DMG_MASK, 2.16e9) + 20.2).abs() < 1e-9);
+        assert!((mask_dbr(&DMG_MASK, -1.2e9) + 17.0).abs() < 1e-9);
+        assert_eq!(mask_dbr(&DMG_MASK, 5e9), -30.0);
+        let leak = mask_power(&DMG_MASK, 1.28e9, 3.04e9);
+        assert!((leak / 1.724_37e7 - 1.0).abs() < 1e-4, "{leak}");
+        assert!((adjacent_rejection_db(&RadioPhy::Dmg) - 20.089).abs() < 0.001);
+    }
+
+    /// CCA: an SC preamble from -68 dBm on our channel; a neighbour only by its energy
+    /// (-48 dBm) inside our channel.
+    #[test]
+    fn cca_decides_what_is_sensed() {
+        let sensed = |i: Interferer| {
+            let mut m = medium(0);
+            m.set_signal(-42.0, 0.0);
+            m.set_interferer(Some(i));
+            m.interference().1
+        };
+        assert_eq!(sensed(interferer(-30.0, None, false, 0.0)), 0.0); // -72 dBm
+        assert_eq!(sensed(interferer(-20.0, None, false, 0.0)), 1.0); // -62 dBm
+        assert_eq!(sensed(interferer(0.0, None, true, 20.1)), 0.0); // -62.1 dBm of leakage
+        assert_eq!(sensed(interferer(15.0, None, true, 20.1)), 1.0); // -47.1 dBm
+        assert_eq!(sensed(interferer(15.0, Some(0.25), true, 20.1)), 0.25); // as given
+    }
+
+    /// SINR under overlap at a hand-computed point: S = -42 dBm, I = -52 dBm, device noise
+    /// floor N = -174 + 10 log10(1.76e9) + 10 - 8 = -79.545 dBm: N + I = -51.992 dBm. MCS 9
+    /// needs -59 - (-71.545) = 12.545 dB, so the margin is 9.992 - 12.545 = -2.553 dB; the
+    /// device's 8 dB gain does not help against the interferer.
+    #[test]
+    fn sinr_under_overlap_at_a_hand_computed_point() {
+        let mut m = medium(0);
+        m.set_signal(-42.0, 8.0);
+        m.set_interferer(Some(interferer(-10.0, Some(0.0), false, 0.0)));
+        let want = per_4096(-2.553);
+        assert!((m.st[AP].per_int_4096 - want).abs() < 1e-3 * want.max(1e-6), "{} vs {want}", m.st[AP].per_int_4096);
+        // Without it the same link has 25 dB of margin at MCS 9.
+        assert!(m.per_4096(AP) < 1e-9);
+        // MCS 1 needs 3.545 dB: 6.45 dB of margin under the same overlap.
+        m.set_mcs(AP, 1);
+        assert!((m.st[AP].per_int_4096 - per_4096(9.992 - 3.545)).abs() < 1e-6);
+    }
+
+    /// The interferer's TXOP is a full aggregate at its MCS after the mean backoff (7.5 of
+    /// CWmin 15's slots); it is on
+    /// the air for its PPDU's share of that.
+    #[test]
+    fn interferer_txop_and_duty_follow_the_mac() {
+        let mut m = medium(0);
+        m.mac.cw_min = 15;
+        let mac = m.mac;
+        m.set_interferer(Some(Interferer { load: 0.5, ..interferer(0.0, Some(0.0), false, 0.0) }));
+        // 64 MPDUs of 7954 bytes exceed the 262,143-byte A-MPDU limit: 32 fit.
+        let n = (mac.max_ampdu_bytes / 7954).min(mac.max_mpdus);
+        assert_eq!(n, 32);
+        let ppdu = RadioPhy::Dmg.ppdu_ns(n * 7954, 9);
+        let txop = mac.with_beacon_share(
+            mac.access_ns + 15 * mac.slot_ns / 2 + mac.protection_ns + ppdu + mac.sifs_ns + mac.ack_ns,
+        );
+        assert_eq!(m.int_state.txop, Time(txop));
+        assert!((m.int_state.duty - 0.5 * ppdu as f64 / txop as f64).abs() < 1e-12);
+        assert!((m.interference().0 - m.int_state.duty).abs() < 1e-12, "unsensed: overlaps at its duty");
+    }
+
+    /// A sensed interferer takes one TXOP of its own after each of ours: with a lone sender
+    /// the run lasts exactly (TXOPs - 1) interferer TXOPs longer (the turn owed after our last
+    /// TXOP is never taken: we have nothing left to send).
+    #[test]
+    fn sensed_interferer_takes_turns() {
+        let run = |i: Option<Interferer>| {
+            let mut m = medium(0);
+            m.set_signal(-42.0, 0.0);
+            m.set_interferer(i);
+            let mut w = AirWake::default();
+            for _ in 0..2000 {
+                m.enqueue(Time::ZERO, AP, pkt(0, 1500), &mut w);
+            }
+            let (got, end) = drain(&mut m, Time::ZERO, w);
+            assert_eq!(got[AP], 2000);
+            (end, m.stats.txops[AP], m.int_state.txop)
+        };
+        let (alone, n, _) = run(None);
+        let (shared, n2, t_i) = run(Some(interferer(-20.0, Some(1.0), false, 0.0)));
+        assert_eq!(n, n2);
+        assert_eq!(shared - alone, Time(t_i.ns() * (n - 1)));
+    }
+
+    /// An unsensed interferer overlaps each MPDU attempt with probability = its duty; as strong
+    /// as our signal it destroys MCS 9 frames, so every overlap is a failure.
+    #[test]
+    fn unsensed_interferer_collides_at_its_duty() {
+        let mut m = medium(0);
+        m.set_signal(-42.0, 0.0);
+        m.set_interferer(Some(interferer(0.0, Some(0.0), false, 0.0)));
+        let (p, _) = m.interference();
+        assert!(p > 0.5 && p < 1.0, "{p}");
+        assert!(m.st[AP].per_int_4096 > 0.999);
+        let mut w = AirWake::default();
+        for _ in 0..20_000 {
+            m.enqueue(Time::ZERO, AP, pkt(0, 1500), &mut w);
+        }
+        drain(&mut m, Time::ZERO, w);
+        let s = &m.stats;
+        let hit = s.mpdus_interfered[AP] as f64 / s.mpdus_sent[AP] as f64;
+        assert!((hit - p).abs() < 0.01, "overlap share {hit} vs {p}");
+        // Nothing else fails at 17 dB of margin; a 1542-byte MPDU escapes now and then.
+        let (failed, hit_n) = (s.mpdus_failed[AP] as f64, s.mpdus_interfered[AP] as f64);
+        assert!(failed <= hit_n && failed > 0.99 * hit_n, "{failed} of {hit_n}");
+        // A frame is lost after 8 attempts that all overlapped: p^8 of those the MAC carried
+        // or gave up on (the rest overflowed the queue).
+        let carried = s.bytes_delivered[AP] as f64 / 1500.0 + s.drops_retry[AP] as f64;
+        let lost = s.drops_retry[AP] as f64 / carried;
+        assert!((lost - p.powi(8)).abs() < 0.25 * p.powi(8) + 0.002, "lost {lost} vs {}", p.powi(8));
     }
 
     #[test]
