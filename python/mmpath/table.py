@@ -41,12 +41,14 @@ def flow_rows(summary: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
             kind = f"mptcp/{f.get('scheduler')}" + ("/backup" if f.get("mode") == "backup" else "")
         row = _row(f, str(f.get("name", "")), kind)
         if f.get("subflows"):
-            row[3] = "+".join(str(sf.get("path", "")) for sf in f["subflows"])
+            row[3] = "+".join(dict.fromkeys(str(sf.get("path", "")) for sf in f["subflows"]))
         rows.append(row)
-        # MPTCP: one indented row per subflow (its own subflow-level goodput, RTT, losses).
+        # MPTCP: one indented row per subflow (its own subflow-level goodput, RTT, losses), named
+        # as the run names it after the connection ("11ad", or "11ad>11n" in an address mesh).
         for sf in f.get("subflows") or []:
             label = "subflow" + (" (backup)" if sf.get("backup") else "")
-            rows.append(_row(sf, f"  - {sf.get('path', '')}", label))
+            short = str(sf.get("name", "")).removeprefix(f"{f.get('name', '')}/") or str(sf.get("path", ""))
+            rows.append(_row(sf, f"  - {short}", label))
     return HEADER, rows
 
 

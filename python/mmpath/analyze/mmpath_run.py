@@ -75,7 +75,7 @@ def read(path) -> Source:
         for sf in f.get("subflows") or []:
             j = int(sf.get("subflow", 0))
             srows = bins[(bins["flow"] == name) & (bins["subflow"] == j)]
-            sub = entry(sf, f"{name}/{sf.get('path')}", float(srows["bytes"].sum()), t0, t1)
+            sub = entry(sf, str(sf.get("name") or f"{name}/{sf.get('path')}"), float(srows["bytes"].sum()), t0, t1)
             sub.update(kind="mptcp-subflow", connection=name, subflow=j, backup=sf.get("backup"))
             flows.append(sub)
     src = Source(path=str(d), kind="run", clock="relative", t0_unix=None)
