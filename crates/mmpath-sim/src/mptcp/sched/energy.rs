@@ -19,9 +19,11 @@
 //!     be selected even in an energy-aware design").
 //! - R is hard-coded per Fig. 9's text (11ad 1.6 Gbit/s, 11ac 600 Mbit/s; seed 002 section 3.2
 //!   gives 1450 for the 11ad uplink) and lowered online: when a chosen configuration turns out
-//!   backlogged, the interface nearest its R could not carry its share; its R becomes 97 % of
-//!   what it carried and the configuration is recomputed. If the demand no longer fits even
-//!   then, the scheduler goes back to MuSher (a new search).
+//!   backlogged while carrying less than the demand, the interface nearest its R could not
+//!   carry its share; its R becomes 97 % of what it carried and the configuration is
+//!   recomputed. Backlogged while carrying the demand (within 3 %) is the backlog an earlier
+//!   configuration left behind draining: the configuration stays. Carrying clearly more than
+//!   the demand means the demand grew: the scheduler goes back to MuSher (a new search).
 //!
 //! Interfaces with a zero share carry no data and their radios fall into PSM (energy.rs); the
 //! ratio rounds (ratio.rs) keep the connection moving if the only used subflow fails.
@@ -176,17 +178,30 @@ impl EnergyAware {
             // Backlogged under MuSher: demand at or above what the paths carry; stay.
             Config::Throughput => {}
             Config::Fixed(_) => {
-                // The interface nearest its estimated max could not carry its share.
+                let demand = self.demand_bps.unwrap_or(total);
+                if total > demand / CAP_MARGIN {
+                    // Carrying clearly more than the known demand: the demand grew beyond
+                    // the configuration; search again.
+                    self.demand_bps = None;
+                    self.set(Config::Throughput);
+                    return;
+                }
+                if total >= demand * CAP_MARGIN {
+                    // The configuration carries the demand: the waiting data is what an
+                    // earlier configuration left behind, now draining. Keep it.
+                    return;
+                }
+                // Short of the demand: the interface nearest its estimated max could not
+                // carry its share.
                 let u = [carried_bps[0] / self.cap_bps[0], carried_bps[1] / self.cap_bps[1]];
                 let i = if u[0] >= u[1] { 0 } else { 1 };
                 let lowered = (carried_bps[i] * CAP_MARGIN).max(1.0);
-                let demand = self.demand_bps.unwrap_or(total);
-                if lowered < self.cap_bps[i] && demand > total {
+                if lowered < self.cap_bps[i] {
                     self.cap_bps[i] = lowered;
                     let c = choose(self.uplink, demand, self.cap_bps);
                     self.set(c);
                 } else {
-                    // The demand grew beyond the configuration: search again.
+                    // Even the lowered estimate does not explain the shortfall: search again.
                     self.demand_bps = None;
                     self.set(Config::Throughput);
                 }
@@ -324,6 +339,16 @@ mod tests {
         let cap_ac = 546.0 * M * CAP_MARGIN;
         assert_eq!(e.cap_bps()[1], cap_ac);
         assert_eq!(e.config(), Config::Fixed((100.0 * (1750.0 * M - cap_ac) / (1750.0 * M)).round() as u32));
+
+        // The 66:34 phase left data waiting; at the new ratio the backlog drains while the
+        // connection carries the demand (1790 >= 1750): not a shortfall, the ratio stays.
+        let fixed = e.config();
+        e.on_window([1200.0 * M, 560.0 * M], true); // settling
+        e.on_window([1240.0 * M, 550.0 * M], true);
+        assert_eq!((e.config(), e.cap_bps()[1]), (fixed, cap_ac));
+        // Carrying 3 % short of the demand while backlogged is still the configuration's limit.
+        e.on_window([1150.0 * M, 500.0 * M], true);
+        assert!(e.cap_bps()[1] < cap_ac);
 
         // Backlogged from the start: MuSher keeps the throughput-optimal ratio.
         let mut e = EnergyAware::new(None, [1450.0, 600.0], true);
