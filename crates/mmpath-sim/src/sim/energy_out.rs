@@ -1,8 +1,9 @@
-//! The energy model's outputs (energy.rs): per-radio joules in the path summaries, per-flow
-//! joules and nJ/bit, the run's total, and the timeline's cumulative `energy_j` column.
+//! The energy model's outputs (energy.rs): per-radio joules in the path summaries, the client
+//! host's receive-side joules, per-flow joules and nJ/bit, the run's total, and the timeline's
+//! cumulative `energy_j` column.
 
 use super::{Hop, Simulation, UserFlow};
-use crate::energy::{nj_per_bit, RadioMeter};
+use crate::energy::{lock, nj_per_bit, RadioMeter, SharedHost};
 use crate::time::Time;
 use serde_json::{json, Value};
 
@@ -15,13 +16,24 @@ impl Simulation {
         }
     }
 
-    /// Joules the radios of `paths` used up to `now`; NaN if none of them is metered.
+    /// The client host's receive meter, if a metered radio reports to one (one per run).
+    fn host_meter(&self) -> Option<&SharedHost> {
+        (0..self.paths.len()).find_map(|pi| self.meter_of(pi as u16).and_then(|m| m.host()))
+    }
+
+    /// Joules the radios of `paths` used up to `now`, plus the client host's receive-side
+    /// joules if one of them reports to it; NaN if none of them is metered.
     pub(super) fn energy_j(&self, now: Time, paths: impl Iterator<Item = u16>) -> f64 {
         let mut j = f64::NAN;
+        let mut host = None;
         for pi in paths {
             if let Some(m) = self.meter_of(pi) {
                 j = if j.is_nan() { 0.0 } else { j } + m.joules_at(now);
+                host = host.or(m.host());
             }
+        }
+        if let Some(h) = host {
+            j += lock(h).joules();
         }
         j
     }
@@ -68,6 +80,17 @@ impl Simulation {
                 o.insert("energy".into(), e);
             }
         }
+        let host = self.host_meter().map(|h| {
+            let h = lock(h);
+            let j = h.joules();
+            total = if total.is_nan() { 0.0 } else { total } + j;
+            json!({
+                "joules": j,
+                "mean_power_mw": j / end.secs_f64().max(1e-12) * 1e3,
+                "rx_active_s": h.active_ns() as f64 / 1e9,
+                "power_mw": h.power_mw,
+            })
+        });
         let mut bytes_all = 0u64;
         for (k, uf) in self.user_flows.iter().enumerate() {
             let ps = self.user_flow_paths(*uf);
@@ -84,6 +107,7 @@ impl Simulation {
             "mean_power_mw": json_f(total / end.secs_f64().max(1e-12) * 1e3),
             "nj_per_bit": json_f(nj_per_bit(total, bytes_all)),
             "radios": radios,
+            "host": host.unwrap_or(Value::Null),
         })
     }
 }

@@ -296,6 +296,8 @@ impl Simulation {
         let mut media_path = Vec::new();
         // One client device: its interfaces share one receive server (energy.rs).
         let client_cpu = SharedCpu::default();
+        // ... and one receive-side host power meter, created with its first metered radio.
+        let mut client_host: Option<energy::SharedHost> = None;
         for (pi, p) in sc.path.iter().enumerate() {
             let replay = replays.next().flatten();
             let name = p.name.clone().unwrap_or_default();
@@ -367,7 +369,12 @@ impl Simulation {
             );
             // The client's power meter and shared receive server (energy.rs).
             if let Some(pw) = energy::radio_power(dev.name) {
-                m.set_meter(energy::RadioMeter::new(pw));
+                let mut meter = energy::RadioMeter::new(pw);
+                if let Some(h) = energy::host_of(dev.name) {
+                    let host = client_host.get_or_insert_with(|| energy::HostRxMeter::shared(h.rx_active_mw));
+                    meter = meter.with_host(host);
+                }
+                m.set_meter(meter);
             }
             if let Some(ns) = energy::path_rx_pkt_ns(p) {
                 m.set_client_cpu(client_cpu.clone(), ns);

@@ -19,9 +19,12 @@
 //!     be selected even in an energy-aware design").
 //! - R is hard-coded per Fig. 9's text (11ad 1.6 Gbit/s, 11ac 600 Mbit/s; seed 002 section 3.2
 //!   gives 1450 for the 11ad uplink) and lowered online: when a chosen configuration turns out
-//!   backlogged, the interface nearest its R could not carry its share; its R becomes 97 % of
-//!   what it carried and the configuration is recomputed. If the demand no longer fits even
-//!   then, the scheduler goes back to MuSher (a new search).
+//!   backlogged, the data waiting to be assigned tells why. Draining (less at the window's
+//!   end than at its start): an earlier configuration left it and this one carries more than
+//!   the demand; it stays. Growing, with the application writing (carried + growth) more
+//!   than the demand / 0.97: the demand grew; back to MuSher (a new search). Growing
+//!   otherwise: the interface nearest its R could not carry its share; its R becomes 97 % of
+//!   what it carried and the configuration is recomputed.
 //!
 //! Interfaces with a zero share carry no data and their radios fall into PSM (energy.rs); the
 //! ratio rounds (ratio.rs) keep the connection moving if the only used subflow fails.
@@ -93,7 +96,8 @@ pub struct EnergyAware {
     demand_bps: Option<f64>,
     // Window accounting.
     next_sample: Option<Time>,
-    win_start: Option<(Time, [u64; 2])>,
+    /// Window start: time, bytes delivered per subflow, bytes waiting to be assigned.
+    win_start: Option<(Time, [u64; 2], u64)>,
     samples: u32,
     backlogged_samples: u32,
     /// Windows to skip after a change (the new ratio settles).
@@ -159,34 +163,50 @@ impl EnergyAware {
         self.settle = 1;
     }
 
-    /// One demand window ended: `carried_bps` per subflow, `backlogged` or not.
-    pub fn on_window(&mut self, carried_bps: [f64; 2], backlogged: bool) {
+    /// One demand window ended: `carried_bps` per subflow; `backlog` is None if the window was
+    /// not backlogged, else the rate at which the data waiting to be assigned grew (bit/s,
+    /// negative while it drains).
+    pub fn on_window(&mut self, carried_bps: [f64; 2], backlog: Option<f64>) {
         if self.settle > 0 {
             self.settle -= 1;
             return;
         }
         let total = carried_bps[0] + carried_bps[1];
-        if !backlogged {
+        let Some(growth) = backlog else {
             self.demand_bps = Some(total);
             let c = choose(self.uplink, total, self.cap_bps);
             self.set(c);
             return;
-        }
+        };
         match self.config {
             // Backlogged under MuSher: demand at or above what the paths carry; stay.
             Config::Throughput => {}
             Config::Fixed(_) => {
-                // The interface nearest its estimated max could not carry its share.
+                if growth <= 0.0 {
+                    // The waiting data drains: the configuration carries more than the
+                    // application writes (an earlier configuration left the backlog). Keep it.
+                    return;
+                }
+                // What the application wrote in the window.
+                let wanted = total + growth;
+                let demand = self.demand_bps.unwrap_or(wanted);
+                if wanted > demand / CAP_MARGIN {
+                    // The demand grew beyond the configuration: search again.
+                    self.demand_bps = None;
+                    self.set(Config::Throughput);
+                    return;
+                }
+                // Short of the demand: the interface nearest its estimated max could not
+                // carry its share.
                 let u = [carried_bps[0] / self.cap_bps[0], carried_bps[1] / self.cap_bps[1]];
                 let i = if u[0] >= u[1] { 0 } else { 1 };
                 let lowered = (carried_bps[i] * CAP_MARGIN).max(1.0);
-                let demand = self.demand_bps.unwrap_or(total);
-                if lowered < self.cap_bps[i] && demand > total {
+                if lowered < self.cap_bps[i] {
                     self.cap_bps[i] = lowered;
                     let c = choose(self.uplink, demand, self.cap_bps);
                     self.set(c);
                 } else {
-                    // The demand grew beyond the configuration: search again.
+                    // Even the lowered estimate does not explain the shortfall: search again.
                     self.demand_bps = None;
                     self.set(Config::Throughput);
                 }
@@ -238,8 +258,8 @@ impl Scheduler for EnergyAware {
         self.next_sample = Some(now + SAMPLE);
         let delivered = |j: usize| sfs.iter().find(|s| s.id == j).map_or(0, |s| s.delivered_bytes);
         let d = [delivered(0), delivered(1)];
-        let Some((t0, d0)) = self.win_start else {
-            self.win_start = Some((now, d));
+        let Some((t0, d0, w0)) = self.win_start else {
+            self.win_start = Some((now, d, conn.unassigned_bytes));
             return;
         };
         self.samples += 1;
@@ -253,10 +273,11 @@ impl Scheduler for EnergyAware {
         let secs = dt.secs_f64();
         let carried = [(d[0] - d0[0]) as f64 * 8.0 / secs, (d[1] - d0[1]) as f64 * 8.0 / secs];
         let backlogged = 2 * self.backlogged_samples >= self.samples;
-        self.win_start = Some((now, d));
+        let growth = (conn.unassigned_bytes as f64 - w0 as f64) * 8.0 / secs;
+        self.win_start = Some((now, d, conn.unassigned_bytes));
         self.samples = 0;
         self.backlogged_samples = 0;
-        self.on_window(carried, backlogged);
+        self.on_window(carried, backlogged.then_some(growth));
     }
 
     fn metric(&self) -> f64 {
@@ -304,31 +325,49 @@ mod tests {
     fn online_demand_windows_pick_and_revise_the_configuration() {
         let mut e = EnergyAware::new(None, [1600.0, 600.0], false);
         // First window settles (slow start); then 500 Mbit/s carried, not backlogged.
-        e.on_window([400.0 * M, 100.0 * M], false);
+        e.on_window([400.0 * M, 100.0 * M], None);
         assert_eq!(e.config(), Config::Throughput);
-        e.on_window([365.0 * M, 135.0 * M], false);
+        e.on_window([365.0 * M, 135.0 * M], None);
         assert_eq!(e.config(), Config::Fixed(0));
         // Settling window, then steady: stays.
-        e.on_window([0.0, 500.0 * M], false);
-        e.on_window([0.0, 500.0 * M], false);
+        e.on_window([0.0, 500.0 * M], None);
+        e.on_window([0.0, 500.0 * M], None);
         assert_eq!(e.config(), Config::Fixed(0));
 
         // 1750 Mbit/s downlink: fill 11ac first; 11ac only carries 546 -> its max is lowered
         // and 11ad takes more.
         let mut e = EnergyAware::new(None, [1600.0, 600.0], false);
-        e.on_window([0.0, 0.0], false);
-        e.on_window([1277.0 * M, 473.0 * M], false);
+        e.on_window([0.0, 0.0], None);
+        e.on_window([1277.0 * M, 473.0 * M], None);
         assert_eq!(e.config(), Config::Fixed(66));
-        e.on_window([1000.0 * M, 500.0 * M], true); // settling
-        e.on_window([1060.0 * M, 546.0 * M], true);
+        e.on_window([1000.0 * M, 500.0 * M], Some(150.0 * M)); // settling
+        e.on_window([1060.0 * M, 546.0 * M], Some(140.0 * M));
         let cap_ac = 546.0 * M * CAP_MARGIN;
         assert_eq!(e.cap_bps()[1], cap_ac);
         assert_eq!(e.config(), Config::Fixed((100.0 * (1750.0 * M - cap_ac) / (1750.0 * M)).round() as u32));
 
+        // The 66:34 phase left data waiting; at the new ratio it drains (the connection carries
+        // 1810 Mbit/s, more than the 1750 the application writes): not a demand growth nor a
+        // shortfall, the ratio stays.
+        let fixed = e.config();
+        e.on_window([1200.0 * M, 560.0 * M], Some(-10.0 * M)); // settling
+        e.on_window([1260.0 * M, 550.0 * M], Some(-60.0 * M));
+        assert_eq!((e.config(), e.cap_bps()[1]), (fixed, cap_ac));
+        // Waiting data growing while 11ac carries less: a shortfall, its max is lowered.
+        e.on_window([1150.0 * M, 500.0 * M], Some(100.0 * M));
+        assert!(e.cap_bps()[1] < cap_ac);
+        // The application writing clearly more than the known demand: search again.
+        let mut e2 = EnergyAware::new(None, [1600.0, 600.0], false);
+        e2.on_window([0.0, 0.0], None);
+        e2.on_window([1277.0 * M, 473.0 * M], None);
+        e2.on_window([1000.0 * M, 500.0 * M], Some(150.0 * M)); // settling
+        e2.on_window([1150.0 * M, 590.0 * M], Some(400.0 * M));
+        assert_eq!(e2.config(), Config::Throughput);
+
         // Backlogged from the start: MuSher keeps the throughput-optimal ratio.
         let mut e = EnergyAware::new(None, [1450.0, 600.0], true);
         for _ in 0..5 {
-            e.on_window([1400.0 * M, 590.0 * M], true);
+            e.on_window([1400.0 * M, 590.0 * M], Some(100.0 * M));
         }
         assert_eq!(e.config(), Config::Throughput);
     }
@@ -336,12 +375,12 @@ mod tests {
     #[test]
     fn demand_growth_returns_to_musher() {
         let mut e = EnergyAware::new(None, [1450.0, 600.0], true);
-        e.on_window([0.0, 0.0], false);
-        e.on_window([500.0 * M, 0.0], false);
+        e.on_window([0.0, 0.0], None);
+        e.on_window([500.0 * M, 0.0], None);
         assert_eq!(e.config(), Config::Fixed(100));
-        e.on_window([500.0 * M, 0.0], false);
+        e.on_window([500.0 * M, 0.0], None);
         // Now backlogged at what 11ad can carry, with no demand beyond it known: search again.
-        e.on_window([1440.0 * M, 0.0], true);
+        e.on_window([1440.0 * M, 0.0], Some(2000.0 * M));
         assert_eq!(e.config(), Config::Throughput);
     }
 }
