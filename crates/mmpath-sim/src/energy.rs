@@ -538,12 +538,12 @@ mod tests {
         let ids = [h.add_radio(), h.add_radio()];
         let mut next = [0u64; 2];
         let mut ivs = Vec::new();
-        for r in 0..2 {
-            while next[r] < 100_000 {
+        for (r, t) in next.iter_mut().enumerate() {
+            while *t < 100_000 {
                 let gap = rng.next_u64() % 300;
                 let len = 1 + rng.next_u64() % (if r == 0 { 60 } else { 2000 });
-                ivs.push((next[r] + gap + len, next[r] + gap, r));
-                next[r] += gap + len;
+                ivs.push((*t + gap + len, *t + gap, r));
+                *t += gap + len;
             }
         }
         ivs.sort();

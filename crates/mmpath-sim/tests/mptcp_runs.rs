@@ -258,12 +258,11 @@ fn amuse_scan_drains_before_the_scan() {
 /// backup address is a backup subflow.
 #[test]
 fn address_mesh_crosses_paths_and_takes_the_smaller_mss() {
-    let json = format!(
-        r#"{{"duration_s": 2, "backbone": {{"enabled": false}},
-            "path": [{{"name": "A", "mtu_bytes": 9000, "rate_mbps": 100, "delay_ms": 1}},
-                     {{"name": "B", "mtu_bytes": 1500, "rate_mbps": 20, "delay_ms": 10}}],
-            "flow": [{{"name": "mp", "kind": "mptcp", "subflows": "address-mesh", "direction": "upload"}}]}}"#
-    );
+    let json = r#"{"duration_s": 2, "backbone": {"enabled": false},
+            "path": [{"name": "A", "mtu_bytes": 9000, "rate_mbps": 100, "delay_ms": 1},
+                     {"name": "B", "mtu_bytes": 1500, "rate_mbps": 20, "delay_ms": 10}],
+            "flow": [{"name": "mp", "kind": "mptcp", "subflows": "address-mesh", "direction": "upload"}]}"#
+        .to_string();
     let (s, out) = run(&json, 1);
     ok(&s);
     let subs = s["flows"][0]["subflows"].as_array().unwrap().clone();
