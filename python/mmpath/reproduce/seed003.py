@@ -34,7 +34,7 @@ from .seed000 import _fig, _save
 PAPER = "003"
 DEVICE = "wil6210-dock"
 DISTANCE_M = 3.0
-ENVIRONMENT = {"path_loss_exponent": 2.0, "shadowing_db": 3.0, "fading_db": 2.9}  # as seed 001
+from .seed001 import ENVIRONMENT  # the lobby channel of seed 001
 LARGE_BUF = 32 << 20
 # Linux 4.10 tcp_rmem[2] = 6 MB; the advertised window is half of it (tcp_adv_win_scale 1).
 DEFAULT_RWND_MAX = 6_291_456 // 2
