@@ -98,6 +98,14 @@ impl Association {
         }
     }
 
+    /// Lets the beacon due pass without counting it (the link is down for another reason).
+    fn skip(&mut self) {
+        if self.rejoin_at.is_some_and(|r| r <= self.next_beacon) {
+            self.rejoin_at = Some(self.next_beacon + self.interval);
+        }
+        self.next_beacon += self.interval;
+    }
+
     /// Settles the event due at `next_time()` with the RSSI of that moment; returns the new
     /// association state if it changed.
     fn step(&mut self, rssi_dbm: f64) -> Option<bool> {
@@ -308,8 +316,13 @@ impl Channel {
                 return Some(a);
             }
             if beacon.is_some() {
-                let rssi = if self.blocked { f64::NEG_INFINITY } else { self.rssi_dbm() };
+                let (rssi, blocked) = (self.rssi_dbm(), self.blocked);
                 let a = self.assoc.as_mut().expect("a beacon is due");
+                if blocked {
+                    // A total blockage already stands for the lost link and its re-training.
+                    a.skip();
+                    continue;
+                }
                 if a.step(rssi).is_some() && self.link_up() != was_up {
                     return Some(if self.link_up() { Action::Up } else { Action::Down });
                 }
@@ -394,5 +407,77 @@ mod tests {
         let sd = (xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / xs.len() as f64).sqrt();
         assert!((mean + 60.0).abs() < 0.3, "{mean}");
         assert!((sd - 3.0).abs() < 0.3, "{sd}");
+    }
+
+    fn assoc(floor: f64) -> Option<Association> {
+        Some(Association::new(floor, Time::from_ms(100), Time::from_ms(500)))
+    }
+
+    /// Every action due up to `until`, with its time.
+    fn drain(c: &mut Channel, until: Time) -> Vec<(Time, Action)> {
+        let mut out = Vec::new();
+        while let Some(t) = c.next_action_time().filter(|&t| t <= until) {
+            while let Some(a) = c.take_due(t) {
+                out.push((t, a));
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn a_client_below_the_beacon_floor_never_associates() {
+        let mut c = Channel::new(&path(r#", "rssi_dbm": -70"#), 40.0, 68.0, Time::ZERO, assoc(-68.0), RngStream::new(1, 1));
+        assert_eq!(drain(&mut c, Time::from_secs(5)), vec![(Time::ZERO, Action::Down)]);
+        assert!(!c.associated() && !c.link_up());
+        let mut ok = Channel::new(&path(r#", "rssi_dbm": -67"#), 40.0, 68.0, Time::ZERO, assoc(-68.0), RngStream::new(1, 1));
+        assert_eq!(drain(&mut ok, Time::from_secs(5)), vec![], "at the floor or above: the link holds");
+    }
+
+    #[test]
+    fn seven_missed_beacons_lose_the_association_and_one_heard_beacon_restores_it() {
+        // A partial blockage takes the signal 10 dB under the floor from 1 s to 3 s.
+        let p = path(r#", "rssi_dbm": -60, "event": [{"kind": "blockage", "t_s": 1, "duration_s": 2, "loss_db": 10}]"#);
+        let mut c = Channel::new(&p, 40.0, 68.0, Time::ZERO, assoc(-65.0), RngStream::new(1, 1));
+        let links: Vec<(Time, Action)> =
+            drain(&mut c, Time::from_secs(5)).into_iter().filter(|(_, a)| matches!(a, Action::Down | Action::Up)).collect();
+        // Beacons at 1.0 s ... 1.6 s are missed (the blockage starts before the 1 s beacon):
+        // the 7th takes the link down. The 3.0 s beacon is heard (the blockage has ended);
+        // re-joining takes 500 ms.
+        assert_eq!(links, vec![(Time::from_ms(1600), Action::Down), (Time::from_ms(3500), Action::Up)]);
+        assert!(c.link_up());
+    }
+
+    #[test]
+    fn a_short_fade_under_the_floor_keeps_the_association() {
+        let p = path(r#", "rssi_dbm": -60, "event": [{"kind": "blockage", "t_s": 1, "duration_s": 0.55, "loss_db": 10}]"#);
+        let mut c = Channel::new(&p, 40.0, 68.0, Time::ZERO, assoc(-65.0), RngStream::new(1, 1));
+        let links = drain(&mut c, Time::from_secs(5)).into_iter().filter(|(_, a)| matches!(a, Action::Down | Action::Up)).count();
+        assert_eq!(links, 0, "6 missed beacons are not 7");
+    }
+
+    #[test]
+    fn a_total_blockage_keeps_its_own_recovery() {
+        // A total blockage stands for the lost link and its re-training: beacons during it are
+        // not counted, so the link is back at the blockage's end + 400 ms re-training, not later.
+        let p = path(r#", "rssi_dbm": -60, "event": [{"kind": "blockage", "t_s": 1, "duration_s": 2}]"#);
+        let mut c = Channel::new(&p, 40.0, 68.0, Time::from_ms(400), assoc(-65.0), RngStream::new(1, 1));
+        let links: Vec<(Time, Action)> =
+            drain(&mut c, Time::from_secs(6)).into_iter().filter(|(_, a)| matches!(a, Action::Down | Action::Up)).collect();
+        assert_eq!(links, vec![(Time::from_secs(1), Action::Down), (Time::from_ms(3400), Action::Up)]);
+    }
+
+    #[test]
+    fn a_blockage_ending_does_not_restore_a_lost_association() {
+        // The signal is under the floor for good from 1 s (a partial blockage of 4 s); a total
+        // blockage from 2 s to 3 s ends (+ 400 ms) while the association is lost: no Up.
+        let p = path(
+            r#", "rssi_dbm": -60, "event": [{"kind": "blockage", "t_s": 1, "duration_s": 4, "loss_db": 10},
+                {"kind": "blockage", "t_s": 2, "duration_s": 1}]"#,
+        );
+        let mut c = Channel::new(&p, 40.0, 68.0, Time::from_ms(400), assoc(-65.0), RngStream::new(1, 1));
+        let links: Vec<(Time, Action)> =
+            drain(&mut c, Time::from_secs(4)).into_iter().filter(|(_, a)| matches!(a, Action::Down | Action::Up)).collect();
+        assert_eq!(links, vec![(Time::from_ms(1600), Action::Down)]);
+        assert!(!c.link_up());
     }
 }
