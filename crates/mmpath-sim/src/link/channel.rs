@@ -426,10 +426,12 @@ mod tests {
 
     #[test]
     fn a_client_below_the_beacon_floor_never_associates() {
-        let mut c = Channel::new(&path(r#", "rssi_dbm": -70"#), 40.0, 68.0, Time::ZERO, assoc(-68.0), RngStream::new(1, 1));
+        let mut c =
+            Channel::new(&path(r#", "rssi_dbm": -70"#), 40.0, 68.0, Time::ZERO, assoc(-68.0), RngStream::new(1, 1));
         assert_eq!(drain(&mut c, Time::from_secs(5)), vec![(Time::ZERO, Action::Down)]);
         assert!(!c.associated() && !c.link_up());
-        let mut ok = Channel::new(&path(r#", "rssi_dbm": -67"#), 40.0, 68.0, Time::ZERO, assoc(-68.0), RngStream::new(1, 1));
+        let mut ok =
+            Channel::new(&path(r#", "rssi_dbm": -67"#), 40.0, 68.0, Time::ZERO, assoc(-68.0), RngStream::new(1, 1));
         assert_eq!(drain(&mut ok, Time::from_secs(5)), vec![], "at the floor or above: the link holds");
     }
 
@@ -438,8 +440,10 @@ mod tests {
         // A partial blockage takes the signal 10 dB under the floor from 1 s to 3 s.
         let p = path(r#", "rssi_dbm": -60, "event": [{"kind": "blockage", "t_s": 1, "duration_s": 2, "loss_db": 10}]"#);
         let mut c = Channel::new(&p, 40.0, 68.0, Time::ZERO, assoc(-65.0), RngStream::new(1, 1));
-        let links: Vec<(Time, Action)> =
-            drain(&mut c, Time::from_secs(5)).into_iter().filter(|(_, a)| matches!(a, Action::Down | Action::Up)).collect();
+        let links: Vec<(Time, Action)> = drain(&mut c, Time::from_secs(5))
+            .into_iter()
+            .filter(|(_, a)| matches!(a, Action::Down | Action::Up))
+            .collect();
         // Beacons at 1.0 s ... 1.6 s are missed (the blockage starts before the 1 s beacon):
         // the 7th takes the link down. The 3.0 s beacon is heard (the blockage has ended);
         // re-joining takes 500 ms.
@@ -449,9 +453,13 @@ mod tests {
 
     #[test]
     fn a_short_fade_under_the_floor_keeps_the_association() {
-        let p = path(r#", "rssi_dbm": -60, "event": [{"kind": "blockage", "t_s": 1, "duration_s": 0.55, "loss_db": 10}]"#);
+        let p =
+            path(r#", "rssi_dbm": -60, "event": [{"kind": "blockage", "t_s": 1, "duration_s": 0.55, "loss_db": 10}]"#);
         let mut c = Channel::new(&p, 40.0, 68.0, Time::ZERO, assoc(-65.0), RngStream::new(1, 1));
-        let links = drain(&mut c, Time::from_secs(5)).into_iter().filter(|(_, a)| matches!(a, Action::Down | Action::Up)).count();
+        let links = drain(&mut c, Time::from_secs(5))
+            .into_iter()
+            .filter(|(_, a)| matches!(a, Action::Down | Action::Up))
+            .count();
         assert_eq!(links, 0, "6 missed beacons are not 7");
     }
 
@@ -461,8 +469,10 @@ mod tests {
         // not counted, so the link is back at the blockage's end + 400 ms re-training, not later.
         let p = path(r#", "rssi_dbm": -60, "event": [{"kind": "blockage", "t_s": 1, "duration_s": 2}]"#);
         let mut c = Channel::new(&p, 40.0, 68.0, Time::from_ms(400), assoc(-65.0), RngStream::new(1, 1));
-        let links: Vec<(Time, Action)> =
-            drain(&mut c, Time::from_secs(6)).into_iter().filter(|(_, a)| matches!(a, Action::Down | Action::Up)).collect();
+        let links: Vec<(Time, Action)> = drain(&mut c, Time::from_secs(6))
+            .into_iter()
+            .filter(|(_, a)| matches!(a, Action::Down | Action::Up))
+            .collect();
         assert_eq!(links, vec![(Time::from_secs(1), Action::Down), (Time::from_ms(3400), Action::Up)]);
     }
 
@@ -475,8 +485,10 @@ mod tests {
                 {"kind": "blockage", "t_s": 2, "duration_s": 1}]"#,
         );
         let mut c = Channel::new(&p, 40.0, 68.0, Time::from_ms(400), assoc(-65.0), RngStream::new(1, 1));
-        let links: Vec<(Time, Action)> =
-            drain(&mut c, Time::from_secs(4)).into_iter().filter(|(_, a)| matches!(a, Action::Down | Action::Up)).collect();
+        let links: Vec<(Time, Action)> = drain(&mut c, Time::from_secs(4))
+            .into_iter()
+            .filter(|(_, a)| matches!(a, Action::Down | Action::Up))
+            .collect();
         assert_eq!(links, vec![(Time::from_ms(1600), Action::Down)]);
         assert!(!c.link_up());
     }
