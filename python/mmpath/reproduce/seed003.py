@@ -6,8 +6,8 @@ Netgear Nighthawk 802.11ad router, a laptop client over 60 GHz, Linux 4.10 (Cubi
 BBR), iperf3 downloads, `tc netem` adding backbone delay (base RTT 1 ms or 50 ms). The poster does
 not give the distance, the MTU or the radio; mmpath uses, for every seed 003 experiment alike:
 the ``wil6210-dock`` preset (the same Wilocity/QCA 802.11ad chip family as the poster's laptop)
-with its commodity rate adaptation, 3 m line of sight with seed 001's indoor channel (3GPP
-InH-Office LOS shadowing and fading), MTU 1500 (Linux's default), backbone 10 GbE with half the
+with its commodity rate adaptation, 3 m line of sight with seed 001's indoor channel (its
+lobby's path loss and 3GPP InH-Office LOS fading), MTU 1500 (Linux's default), backbone 10 GbE with half the
 base RTT each way. "Default" socket buffers are Linux's autotuning up to tcp_rmem[2] = 6 MB /
 tcp_wmem[2] = 4 MB (kernel 4.10); "large" buffers are 32 MB (SO_RCVBUF / SO_SNDBUF and the
 sysctl maxima), over 2 x the 14 MB BDP of 2.3 Gbit/s x 50 ms. Blockage: a total blockage
