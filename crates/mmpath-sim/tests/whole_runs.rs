@@ -389,7 +389,8 @@ fn commodity_rate_adaptation_is_unstable_only_at_intermediate_signal() {
     let changes = |ft: f64| {
         let json = format!(
             r#"{{"duration_s": 3, "path": [{{"technology": "11ad", "device": "wil6210-dock",
-                "rate_adaptation": "commodity", "distance_m": {}, "fading_db": 2}}],
+                "rate_adaptation": "commodity", "distance_m": {}, "fading_db": 2,
+                "path_loss_exponent": 1.24}}],
                 "flow": [{{"kind": "udp", "rate_mbps": 500}}]}}"#,
             ft * 0.3048
         );

@@ -6,11 +6,11 @@ Netgear Nighthawk 802.11ad router, a laptop client over 60 GHz, Linux 4.10 (Cubi
 BBR), iperf3 downloads, `tc netem` adding backbone delay (base RTT 1 ms or 50 ms). The poster does
 not give the distance, the MTU or the radio; mmpath uses, for every seed 003 experiment alike:
 the ``wil6210-dock`` preset (the same Wilocity/QCA 802.11ad chip family as the poster's laptop)
-with its commodity rate adaptation, 3 m line of sight with seed 001's indoor channel (3GPP
-InH-Office LOS shadowing and fading), MTU 1500 (Linux's default), backbone 10 GbE with half the
-base RTT each way. "Default" socket buffers are Linux's autotuning up to tcp_rmem[2] = 6 MB /
-tcp_wmem[2] = 4 MB (kernel 4.10); "large" buffers are 32 MB (SO_RCVBUF / SO_SNDBUF and the
-sysctl maxima), over 2 x the 14 MB BDP of 2.3 Gbit/s x 50 ms. Blockage: a total blockage
+with its commodity rate adaptation, 3 m line of sight with seed 001's indoor channel (its
+lobby's path loss and 3GPP InH-Office LOS fading), MTU 1500 (Linux's default), backbone 10 GbE
+with half the base RTT each way. "Default" socket buffers are Linux's autotuning up to
+tcp_rmem[2] = 6 MB / tcp_wmem[2] = 4 MB (kernel 4.10); "large" buffers are 32 MB (SO_RCVBUF /
+SO_SNDBUF and the sysctl maxima), over 2 x the 14 MB BDP of 2.3 Gbit/s x 50 ms. Blockage: a total blockage
 (`[[path.event]] kind = "blockage"`), after which the link stays down for the device's beam
 re-training (500 ms).
 
@@ -30,11 +30,11 @@ import pandas as pd
 from .. import metrics
 from .registry import Checks, Claim, Experiment, Mode, Point, claim, experiment, fmt, stats
 from .seed000 import _fig, _save
+from .seed001 import ENVIRONMENT  # seed 001's lobby channel
 
 PAPER = "003"
 DEVICE = "wil6210-dock"
 DISTANCE_M = 3.0
-ENVIRONMENT = {"path_loss_exponent": 2.0, "shadowing_db": 3.0, "fading_db": 2.9}  # as seed 001
 LARGE_BUF = 32 << 20
 # Linux 4.10 tcp_rmem[2] = 6 MB; the advertised window is half of it (tcp_adv_win_scale 1).
 DEFAULT_RWND_MAX = 6_291_456 // 2

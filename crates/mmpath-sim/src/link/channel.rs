@@ -7,7 +7,11 @@
 //! - shadowing is one normal draw per run (`shadowing_db`);
 //! - fading is a new normal draw every coherence interval (`fading_db`, `coherence_ms`);
 //! - a blockage subtracts its attenuation while it lasts; a total blockage or an antenna turn
-//!   takes the link down, and it stays down for the beam re-training time after the event.
+//!   takes the link down, and it stays down for the beam re-training time after the event;
+//! - with an association floor (`Association`, devices that characterise it), the client hears
+//!   the AP's beacons only while the RSSI is at or above the floor: after `BEACON_LOSS_COUNT`
+//!   missed beacons in a row it loses the association (the link goes down), and it is back a
+//!   re-training time after the first beacon it hears again.
 
 use super::medium::Interferer;
 use crate::engine::RngStream;
@@ -38,6 +42,96 @@ pub enum Action {
 /// A walk moves the mean RSSI in steps this far apart.
 pub const WALK_STEP: Time = Time::from_ms(100);
 
+/// Beacons missed in a row before the client gives up the association: Linux mac80211's
+/// IEEE80211_BEACON_LOSS_COUNT (net/mac80211/mlme.c), 7 beacon intervals.
+pub const BEACON_LOSS_COUNT: u32 = 7;
+
+/// The client's association, kept by the AP's beacons (802.11ad: DMG Beacons in the beacon
+/// transmission interval of every 102.4 ms beacon interval, 10.37).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Association {
+    /// Lowest RSSI (of the data link, as the channel reports it) at which a beacon is heard.
+    floor_dbm: f64,
+    interval: Time,
+    /// From hearing the first beacon again to carrying data (re-association and beamforming).
+    rejoin: Time,
+    next_beacon: Time,
+    missed: u32,
+    associated: bool,
+    rejoin_at: Option<Time>,
+}
+
+impl Association {
+    /// Beacons every `interval` from time 0, heard at or above `floor_dbm`; `rejoin` after the
+    /// first beacon heard again, the client carries data again.
+    pub fn new(floor_dbm: f64, interval: Time, rejoin: Time) -> Association {
+        Association {
+            floor_dbm,
+            interval: interval.max(Time::from_us(100)),
+            rejoin,
+            next_beacon: Time::ZERO,
+            missed: 0,
+            associated: true,
+            rejoin_at: None,
+        }
+    }
+
+    pub fn associated(&self) -> bool {
+        self.associated
+    }
+
+    pub fn floor_dbm(&self) -> f64 {
+        self.floor_dbm
+    }
+
+    /// The next beacon or re-association, whichever is first.
+    fn next_time(&self) -> Time {
+        self.rejoin_at.map_or(self.next_beacon, |r| r.min(self.next_beacon))
+    }
+
+    /// A run starts on an established link when the AP is audible on average (`rssi_dbm`
+    /// without fading); otherwise the client was never associated: the first beacon (at
+    /// time 0) takes the link down, and it joins once it hears one.
+    fn start(&mut self, rssi_dbm: f64) {
+        if rssi_dbm < self.floor_dbm {
+            self.missed = BEACON_LOSS_COUNT - 1;
+        }
+    }
+
+    /// Lets the beacon due pass without counting it (the link is down for another reason).
+    fn skip(&mut self) {
+        if self.rejoin_at.is_some_and(|r| r <= self.next_beacon) {
+            self.rejoin_at = Some(self.next_beacon + self.interval);
+        }
+        self.next_beacon += self.interval;
+    }
+
+    /// Settles the event due at `next_time()` with the RSSI of that moment; returns the new
+    /// association state if it changed.
+    fn step(&mut self, rssi_dbm: f64) -> Option<bool> {
+        if self.rejoin_at.is_some_and(|r| r <= self.next_beacon) {
+            self.rejoin_at = None;
+            self.associated = true;
+            self.missed = 0;
+            return Some(true);
+        }
+        let at = self.next_beacon;
+        self.next_beacon = at + self.interval;
+        let heard = rssi_dbm >= self.floor_dbm;
+        if self.associated {
+            self.missed = if heard { 0 } else { self.missed + 1 };
+            if self.missed >= BEACON_LOSS_COUNT {
+                self.associated = false;
+                self.missed = 0;
+                return Some(false);
+            }
+        } else if heard {
+            self.rejoin_at.get_or_insert(at + self.rejoin);
+        }
+        None
+    }
+}
+
 pub struct Channel {
     base_dbm: f64,
     shadow_db: f64,
@@ -47,13 +141,25 @@ pub struct Channel {
     coherence: Time,
     actions: Vec<(Time, Action)>,
     next: usize,
+    /// Beacon-kept association, for devices that characterise it.
+    assoc: Option<Association>,
+    /// A total blockage or antenna turn holds the link down.
+    blocked: bool,
     rng: RngStream,
 }
 
 impl Channel {
     /// The channel of a validated radio path. `eirp_gain_dbm`, `fspl_1m_db` and `retrain` come
-    /// from the device and the band.
-    pub fn new(p: &PathCfg, eirp_gain_dbm: f64, fspl_1m_db: f64, retrain: Time, mut rng: RngStream) -> Channel {
+    /// from the device and the band; `assoc`, if given, keeps the link up only while beacons
+    /// are heard.
+    pub fn new(
+        p: &PathCfg,
+        eirp_gain_dbm: f64,
+        fspl_1m_db: f64,
+        retrain: Time,
+        assoc: Option<Association>,
+        mut rng: RngStream,
+    ) -> Channel {
         let base = match (p.rssi_dbm, p.signal, p.distance_m) {
             (Some(r), _, _) => r,
             (None, Some(sig), _) => {
@@ -134,10 +240,26 @@ impl Channel {
             coherence: Time::from_ms_f64(p.coherence_ms.unwrap_or(10.0)).max(Time::from_us(100)),
             actions,
             next: 0,
+            assoc,
+            blocked: false,
             rng,
         };
         c.fade();
+        let mean = c.base_dbm + c.shadow_db;
+        if let Some(a) = c.assoc.as_mut() {
+            a.start(mean);
+        }
         c
+    }
+
+    /// Whether the client holds its association (always, without an association model).
+    pub fn associated(&self) -> bool {
+        self.assoc.is_none_or(|a| a.associated())
+    }
+
+    /// Whether the link can carry data: associated and not blocked.
+    pub fn link_up(&self) -> bool {
+        self.associated() && !self.blocked
     }
 
     pub fn rssi_dbm(&self) -> f64 {
@@ -161,22 +283,56 @@ impl Channel {
     }
 
     pub fn next_action_time(&self) -> Option<Time> {
-        self.actions.get(self.next).map(|a| a.0)
+        let listed = self.actions.get(self.next).map(|a| a.0);
+        let beacon = self.assoc.as_ref().map(|a| a.next_time());
+        match (listed, beacon) {
+            (Some(l), Some(b)) => Some(l.min(b)),
+            (l, b) => l.or(b),
+        }
     }
 
-    /// Takes the next action if due; attenuation is applied to the RSSI here.
+    /// Takes the next action if due; attenuation is applied to the RSSI here. Link changes
+    /// (`Down` / `Up`) are reported only when they change whether the link can carry data:
+    /// a blockage ending while the association is lost does not bring the link back.
     pub fn take_due(&mut self, now: Time) -> Option<Action> {
-        let (t, a) = *self.actions.get(self.next)?;
-        if t > now {
+        loop {
+            let listed = self.actions.get(self.next).map(|a| a.0).filter(|&t| t <= now);
+            let beacon = self.assoc.as_ref().map(|a| a.next_time()).filter(|&t| t <= now);
+            let was_up = self.link_up();
+            // Listed actions first at equal times (a blockage then the beacon it hides).
+            if listed.is_some() && beacon.is_none_or(|b| listed.is_some_and(|l| l <= b)) {
+                let (_, a) = self.actions[self.next];
+                self.next += 1;
+                match a {
+                    Action::Attenuate(db) => self.block_db = db,
+                    Action::Base(dbm) => self.base_dbm = dbm,
+                    Action::Down => self.blocked = true,
+                    Action::Up => self.blocked = false,
+                    _ => {}
+                }
+                if matches!(a, Action::Down | Action::Up) {
+                    match self.link_up() == was_up {
+                        true => continue,
+                        false => return Some(a),
+                    }
+                }
+                return Some(a);
+            }
+            if beacon.is_some() {
+                let (rssi, blocked) = (self.rssi_dbm(), self.blocked);
+                let a = self.assoc.as_mut().expect("a beacon is due");
+                if blocked {
+                    // A total blockage already stands for the lost link and its re-training.
+                    a.skip();
+                    continue;
+                }
+                if a.step(rssi).is_some() && self.link_up() != was_up {
+                    return Some(if self.link_up() { Action::Up } else { Action::Down });
+                }
+                continue;
+            }
             return None;
         }
-        self.next += 1;
-        match a {
-            Action::Attenuate(db) => self.block_db = db,
-            Action::Base(dbm) => self.base_dbm = dbm,
-            _ => {}
-        }
-        Some(a)
     }
 }
 
@@ -193,17 +349,17 @@ mod tests {
     #[test]
     fn distance_follows_log_distance_path_loss() {
         let p = path(r#", "distance_m": 10, "path_loss_exponent": 2"#);
-        let c = Channel::new(&p, 40.0, 68.0, Time::ZERO, RngStream::new(1, 1));
+        let c = Channel::new(&p, 40.0, 68.0, Time::ZERO, None, RngStream::new(1, 1));
         // 40 - (68 + 20 log10(10)) = -48 dBm.
         assert!((c.rssi_dbm() + 48.0).abs() < 1e-9, "{}", c.rssi_dbm());
-        let far = Channel::new(&path(r#", "distance_m": 100"#), 40.0, 68.0, Time::ZERO, RngStream::new(1, 1));
+        let far = Channel::new(&path(r#", "distance_m": 100"#), 40.0, 68.0, Time::ZERO, None, RngStream::new(1, 1));
         assert!((far.rssi_dbm() + 68.0).abs() < 1e-9);
     }
 
     #[test]
     fn total_blockage_goes_down_then_up_after_retraining() {
         let p = path(r#", "rssi_dbm": -50, "event": [{"kind": "blockage", "t_s": 2, "duration_s": 1}]"#);
-        let mut c = Channel::new(&p, 40.0, 68.0, Time::from_ms(400), RngStream::new(1, 1));
+        let mut c = Channel::new(&p, 40.0, 68.0, Time::from_ms(400), None, RngStream::new(1, 1));
         assert_eq!(c.next_action_time(), Some(Time::from_secs(2)));
         assert_eq!(c.take_due(Time::from_secs(2)), Some(Action::Down));
         assert_eq!(c.next_action_time(), Some(Time::from_ms(3400)), "back 400 ms after the blockage ends");
@@ -215,7 +371,7 @@ mod tests {
     fn partial_blockage_attenuates() {
         let p =
             path(r#", "rssi_dbm": -45, "event": [{"kind": "blockage", "t_s": 1, "duration_s": 0.5, "loss_db": 25}]"#);
-        let mut c = Channel::new(&p, 40.0, 68.0, Time::ZERO, RngStream::new(1, 1));
+        let mut c = Channel::new(&p, 40.0, 68.0, Time::ZERO, None, RngStream::new(1, 1));
         c.take_due(Time::from_secs(1));
         assert_eq!(c.rssi_dbm(), -70.0);
         c.take_due(Time::from_ms(1500));
@@ -228,7 +384,7 @@ mod tests {
             r#", "distance_m": 1, "event": [{"kind": "walk", "t_s": 0, "duration_s": 1, "to_distance_m": 10},
                 {"kind": "scan", "t_s": 2, "duration_s": 1, "every_s": 0.5, "scan_ms": 20}]"#,
         );
-        let mut c = Channel::new(&p, 40.0, 68.0, Time::ZERO, RngStream::new(1, 1));
+        let mut c = Channel::new(&p, 40.0, 68.0, Time::ZERO, None, RngStream::new(1, 1));
         assert!((c.rssi_dbm() + 28.0).abs() < 1e-9);
         while c.take_due(Time::from_secs(1)).is_some() {}
         assert!((c.rssi_dbm() + 48.0).abs() < 1e-9, "10 m away: {}", c.rssi_dbm());
@@ -243,7 +399,7 @@ mod tests {
     #[test]
     fn fading_varies_around_the_mean() {
         let p = path(r#", "rssi_dbm": -60, "fading_db": 3"#);
-        let mut c = Channel::new(&p, 40.0, 68.0, Time::ZERO, RngStream::new(1, 1));
+        let mut c = Channel::new(&p, 40.0, 68.0, Time::ZERO, None, RngStream::new(1, 1));
         let xs: Vec<f64> = (0..2000)
             .map(|_| {
                 c.fade();
@@ -254,5 +410,89 @@ mod tests {
         let sd = (xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / xs.len() as f64).sqrt();
         assert!((mean + 60.0).abs() < 0.3, "{mean}");
         assert!((sd - 3.0).abs() < 0.3, "{sd}");
+    }
+
+    fn assoc(floor: f64) -> Option<Association> {
+        Some(Association::new(floor, Time::from_ms(100), Time::from_ms(500)))
+    }
+
+    /// Every action due up to `until`, with its time.
+    fn drain(c: &mut Channel, until: Time) -> Vec<(Time, Action)> {
+        let mut out = Vec::new();
+        while let Some(t) = c.next_action_time().filter(|&t| t <= until) {
+            while let Some(a) = c.take_due(t) {
+                out.push((t, a));
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn a_client_below_the_beacon_floor_never_associates() {
+        let mut c =
+            Channel::new(&path(r#", "rssi_dbm": -70"#), 40.0, 68.0, Time::ZERO, assoc(-68.0), RngStream::new(1, 1));
+        assert_eq!(drain(&mut c, Time::from_secs(5)), vec![(Time::ZERO, Action::Down)]);
+        assert!(!c.associated() && !c.link_up());
+        let mut ok =
+            Channel::new(&path(r#", "rssi_dbm": -67"#), 40.0, 68.0, Time::ZERO, assoc(-68.0), RngStream::new(1, 1));
+        assert_eq!(drain(&mut ok, Time::from_secs(5)), vec![], "at the floor or above: the link holds");
+    }
+
+    #[test]
+    fn seven_missed_beacons_lose_the_association_and_one_heard_beacon_restores_it() {
+        // A partial blockage takes the signal 10 dB under the floor from 1 s to 3 s.
+        let p = path(r#", "rssi_dbm": -60, "event": [{"kind": "blockage", "t_s": 1, "duration_s": 2, "loss_db": 10}]"#);
+        let mut c = Channel::new(&p, 40.0, 68.0, Time::ZERO, assoc(-65.0), RngStream::new(1, 1));
+        let links: Vec<(Time, Action)> = drain(&mut c, Time::from_secs(5))
+            .into_iter()
+            .filter(|(_, a)| matches!(a, Action::Down | Action::Up))
+            .collect();
+        // Beacons at 1.0 s ... 1.6 s are missed (the blockage starts before the 1 s beacon):
+        // the 7th takes the link down. The 3.0 s beacon is heard (the blockage has ended);
+        // re-joining takes 500 ms.
+        assert_eq!(links, vec![(Time::from_ms(1600), Action::Down), (Time::from_ms(3500), Action::Up)]);
+        assert!(c.link_up());
+    }
+
+    #[test]
+    fn a_short_fade_under_the_floor_keeps_the_association() {
+        let p =
+            path(r#", "rssi_dbm": -60, "event": [{"kind": "blockage", "t_s": 1, "duration_s": 0.55, "loss_db": 10}]"#);
+        let mut c = Channel::new(&p, 40.0, 68.0, Time::ZERO, assoc(-65.0), RngStream::new(1, 1));
+        let links = drain(&mut c, Time::from_secs(5))
+            .into_iter()
+            .filter(|(_, a)| matches!(a, Action::Down | Action::Up))
+            .count();
+        assert_eq!(links, 0, "6 missed beacons are not 7");
+    }
+
+    #[test]
+    fn a_total_blockage_keeps_its_own_recovery() {
+        // A total blockage stands for the lost link and its re-training: beacons during it are
+        // not counted, so the link is back at the blockage's end + 400 ms re-training, not later.
+        let p = path(r#", "rssi_dbm": -60, "event": [{"kind": "blockage", "t_s": 1, "duration_s": 2}]"#);
+        let mut c = Channel::new(&p, 40.0, 68.0, Time::from_ms(400), assoc(-65.0), RngStream::new(1, 1));
+        let links: Vec<(Time, Action)> = drain(&mut c, Time::from_secs(6))
+            .into_iter()
+            .filter(|(_, a)| matches!(a, Action::Down | Action::Up))
+            .collect();
+        assert_eq!(links, vec![(Time::from_secs(1), Action::Down), (Time::from_ms(3400), Action::Up)]);
+    }
+
+    #[test]
+    fn a_blockage_ending_does_not_restore_a_lost_association() {
+        // The signal is under the floor for good from 1 s (a partial blockage of 4 s); a total
+        // blockage from 2 s to 3 s ends (+ 400 ms) while the association is lost: no Up.
+        let p = path(
+            r#", "rssi_dbm": -60, "event": [{"kind": "blockage", "t_s": 1, "duration_s": 4, "loss_db": 10},
+                {"kind": "blockage", "t_s": 2, "duration_s": 1}]"#,
+        );
+        let mut c = Channel::new(&p, 40.0, 68.0, Time::from_ms(400), assoc(-65.0), RngStream::new(1, 1));
+        let links: Vec<(Time, Action)> = drain(&mut c, Time::from_secs(4))
+            .into_iter()
+            .filter(|(_, a)| matches!(a, Action::Down | Action::Up))
+            .collect();
+        assert_eq!(links, vec![(Time::from_ms(1600), Action::Down)]);
+        assert!(!c.link_up());
     }
 }

@@ -344,6 +344,7 @@ impl Simulation {
                 dev.eirp_gain_dbm,
                 device::fspl_1m_db(p),
                 Time::from_ms_f64(dev.retrain_ms),
+                device::association(p, dev),
                 RngStream::new(seed, 0x2000 + pi as u64),
             );
             let rssi = channel.rssi_dbm();
