@@ -12,7 +12,9 @@ base RTT each way. "Default" socket buffers are Linux's autotuning up to tcp_rme
 tcp_wmem[2] = 4 MB (kernel 4.10); "large" buffers are 32 MB (SO_RCVBUF / SO_SNDBUF and the
 sysctl maxima), over 2 x the 14 MB BDP of 2.3 Gbit/s x 50 ms. Blockage: a total blockage
 (`[[path.event]] kind = "blockage"`), after which the link stays down for the device's beam
-re-training (500 ms).
+re-training (500 ms). It hits the Cubic flow of the 003-buffers experiment (50 ms, large buffers)
+at the end of that experiment's 30 s LoS run, i.e. once the flow has reached the "fair
+throughput" the poster reports before the blockage (see BLOCK_AT_S).
 
 Metrics come from mmpath.metrics (the definitions of issue 5): throughput drops (depth and
 length against the 1 s running mean), time to re-saturate (from link restoration until the 1 s
