@@ -82,6 +82,9 @@ pub struct TcpSender {
     prr_delivered: u32,
     prr_out: u32,
     dupacks: u32,
+    /// icsk_retransmits: RTO expiries since snd_una last advanced (tcp_ack zeroes it on any
+    /// advance; the RTO backoff, by contrast, waits for a valid RTT sample).
+    rto_retransmits: u32,
     pub rtt: RttEstimator,
     rto_at: Option<Time>,
     /// RACK's reordering timer (ICSK_TIME_REO_TIMEOUT).
@@ -136,6 +139,7 @@ impl TcpSender {
             prr_delivered: 0,
             prr_out: 0,
             dupacks: 0,
+            rto_retransmits: 0,
             rtt: RttEstimator::new(cfg.min_rto),
             rto_at: None,
             reo_at: None,
@@ -584,6 +588,7 @@ impl TcpSender {
 
         if advanced {
             self.dupacks = 0;
+            self.rto_retransmits = 0;
             self.arm_rto(now);
         } else if self.sb.packets_out() > 0 && (newly_sacked > 0 || p.nsack == 0) {
             self.dupacks += 1;
@@ -666,6 +671,7 @@ impl TcpSender {
         self.w.ssthresh = ssthresh;
         self.w.cwnd_cnt = 0;
         self.rtt.reset_backoff();
+        self.rto_retransmits = 0;
         if self.state == CaState::Loss {
             self.high_seq = self.snd_una;
             self.set_state(now, CaState::Open);
@@ -758,10 +764,12 @@ impl TcpSender {
             self.rto_at = None;
             return;
         }
-        // tcp_enter_loss: a new ssthresh unless we are already reducing for this window.
+        // tcp_enter_loss: a new ssthresh unless we are already reducing for this window: in
+        // Open/Disorder, past the recovery point, or in Loss with !icsk_retransmits (snd_una
+        // advanced since the last RTO).
         let recompute = matches!(self.state, CaState::Open | CaState::Disorder)
             || self.high_seq <= self.snd_una
-            || (self.state == CaState::Loss && self.rtt.backoff() == 0);
+            || (self.state == CaState::Loss && self.rto_retransmits == 0);
         if recompute {
             self.w.ssthresh = self.cc.ssthresh(&self.w);
         }
@@ -773,6 +781,7 @@ impl TcpSender {
         self.dupacks = 0;
         self.set_state(now, CaState::Loss);
         self.stats.rtos += 1;
+        self.rto_retransmits += 1;
         self.rtt.back_off();
         self.rto_at = Some(now + self.rtt.rto());
         self.try_send(now, out);
@@ -1088,6 +1097,36 @@ mod tests {
         assert!(s.snd_nxt >= loss_high);
         assert_eq!(out.first().map(|p| p.seq), Some(3000), "3000 goes out a third time");
         assert_eq!(s.stats.rtos, 1);
+        assert!(s.scoreboard_consistent());
+    }
+
+    /// tcp_enter_loss on repeated RTOs: the same outage keeps the first RTO's ssthresh, but an
+    /// RTO after snd_una has advanced in Loss (icsk_retransmits back at 0) takes a new one from
+    /// the window of that moment, even though no valid RTT sample reset the backoff.
+    #[test]
+    fn repeated_rto_recomputes_ssthresh_only_after_progress() {
+        let mut s = sender(1000);
+        s.set_app_limit(u64::MAX);
+        let mut out = Vec::new();
+        s.try_send(Time::ZERO, &mut out);
+        s.on_ack(Time::from_ms(10), &ack(1000, &[]), &mut out);
+        let d1 = s.timer_deadline().unwrap();
+        s.on_timer(d1, &mut out);
+        assert_eq!((s.state, s.w.ssthresh), (CaState::Loss, 5), "cwnd 11 / 2");
+        // A second expiry with nothing acknowledged: ssthresh stays.
+        let d2 = s.timer_deadline().unwrap();
+        s.on_timer(d2, &mut out);
+        assert_eq!((s.w.cwnd, s.w.ssthresh), (1, 5));
+        // The retransmission is acknowledged (Karn: no RTT sample, backoff stays), slow start
+        // in Loss: cwnd 2.
+        s.on_ack(d2 + Time::from_ms(10), &ack(2000, &[]), &mut out);
+        assert_eq!((s.state, s.w.cwnd), (CaState::Loss, 2));
+        assert_eq!(s.rtt.backoff(), 2);
+        // Another expiry before the recovery point: a new ssthresh from cwnd 2 (Reno: 2).
+        let d3 = s.timer_deadline().unwrap();
+        s.on_timer(d3, &mut out);
+        assert_eq!((s.state, s.w.cwnd, s.w.ssthresh), (CaState::Loss, 1, 2));
+        assert_eq!(s.stats.rtos, 3);
         assert!(s.scoreboard_consistent());
     }
 
