@@ -82,6 +82,9 @@ pub struct TcpSender {
     prr_delivered: u32,
     prr_out: u32,
     dupacks: u32,
+    /// icsk_retransmits: RTO expiries since snd_una last advanced (tcp_ack zeroes it on any
+    /// advance; the RTO backoff, by contrast, waits for a valid RTT sample).
+    rto_retransmits: u32,
     pub rtt: RttEstimator,
     rto_at: Option<Time>,
     /// RACK's reordering timer (ICSK_TIME_REO_TIMEOUT).
@@ -136,6 +139,7 @@ impl TcpSender {
             prr_delivered: 0,
             prr_out: 0,
             dupacks: 0,
+            rto_retransmits: 0,
             rtt: RttEstimator::new(cfg.min_rto),
             rto_at: None,
             reo_at: None,
@@ -478,7 +482,7 @@ impl TcpSender {
     fn set_state(&mut self, now: Time, s: CaState) {
         if self.state != s {
             self.state = s;
-            self.cc.on_state(&mut self.w, now, s);
+            self.cc.on_state_seq(&mut self.w, now, s, self.snd_nxt);
         }
     }
 
@@ -532,6 +536,19 @@ impl TcpSender {
         n
     }
 
+    /// tcp_fastretrans_alert in the Loss state: "Change state if cwnd is undone or retransmit
+    /// is lost". When RACK finds a retransmission lost again (FLAG_LOST_RETRANS: retrans_out
+    /// fell below `prior_retrans`), the sender leaves Loss for Recovery with a second window
+    /// reduction (tcp_enter_recovery -> tcp_init_cwnd_reduction: ssthresh from the CC at the
+    /// current cwnd, PRR from here). Linux >= 4.4 (net/ipv4/tcp_input.c). Returns whether it did.
+    fn lost_retransmit_in_loss(&mut self, now: Time, prior_retrans: u32) -> bool {
+        if self.state == CaState::Loss && self.sb.retrans_out < prior_retrans {
+            self.enter_recovery(now);
+            return true;
+        }
+        false
+    }
+
     /// Processes an ACK and sends what it allows.
     pub fn on_ack(&mut self, now: Time, p: &Packet, out: &mut Vec<Packet>) {
         if p.ack < self.snd_una || p.ack > self.snd_nxt {
@@ -571,6 +588,7 @@ impl TcpSender {
 
         if advanced {
             self.dupacks = 0;
+            self.rto_retransmits = 0;
             self.arm_rto(now);
         } else if self.sb.packets_out() > 0 && (newly_sacked > 0 || p.nsack == 0) {
             self.dupacks += 1;
@@ -594,7 +612,9 @@ impl TcpSender {
         // in Linux 4.4-4.17's tcp_fastretrans_alert (tcp_rack_mark_lost).
         if matches!(self.state, CaState::Recovery | CaState::Loss) {
             if self.sb.rack_advanced() {
+                let prior_retrans = self.sb.retrans_out;
                 newly_lost += self.rack_detect(now);
+                self.lost_retransmit_in_loss(now, prior_retrans);
             }
         } else {
             self.reo_at = None;
@@ -651,6 +671,7 @@ impl TcpSender {
         self.w.ssthresh = ssthresh;
         self.w.cwnd_cnt = 0;
         self.rtt.reset_backoff();
+        self.rto_retransmits = 0;
         if self.state == CaState::Loss {
             self.high_seq = self.snd_una;
             self.set_state(now, CaState::Open);
@@ -722,9 +743,15 @@ impl TcpSender {
         if self.reo_at.is_some_and(|t| t <= now) {
             self.reo_at = None;
             if matches!(self.state, CaState::Recovery | CaState::Loss) {
+                let prior_retrans = self.sb.retrans_out;
                 let n = self.rack_detect(now);
                 if n > 0 {
                     self.lost += n as u64;
+                    // tcp_rack_reo_timeout: entering Recovery here reduces at once, as if one
+                    // packet had been delivered (tcp_cwnd_reduction(sk, 1, ...)).
+                    if self.lost_retransmit_in_loss(now, prior_retrans) && !self.cc.owns_cwnd() {
+                        self.prr(1, false, n);
+                    }
                     self.try_send(now, out);
                 }
             }
@@ -737,10 +764,12 @@ impl TcpSender {
             self.rto_at = None;
             return;
         }
-        // tcp_enter_loss: a new ssthresh unless we are already reducing for this window.
+        // tcp_enter_loss: a new ssthresh unless we are already reducing for this window: in
+        // Open/Disorder, past the recovery point, or in Loss with !icsk_retransmits (snd_una
+        // advanced since the last RTO).
         let recompute = matches!(self.state, CaState::Open | CaState::Disorder)
             || self.high_seq <= self.snd_una
-            || (self.state == CaState::Loss && self.rtt.backoff() == 0);
+            || (self.state == CaState::Loss && self.rto_retransmits == 0);
         if recompute {
             self.w.ssthresh = self.cc.ssthresh(&self.w);
         }
@@ -752,6 +781,7 @@ impl TcpSender {
         self.dupacks = 0;
         self.set_state(now, CaState::Loss);
         self.stats.rtos += 1;
+        self.rto_retransmits += 1;
         self.rtt.back_off();
         self.rto_at = Some(now + self.rtt.rto());
         self.try_send(now, out);
@@ -1025,6 +1055,78 @@ mod tests {
         assert_eq!(s.stats.retransmits, 2);
         assert_eq!(s.stats.rtos, 0);
         assert_eq!(s.state, CaState::Recovery);
+        assert!(s.scoreboard_consistent());
+    }
+
+    /// After an RTO, a retransmission that is lost again moves the sender from Loss to Recovery
+    /// with a second reduction (Linux tcp_fastretrans_alert: "Change state if cwnd is undone or
+    /// retransmit is lost"): ssthresh from the CC at the current window, high_seq at snd_nxt.
+    #[test]
+    fn lost_retransmission_in_loss_enters_recovery() {
+        let mut s = sender(1000);
+        s.set_app_limit(u64::MAX);
+        let mut out = Vec::new();
+        s.try_send(Time::ZERO, &mut out);
+        s.on_ack(Time::from_ms(10), &ack(1000, &[]), &mut out); // srtt 10 ms
+        let rto = s.timer_deadline().unwrap();
+        out.clear();
+        s.on_timer(rto, &mut out);
+        assert_eq!((s.state, s.w.cwnd, s.w.ssthresh), (CaState::Loss, 1, 5));
+        assert_eq!(out.iter().map(|p| p.seq).collect::<Vec<_>>(), vec![1000]);
+        let loss_high = s.snd_nxt;
+        // The retransmission of 1000 arrives: cwnd 2, 2000 and 3000 go out again.
+        let t1 = rto + Time::from_ms(10);
+        out.clear();
+        s.on_ack(t1, &ack(2000, &[]), &mut out);
+        assert_eq!(out.iter().map(|p| p.seq).collect::<Vec<_>>(), vec![2000, 3000]);
+        // 2000 arrives, 3000 does not: cwnd 3, 4000 and 5000 go out 10 ms after 3000.
+        let t2 = t1 + Time::from_ms(10);
+        out.clear();
+        s.on_ack(t2, &ack(3000, &[]), &mut out);
+        assert_eq!(out.iter().map(|p| p.seq).collect::<Vec<_>>(), vec![4000, 5000]);
+        assert_eq!(s.state, CaState::Loss);
+        assert_eq!(s.stats.fast_recoveries, 0);
+        // 4000 and 5000 are SACKed: RACK finds the retransmission of 3000 lost (sent 10 ms
+        // before them, RACK.rtt 10 ms + reo_wnd 2.5 ms ago): Recovery, ssthresh = 3 / 2 -> 2.
+        let t3 = t2 + Time::from_ms(10);
+        out.clear();
+        s.on_ack(t3, &ack(3000, &[(4000, 6000)]), &mut out);
+        assert_eq!(s.state, CaState::Recovery);
+        assert_eq!(s.stats.fast_recoveries, 1);
+        assert_eq!(s.w.ssthresh, 2);
+        assert!(s.snd_nxt >= loss_high);
+        assert_eq!(out.first().map(|p| p.seq), Some(3000), "3000 goes out a third time");
+        assert_eq!(s.stats.rtos, 1);
+        assert!(s.scoreboard_consistent());
+    }
+
+    /// tcp_enter_loss on repeated RTOs: the same outage keeps the first RTO's ssthresh, but an
+    /// RTO after snd_una has advanced in Loss (icsk_retransmits back at 0) takes a new one from
+    /// the window of that moment, even though no valid RTT sample reset the backoff.
+    #[test]
+    fn repeated_rto_recomputes_ssthresh_only_after_progress() {
+        let mut s = sender(1000);
+        s.set_app_limit(u64::MAX);
+        let mut out = Vec::new();
+        s.try_send(Time::ZERO, &mut out);
+        s.on_ack(Time::from_ms(10), &ack(1000, &[]), &mut out);
+        let d1 = s.timer_deadline().unwrap();
+        s.on_timer(d1, &mut out);
+        assert_eq!((s.state, s.w.ssthresh), (CaState::Loss, 5), "cwnd 11 / 2");
+        // A second expiry with nothing acknowledged: ssthresh stays.
+        let d2 = s.timer_deadline().unwrap();
+        s.on_timer(d2, &mut out);
+        assert_eq!((s.w.cwnd, s.w.ssthresh), (1, 5));
+        // The retransmission is acknowledged (Karn: no RTT sample, backoff stays), slow start
+        // in Loss: cwnd 2.
+        s.on_ack(d2 + Time::from_ms(10), &ack(2000, &[]), &mut out);
+        assert_eq!((s.state, s.w.cwnd), (CaState::Loss, 2));
+        assert_eq!(s.rtt.backoff(), 2);
+        // Another expiry before the recovery point: a new ssthresh from cwnd 2 (Reno: 2).
+        let d3 = s.timer_deadline().unwrap();
+        s.on_timer(d3, &mut out);
+        assert_eq!((s.state, s.w.cwnd, s.w.ssthresh), (CaState::Loss, 1, 2));
+        assert_eq!(s.stats.rtos, 3);
         assert!(s.scoreboard_consistent());
     }
 

@@ -242,10 +242,18 @@ impl CongestionControl for Cubic {
         }
     }
 
-    fn on_state(&mut self, _w: &mut Window, now: Time, state: CaState) {
+    fn on_state(&mut self, w: &mut Window, now: Time, state: CaState) {
+        self.on_state_seq(w, now, state, 0);
+    }
+
+    /// bictcp_state: an RTO (TCP_CA_Loss) forgets everything (bictcp_reset: W_max, the epoch,
+    /// K, delay_min, HyStart's `found`) and starts a HyStart round that ends at snd_nxt
+    /// (bictcp_hystart_reset). After the RTO's slow start, growth therefore restarts with
+    /// last_max_cwnd = 0: origin at the current cwnd, K = 0, at least 5 % per RTT (cnt <= 20).
+    fn on_state_seq(&mut self, _w: &mut Window, now: Time, state: CaState, snd_nxt: u64) {
         if state == CaState::Loss {
             self.reset();
-            self.hystart_reset(now, 0);
+            self.hystart_reset(now, snd_nxt);
         }
     }
 }
@@ -397,5 +405,157 @@ mod tests {
             c.on_rtt(&mut w, &a);
         }
         assert!(!c.hystart_found());
+    }
+
+    /// bictcp_state on an RTO: everything CUBIC learnt is forgotten (bictcp_reset), so the
+    /// regrowth after the RTO's slow start has no W_max to return to: K = 0, origin at the
+    /// current window, and the "unknown bandwidth" rule (cnt <= 20: at least 5 % per RTT).
+    #[test]
+    fn rto_forgets_wmax_and_regrows_at_five_percent_per_rtt() {
+        let rtt = Time::from_ms(50);
+        let mut c = Cubic::new(true);
+        let mut w = Window { cwnd: 5000, ssthresh: INF, cwnd_cnt: 0 };
+        c.delay_min = Some(rtt);
+        c.found = true;
+        // The RTO: ssthresh first (tcp_enter_loss), then the Loss state (tcp_set_ca_state).
+        w.ssthresh = c.ssthresh(&w);
+        assert_eq!(w.ssthresh, 5000 * 717 / 1024);
+        assert_eq!(c.last_max_cwnd(), 5000);
+        c.on_state_seq(&mut w, Time::from_secs(10), CaState::Loss, 123_456);
+        assert_eq!(c.last_max_cwnd(), 0, "bictcp_reset clears W_max");
+        assert!(c.delay_min.is_none() && !c.hystart_found() && c.epoch_start.is_none());
+        assert_eq!(c.end_seq, 123_456, "the HyStart round ends at snd_nxt at the RTO");
+        assert_eq!(c.round_start, Time::from_secs(10));
+        // Slow start brought cwnd back to ssthresh; congestion avoidance from there.
+        w.cwnd = w.ssthresh;
+        let start = w.cwnd;
+        let mut now = Time::from_secs(11);
+        for _ in 0..10 {
+            let n = w.cwnd;
+            for i in 0..n {
+                let t = now + Time(rtt.ns() * i as u64 / n as u64);
+                c.cong_avoid(&mut w, &ack(t, 1, rtt));
+            }
+            now += rtt;
+        }
+        assert_eq!(c.k_seconds(), 0.0, "K = 0: no W_max to climb back to");
+        // 10 RTTs at 1 / 20 per ACK: 1.05^10 = 1.63 (Linux's cnt = 20 in bictcp_update).
+        let growth = w.cwnd as f64 / start as f64;
+        assert!((1.55..1.68).contains(&growth), "grew x{growth:.3} in 10 RTTs");
+    }
+
+    /// The same RTO without the clamp's condition: after a fast recovery W_max is remembered
+    /// and the window climbs back concavely, far slower than 5 % per RTT near W_max.
+    #[test]
+    fn fast_recovery_keeps_wmax_and_climbs_concavely() {
+        let rtt = Time::from_ms(50);
+        let mut c = Cubic::new(false);
+        let mut w = Window { cwnd: 5000, ssthresh: INF, cwnd_cnt: 0 };
+        c.delay_min = Some(rtt);
+        w.ssthresh = c.ssthresh(&w);
+        c.on_state_seq(&mut w, Time::from_secs(10), CaState::Recovery, 0);
+        assert_eq!(c.last_max_cwnd(), 5000, "only Loss resets");
+        w.cwnd = w.ssthresh;
+        let mut now = Time::from_secs(11);
+        for _ in 0..10 {
+            let n = w.cwnd;
+            for i in 0..n {
+                let t = now + Time(rtt.ns() * i as u64 / n as u64);
+                c.cong_avoid(&mut w, &ack(t, 1, rtt));
+            }
+            now += rtt;
+        }
+        // K = cbrt((5000 - 3500) / 0.4) = 15.5 s; after 0.5 s the window is about
+        // W_max - 0.4 (K - 0.55)^3 (t counts one delay_min ahead).
+        let k = c.k_seconds();
+        assert!((k - (1500.0f64 / C).cbrt()).abs() < 1e-9, "K {k}");
+        let expect = 5000.0 - C * (k - 0.55f64).powi(3);
+        assert!((w.cwnd as f64 - expect).abs() < 0.01 * expect, "cwnd {} vs {expect:.0}", w.cwnd);
+        // 4 % in 10 RTTs, against 63 % after an RTO.
+        assert!(w.cwnd < 3500 * 105 / 100, "concave start: {}", w.cwnd);
+    }
+
+    fn ss_ack(now: Time, rtt: Time, snd_una: u64, snd_nxt: u64, cwnd: u32) -> AckInfo {
+        let mut a = ack(now, 2, rtt);
+        a.snd_una = snd_una;
+        a.snd_nxt = snd_nxt;
+        // tcp_update_pacing_rate in slow start: 2 x cwnd x mss / srtt.
+        a.pacing_rate_bps = (2.0 * cwnd as f64 * 1448.0 * 8.0 / rtt.secs_f64()) as u64;
+        a
+    }
+
+    /// HyStart's ACK-train exit: ACKs closer than 2 ms that keep coming for longer than
+    /// (delay_min + hystart_ack_delay) / 2 (no fq pacing) since the round started. A train just
+    /// short of it does not exit; one just beyond it sets ssthresh = cwnd.
+    #[test]
+    fn hystart_ack_train_exits_after_half_the_min_rtt() {
+        let rtt = Time::from_ms(50);
+        for (train_ms, exits) in [(24.0, false), (27.0, true)] {
+            let mut c = Cubic::new(true);
+            let mut w = Window::new(2000);
+            let mut now = Time::from_secs(1);
+            // Round 1 sets delay_min (ACKs 3 ms apart: no train).
+            for i in 0..10u64 {
+                now += Time::from_ms(3);
+                let a = ss_ack(now, rtt, 1 + i, 10_000, w.cwnd);
+                c.on_rtt(&mut w, &a);
+            }
+            assert_eq!(c.delay_min, Some(rtt));
+            // Round 2: its first ACK resets the round, then ACKs every 20 us for `train_ms`.
+            let start = now + Time::from_ms(3);
+            let n = (train_ms * 1000.0 / 20.0) as u64;
+            for i in 0..=n {
+                now = start + Time::from_us(20 * i);
+                let a = ss_ack(now, rtt, 10_001 + i, 30_000, w.cwnd);
+                c.on_rtt(&mut w, &a);
+            }
+            // Threshold: (50 ms + min(1 ms, 4 x 64 KB / pacing rate)) / 2.
+            let pacing = 2.0 * 2000.0 * 1448.0 * 8.0 / 0.05;
+            let ack_delay_ms: f64 = (4.0 * 65536.0 * 8.0 / pacing * 1e3_f64).min(1.0);
+            assert_eq!(ack_delay_ms, 1.0, "4 x 64 KB at ~0.93 Gbit/s is over 1 ms: capped");
+            assert_eq!(c.hystart_found(), exits, "train {train_ms} ms vs {:.2} ms", (50.0 + ack_delay_ms) / 2.0);
+            assert_eq!(w.ssthresh == w.cwnd, exits);
+        }
+    }
+
+    /// A gap of more than hystart_ack_delta (2 ms) breaks the train: the train is measured from
+    /// the round start only while ACKs keep coming close together.
+    #[test]
+    fn hystart_ack_train_needs_close_acks() {
+        let rtt = Time::from_ms(50);
+        let mut c = Cubic::new(true);
+        let mut w = Window::new(2000);
+        c.delay_min = Some(rtt);
+        let mut now = Time::from_secs(1);
+        let a = ss_ack(now, rtt, 1, 10_000, w.cwnd);
+        c.on_rtt(&mut w, &a); // resets the round
+        for i in 0..20u64 {
+            now += Time::from_us(2_500); // 2.5 ms apart: never a train
+            let a = ss_ack(now, rtt, 2 + i, 10_000, w.cwnd);
+            c.on_rtt(&mut w, &a);
+        }
+        assert!(now - Time::from_secs(1) > Time::from_ms(40));
+        assert!(!c.hystart_found());
+    }
+
+    /// After an RTO the HyStart round ends at snd_nxt at the RTO; until snd_una passes it, RTT
+    /// samples of new data sent during the retransmissions cannot start an ACK train (Linux's
+    /// last_ack is the RTO time), so HyStart does not cut the RTO's slow start short.
+    #[test]
+    fn no_ack_train_before_the_round_of_the_rto_ends() {
+        let rtt = Time::from_ms(50);
+        let mut c = Cubic::new(true);
+        let mut w = Window { cwnd: 1, ssthresh: 3000, cwnd_cnt: 0 };
+        c.on_state_seq(&mut w, Time::from_secs(10), CaState::Loss, 1_000_000);
+        w.cwnd = 2000;
+        // New data SACKed every 20 us for 40 ms while snd_una is still below the RTO's snd_nxt.
+        let start = Time::from_secs(12);
+        for i in 0..2000u64 {
+            let now = start + Time::from_us(20 * i);
+            let a = ss_ack(now, rtt, 500_000 + i, 2_000_000, w.cwnd);
+            c.on_rtt(&mut w, &a);
+        }
+        assert!(!c.hystart_found(), "no ACK train counted from the RTO's round");
+        assert_eq!(w.ssthresh, 3000);
     }
 }

@@ -148,6 +148,12 @@ pub trait CongestionControl: Send + Sync {
     fn on_rtt(&mut self, _w: &mut Window, _ack: &AckInfo) {}
     /// The sender changed congestion state.
     fn on_state(&mut self, _w: &mut Window, _now: Time, _state: CaState) {}
+    /// The same, with the sender's snd_nxt at that moment (Linux's set_state hooks read
+    /// tp->snd_nxt: CUBIC's bictcp_hystart_reset starts a HyStart round ending there). The
+    /// sender calls this one; by default it is `on_state`.
+    fn on_state_seq(&mut self, w: &mut Window, now: Time, state: CaState, _snd_nxt: u64) {
+        self.on_state(w, now, state);
+    }
     /// Pacing rate the algorithm sets itself (sk_pacing_rate), bits/s of payload; None = the
     /// stack's own rate (tcp_update_pacing_rate) applies when pacing is on.
     fn pacing_rate_bps(&self) -> Option<u64> {
