@@ -93,6 +93,25 @@ pub const DEVICES: &[Device] = &[
         about: "seed 001's Wilocity wil6210 laptop + Dell D5000 dock: 8 SC rates, commodity rate adaptation",
     },
     Device {
+        // Seed 003's testbed: an Acer TravelMate laptop (Qualcomm QCA6320, the wil6210 driver's
+        // first chip generation) <-> a Netgear Nighthawk X10 router (QCA9500). The client radio
+        // is wil6210-dock's (32 MPDUs / 64 KiB aggregation, commodity rate adaptation over the
+        // same SC rates); the link budget is not the Dell dock's but the X10's, for which mmpath
+        // has no measurement and uses the generic one, as the other X10 presets do
+        // (rog-phone-2-11ad, laptop-11ad).
+        name: "travelmate-x10",
+        technology: Technology::Dot11ad,
+        max_mcs: 11,
+        max_mpdus: 32,
+        max_ampdu_bytes: 65_536,
+        host_pkt_ns: 0,
+        rx_gain_db: 0.0,
+        eirp_gain_dbm: 40.0,
+        retrain_ms: 500.0,
+        mcs_set: &[1, 2, 4, 6, 7, 8, 10, 11],
+        about: "seed 003's laptop (wil6210, QCA6320) <-> Netgear X10: wil6210-dock's radio with the X10's (generic) link budget",
+    },
+    Device {
         name: "generic-11ac",
         technology: Technology::Dot11ac,
         max_mcs: 9,
