@@ -25,6 +25,9 @@ pub const EVER_RETRANS: u8 = 8;
 pub struct SentSpan {
     pub first: Option<Time>,
     pub last: Option<Time>,
+    /// Some segment the ACK removed was ever retransmitted (Linux FLAG_RETRANS_DATA_ACKED):
+    /// then the cumulative ACK gives no sequence RTT sample at all (tcp_clean_rtx_queue).
+    pub retrans_acked: bool,
 }
 
 impl SentSpan {
@@ -289,6 +292,7 @@ impl Scoreboard {
                 break;
             }
             let s = self.segs.pop_front().expect("front");
+            span.retrans_acked |= s.has(EVER_RETRANS);
             if s.has(SACKED) {
                 self.sacked_out -= 1;
                 continue;

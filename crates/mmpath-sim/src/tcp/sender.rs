@@ -574,9 +574,16 @@ impl TcpSender {
         let advanced = self.snd_una > prior_una;
 
         // RTT: srtt from the earliest segment this ACK covers (Linux seq_rtt), CC from the
-        // latest (ca_rtt). Karn: retransmitted segments give none (filtered by the board).
-        let seq_rtt = acked_span.first.or(sacked_span.first).map(|t| now - t);
-        let ca_rtt = acked_span.last.or(sacked_span.last).map(|t| now - t);
+        // latest (ca_rtt). Karn: retransmitted segments give none (filtered by the board), and
+        // a cumulative ACK that covers any retransmitted data gives none from its other
+        // segments either (FLAG_RETRANS_DATA_ACKED in tcp_clean_rtx_queue); newly SACKed
+        // segments still may. Failing both, an ACK of new data gives the timestamp echo's RTT
+        // (tcp_ack_update_rtt, RFC 7323 RTTM).
+        let acked_first = if acked_span.retrans_acked { None } else { acked_span.first };
+        let acked_last = if acked_span.retrans_acked { None } else { acked_span.last };
+        let ts_rtt = (advanced && p.ts_ecr_ns > 0 && now.ns() > p.ts_ecr_ns).then(|| Time(now.ns() - p.ts_ecr_ns));
+        let seq_rtt = acked_first.or(sacked_span.first).map(|t| now - t).or(ts_rtt);
+        let ca_rtt = acked_last.or(sacked_span.last).map(|t| now - t).or(ts_rtt);
         if let Some(r) = seq_rtt {
             // tcp_update_rtt_min (from ca_rtt) before the estimator, as tcp_ack_update_rtt.
             if let Some(c) = ca_rtt {
@@ -906,10 +913,18 @@ mod tests {
         // The retransmission is ACKed, but Karn's rule gives no RTT sample: backoff stays...
         s.on_ack(d2 + Time::from_ms(10), &ack(2000, &[]), &mut out);
         assert_eq!(s.rtt.backoff(), 2);
-        // ...until a never-retransmitted segment is ACKed with a valid sample.
+        // An ACK that also covers segments retransmitted in Loss gives no sample from the
+        // never-retransmitted ones among them (FLAG_RETRANS_DATA_ACKED)...
         let n = s.snd_nxt;
-        s.on_ack(d2 + Time::from_ms(20), &ack(n, &[]), &mut out);
+        assert!(n > 3000, "Loss retransmitted more than the head");
+        s.on_ack(d2 + Time::from_ms(20), &ack(3000, &[]), &mut out);
+        assert_eq!(s.rtt.backoff(), 2);
+        // ...but its timestamp echo does (RFC 7323 RTTM): the backoff is back to zero.
+        let mut a = ack(n, &[]);
+        a.ts_ecr_ns = (d2 + Time::from_ms(15)).ns();
+        s.on_ack(d2 + Time::from_ms(25), &a, &mut out);
         assert_eq!(s.rtt.backoff(), 0);
+        assert_eq!(s.rtt.srtt(), Some(Time::from_ms(10)), "the echo gives 25 - 15 = 10 ms, as the first sample did");
         assert!(s.scoreboard_consistent());
     }
 
