@@ -59,35 +59,34 @@ EXPECTED = {
         " 0.500"),
     "000-outage": None,
     "001-distance": _xfail(
-        "fast mode: PHY mean (std) Mbit/s: 2 ft 3850 (0.000), 10 ft 3850 (0.000), 20 ft 3764 (99.5), 30"
-        " ft 3351 (420), 50 ft 2485 (437), 80 ft 1614 (546), 110 ft 1128 (262), 130 ft 892 (118), 145 f"
-        "t 794 (7.24), 155 ft 737 (61.5), 165 ft 687 (132); region RSSI -43.6/-63.2/-69.8 dBm -- fails:"
-        " 30 ft PHY mean = 3351 Mbit/s, paper's range 1317..2935 Mbit/s 110 ft PHY mean = 1128 Mbit/s, "
-        "paper's range 1317..2935 Mbit/s 130 ft PHY mean = 892 Mbit/s, paper's range 1317..2935 Mbit/s "
-        "155 ft PHY std = 61.5 Mbit/s <= 5% of the mean (stable) 165 ft TCP mean (link broken) = 32.9 M"
-        "bit/s < 1.00 Mbit/s"),
+        "fast mode: PHY mean (std) Mbit/s: 2 ft 3850 (0.000), 10 ft 3823 (5.43), 20 ft 3462 (16.3), 30 "
+        "ft 2977 (42.5), 50 ft 2439 (30.8), 80 ft 2016 (11.8), 110 ft 1607 (2.71), 130 ft 1377 (17.2), "
+        "145 ft 1243 (14.5), 155 ft 1143 (55.2), 165 ft 1075 (58.8); region RSSI -49.6/-61.8/-65.8 dBm "
+        "-- fails: 30 ft PHY mean = 2977 Mbit/s, paper's range 1317..2935 Mbit/s 30 ft PHY std = 42.5 M"
+        "bit/s >= 10% of the mean (large) 50 ft PHY std = 30.8 Mbit/s >= 10% of the mean (large) 80 ft "
+        "PHY std = 11.8 Mbit/s >= 10% of the mean (large) 110 ft PHY std = 2.71 Mbit/s >= 10% of the me"
+        "an (large) 130 ft PHY std = 17.2 ..."),
     "001-tcp": _xfail(
-        "fast mode: TCP mean (std) Mbit/s: 2 ft 938 (0.786), 10 ft 939 (1.17), 20 ft 931 (9.07), 30 ft "
-        "828 (88.0), 50 ft 633 (187), 80 ft 297 (147), 110 ft 145 (127), 130 ft 83.6 (109), 145 ft 77.4"
-        " (106), 155 ft 39.0 (55.1); sessions by held PHY rate: >=3000 n=7 mean 929, 1500-2500 n=0 n/a-"
-        "n/a, <1500 n=0 mean n/a -- fails: 110 ft TCP mean = 145 Mbit/s, paper's range 200..750 Mbit/s "
-        "130 ft TCP mean = 83.6 Mbit/s, paper's range 200..750 Mbit/s sessions holding a PHY rate of 15"
-        "00-2500 more than 75% of the time: 0 of 2 sessions holding a PHY rate < 1500 more than 75% of "
-        "the time: 0 of 1 TCP spread (max-..."),
+        "fast mode: TCP mean (std) Mbit/s: 2 ft 939 (1.11), 10 ft 937 (1.71), 20 ft 894 (23.6), 30 ft 8"
+        "58 (15.6), 50 ft 745 (47.5), 80 ft 381 (70.3), 110 ft 279 (58.9), 130 ft 270 (29.5), 145 ft 22"
+        "7 (26.6), 155 ft 212 (7.13); sessions by held PHY rate: >=3000 n=4 mean 938, 1500-2500 n=0 n/a"
+        "-n/a, <1500 n=0 mean n/a -- fails: 50 ft TCP std = 47.5 Mbit/s >= 10% of the mean (large) sess"
+        "ions holding a PHY rate of 1500-2500 more than 75% of the time: 0 of 2 sessions holding a PHY "
+        "rate < 1500 more than 75% of the time: 0 of 1 TCP spread (max-min) of sessions at PHY 1500-250"
+        "0 = n/a >= 468 (the paper's 200-7..."),
     "003-los": _xfail(
-        "fast mode: base RTT 1 ms: Cubic 1181 Mbit/s, mean RTT 9.55 ms, 0 drop(s) >= 34 % (longest 0.00"
-        "0 s, deepest 0.000); Vegas 172 Mbit/s, 1.54 ms: 6.86x less throughput, 6.19x lower RTT -- fail"
+        "fast mode: base RTT 1 ms: Cubic 1182 Mbit/s, mean RTT 9.59 ms, 0 drop(s) >= 34 % (longest 0.00"
+        "0 s, deepest 0.000); Vegas 176 Mbit/s, 1.54 ms: 6.72x less throughput, 6.22x lower RTT -- fail"
         "s: Cubic drops of >= 34 % (40 % less 15 %) below the 1 s mean, over all runs = 0.000 >= 1.00 C"
-        "ubic / Vegas mean goodput = 6.86 x, paper 5.00 x (within 15%: 4.25..5.75) Cubic / Vegas mean R"
-        "TT = 6.19 x, paper 8.00 x (within 15%: 6.80..9.20)"),
+        "ubic / Vegas mean goodput = 6.72 x, paper 5.00 x (within 15%: 4.25..5.75) Cubic / Vegas mean R"
+        "TT = 6.22 x, paper 8.00 x (within 15%: 6.80..9.20)"),
     "003-buffers": None,
     "003-probertt": None,
     "003-blockage": _xfail(
-        "fast mode: 1 s blockage: re-saturated after Cubic 13.3 s, BBR 0.550 s, Reno 33.5 s, Vegas 29.1"
-        " s; 5 s blockage: re-saturated after Cubic 15.3 s, BBR 2.65 s, Reno 29.5 s, Vegas 29.5 s; 5 s "
-        "blockage: PHY back after 0.000 s, Cubic cwnd at +5 s 1.21 of its pre-outage mean -- fails: 1 s"
-        " blockage: Cubic time to re-saturate = 13.3 s > 17.0 s (20 s less 15 %) 5 s blockage: Cubic cw"
-        "nd 5 s after restoration / pre-outage cwnd = 1.21 < 0.5 (stays low)"),
+        "fast mode: 1 s blockage: re-saturated after Cubic 26.4 s, BBR 0.550 s, Reno 33.5 s, Vegas 33.5"
+        " s; 5 s blockage: re-saturated after Cubic 28.5 s, BBR 2.70 s, Reno 29.5 s, Vegas 29.5 s; 5 s "
+        "blockage: PHY back after 0.000 s, Cubic cwnd at +5 s 0.604 of its pre-outage mean -- fails: 5 "
+        "s blockage: Cubic cwnd 5 s after restoration / pre-outage cwnd = 0.604 < 0.5 (stays low)"),
 }
 
 
