@@ -145,3 +145,22 @@ def _toml(doc) -> str:
                 lines.append(f"[[{k}]]")
                 lines += [f"{a} = {val(b)}" for a, b in item.items()]
     return "\n".join(lines) + "\n"
+
+
+def test_mesh_ap_scenario_opens_an_address_mesh():
+    """The bundled seed 000 set-up: four subflows, the crossed ones named client>server address,
+    each carrying data on its sender's path and ACKs on the other; the run table lists each path
+    once and names every subflow."""
+    res = mmpath.run("mesh-ap", overrides={"duration_s": 2.0, "flow.0.kernel": "linux-v0.9x",
+                                           "flow.0.subflows": "address-mesh"})
+    f = res.summary["flows"][0]
+    subs = {s["name"]: s for s in f["subflows"]}
+    assert list(subs) == ["upload/11ad", "upload/11n", "upload/11ad>11n", "upload/11n>11ad"]
+    assert (subs["upload/11ad>11n"]["path"], subs["upload/11ad>11n"]["ack_path"]) == ("11ad", "11n")
+    assert (subs["upload/11n>11ad"]["path"], subs["upload/11n>11ad"]["ack_path"]) == ("11n", "11ad")
+    assert subs["upload/11ad>11n"]["mss_bytes"] == subs["upload/11n"]["mss_bytes"] < subs["upload/11ad"]["mss_bytes"]
+    assert all(s["goodput_mbps"] > 0 for s in subs.values())
+    assert res.summary["invariants"]["ok"]
+    with pytest.raises(ScenarioError, match="backbone.enabled = false"):
+        mmpath.run("mesh-ap", overrides={"duration_s": 0.5, "flow.0.subflows": "address-mesh",
+                                         "backbone.enabled": True})
