@@ -1399,4 +1399,30 @@ mod tests {
         let m = fails(&phone("").replace(r#""paths":["ad","ac"]"#, r#""paths":["ad"]"#));
         assert!(m.starts_with("flow.0.paths: the energy scheduler bundles exactly two paths"), "{m}");
     }
+
+    /// An address mesh needs a multihomed server, at most 8 subflows, a scheduler that does not
+    /// split by path, and an MPTCP flow; each mistake gets its own message.
+    #[test]
+    fn address_mesh_is_validated() {
+        let three = |extra: &str| {
+            format!(
+                r#"{{"backbone":{{"enabled":false}},"path":[{{"name":"a","rate_mbps":10}},{{"name":"b","rate_mbps":10}},{{"name":"c","rate_mbps":10}}],"flow":[{{"kind":"mptcp","subflows":"address-mesh"{extra}}}]}}"#
+            )
+        };
+        let m = fails(&three(""));
+        assert!(
+            m.starts_with("flow.0.subflows: \"address-mesh\" opens one subflow per pair of addresses (9 for 3 paths)"),
+            "{m}"
+        );
+        let two = three(r#","paths":["a","b"]"#);
+        assert!(Scenario::from_json(&two).is_ok());
+        let m = fails(&three(r#","paths":["a","b"],"scheduler":"fixedratio","ratio":70"#));
+        assert!(m.starts_with("flow.0.subflows: the fixedratio, musher, amuse and energy schedulers"), "{m}");
+        let m = fails(
+            &two.replace(r#""kind":"mptcp","#, r#""kind":"tcp","path":"a","#).replace(r#","paths":["a","b"]"#, ""),
+        );
+        assert!(m.starts_with("flow.0.subflows: only MPTCP flows"), "{m}");
+        let m = fails(&two.replace(r#""enabled":false"#, r#""enabled":true"#));
+        assert!(m.contains("backbone.enabled = false"), "{m}");
+    }
 }
