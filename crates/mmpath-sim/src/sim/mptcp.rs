@@ -451,34 +451,46 @@ impl Simulation {
     fn fill_views(&mut self, c: u16) {
         let mut views = std::mem::take(&mut self.conns[c as usize].views);
         views.clear();
-        let cn = &self.conns[c as usize];
-        for (j, st) in cn.subs.iter().enumerate() {
-            let f = &self.flows[st.flow as usize];
-            let s = f.sender.as_ref().expect("subflows are TCP");
-            views.push(SubflowView {
-                id: j,
-                path: f.path,
-                established: st.established,
-                backup: st.backup,
-                pf: st.pf,
-                stale: st.stale,
-                in_loss: s.state == CaState::Loss,
-                cwnd: s.w.cwnd,
-                ssthresh: s.w.ssthresh,
-                in_flight: s.in_flight(),
-                queued_bytes: s.app_limit() - s.snd_nxt,
-                unacked_bytes: s.snd_nxt - s.snd_una,
-                mss: s.mss(),
-                srtt_ns: s.rtt.srtt().map_or(0, |t| t.ns()),
-                rttvar_ns: s.rtt.srtt().map_or(0, |_| s.rtt.rttvar().ns()),
-                pacing_rate_bps: s.stack_pacing_rate_bps(),
-                delivered_bytes: s.snd_una,
-                link_up: self.hop_up(f.route_fwd[f.hops as usize - 1]),
-                scanning: st.scanning,
-                throttled: s.tsq_throttled(),
-            });
+        for j in 0..self.conns[c as usize].subs.len() {
+            views.push(self.view_of(c, j));
         }
         self.conns[c as usize].views = views;
+    }
+
+    /// Refreshes subflow `j`'s view only: after an assignment to `j` with no scheduler actions,
+    /// nothing else in the connection changed (the views stay as `fill_views` would make them).
+    fn refresh_view(&mut self, c: u16, j: usize) {
+        let v = self.view_of(c, j);
+        self.conns[c as usize].views[j] = v;
+    }
+
+    /// What the scheduler sees of subflow `j`.
+    fn view_of(&self, c: u16, j: usize) -> SubflowView {
+        let st = &self.conns[c as usize].subs[j];
+        let f = &self.flows[st.flow as usize];
+        let s = f.sender.as_ref().expect("subflows are TCP");
+        SubflowView {
+            id: j,
+            path: f.path,
+            established: st.established,
+            backup: st.backup,
+            pf: st.pf,
+            stale: st.stale,
+            in_loss: s.state == CaState::Loss,
+            cwnd: s.w.cwnd,
+            ssthresh: s.w.ssthresh,
+            in_flight: s.in_flight(),
+            queued_bytes: s.app_limit() - s.snd_nxt,
+            unacked_bytes: s.snd_nxt - s.snd_una,
+            mss: s.mss(),
+            srtt_ns: s.rtt.srtt().map_or(0, |t| t.ns()),
+            rttvar_ns: s.rtt.srtt().map_or(0, |_| s.rtt.rttvar().ns()),
+            pacing_rate_bps: s.stack_pacing_rate_bps(),
+            delivered_bytes: s.snd_una,
+            link_up: self.hop_up(f.route_fwd[f.hops as usize - 1]),
+            scanning: st.scanning,
+            throttled: s.tsq_throttled(),
+        }
     }
 
     fn conn_view(&self, c: u16) -> ConnView {
@@ -505,13 +517,18 @@ impl Simulation {
     /// Hands connection data to subflows while the scheduler keeps choosing one.
     pub(super) fn conn_push(&mut self, now: Time, c: u16) {
         let mut retried = false;
+        // The subflow the last decision assigned to, when that was all that changed.
+        let mut only: Option<usize> = None;
         for _ in 0..MAX_DECISIONS {
             let view = self.conn_view(c);
             let has_new = view.unassigned_bytes > 0;
             if !has_new && !view.reinjecting {
                 break;
             }
-            self.fill_views(c);
+            match only.take() {
+                Some(j) => self.refresh_view(c, j),
+                None => self.fill_views(c),
+            }
             let cn = &mut self.conns[c as usize];
             let mut actions = std::mem::take(&mut cn.actions);
             let pick = cn.sched.select(now, &view, &cn.views, &mut actions);
@@ -529,6 +546,9 @@ impl Simulation {
             };
             if !self.assign(now, c, j, &view) {
                 break;
+            }
+            if !acted {
+                only = Some(j);
             }
         }
         self.flush_conn(now, c);
