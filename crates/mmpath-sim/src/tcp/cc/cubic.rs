@@ -275,6 +275,19 @@ mod tests {
         }
     }
 
+    /// Congestion avoidance for `rounds` RTTs from `now`: one ACK per segment of the window,
+    /// spread evenly over each RTT.
+    fn clock_rtts(c: &mut Cubic, w: &mut Window, mut now: Time, rtt: Time, rounds: usize) {
+        for _ in 0..rounds {
+            let n = w.cwnd;
+            for i in 0..n {
+                let t = now + Time(rtt.ns() * i as u64 / n as u64);
+                c.cong_avoid(w, &ack(t, 1, rtt));
+            }
+            now += rtt;
+        }
+    }
+
     /// After a loss at W_max, the window follows W(t) = C (t - K)^3 + W_max: concave up to
     /// W_max at t = K, flat there, convex beyond. Drive one ACK per packet per RTT and compare.
     #[test]
@@ -429,15 +442,7 @@ mod tests {
         // Slow start brought cwnd back to ssthresh; congestion avoidance from there.
         w.cwnd = w.ssthresh;
         let start = w.cwnd;
-        let mut now = Time::from_secs(11);
-        for _ in 0..10 {
-            let n = w.cwnd;
-            for i in 0..n {
-                let t = now + Time(rtt.ns() * i as u64 / n as u64);
-                c.cong_avoid(&mut w, &ack(t, 1, rtt));
-            }
-            now += rtt;
-        }
+        clock_rtts(&mut c, &mut w, Time::from_secs(11), rtt, 10);
         assert_eq!(c.k_seconds(), 0.0, "K = 0: no W_max to climb back to");
         // 10 RTTs at 1 / 20 per ACK: 1.05^10 = 1.63 (Linux's cnt = 20 in bictcp_update).
         let growth = w.cwnd as f64 / start as f64;
@@ -456,15 +461,7 @@ mod tests {
         c.on_state_seq(&mut w, Time::from_secs(10), CaState::Recovery, 0);
         assert_eq!(c.last_max_cwnd(), 5000, "only Loss resets");
         w.cwnd = w.ssthresh;
-        let mut now = Time::from_secs(11);
-        for _ in 0..10 {
-            let n = w.cwnd;
-            for i in 0..n {
-                let t = now + Time(rtt.ns() * i as u64 / n as u64);
-                c.cong_avoid(&mut w, &ack(t, 1, rtt));
-            }
-            now += rtt;
-        }
+        clock_rtts(&mut c, &mut w, Time::from_secs(11), rtt, 10);
         // K = cbrt((5000 - 3500) / 0.4) = 15.5 s; after 0.5 s the window is about
         // W_max - 0.4 (K - 0.55)^3 (t counts one delay_min ahead).
         let k = c.k_seconds();
