@@ -17,3 +17,12 @@ class AnalyzeInputError(MmpathError, ValueError):
             msg += f" (allowed: {allowed})"
         super().__init__(" ".join(msg.split()))
         self.path = str(path)
+
+
+def open_text(path):
+    """A text log opened for line-by-line reading (undecodable bytes replaced, as the logs'
+    readers only parse ASCII fields), or the one error saying why it cannot be read."""
+    try:
+        return open(path, encoding="utf-8", errors="replace")
+    except OSError as e:
+        raise AnalyzeInputError(path, f"cannot read: {e.strerror}") from None

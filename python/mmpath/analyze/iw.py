@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .errors import AnalyzeInputError
+from .errors import AnalyzeInputError, open_text
 from .model import Source
 
 ALLOWED = ("`iw dev IF station dump` / `iw dev IF link` output with a timestamp line before each "
@@ -50,10 +50,7 @@ def _finish(cur, out):
 
 def read(path) -> Source:
     path = Path(path)
-    try:
-        f = open(path, encoding="utf-8", errors="replace")
-    except OSError as e:
-        raise AnalyzeInputError(path, f"cannot read: {e.strerror}") from None
+    f = open_text(path)
     samples = []  # (t, dict or None for "not connected")
     t = None
     cur = None

@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .errors import AnalyzeInputError
+from .errors import AnalyzeInputError, open_text
 from .model import Source
 
 ALLOWED = ("`ss -tin`/`ss -tinO` output with a timestamp line before each sample "
@@ -105,10 +105,7 @@ def parse_socket(line: str) -> dict | None:
 
 def read(path) -> Source:
     path = Path(path)
-    try:
-        f = open(path, encoding="utf-8", errors="replace")
-    except OSError as e:
-        raise AnalyzeInputError(path, f"cannot read: {e.strerror}") from None
+    f = open_text(path)
     rows = []
     t = None
     nmarks = 0

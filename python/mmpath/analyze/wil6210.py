@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .errors import AnalyzeInputError
+from .errors import AnalyzeInputError, open_text
 from .model import Source
 
 ALLOWED = ("a wil6210 CSV with a header naming the columns (e.g. time_ms,mcs,sector,status,sqi,rssi) "
@@ -118,10 +118,7 @@ def _number(v: str, col: str, path, lineno):
 
 def read(path) -> Source:
     path = Path(path)
-    try:
-        f = open(path, encoding="utf-8", errors="replace")
-    except OSError as e:
-        raise AnalyzeInputError(path, f"cannot read: {e.strerror}") from None
+    f = open_text(path)
     with f:
         lines = ((i, ln.rstrip("\r\n")) for i, ln in enumerate(f, 1))
         lines = ((i, ln) for i, ln in lines if ln.strip() and not ln.lstrip().startswith("#"))
