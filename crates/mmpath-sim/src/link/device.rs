@@ -30,6 +30,28 @@ pub struct Device {
     pub about: &'static str,
 }
 
+/// Seed 001's wil6210 laptop and Dell D5000 dock; seed 003's preset reuses its radio.
+const WIL6210_DOCK: Device = Device {
+    name: "wil6210-dock",
+    technology: Technology::Dot11ad,
+    max_mcs: 11,
+    // wil6210 driver with its default mtu_max (2048-byte buffers): min(32, 64 KiB / 2048)
+    // = 32 MPDUs per A-MPDU (wil6210.h, rx.c wil_agg_size); seed 001 did not change MTU.
+    max_mpdus: 32,
+    max_ampdu_bytes: 65_536,
+    host_pkt_ns: 0,
+    rx_gain_db: 0.0,
+    // Seed 001 section III: the two top rates (MCS 10 and 11) hold up to 20 ft (6.1 m) and no
+    // further: there the RSSI is MCS 10's sensitivity (-55 dBm). In the lobby's channel
+    // (seed001.py ENVIRONMENT: path-loss exponent 1.24, 68.1 dB at 1 m on channel 2):
+    // -55 + 68.1 + 12.4 log10(6.1) = 22.8 dBm.
+    eirp_gain_dbm: 22.8,
+    retrain_ms: 500.0,
+    // Seed 001, footnote 1: 385, 770, 1155, 1540, 1925, 2310, 3080, 3850 Mbit/s.
+    mcs_set: &[1, 2, 4, 6, 7, 8, 10, 11],
+    about: "seed 001's Wilocity wil6210 laptop + Dell D5000 dock: 8 SC rates, commodity rate adaptation",
+};
+
 /// The presets. Generic ones follow the standard alone (no host limit, minimum sensitivity).
 pub const DEVICES: &[Device] = &[
     Device {
@@ -72,26 +94,7 @@ pub const DEVICES: &[Device] = &[
         mcs_set: &[],
         about: "seed 000's Panasonic 802.11ad modules (laptops): SC MCS 1-9, ~83 kpps host",
     },
-    Device {
-        name: "wil6210-dock",
-        technology: Technology::Dot11ad,
-        max_mcs: 11,
-        // wil6210 driver with its default mtu_max (2048-byte buffers): min(32, 64 KiB / 2048)
-        // = 32 MPDUs per A-MPDU (wil6210.h, rx.c wil_agg_size); seed 001 did not change MTU.
-        max_mpdus: 32,
-        max_ampdu_bytes: 65_536,
-        host_pkt_ns: 0,
-        rx_gain_db: 0.0,
-        // Seed 001 section III: the two top rates (MCS 10 and 11) hold up to 20 ft (6.1 m) and no
-        // further: there the RSSI is MCS 10's sensitivity (-55 dBm). In the lobby's channel
-        // (seed001.py ENVIRONMENT: path-loss exponent 1.24, 68.1 dB at 1 m on channel 2):
-        // -55 + 68.1 + 12.4 log10(6.1) = 22.8 dBm.
-        eirp_gain_dbm: 22.8,
-        retrain_ms: 500.0,
-        // Seed 001, footnote 1: 385, 770, 1155, 1540, 1925, 2310, 3080, 3850 Mbit/s.
-        mcs_set: &[1, 2, 4, 6, 7, 8, 10, 11],
-        about: "seed 001's Wilocity wil6210 laptop + Dell D5000 dock: 8 SC rates, commodity rate adaptation",
-    },
+    WIL6210_DOCK,
     Device {
         // Seed 003's testbed: an Acer TravelMate laptop (Qualcomm QCA6320, the wil6210 driver's
         // first chip generation) <-> a Netgear Nighthawk X10 router (QCA9500). The client radio
@@ -100,16 +103,9 @@ pub const DEVICES: &[Device] = &[
         // has no measurement and uses the generic one, as the other X10 presets do
         // (rog-phone-2-11ad, laptop-11ad).
         name: "travelmate-x10",
-        technology: Technology::Dot11ad,
-        max_mcs: 11,
-        max_mpdus: 32,
-        max_ampdu_bytes: 65_536,
-        host_pkt_ns: 0,
-        rx_gain_db: 0.0,
         eirp_gain_dbm: 40.0,
-        retrain_ms: 500.0,
-        mcs_set: &[1, 2, 4, 6, 7, 8, 10, 11],
         about: "seed 003's laptop (wil6210, QCA6320) <-> Netgear X10: wil6210-dock's radio with the X10's (generic) link budget",
+        ..WIL6210_DOCK
     },
     Device {
         name: "generic-11ac",
