@@ -13,8 +13,9 @@ import math
 import os
 import shutil
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Iterator
 
 import numpy as np
 
@@ -400,15 +401,35 @@ def _safe_name(name: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in name) or "path"
 
 
-def write_outputs(result: "Result", out_dir: str | os.PathLike, report: bool = True) -> Path:
-    """Write every output file of a run into out_dir (created if needed); return its path."""
-    out = Path(out_dir)
+@contextmanager
+def staged_folder(out: Path) -> Iterator[Path]:
+    """A sibling temporary folder to write a result into. On success each of its entries
+    replaces the same name in `out` (created if needed) by a rename on the same file system, so
+    readers never see a half-written file; on any failure nothing of it is left behind and `out`
+    is as it was. File-system errors become one OutputError naming the folder."""
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
     except OSError as e:
         raise OutputError(f"cannot create output folder {out}: {e.strerror or e}") from None
     try:
+        yield tmp
+        out.mkdir(parents=True, exist_ok=True)
+        for f in sorted(tmp.iterdir()):
+            dest = out / f.name
+            if dest.is_dir() and not dest.is_symlink():
+                shutil.rmtree(dest)
+            os.replace(f, dest)
+    except OSError as e:
+        raise OutputError(f"cannot write outputs to {out}: {e.strerror or e}") from None
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def write_outputs(result: "Result", out_dir: str | os.PathLike, report: bool = True) -> Path:
+    """Write every output file of a run into out_dir (created if needed); return its path."""
+    out = Path(out_dir)
+    with staged_folder(out) as tmp:
         (tmp / "summary.json").write_text(summary_json(result), encoding="utf-8")
         write_intervals_csv(result, tmp / "intervals.csv")
         write_timeline_parquet(result, tmp / "timeline.parquet")
@@ -419,12 +440,4 @@ def write_outputs(result: "Result", out_dir: str | os.PathLike, report: bool = T
             from .report import write_report
 
             write_report(result, tmp)
-        out.mkdir(parents=True, exist_ok=True)
-        # Same file system (tmp is a sibling), so each replace is an atomic rename.
-        for f in sorted(tmp.iterdir()):
-            os.replace(f, out / f.name)
-    except OSError as e:
-        raise OutputError(f"cannot write outputs to {out}: {e.strerror or e}") from None
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
     return out

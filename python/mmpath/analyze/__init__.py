@@ -14,9 +14,7 @@ alignment in align.py; outputs in timeline.py, summary.py, report.py. See docs/a
 from __future__ import annotations
 
 import os
-import shutil
 import sys
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -70,38 +68,17 @@ def analyze(paths, out: str | os.PathLike | None = None, *, offsets: dict[str, f
 
 def write(res: Analysis, out: Path, report: bool = True) -> Path:
     """summary.json, intervals.csv, timeline.parquet, events.csv, report.html + PNGs; atomic like a run."""
-    from ..errors import OutputError
-    from ..outputs import dumps
+    from ..outputs import dumps, staged_folder
 
     out = Path(out)
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
-    except OSError as e:
-        raise OutputError(f"cannot create the output folder {out}: {e.strerror}") from None
-    try:
+    with staged_folder(out) as tmp:
         (tmp / "summary.json").write_text(dumps(res.summary), encoding="utf-8")
-        iv = res.intervals.copy()
-        iv.to_csv(tmp / "intervals.csv", index=False, lineterminator="\n")
+        res.intervals.to_csv(tmp / "intervals.csv", index=False, lineterminator="\n")
         res.timeline.to_parquet(tmp / "timeline.parquet", engine="pyarrow", index=False)
         res.events.to_csv(tmp / "events.csv", index=False, lineterminator="\n")
         if report:
             from .report import write_report
             write_report(res, tmp)
-        if out.exists():
-            if not out.is_dir():
-                raise OutputError(f"{out} exists and is not a folder")
-            for p in tmp.iterdir():
-                dest = out / p.name
-                if dest.is_dir():
-                    shutil.rmtree(dest)
-                os.replace(p, dest)
-            shutil.rmtree(tmp, ignore_errors=True)
-        else:
-            os.replace(tmp, out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return out
 
 
