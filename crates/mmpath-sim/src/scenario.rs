@@ -777,6 +777,10 @@ fn tidy(msg: &str) -> String {
         Some(i) => format!("{}expected a table", &msg[..i]),
         None => msg.to_string(),
     };
+    // serde_json's whole message for a named choice (an enum) given as a number or a table.
+    if msg == "expected value" {
+        return "expected a name in quotes: one of the values docs/scenario.md lists for this field".into();
+    }
     msg.replace("floating point", "number")
         .replace("expected f64", "expected a number")
         .replace("expected u64", "expected a non-negative integer")
@@ -1365,6 +1369,11 @@ mod tests {
     fn table_expected_is_said_in_toml_terms() {
         let m = fails(r#"{"path":[{"rate_mbps":5}],"flow":[{"tcp":1}]}"#);
         assert_eq!(m, "flow.0.tcp: invalid type: integer `1`, expected a table");
+        let m = fails(r#"{"path":[{"rate_mbps":5}],"flow":[{"kind":"mptcp","mode":3}]}"#);
+        assert_eq!(
+            m,
+            "flow.0.mode: expected a name in quotes: one of the values docs/scenario.md lists for this field"
+        );
     }
 
     #[test]
