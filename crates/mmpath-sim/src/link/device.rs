@@ -16,6 +16,11 @@ pub struct Device {
     pub max_mpdus: u32,
     /// A-MPDU byte limit of the device (0 = the standard's).
     pub max_ampdu_bytes: u32,
+    /// MSDUs the transmitter packs into one A-MSDU inside each MPDU of an A-MPDU (1 = no
+    /// A-MSDU: one IP packet per MPDU).
+    pub amsdu_msdus: u32,
+    /// Longest A-MSDU MPDU the pair agrees on, octets (0 = the standard's maximum MPDU).
+    pub max_amsdu_bytes: u32,
     /// Host/driver time per packet sent or received (one core for the interface).
     pub host_pkt_ns: u64,
     /// How much better than the standard's minimum sensitivity the receiver is, dB.
@@ -39,6 +44,8 @@ const WIL6210_DOCK: Device = Device {
     // = 32 MPDUs per A-MPDU (wil6210.h, rx.c wil_agg_size); seed 001 did not change MTU.
     max_mpdus: 32,
     max_ampdu_bytes: 65_536,
+    amsdu_msdus: 1,
+    max_amsdu_bytes: 0,
     host_pkt_ns: 0,
     rx_gain_db: 0.0,
     // Seed 001 section III: the two top rates (MCS 10 and 11) hold up to 20 ft (6.1 m) and no
@@ -60,6 +67,8 @@ pub const DEVICES: &[Device] = &[
         max_mcs: 12, // SC MCS 1-12 (FACTS.md: commodity devices use SC only)
         max_mpdus: 64,
         max_ampdu_bytes: 0,
+        amsdu_msdus: 1,
+        max_amsdu_bytes: 0,
         host_pkt_ns: 0,
         rx_gain_db: 0.0,
         // 10 dBm conducted + 2 x 15 dBi phased arrays, a typical 802.11ad budget.
@@ -81,6 +90,8 @@ pub const DEVICES: &[Device] = &[
         // assumes the driver's mtu_max was the MTU of each experiment.
         max_mpdus: 32,
         max_ampdu_bytes: 65_536,
+        amsdu_msdus: 1,
+        max_amsdu_bytes: 0,
         // Seed 000: UDP at MTU 1500 reaches about 1 Gbit/s at MCS 8-9 whatever the signal,
         // i.e. the hosts move ~83 k packets/s: 1500 B x 8 / 1 Gbit/s = 12 us per packet.
         host_pkt_ns: 12_000,
@@ -113,6 +124,8 @@ pub const DEVICES: &[Device] = &[
         max_mcs: 9,
         max_mpdus: 64,
         max_ampdu_bytes: 0,
+        amsdu_msdus: 1,
+        max_amsdu_bytes: 0,
         host_pkt_ns: 0,
         rx_gain_db: 0.0,
         // 20 dBm + 2 x 3 dBi.
@@ -127,6 +140,8 @@ pub const DEVICES: &[Device] = &[
         max_mcs: 15,
         max_mpdus: 64,
         max_ampdu_bytes: 0,
+        amsdu_msdus: 1,
+        max_amsdu_bytes: 0,
         host_pkt_ns: 0,
         rx_gain_db: 0.0,
         eirp_gain_dbm: 26.0,
@@ -154,6 +169,8 @@ pub const DEVICES: &[Device] = &[
         // names no chip): an uncertain fact.
         max_mpdus: 64,
         max_ampdu_bytes: 131_072,
+        amsdu_msdus: 1,
+        max_amsdu_bytes: 0,
         // Seed 002 section 2: "in practice, the maximum TCP throughput is limited to about
         // 1.6 Gbps" (refs [9, 10]) although SC MCS 12 is 4620 Mbit/s: the host caps it. At the
         // default MTU 1500 (MSS 1448), 1600 Mbit/s of goodput is 138.1 k segments/s plus one
@@ -182,6 +199,20 @@ pub const DEVICES: &[Device] = &[
         // VHT Block Ack window (802.11-2016: 64 MPDUs), the standard's A-MPDU byte limit.
         max_mpdus: 64,
         max_ampdu_bytes: 0,
+        // A-MSDU inside A-MPDU, as Qualcomm's 802.11ac firmware does by default: the X10's
+        // QCA9984 runs the firmware family Linux drives with ath10k, whose host sets
+        // max_num_amsdu = ATH10K_HTT_MAX_NUM_AMSDU_DEFAULT = 3 MSDUs per A-MSDU with
+        // ATH10K_HTT_MAX_NUM_AMPDU_DEFAULT = 64 (drivers/net/wireless/ath/ath10k/htt.h: "default
+        // in most firmware revisions ... a sweet spot performance wise"; core.c
+        // ath10k_core_init_firmware_features). The phone's Snapdragon 855 WLAN runs qcacld-3.0,
+        // whose gMaxAmsduNum defaults to 0 = "FW automode selection" (A-MSDU on, count chosen by
+        // the firmware); we take the same Qualcomm firmware default of 3 for its uplink (an
+        // inference: the phone's count is not published). Three 1500-byte MSDUs make a
+        // 4,602-octet MPDU: above the smallest VHT maximum MPDU length (3895) and within 7991
+        // (IEEE80211_MAX_MPDU_LEN_VHT_7991; 802.11-2016 9.4.2.158.2), which both Qualcomm
+        // chips support; the MSDU count, not the length, binds.
+        amsdu_msdus: 3,
+        max_amsdu_bytes: 7_991,
         // Seed 002 section 3.3: "rates up to 600 Mbps over the 802.11ac interface alone can be
         // supported without GRO using SPTCP": the host does not cap 11ac at its 600 Mbit/s, the
         // MAC does (FACTS.md: TCP goodput ~65-70 % of the 866.7 Mbit/s PHY rate). No host cost.
@@ -203,6 +234,8 @@ pub const DEVICES: &[Device] = &[
         max_mcs: 12,
         max_mpdus: 64,
         max_ampdu_bytes: 131_072,
+        amsdu_msdus: 1,
+        max_amsdu_bytes: 0,
         host_pkt_ns: 0,
         rx_gain_db: 0.0,
         eirp_gain_dbm: 40.0,
@@ -216,6 +249,11 @@ pub const DEVICES: &[Device] = &[
         max_mcs: 9,
         max_mpdus: 64,
         max_ampdu_bytes: 0,
+        // The same X10 AP as rog-phone-2-11ac and its firmware's A-MSDU default (3 MSDUs, see
+        // there); the laptop's own chip is not named, and commodity 11ac clients also send
+        // A-MSDUs in A-MPDUs, so both directions use it.
+        amsdu_msdus: 3,
+        max_amsdu_bytes: 7_991,
         host_pkt_ns: 0,
         rx_gain_db: 0.0,
         eirp_gain_dbm: 26.0,
@@ -283,6 +321,10 @@ pub fn mac_timing(p: &PathCfg, dev: &Device) -> MacTiming {
     m.max_mpdus = dev.max_mpdus;
     if dev.max_ampdu_bytes > 0 {
         m.max_ampdu_bytes = m.max_ampdu_bytes.min(dev.max_ampdu_bytes);
+    }
+    m.amsdu_msdus = dev.amsdu_msdus.max(1);
+    if dev.max_amsdu_bytes > 0 {
+        m.max_amsdu_bytes = m.max_amsdu_bytes.min(dev.max_amsdu_bytes);
     }
     m
 }
@@ -603,5 +645,30 @@ mod tests {
         assert_eq!((ad.technology, ad.max_mcs, ad.max_mpdus, ad.host_pkt_ns), (Technology::Dot11ad, 12, 64, 4_830));
         let ac = find("rog-phone-2-11ac").expect("seed 002 11ac preset");
         assert_eq!((ac.technology, ac.max_mcs, ac.host_pkt_ns), (Technology::Dot11ac, 9, 0));
+        assert_eq!(ac.amsdu_msdus, 3);
+    }
+
+    /// A-MSDU settings stay within the standard: at least one MSDU per MPDU, a length limit
+    /// within the technology's maximum MPDU, and room for the device's MSDU count at MTU 1500.
+    #[test]
+    fn amsdu_presets_fit_the_standard() {
+        use crate::link::radio::mpdu_len;
+        for d in DEVICES {
+            assert!(d.amsdu_msdus >= 1, "{}: at least one MSDU per MPDU", d.name);
+            let std_max = match d.technology {
+                Technology::Dot11ac => vht::MAX_MPDU_BYTES,
+                Technology::Dot11n => crate::link::radio::HT_MAX_MPDU_IN_AMPDU_BYTES,
+                _ => dmg::MAX_MSDU_BYTES + crate::link::radio::MPDU_OVERHEAD_BYTES,
+            };
+            assert!(d.max_amsdu_bytes <= std_max, "{}: {} > {std_max}", d.name, d.max_amsdu_bytes);
+            if d.amsdu_msdus > 1 {
+                let len = mpdu_len((0..d.amsdu_msdus).map(|_| 1500));
+                assert!(len <= d.max_amsdu_bytes, "{}: {len} octets do not fit {}", d.name, d.max_amsdu_bytes);
+            }
+        }
+        // The generic presets follow the standard's baseline: A-MSDU is optional.
+        for t in [Technology::Dot11ad, Technology::Dot11ac, Technology::Dot11n] {
+            assert_eq!(default_for(t).amsdu_msdus, 1);
+        }
     }
 }

@@ -18,7 +18,7 @@
 //! UDP at MCS 8-9 whatever the signal) while jumbo frames reach multi-Gbit/s.
 
 use super::arf::Arf;
-use super::radio::{per_4096, MacTiming, RadioPhy};
+use super::radio::{ampdu_append, mpdu_len, per_4096, MacTiming, RadioPhy};
 use super::reorder::Reorder;
 use crate::energy::RadioMeter;
 use crate::engine::RngStream;
@@ -182,8 +182,18 @@ pub struct AirStats {
     pub busy_ns: [u64; 2],
 }
 
-/// A queued MPDU: the packet, its retries so far, its MAC sequence number.
-type Frame = (Packet, u8, u64);
+/// A queued MSDU: the packet, its retries so far, its (per-MSDU) sequence number, and the
+/// MPDU it went out in (`NO_MPDU` until first sent). The MSDUs of one A-MSDU share the MPDU:
+/// they are retried together, in the same MPDU, and dropped together.
+#[derive(Debug, Clone, Copy)]
+struct Frame {
+    p: Packet,
+    retries: u8,
+    seq: u64,
+    mpdu: u64,
+}
+
+const NO_MPDU: u64 = u64::MAX;
 
 struct Station {
     queue: VecDeque<Frame>,
@@ -212,7 +222,9 @@ struct Station {
 #[derive(Debug, Clone, Copy)]
 struct Txop {
     from: usize,
+    /// MSDUs (queued packets) and MPDUs on the air.
     n: usize,
+    m: usize,
     start: Time,
     end: Time,
 }
@@ -236,8 +248,10 @@ pub struct Medium {
     /// The received signal and how much better than the standard's sensitivity the receivers
     /// are: with it, the PER follows the MCS. Without it, PER is whatever `set_per` says.
     budget: Option<(f64, f64)>,
-    /// Scratch for the MPDUs of a TXOP that must be retried (reused: no allocation per TXOP).
+    /// Scratch for the MSDUs of a TXOP that must be retried (reused: no allocation per TXOP).
     failed: Vec<Frame>,
+    /// Next MPDU id (identifies the MSDUs of one A-MSDU in the queue).
+    next_mpdu: u64,
     /// Share of airtime other stations on the channel take (0 = none).
     foreign_share: f64,
     /// Contention share from `set_foreign_share`.
@@ -296,7 +310,8 @@ impl Medium {
             disconnected: false,
             pipe: [VecDeque::with_capacity(256), VecDeque::with_capacity(256)],
             rng,
-            failed: Vec::with_capacity(64),
+            failed: Vec::with_capacity(256),
+            next_mpdu: 0,
             released: Vec::with_capacity(64),
             foreign_share: 0.0,
             contention_share: 0.0,
@@ -333,7 +348,7 @@ impl Medium {
     fn count_busy(&mut self, from: usize, n: usize, start: Time, end: Time) {
         self.stats.busy_ns[from] += (end - start).ns();
         if let Some(m) = self.meter.as_mut() {
-            let data = self.st[from].queue.iter().take(n).any(|(p, _, _)| p.kind != Kind::Ack);
+            let data = self.st[from].queue.iter().take(n).any(|f| f.p.kind != Kind::Ack);
             m.busy(start, end, (from == STA) == data);
         }
     }
@@ -489,8 +504,28 @@ impl Medium {
         self.st[from].per_4096 = per_4096.clamp(0.0, 1.0);
     }
 
-    fn mpdu_bytes(&self, p: &Packet) -> u32 {
-        p.size_bytes + self.mac.mpdu_overhead_bytes
+    /// The MPDU starting at queue position `i` of station `from`: (MSDUs in it, its length from
+    /// MAC header to FCS). An MPDU already sent keeps its MSDUs (a retry resends the same
+    /// MPDU); otherwise the transmitter packs up to `amsdu_msdus` MSDUs not yet sent into one
+    /// A-MSDU, as long as it stays within the peer's maximum MPDU length.
+    fn mpdu_at(&self, from: usize, i: usize) -> (usize, u32) {
+        let q = &self.st[from].queue;
+        let head = q[i];
+        let mut k = 1usize;
+        if head.mpdu != NO_MPDU {
+            while i + k < q.len() && q[i + k].mpdu == head.mpdu {
+                k += 1;
+            }
+        } else {
+            while (k as u32) < self.mac.amsdu_msdus && i + k < q.len() && q[i + k].mpdu == NO_MPDU {
+                let next = mpdu_len(q.range(i..=i + k).map(|f| f.p.size_bytes));
+                if next > self.mac.max_amsdu_bytes {
+                    break;
+                }
+                k += 1;
+            }
+        }
+        (k, mpdu_len(q.range(i..i + k).map(|f| f.p.size_bytes)))
     }
 
     /// Offers a packet to station `from`'s queue; false (a drop) when it does not fit.
@@ -504,28 +539,39 @@ impl Medium {
         s.queue_bytes += p.size_bytes as u64;
         let seq = s.next_seq;
         s.next_seq += 1;
-        s.queue.push_back((p, 0, seq));
+        s.queue.push_back(Frame { p, retries: 0, seq, mpdu: NO_MPDU });
         self.try_start(now, wake);
         true
     }
 
-    /// Builds the aggregate at the head of `from`'s queue: (MPDUs, PSDU bytes).
-    fn aggregate(&self, from: usize) -> (usize, u32) {
-        let s = &self.st[from];
-        let (mut n, mut psdu) = (0usize, 0u32);
-        for (p, _, _) in s.queue.iter() {
-            let next = psdu + self.mpdu_bytes(p);
-            if n > 0
-                && (n as u32 >= self.mac.max_mpdus
+    /// Builds the aggregate at the head of `from`'s queue, marking which MSDUs share an MPDU:
+    /// (MSDUs, MPDUs, PSDU bytes). An A-MPDU holds up to `max_mpdus` MPDUs (the Block Ack
+    /// window counts MPDUs, not MSDUs), within the A-MPDU byte limit and the PPDU time limit.
+    fn aggregate(&mut self, from: usize) -> (usize, usize, u32) {
+        let (mut n, mut m, mut psdu) = (0usize, 0usize, 0u32);
+        let mcs = self.st[from].mcs;
+        while n < self.st[from].queue.len() {
+            let (k, len) = self.mpdu_at(from, n);
+            let next = ampdu_append(psdu, len);
+            if m > 0
+                && (m as u32 >= self.mac.max_mpdus
                     || next > self.mac.max_ampdu_bytes
-                    || self.phy.ppdu_ns(next, s.mcs) > self.mac.max_ppdu_ns)
+                    || self.phy.ppdu_ns(next, mcs) > self.mac.max_ppdu_ns)
             {
                 break;
             }
-            n += 1;
+            if self.st[from].queue[n].mpdu == NO_MPDU {
+                let id = self.next_mpdu;
+                self.next_mpdu += 1;
+                for f in self.st[from].queue.range_mut(n..n + k) {
+                    f.mpdu = id;
+                }
+            }
+            n += k;
+            m += 1;
             psdu = next;
         }
-        (n, psdu)
+        (n, m, psdu)
     }
 
     /// Starts a TXOP if the channel is idle and a station with frames has a free host.
@@ -537,7 +583,7 @@ impl Medium {
         if self.foreign_due > Time::ZERO && self.st.iter().any(|s| !s.queue.is_empty()) {
             let end = now + self.foreign_due;
             self.foreign_due = Time::ZERO;
-            self.busy = Some(Txop { from: OTHERS, n: 0, start: now, end });
+            self.busy = Some(Txop { from: OTHERS, n: 0, m: 0, start: now, end });
             wake.tx_done = Some(end);
             return;
         }
@@ -553,7 +599,7 @@ impl Medium {
                 wait = Some(wait.map_or(s.tx_free, |w| w.min(s.tx_free)));
                 continue;
             }
-            let (n, psdu) = self.aggregate(from);
+            let (n, m, psdu) = self.aggregate(from);
             let backoff = self.mac.slot_ns * (self.rng.next_u64() % (self.mac.cw_min as u64 + 1));
             let air_ns = self.mac.with_beacon_share(
                 self.mac.access_ns
@@ -571,7 +617,7 @@ impl Medium {
             let st = &mut self.st[from];
             st.tx_free = now + Time(host_ns);
             st.host_free = st.host_free.max(now) + Time(host_ns);
-            self.busy = Some(Txop { from, n, start: now, end });
+            self.busy = Some(Txop { from, n, m, start: now, end });
             self.last_from = from;
             self.stats.txops[from] += 1;
             wake.tx_done = Some(end);
@@ -630,13 +676,16 @@ impl Medium {
         self.count_busy(from, t.n, t.start, t.end);
         let per_4096 = self.st[from].per_4096;
         self.failed.clear();
-        let mut delivered_now = 0usize;
+        let mut failed_now = 0usize;
         let mut last_len = u32::MAX;
         let mut last_per = 0.0;
-        for _ in 0..t.n {
-            let (p, retries, seq) = self.st[from].queue.pop_front().expect("aggregate frames are queued");
+        let mut left = t.n;
+        while left > 0 {
+            // One MPDU: its MSDUs are received or lost together (one FCS covers the A-MSDU).
+            let (k, len) = self.mpdu_at(from, 0);
+            let k = k.min(left);
+            left -= k;
             self.stats.mpdus_sent[from] += 1;
-            let len = self.mpdu_bytes(&p);
             if len != last_len {
                 last_len = len;
                 last_per = per_for_len(per_4096, len);
@@ -647,28 +696,30 @@ impl Medium {
                 lost = self.rng.uniform() < per_for_len(self.st[from].per_int_4096, len);
                 self.stats.mpdus_interfered[from] += 1;
             }
-            if !lost {
-                delivered_now += 1;
-                self.st[from].queue_bytes -= p.size_bytes as u64;
-                self.stats.bytes_delivered[from] += p.size_bytes as u64;
-                self.st[to].reorder.accept(seq, p, &mut self.released);
-                self.pass_up(from, t.end, wake);
-                continue;
+            if lost {
+                self.stats.mpdus_failed[from] += 1;
+                failed_now += 1;
             }
-            self.stats.mpdus_failed[from] += 1;
-            if retries as u32 >= self.mac.retry_limit {
-                self.st[from].queue_bytes -= p.size_bytes as u64;
-                self.stats.drops_retry[from] += 1;
-                dropped.push(p);
-                self.st[to].reorder.skip(seq, &mut self.released);
-                self.pass_up(from, t.end, wake);
-            } else {
-                self.failed.push((p, retries + 1, seq));
+            for _ in 0..k {
+                let f = self.st[from].queue.pop_front().expect("aggregate frames are queued");
+                if !lost {
+                    self.st[from].queue_bytes -= f.p.size_bytes as u64;
+                    self.stats.bytes_delivered[from] += f.p.size_bytes as u64;
+                    self.st[to].reorder.accept(f.seq, f.p, &mut self.released);
+                    self.pass_up(from, t.end, wake);
+                } else if f.retries as u32 >= self.mac.retry_limit {
+                    self.st[from].queue_bytes -= f.p.size_bytes as u64;
+                    self.stats.drops_retry[from] += 1;
+                    dropped.push(f.p);
+                    self.st[to].reorder.skip(f.seq, &mut self.released);
+                    self.pass_up(from, t.end, wake);
+                } else {
+                    self.failed.push(Frame { retries: f.retries + 1, ..f });
+                }
             }
         }
-        // Commodity rate adaptation learns from this TXOP.
-        let failed_now = t.n - delivered_now;
-        if let Some(new) = self.st[from].arf.as_mut().and_then(|a| a.on_txop(t.n, failed_now)) {
+        // Commodity rate adaptation learns from this TXOP's MPDUs.
+        if let Some(new) = self.st[from].arf.as_mut().and_then(|a| a.on_txop(t.m, failed_now)) {
             self.st[from].mcs = new;
             self.refresh_per(from);
         }
@@ -727,8 +778,8 @@ impl Medium {
         if !up {
             if let Some(t) = self.busy.take().filter(|t| t.from != OTHERS) {
                 self.count_busy(t.from, t.n, t.start, now);
-                for (_, r, _) in self.st[t.from].queue.iter_mut().take(t.n) {
-                    *r = r.saturating_add(1);
+                for f in self.st[t.from].queue.iter_mut().take(t.n) {
+                    f.retries = f.retries.saturating_add(1);
                 }
             }
         } else {
@@ -746,11 +797,11 @@ impl Medium {
         self.disconnected = true;
         for from in 0..2 {
             let to = 1 - from;
-            while let Some((p, _, seq)) = self.st[from].queue.pop_front() {
-                self.st[from].queue_bytes -= p.size_bytes as u64;
+            while let Some(f) = self.st[from].queue.pop_front() {
+                self.st[from].queue_bytes -= f.p.size_bytes as u64;
                 self.stats.drops_retry[from] += 1;
-                dropped.push(p);
-                self.st[to].reorder.skip(seq, &mut self.released);
+                dropped.push(f.p);
+                self.st[to].reorder.skip(f.seq, &mut self.released);
             }
             self.pass_up(from, now, wake);
         }
@@ -760,7 +811,7 @@ impl Medium {
     pub fn count_in_network(&self, flow: u16, kind: Kind) -> u64 {
         let mut n = 0;
         for s in &self.st {
-            n += s.queue.iter().filter(|(p, _, _)| p.flow == flow && p.kind == kind).count();
+            n += s.queue.iter().filter(|f| f.p.flow == flow && f.p.kind == kind).count();
             n += s.reorder.held().filter(|p| p.flow == flow && p.kind == kind).count();
         }
         for d in &self.pipe {

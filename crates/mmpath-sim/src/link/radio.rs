@@ -89,6 +89,11 @@ pub struct MacTiming {
     pub max_ppdu_ns: u64,
     /// MAC header + FCS + LLC/SNAP + A-MPDU delimiter added to every IP packet.
     pub mpdu_overhead_bytes: u32,
+    /// MSDUs (IP packets) per MPDU: 1 = every MPDU carries one MSDU; more = the transmitter
+    /// packs up to this many queued MSDUs into one A-MSDU (a device property).
+    pub amsdu_msdus: u32,
+    /// Longest MPDU an A-MSDU may make (the peer's maximum MPDU length), octets.
+    pub max_amsdu_bytes: u32,
     /// Transmissions of an MPDU after the first before it is dropped.
     pub retry_limit: u32,
     /// Airtime per beacon interval that data cannot use (802.11ad's beacon header interval),
@@ -100,6 +105,16 @@ pub struct MacTiming {
 }
 
 impl MacTiming {
+    /// A full MPDU of `msdu_bytes`-octet IP packets (as many as one A-MSDU takes) with its
+    /// A-MPDU delimiter, octets: the frame length a backlogged sender's PER is judged at.
+    pub fn full_mpdu_bytes(&self, msdu_bytes: u32) -> u32 {
+        let mut k = 1;
+        while k < self.amsdu_msdus && mpdu_len((0..=k).map(|_| msdu_bytes)) <= self.max_amsdu_bytes {
+            k += 1;
+        }
+        DELIMITER_BYTES + mpdu_len((0..k).map(|_| msdu_bytes))
+    }
+
     /// A TXOP of `air_ns` on the air, counted with its share of the beacon header interval.
     pub fn with_beacon_share(&self, air_ns: u64) -> u64 {
         if self.beacon_header_ns == 0 {
@@ -110,9 +125,53 @@ impl MacTiming {
     }
 }
 
-/// QoS data MAC header (26) + FCS (4) + LLC/SNAP (8) + A-MPDU delimiter (4): IEEE 802.11-2016
-/// 9.2.4 / 9.3.2.1, 10.13 (A-MPDU).
-pub const MPDU_OVERHEAD_BYTES: u32 = 42;
+/// QoS Data MAC header (802.11-2016 9.2.4, 9.3.2.1): frame control, duration, three addresses,
+/// sequence control, QoS control.
+pub const MAC_HEADER_BYTES: u32 = 26;
+pub const FCS_BYTES: u32 = 4;
+/// LLC/SNAP encapsulation of an IP packet (RFC 1042), inside every MSDU.
+pub const LLC_SNAP_BYTES: u32 = 8;
+/// A-MPDU subframe delimiter (802.11-2016 9.7.1).
+pub const DELIMITER_BYTES: u32 = 4;
+/// A-MSDU subframe header: DA, SA, Length (802.11-2016 9.3.2.2.2, Figure 9-70).
+pub const AMSDU_SUBFRAME_HEADER_BYTES: u32 = 14;
+/// One IP packet as one MPDU in an A-MPDU: MAC header (26) + FCS (4) + LLC/SNAP (8) + A-MPDU
+/// delimiter (4) = 42 octets (before the subframe's padding).
+pub const MPDU_OVERHEAD_BYTES: u32 = MAC_HEADER_BYTES + FCS_BYTES + LLC_SNAP_BYTES + DELIMITER_BYTES;
+/// HT: longest MPDU (hence A-MSDU) inside an A-MPDU under a Block Ack agreement, 4095 octets
+/// (802.11-2016 9.7.1: the delimiter's MPDU length field; Linux IEEE80211_MAX_MPDU_LEN_HT_BA).
+pub const HT_MAX_MPDU_IN_AMPDU_BYTES: u32 = 4_095;
+
+/// `x` rounded up to a multiple of 4 (A-MSDU and A-MPDU subframes are padded to 4 octets, all
+/// but the last: 802.11-2016 9.3.2.2.2, 9.7.1).
+pub const fn pad4(x: u32) -> u32 {
+    x.div_ceil(4) * 4
+}
+
+/// Length of the MPDU (MAC header to FCS) carrying the IP packets `sizes`: one packet is a
+/// plain MSDU (header + LLC/SNAP + packet + FCS); two or more are an A-MSDU, each subframe
+/// (14-octet header + LLC/SNAP + packet) padded to 4 octets except the last.
+pub fn mpdu_len(sizes: impl IntoIterator<Item = u32>) -> u32 {
+    let (mut k, mut body, mut first) = (0u32, 0u32, 0u32);
+    for s in sizes {
+        if k == 0 {
+            first = s;
+        }
+        body = pad4(body) + AMSDU_SUBFRAME_HEADER_BYTES + LLC_SNAP_BYTES + s;
+        k += 1;
+    }
+    match k {
+        0 => 0,
+        1 => MAC_HEADER_BYTES + LLC_SNAP_BYTES + first + FCS_BYTES,
+        _ => MAC_HEADER_BYTES + body + FCS_BYTES,
+    }
+}
+
+/// PSDU length after appending an MPDU of `mpdu` octets to an A-MPDU of `psdu` octets: the
+/// previous subframe is padded to 4 octets, then delimiter + MPDU.
+pub const fn ampdu_append(psdu: u32, mpdu: u32) -> u32 {
+    pad4(psdu) + DELIMITER_BYTES + mpdu
+}
 /// Block Ack frame: 32 bytes with the compressed bitmap (802.11-2016 9.3.1.9).
 const BLOCK_ACK_BYTES: u32 = 32;
 /// dot11ShortRetryLimit (802.11-2016 Annex C): 7.
@@ -139,6 +198,9 @@ impl MacTiming {
             max_ampdu_bytes: dmg::MAX_AMPDU_BYTES,
             max_ppdu_ns: dmg::PPDU_MAX_TIME_NS,
             mpdu_overhead_bytes: MPDU_OVERHEAD_BYTES,
+            amsdu_msdus: 1,
+            // DMG MSDU limit plus its headers (A-MSDU is not used by the 802.11ad presets).
+            max_amsdu_bytes: dmg::MAX_MSDU_BYTES + MPDU_OVERHEAD_BYTES,
             retry_limit: RETRY_LIMIT,
             beacon_header_ns: dmg::beacon_header_ns(),
             beacon_interval_ns: dmg::BEACON_INTERVAL_NS,
@@ -159,6 +221,8 @@ impl MacTiming {
             max_ampdu_bytes: vht::MAX_AMPDU_BYTES,
             max_ppdu_ns: vht::PPDU_MAX_TIME_NS,
             mpdu_overhead_bytes: MPDU_OVERHEAD_BYTES,
+            amsdu_msdus: 1,
+            max_amsdu_bytes: vht::MAX_MPDU_BYTES,
             retry_limit: RETRY_LIMIT,
             beacon_header_ns: 0,
             beacon_interval_ns: 0,
@@ -179,6 +243,8 @@ impl MacTiming {
             max_ampdu_bytes: ht::MAX_AMPDU_BYTES,
             max_ppdu_ns: ht::PPDU_MAX_TIME_NS,
             mpdu_overhead_bytes: MPDU_OVERHEAD_BYTES,
+            amsdu_msdus: 1,
+            max_amsdu_bytes: HT_MAX_MPDU_IN_AMPDU_BYTES,
             retry_limit: RETRY_LIMIT,
             beacon_header_ns: 0,
             beacon_interval_ns: 0,

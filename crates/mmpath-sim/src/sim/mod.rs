@@ -15,7 +15,7 @@ use crate::engine::{EventQueue, RngStream};
 use crate::link::channel::{Action, Channel};
 use crate::link::device;
 use crate::link::medium::{AirWake, Medium, SharedCpu, AP, STA};
-use crate::link::radio::{ideal_mcs, MPDU_OVERHEAD_BYTES};
+use crate::link::radio::ideal_mcs;
 use crate::link::schedule::Schedule;
 use crate::link::trace::{self as chtrace, TraceFormat, TraceOpts, TraceStep};
 use crate::link::{Link, LinkCfg, Wake};
@@ -350,7 +350,9 @@ impl Simulation {
             let rssi = channel.rssi_dbm();
             let adaptation = p.rate_adaptation.unwrap_or(RateAdaptation::Ideal);
             let ladder = device::mcs_ladder(p, dev);
-            let mpdu_bytes = p.mtu_bytes + MPDU_OVERHEAD_BYTES;
+            let mac = device::mac_timing(p, dev);
+            // A backlogged sender's MPDU (an A-MSDU where the device packs them).
+            let mpdu_bytes = mac.full_mpdu_bytes(p.mtu_bytes);
             let mcs = match (p.mcs, adaptation) {
                 (Some(m), _) => m,
                 (None, RateAdaptation::Ideal) => {
@@ -361,7 +363,7 @@ impl Simulation {
             };
             let mut m = Medium::new(
                 phy,
-                device::mac_timing(p, dev),
+                mac,
                 dev.host_pkt_ns,
                 Time::from_ms_f64(p.delay_ms),
                 p.queue_bytes.unwrap_or(0),
