@@ -23,6 +23,8 @@ pub struct Device {
     pub max_amsdu_bytes: u32,
     /// Host/driver time per packet sent or received (one core for the interface).
     pub host_pkt_ns: u64,
+    /// Extra host time per data packet the client (not the AP) sends, ns.
+    pub client_tx_pkt_ns: u64,
     /// How much better than the standard's minimum sensitivity the receiver is, dB.
     pub rx_gain_db: f64,
     /// Transmit power plus both antennas' gains, dBm: RSSI = this - path loss.
@@ -47,6 +49,7 @@ const WIL6210_DOCK: Device = Device {
     amsdu_msdus: 1,
     max_amsdu_bytes: 0,
     host_pkt_ns: 0,
+    client_tx_pkt_ns: 0,
     rx_gain_db: 0.0,
     // Seed 001 section III: the two top rates (MCS 10 and 11) hold up to 20 ft (6.1 m) and no
     // further: there the RSSI is MCS 10's sensitivity (-55 dBm). In the lobby's channel
@@ -70,6 +73,7 @@ pub const DEVICES: &[Device] = &[
         amsdu_msdus: 1,
         max_amsdu_bytes: 0,
         host_pkt_ns: 0,
+        client_tx_pkt_ns: 0,
         rx_gain_db: 0.0,
         // 10 dBm conducted + 2 x 15 dBi phased arrays, a typical 802.11ad budget.
         eirp_gain_dbm: 40.0,
@@ -95,6 +99,7 @@ pub const DEVICES: &[Device] = &[
         // Seed 000: UDP at MTU 1500 reaches about 1 Gbit/s at MCS 8-9 whatever the signal,
         // i.e. the hosts move ~83 k packets/s: 1500 B x 8 / 1 Gbit/s = 12 us per packet.
         host_pkt_ns: 12_000,
+        client_tx_pkt_ns: 0,
         // Seed 000 Fig. 4: at -65..-69 dBm the module still carries UDP at MCS 8 (standard
         // minimum sensitivity -61 dBm) and loses throughput only at MCS 9 (-59 dBm): its
         // receiver (or its RSSI scale) is ~8 dB better than the standard's minimum.
@@ -127,6 +132,7 @@ pub const DEVICES: &[Device] = &[
         amsdu_msdus: 1,
         max_amsdu_bytes: 0,
         host_pkt_ns: 0,
+        client_tx_pkt_ns: 0,
         rx_gain_db: 0.0,
         // 20 dBm + 2 x 3 dBi.
         eirp_gain_dbm: 26.0,
@@ -143,6 +149,7 @@ pub const DEVICES: &[Device] = &[
         amsdu_msdus: 1,
         max_amsdu_bytes: 0,
         host_pkt_ns: 0,
+        client_tx_pkt_ns: 0,
         rx_gain_db: 0.0,
         eirp_gain_dbm: 26.0,
         retrain_ms: 0.0,
@@ -175,9 +182,16 @@ pub const DEVICES: &[Device] = &[
         // 1.6 Gbps" (refs [9, 10]) although SC MCS 12 is 4620 Mbit/s: the host caps it. At the
         // default MTU 1500 (MSS 1448), 1600 Mbit/s of goodput is 138.1 k segments/s plus one
         // delayed ACK per two segments, 69.1 k/s: 207.2 k packets/s through the host =
-        // 1 / 207.2 k = 4.83 us per packet. Seed 002's uplink figure (1450 Mbit/s) is not
-        // separately modelled: the host cost is one number for both directions.
+        // 1 / 207.2 k = 4.83 us per packet.
         host_pkt_ns: 4_830,
+        // Seed 002 section 3.2 (FACTS.md "Energy"): single-path 11ad TCP reaches 1450 Mbit/s
+        // uplink against 1600 downlink. Both stations of a path share the preset, so with one
+        // per-packet cost the two directions are symmetric (1600 each); the difference is the
+        // phone's own cost of sending a segment (the AP, a router, is not characterised). Sending
+        // at 1450 Mbit/s the phone handles 125.2 k segments/s (MSS 1448) plus 62.6 k ACKs/s:
+        // 1448 x 8 / 1450 Mbit/s = 7.989 us per segment = 4.83 (send) + 4.83 / 2 (ACK) + x,
+        // x = 0.744 us more per data packet the phone sends. Set once from that device fact.
+        client_tx_pkt_ns: 744,
         // Not characterised by seed 002 (the phone is 1 m from the AP: any budget gives the top
         // MCS); the standard's minimum sensitivity and the generic budget.
         rx_gain_db: 0.0,
@@ -217,6 +231,7 @@ pub const DEVICES: &[Device] = &[
         // supported without GRO using SPTCP": the host does not cap 11ac at its 600 Mbit/s, the
         // MAC does (FACTS.md: TCP goodput ~65-70 % of the 866.7 Mbit/s PHY rate). No host cost.
         host_pkt_ns: 0,
+        client_tx_pkt_ns: 0,
         rx_gain_db: 0.0,
         // Not characterised by seed 002; the generic budget (20 dBm + 2 x 3 dBi).
         eirp_gain_dbm: 26.0,
@@ -237,6 +252,7 @@ pub const DEVICES: &[Device] = &[
         amsdu_msdus: 1,
         max_amsdu_bytes: 0,
         host_pkt_ns: 0,
+        client_tx_pkt_ns: 0,
         rx_gain_db: 0.0,
         eirp_gain_dbm: 40.0,
         retrain_ms: 500.0,
@@ -255,6 +271,7 @@ pub const DEVICES: &[Device] = &[
         amsdu_msdus: 3,
         max_amsdu_bytes: 7_991,
         host_pkt_ns: 0,
+        client_tx_pkt_ns: 0,
         rx_gain_db: 0.0,
         eirp_gain_dbm: 26.0,
         retrain_ms: 0.0,
@@ -643,6 +660,9 @@ mod tests {
         assert_eq!(default_for(Technology::Dot11ac).name, "generic-11ac");
         let ad = find("rog-phone-2-11ad").expect("seed 002 11ad preset");
         assert_eq!((ad.technology, ad.max_mcs, ad.max_mpdus, ad.host_pkt_ns), (Technology::Dot11ad, 12, 64, 4_830));
+        // 1.5 x host_pkt_ns + client_tx_pkt_ns per segment sent = 1448 x 8 bits / 1450 Mbit/s.
+        let per_seg = (3 * ad.host_pkt_ns / 2 + ad.client_tx_pkt_ns) as f64;
+        assert!((1448.0 * 8.0 / per_seg * 1e3 - 1450.0).abs() < 1.0, "{per_seg}");
         let ac = find("rog-phone-2-11ac").expect("seed 002 11ac preset");
         assert_eq!((ac.technology, ac.max_mcs, ac.host_pkt_ns), (Technology::Dot11ac, 9, 0));
         assert_eq!(ac.amsdu_msdus, 3);

@@ -270,6 +270,8 @@ pub struct Medium {
     pub stats: AirStats,
     /// The client's shared receive server and its cost per packet received here (energy.rs).
     client_cpu: Option<(SharedCpu, u64)>,
+    /// Extra host time per data packet the client sends, on top of `host_pkt_ns` (device.rs).
+    client_tx_pkt_ns: u64,
     /// The client radio's power meter (energy.rs), if its device's power is characterised.
     meter: Option<RadioMeter>,
 }
@@ -323,6 +325,7 @@ impl Medium {
             budget: None,
             stats: AirStats::default(),
             client_cpu: None,
+            client_tx_pkt_ns: 0,
             meter: None,
         }
     }
@@ -330,6 +333,11 @@ impl Medium {
     /// Every packet the client receives also passes its host's shared server, `pkt_ns` each.
     pub fn set_client_cpu(&mut self, cpu: SharedCpu, pkt_ns: u64) {
         self.client_cpu = Some((cpu, pkt_ns));
+    }
+
+    /// The client's host spends `ns` more on every data packet it sends (not on ACKs).
+    pub fn set_client_tx_pkt_ns(&mut self, ns: u64) {
+        self.client_tx_pkt_ns = ns;
     }
 
     /// Meters the client radio's power from the TXOPs (energy.rs).
@@ -610,7 +618,11 @@ impl Medium {
                     + self.mac.ack_ns,
             );
             // The host hands the driver n packets; the TXOP cannot end before they are ready.
-            let host_ns = n as u64 * self.host_pkt_ns;
+            let mut host_ns = n as u64 * self.host_pkt_ns;
+            if from == STA && self.client_tx_pkt_ns > 0 {
+                let data = self.st[from].queue.iter().take(n).filter(|f| matches!(f.p.kind, Kind::Data | Kind::Udp));
+                host_ns += data.count() as u64 * self.client_tx_pkt_ns;
+            }
             let end = now + Time(air_ns.max(host_ns));
             // The sending work occupies the one server: received packets still queued are
             // processed that much later (the capacity stays shared by both directions).

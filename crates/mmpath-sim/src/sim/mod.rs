@@ -383,6 +383,7 @@ impl Simulation {
                 m.set_client_cpu(client_cpu.clone(), ns);
             }
             m.set_signal(rssi, dev.rx_gain_db);
+            m.set_client_tx_pkt_ns(dev.client_tx_pkt_ns);
             if adaptation == RateAdaptation::Commodity {
                 m.use_arf(AP, ladder.clone());
                 m.use_arf(STA, ladder.clone());
