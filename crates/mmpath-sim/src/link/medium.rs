@@ -998,6 +998,133 @@ mod tests {
         assert_eq!(got[AP], 1);
     }
 
+    /// An 802.11ac medium (80 MHz, 2 SS, short GI, MCS 9) whose stations pack `amsdu` MSDUs per
+    /// MPDU, no random backoff.
+    fn vht_medium(amsdu: u32, host_pkt_ns: u64) -> Medium {
+        let mut mac = MacTiming::vht();
+        mac.cw_min = 0;
+        mac.amsdu_msdus = amsdu;
+        mac.max_amsdu_bytes = 7991;
+        let phy = RadioPhy::Vht { bw: crate::link::phy::vht::Bandwidth::Mhz80, nss: 2, sgi: true };
+        Medium::new(phy, mac, host_pkt_ns, Time::ZERO, 10_000_000, 9, RngStream::new(1, 1))
+    }
+
+    /// With A-MSDU the 64-MPDU window carries three times the packets: 200 packets go out as
+    /// 64 MPDUs of 3 (192) then 3 of 3 minus one (8 packets: 3 + 3 + 2) in a second TXOP.
+    #[test]
+    fn amsdu_packs_msdus_into_each_mpdu() {
+        let mut m = vht_medium(3, 0);
+        let mut w = AirWake::default();
+        m.set_up(Time::ZERO, false, &mut w);
+        for _ in 0..200 {
+            m.enqueue(Time::ZERO, AP, pkt(0, 1500), &mut w);
+        }
+        m.set_up(Time::ZERO, true, &mut w);
+        let first = w.tx_done.expect("a TXOP");
+        let mac = m.mac;
+        let psdu = 64 * 4604;
+        let expected = mac.access_ns + m.phy.ppdu_ns(psdu, 9) + mac.sifs_ns + mac.ack_ns;
+        assert_eq!(first, Time(expected), "192 packets in one 294,656-octet PSDU");
+        let (got, _) = drain(&mut m, Time::ZERO, w);
+        assert_eq!(got[AP], 200);
+        assert_eq!((m.stats.txops[AP], m.stats.mpdus_sent[AP]), (2, 64 + 3));
+        // Without A-MSDU the same backlog takes 4 TXOPs of up to 64 MPDUs.
+        let mut m = vht_medium(1, 0);
+        let mut w = AirWake::default();
+        m.set_up(Time::ZERO, false, &mut w);
+        for _ in 0..200 {
+            m.enqueue(Time::ZERO, AP, pkt(0, 1500), &mut w);
+        }
+        m.set_up(Time::ZERO, true, &mut w);
+        drain(&mut m, Time::ZERO, w);
+        assert_eq!((m.stats.txops[AP], m.stats.mpdus_sent[AP]), (4, 200));
+    }
+
+    /// One FCS covers an A-MSDU: a lost MPDU loses all its MSDUs, which are retried together
+    /// (in the same MPDU, not regrouped with packets queued since) and dropped together.
+    #[test]
+    fn a_lost_amsdu_loses_all_its_msdus() {
+        let mut m = vht_medium(3, 0);
+        m.set_per(AP, 1.0);
+        let mut w = AirWake::default();
+        m.set_up(Time::ZERO, false, &mut w);
+        for _ in 0..2 {
+            m.enqueue(Time::ZERO, AP, pkt(0, 1500), &mut w);
+        }
+        m.set_up(Time::ZERO, true, &mut w);
+        let end = w.tx_done.take().expect("a TXOP");
+        // Two more packets arrive while the 2-MSDU MPDU is on the air.
+        for _ in 0..2 {
+            m.enqueue(Time::ZERO, AP, pkt(0, 1500), &mut w);
+        }
+        let mut dropped = Vec::new();
+        m.on_tx_done(end, &mut w, &mut dropped);
+        assert_eq!((m.stats.mpdus_sent[AP], m.stats.mpdus_failed[AP]), (1, 1));
+        assert_eq!(m.st[AP].queue.iter().map(|f| f.retries).collect::<Vec<_>>(), [1, 1, 0, 0]);
+        // The retry is the same 2-MSDU MPDU; the new packets make another (not 3 + 1).
+        assert!(m.busy.is_some_and(|t| (t.n, t.m) == (4, 2)), "{:?}", m.busy);
+        let ids: Vec<u64> = m.st[AP].queue.iter().map(|f| f.mpdu).collect();
+        assert!(ids[0] == ids[1] && ids[2] == ids[3] && ids[1] != ids[2], "{ids:?}");
+        // Every MPDU fails until its retry limit: all four packets dropped, in 2 x 8 MPDUs.
+        let (got, _) = drain(&mut m, end, w);
+        assert_eq!(got, [0, 0]);
+        assert_eq!(m.stats.drops_retry[AP], 4);
+        assert_eq!(m.stats.mpdus_failed[AP], 2 * (m.mac.retry_limit as u64 + 1));
+        assert_eq!(m.queue_bytes(AP), 0);
+    }
+
+    /// The A-MSDU never exceeds the peer's maximum MPDU length: at 3895 octets (the smallest
+    /// VHT limit) three 1500-byte packets (4600) do not fit, two (3076) do.
+    #[test]
+    fn amsdu_respects_the_mpdu_length_limit() {
+        let mut m = vht_medium(3, 0);
+        m.mac.max_amsdu_bytes = 3895;
+        let mut w = AirWake::default();
+        m.set_up(Time::ZERO, false, &mut w);
+        for _ in 0..6 {
+            m.enqueue(Time::ZERO, AP, pkt(0, 1500), &mut w);
+        }
+        let (n, mpdus, _) = m.aggregate(AP);
+        assert_eq!((n, mpdus), (6, 3));
+        // Small packets (ACKs) fill the count instead.
+        let mut m = vht_medium(3, 0);
+        m.set_up(Time::ZERO, false, &mut w);
+        for _ in 0..7 {
+            m.enqueue(Time::ZERO, AP, pkt(0, 52), &mut w);
+        }
+        assert_eq!(m.aggregate(AP).1, 3);
+    }
+
+    /// The client's extra cost per data packet it sends: a client TXOP of n data packets holds
+    /// its host n x (host_pkt_ns + client_tx_pkt_ns); the AP's does not pay it.
+    #[test]
+    fn client_transmit_cost_applies_to_its_data_only() {
+        let mut m = medium(4_830);
+        m.set_client_tx_pkt_ns(744);
+        let mut w = AirWake::default();
+        m.set_up(Time::ZERO, false, &mut w);
+        for _ in 0..10 {
+            m.enqueue(Time::ZERO, STA, pkt(0, 1500), &mut w);
+            m.enqueue(Time::ZERO, AP, pkt(0, 1500), &mut w);
+        }
+        m.set_up(Time::ZERO, true, &mut w);
+        // The AP goes first (the client counts as the last sender at the start): 10 x 4830.
+        assert_eq!(m.st[AP].tx_free, Time(10 * 4_830));
+        let end = w.tx_done.take().expect("AP TXOP");
+        let mut dropped = Vec::new();
+        m.on_tx_done(end, &mut w, &mut dropped);
+        // Then the client: 10 x (4830 + 744).
+        assert_eq!(m.st[STA].tx_free, end + Time(10 * (4_830 + 744)));
+        // ACKs from the client cost only host_pkt_ns.
+        let mut m = medium(4_830);
+        m.set_client_tx_pkt_ns(744);
+        let mut w = AirWake::default();
+        let mut ack = pkt(0, 52);
+        ack.kind = Kind::Ack;
+        m.enqueue(Time::ZERO, STA, ack, &mut w);
+        assert_eq!(m.st[STA].tx_free, Time(4_830));
+    }
+
     /// Contention: other stations take the asked share of the airtime.
     #[test]
     fn contention_takes_its_share_of_airtime() {

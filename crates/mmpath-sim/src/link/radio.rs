@@ -361,6 +361,57 @@ mod efficiency_tests {
         assert!((e - 0.86).abs() < 0.04, "efficiency {e:.3}");
     }
 
+    /// Frame lengths at hand-computed points (802.11-2016 9.3.2.2.2 A-MSDU subframes, 9.7.1
+    /// A-MPDU subframes, both padded to 4 octets except the last).
+    #[test]
+    fn mpdu_and_ampdu_lengths() {
+        // One 1500-byte IP packet: 26 + 8 + 1500 + 4 = 1538; with its delimiter 1542.
+        assert_eq!(mpdu_len([1500]), 1538);
+        assert_eq!(ampdu_append(0, 1538), 1542);
+        // Second MPDU: the first subframe is padded 1542 -> 1544, then 4 + 1538.
+        assert_eq!(ampdu_append(1542, 1538), 3086);
+        // A-MSDU of three: subframes 14 + 8 + 1500 = 1522, padded to 1524 but the last:
+        // 1524 + 1524 + 1522 = 4570; MPDU 26 + 4570 + 4 = 4600 (already 4-aligned).
+        assert_eq!(mpdu_len([1500, 1500, 1500]), 4600);
+        assert_eq!(ampdu_append(ampdu_append(0, 4600), 4600), 9208);
+        // Two TCP ACKs (52 bytes): 74 -> 76 + 74 = 150; 26 + 150 + 4 = 180.
+        assert_eq!(mpdu_len([52, 52]), 180);
+        assert_eq!(mpdu_len([]), 0);
+        // The MPDU a backlogged sender's PER is judged at.
+        let mut mac = MacTiming::vht();
+        assert_eq!(mac.full_mpdu_bytes(1500), 1542);
+        mac.amsdu_msdus = 3;
+        assert_eq!(mac.full_mpdu_bytes(1500), 4604);
+        mac.max_amsdu_bytes = 3895; // the smallest VHT maximum MPDU length: two fit
+        assert_eq!(mac.full_mpdu_bytes(1500), 4 + mpdu_len([1500, 1500]));
+        assert_eq!(MacTiming::ht(ht::Band::Ghz5).max_amsdu_bytes, 4095);
+    }
+
+    /// 802.11ac, 80 MHz, 2 SS, short GI, MCS 9 (866.7 Mbit/s), 64-MPDU A-MPDUs of 1500-byte
+    /// packets, mean backoff (7.5 slots), by hand:
+    /// - one MSDU per MPDU: PSDU 63 x 1544 + 1542 = 98,814 octets; N_SYM = ceil((8 x 98,814
+    ///   + 16 + 6 x 2) / 3120) = 254, 914.4 us -> 916 us (whole 4 us) + 44 us preamble = 960 us;
+    ///   TXOP 43 + 67.5 + 960 + 16 + 32 = 1118.5 us for 768,000 bits: 686.6 Mbit/s = 79.2 %;
+    /// - three MSDUs per MPDU (A-MSDU): PSDU 64 x 4604 = 294,656; N_SYM = ceil(2,357,276 / 3120)
+    ///   = 756, 2721.6 -> 2724 us + 44 = 2768 us; TXOP 2926.5 us for 2,304,000 bits:
+    ///   787.3 Mbit/s = 90.8 %.
+    #[test]
+    fn vht_efficiency_with_and_without_amsdu() {
+        let phy = RadioPhy::Vht { bw: vht::Bandwidth::Mhz80, nss: 2, sgi: true };
+        let mac = MacTiming::vht();
+        let psdu = |k: u32| (0..64).fold(0, |acc, _| ampdu_append(acc, mpdu_len((0..k).map(|_| 1500))));
+        assert_eq!(psdu(1), 98_814);
+        assert_eq!(psdu(3), 294_656);
+        assert_eq!(phy.ppdu_ns(98_814, 9), 960_000);
+        assert_eq!(phy.ppdu_ns(294_656, 9), 2_768_000);
+        let eff = |k: u32| {
+            let txop = mac.access_ns as f64 + 67_500.0 + phy.ppdu_ns(psdu(k), 9) as f64 + 16_000.0 + 32_000.0;
+            (64 * k * 1500 * 8) as f64 / txop * 1e9 / phy.rate_bps(9) as f64
+        };
+        assert!((eff(1) - 0.792).abs() < 0.001, "{}", eff(1));
+        assert!((eff(3) - 0.908).abs() < 0.001, "{}", eff(3));
+    }
+
     /// Small frames cost far more airtime per byte than jumbo frames (seed 000's MTU effect).
     #[test]
     fn dmg_efficiency_depends_on_frame_size_and_aggregation() {
