@@ -360,12 +360,30 @@ def _check_musher(runs: pd.DataFrame, mode: Mode):
 
 
 # x-musher draws on two experiments; the registry gives a claim one, so it gets its own
-# experiment made of the contention and blockage points it needs.
+# experiment made of the points it needs. Its contention differs from 004-contention's in one
+# respect: the contending stations start mid-run, at MUSHER_ONSET_S. MuSher is a reaction to
+# change (its searches are triggered by a sustained rate or send-queue change, FACTS.md /
+# mptcp_musher.c trigger_search); with contention present from t = 0 it has no change to react
+# to and keeps its 73:27 start, which measures the start ratio, not the scheduler. Throughput
+# is the connection's mean from the onset to the end of the run, for both schedulers.
+MUSHER_ONSET_S = 4.0
+MUSHER_RUN_S = {True: 10.0, False: 16.0}  # fast / full: 6 s or 12 s of contention
+
+
+def _musher_cont_points(mode: Mode) -> list[Point]:
+    dur = MUSHER_RUN_S[mode.fast]
+    pts = []
+    for load in (LOADS_FAST if mode.fast else LOADS_FULL):
+        ev = [{"kind": "contention", "t_s": MUSHER_ONSET_S, "duration_s": dur - MUSHER_ONSET_S,
+               "load_mbps": float(load)}]
+        for k in ("default", "musher"):
+            pts.append(Point({"load": load, "kind": k, "case": "contention"},
+                             scenario("x-musher", dur, _flow(k), paths(events_ac=ev))))
+    return pts
 
 
 def _musher_points(mode: Mode) -> list[Point]:
-    pts = [p for p in _cont_points(mode) if p.key["kind"] in ("default", "musher")]
-    pts = [Point({**p.key, "case": "contention"}, p.scenario) for p in pts]
+    pts = _musher_cont_points(mode)
     for p in _block_points(mode):
         if p.key["kind"] in ("default", "musher"):
             pts.append(Point({"kind": p.key["kind"], "load": -1, "case": "blockage"}, p.scenario))
@@ -376,7 +394,11 @@ def _musher_measure(res, point: Point, mode: Mode):
     if point.key["case"] == "blockage":
         row, _ = _block_measure(res, point, mode)
         return row
-    return {**_cont_measure(res, point, mode), "resume_delay_s": np.nan}
+    dur = MUSHER_RUN_S[mode.fast]
+    b = _bins(res, dur)
+    t = np.arange(len(b[-1])) * BIN_S
+    after = t >= MUSHER_ONSET_S - 1e-9
+    return {"goodput_mbps": float(b[-1][after].mean()), "resume_delay_s": np.nan}
 
 
 experiment(Experiment(
@@ -390,8 +412,9 @@ claim(Claim(
     claim="MuSher beats the default scheduler under contention and blockage, in the direction of its paper's "
           "1.5x throughput and 8x faster recovery",
     paper="MuSher (MobiCom'19): up to 1.5x throughput and 8x faster recovery than default MPTCP in WLANs",
-    criterion="same set-ups as 004-contention and 004-blockage, MuSher from 73:27: at every contention load "
-              "MuSher's mean throughput > default's, and MuSher's mean 11ad resume delay < default's "
-              "(ratios printed against the paper's 1.5x / 8x)",
+    criterion="004-contention's loads, but starting at 4 s of a 16 s run (fast: 10 s), and 004-blockage's set-up; "
+              "MuSher from 73:27: at every contention load MuSher's mean connection throughput from the onset on > "
+              "default's, and MuSher's mean 11ad resume delay < default's (ratios printed against the paper's "
+              "1.5x / 8x)",
     check=_check_musher,
 ))
