@@ -235,7 +235,7 @@ fn amuse_scan_drains_before_the_scan() {
             r#"{{"duration_s": 4,
                 "path": [{{"name": "11ad", "technology": "11ad", "device": "panasonic-wigig", "mcs": 8, "mtu_bytes": 7912, "signal": "strong"}},
                          {{"name": "11ac", "technology": "11ac", "bandwidth_mhz": 80, "streams": 2, "mcs": 9, "mtu_bytes": 1500, "signal": "strong",
-                           "event": [{{"kind": "scan", "t_s": 1, "duration_s": 3, "every_s": 1, "scan_ms": 300}}]}}],
+                           "event": [{{"kind": "scan", "t_s": 1, "duration_s": 3, "every_s": 1, "scan_ms": 300, "rest_ms": 0}}]}}],
                 "flow": [{{"name": "mp", "kind": "mptcp", "kernel": "linux-v0.9x", "scheduler": "amuse", "ratio": 70,
                            "amuse": {{"scan": {scan}, "contention": false, "blockage": false}}}}]}}"#
         );
