@@ -72,7 +72,6 @@ pub(super) struct SubState {
     hs_rto: Time,
     /// cwnd and ssthresh before the RTO that started the current loss episode.
     pre_loss: Option<(u32, u32)>,
-    last_penalty: Option<Time>,
     pub scanning: bool,
     pub scheduled_bytes: u64,
     pub reinjected_bytes: u64,
@@ -318,7 +317,6 @@ pub(super) fn build(
             hs_deadline: None,
             hs_rto: SYN_TIMEOUT,
             pre_loss: None,
-            last_penalty: None,
             scanning: false,
             scheduled_bytes: 0,
             reinjected_bytes: 0,
@@ -629,7 +627,7 @@ impl Simulation {
         let any = !actions.is_empty();
         for a in actions.drain(..) {
             match a {
-                SchedAction::Penalize(j) => self.penalize(now, c, j),
+                SchedAction::Penalize(j) => self.penalize(c, j),
                 SchedAction::ReinjectHeadOfLine(j) => self.reinject_hol(now, c, j),
                 SchedAction::ClearPf(j) => {
                     if let Some(st) = self.conns[c as usize].subs.get_mut(j) {
@@ -646,16 +644,14 @@ impl Simulation {
         any
     }
 
-    /// v0.9x mptcp_rcv_buf_optimization's penalty: halve the slow subflow's cwnd, at most
-    /// once per its RTT (the scheduler keeps the source's own per-RTT guard too).
-    fn penalize(&mut self, now: Time, c: u16, j: usize) {
+    /// v0.9x mptcp_rcv_buf_optimization's penalty: halve the slow subflow's cwnd. How often
+    /// is the scheduler's call: the source's only guard is per penalizing (fast) subflow, once
+    /// per *its* RTT (`dsp->last_rbuf_opti`, net/mptcp/mptcp_sched.c); the slow subflow may be
+    /// halved again within its own RTT (no per-slow-subflow guard since v0.90).
+    fn penalize(&mut self, c: u16, j: usize) {
         let Some(st) = self.conns[c as usize].subs.get(j) else { return };
         let fi = st.flow as usize;
         let s = self.flows[fi].sender.as_mut().expect("tcp");
-        let rtt = s.rtt.srtt().unwrap_or(Time::from_ms(1));
-        if st.last_penalty.is_some_and(|t| now < t + rtt) {
-            return;
-        }
         // mptcp_rcv_buf_optimization: ssthresh follows only if cwnd was at or above it.
         let old = s.w.cwnd;
         s.w.cwnd = (old / 2).max(1);
@@ -663,7 +659,6 @@ impl Simulation {
             s.w.ssthresh = (s.w.ssthresh / 2).max(2);
         }
         let cn = &mut self.conns[c as usize];
-        cn.subs[j].last_penalty = Some(now);
         cn.stats.penalizations += 1;
     }
 
