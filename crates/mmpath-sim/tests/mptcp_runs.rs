@@ -324,7 +324,12 @@ fn every_penalty_the_scheduler_asks_for_is_applied() {
             Some(0)
         }
     }
-    let json = two_paths(r#""rate_mbps": 100, "delay_ms": 1"#, r#""rate_mbps": 100, "delay_ms": 50"#, r#""scheduler": "minrtt""#, 1.0);
+    let json = two_paths(
+        r#""rate_mbps": 100, "delay_ms": 1"#,
+        r#""rate_mbps": 100, "delay_ms": 50"#,
+        r#""scheduler": "minrtt""#,
+        1.0,
+    );
     let mut sim = Simulation::from_json(&json, 1).expect("valid scenario");
     sim.set_scheduler("mp", Box::new(TwoPenalties(0))).unwrap();
     let out = sim.finish();

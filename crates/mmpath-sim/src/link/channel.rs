@@ -483,10 +483,7 @@ mod tests {
     fn a_scan_alternates_dwells_and_returns_home() {
         // 40 ms away, 100 ms home, for 300 ms: dwells at 0, 140, 280 (cut at 300).
         let p = ScanPattern::new(Time::from_ms(300), Time::from_ms(40), Time::from_ms(100));
-        assert_eq!(
-            timeline(p),
-            vec![(0, true), (40, false), (140, true), (180, false), (280, true), (300, false)]
-        );
+        assert_eq!(timeline(p), vec![(0, true), (40, false), (140, true), (180, false), (280, true), (300, false)]);
         assert_eq!(p.off_time(), Time::from_ms(100));
         assert!(p.off_at(Time::from_ms(150)) && !p.off_at(Time::from_ms(100)) && !p.off_at(Time::from_ms(300)));
         // A scan that ends while home: the last change is the return after the last dwell.
