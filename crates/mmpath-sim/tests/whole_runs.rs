@@ -415,11 +415,20 @@ fn scans_cost_their_duty_cycle() {
         run(&json, 1)
     };
     let (base, _) = run_with("");
-    let (scanned, out) =
-        run_with(r#", "event": [{"kind": "scan", "t_s": 0, "duration_s": 4, "every_s": 0.2, "scan_ms": 50}]"#);
+    // rest_ms = 0: each scan is one continuous off-channel period.
+    let (scanned, out) = run_with(
+        r#", "event": [{"kind": "scan", "t_s": 0, "duration_s": 4, "every_s": 0.2, "scan_ms": 50, "rest_ms": 0}]"#,
+    );
     assert_eq!(out.events.kind.iter().filter(|k| **k == 0).count(), 20, "a scan every 200 ms");
     let ratio = goodput(&scanned) / goodput(&base);
     assert!((ratio - 0.75).abs() < 0.05, "off-channel 25 % of the time: ratio {ratio}");
+    // Default dwells (40 ms) and returns home (100 ms): a 1 s scan every 2 s leaves the
+    // channel 8 times (0, 140, ..., 980 ms; the last cut at 1000 ms), 300 ms off in all.
+    let (scanned, out) =
+        run_with(r#", "event": [{"kind": "scan", "t_s": 0, "duration_s": 4, "every_s": 2, "scan_ms": 1000}]"#);
+    assert_eq!(out.events.kind.iter().filter(|k| **k == 0).count(), 16, "8 dwells per scan, 2 scans");
+    let ratio = goodput(&scanned) / goodput(&base);
+    assert!((ratio - 0.85).abs() < 0.04, "off-channel 15 % of the time: ratio {ratio}");
 }
 
 /// Contention from other stations takes its airtime share from a saturated flow.
@@ -466,6 +475,12 @@ fn event_fields_are_validated_per_kind() {
     };
     let e = bad(r#"{"kind": "scan", "t_s": 0, "duration_s": 1, "every_s": 0.1}"#);
     assert_eq!(e, "path.0.event.0.scan_ms: required for kind = \"scan\"");
+    let e = bad(r#"{"kind": "scan", "t_s": 0, "duration_s": 1, "every_s": 0.5, "scan_ms": 100, "dwell_ms": 0}"#);
+    assert_eq!(e, "path.0.event.0.dwell_ms: must be between 0.01 and 60000 (got 0)");
+    let e = bad(r#"{"kind": "scan", "t_s": 0, "duration_s": 1, "every_s": 0.5, "scan_ms": 100, "rest_ms": -1}"#);
+    assert_eq!(e, "path.0.event.0.rest_ms: must be between 0 and 60000 (got -1)");
+    let e = bad(r#"{"kind": "blockage", "t_s": 0, "duration_s": 1, "dwell_ms": 30}"#);
+    assert_eq!(e, "path.0.event.0.dwell_ms: kind = \"blockage\" does not take dwell_ms");
     let e = bad(r#"{"kind": "walk", "t_s": 0, "duration_s": 1, "to_distance_m": 3}"#);
     assert!(e.starts_with("path.0.event.0.kind: a walk needs the path's distance_m"), "{e}");
     let e = bad(r#"{"kind": "blockage", "t_s": 0, "duration_s": 1, "load_mbps": 3}"#);

@@ -517,6 +517,12 @@ pub fn validate_radio(p: &PathCfg, i: usize) -> Result<(), ScenarioError> {
                 if e.scan_ms.unwrap_or(0.0) / 1e3 >= e.every_s.unwrap_or(0.0) {
                     return Err(err(g("scan_ms"), "a scan must be shorter than its period every_s"));
                 }
+                if e.dwell_ms.is_some() {
+                    need("dwell_ms", e.dwell_ms, 0.01, 60_000.0)?;
+                }
+                if e.rest_ms.is_some() {
+                    need("rest_ms", e.rest_ms, 0.0, 60_000.0)?;
+                }
             }
             K::Contention => need("load_mbps", e.load_mbps, 0.0, 1e6)?,
             K::Blockage | K::AntennaTurn => {}
@@ -527,6 +533,8 @@ pub fn validate_radio(p: &PathCfg, i: usize) -> Result<(), ScenarioError> {
         if e.kind != K::Scan {
             forbid("every_s", e.every_s.is_some())?;
             forbid("scan_ms", e.scan_ms.is_some())?;
+            forbid("dwell_ms", e.dwell_ms.is_some())?;
+            forbid("rest_ms", e.rest_ms.is_some())?;
         }
         if e.kind != K::Contention {
             forbid("load_mbps", e.load_mbps.is_some())?;
