@@ -2,10 +2,12 @@
 ../shared/seeds/004_*.txt
 
 Set-up: seed 002's dual-band phone (``seed002.paths``: ROG Phone II presets 1 m from the AP),
-downlink backlogged MPTCP on the v0.9x kernel the papers ran (``kernel = "linux-v0.9x"``), whose
-default scheduler is minRTT: "default MPTCP" below. AMuSe runs as ``scheduler = "amuse"`` with
-only the mechanism under test switched on, starting from seed 002's throughput-optimal ratio
-73:27; MuSher (x-musher) starts from the same ratio.
+backlogged MPTCP on the v0.9x kernel the papers ran (``kernel = "linux-v0.9x"``), whose default
+scheduler is minRTT: "default MPTCP" below. AMuSe runs as ``scheduler = "amuse"`` with only the
+mechanism under test switched on, starting from seed 002's throughput-optimal ratio; MuSher
+(x-musher) starts from the same ratio. Direction: downlink (seed 002's main set-up, 73:27) for
+contention and blockage, whose mechanisms act on whichever host sends; uplink (70:30) for the
+scan, whose mechanism needs the scanning phone to be the sender (see 004-scan below).
 
 The poster gives no scan interval or length, no contention traffic details beyond 100-400 Mbps,
 and no blockage length; the values chosen here are stated beside each experiment (ours, fixed a
@@ -184,11 +186,18 @@ def _check_scan(runs: pd.DataFrame, mode: Mode):
             bound_text=f"85% of its {fmt(d_out)} Mbit/s outside scans (loses more than 15%)")
     c.at_least("AMuSe-SCAN: 11ad subflow during scans", a_in, 0.85 * a_out, "Mbit/s",
                bound_text=f"85% of its {fmt(a_out)} Mbit/s outside scans (kept within 15%)")
+    # The gain is the 11ad subflow's: the poster's scan paragraph measures 802.11ad throughput
+    # ("the 802.11ad throughput remains unaffected during the scan interval. We repeated the
+    # measurements several times and observed 2.2x performance gain on average"), as Fig. 2(a)
+    # does. The connection's ratio (which adds what the default's 11ac carries between dwells)
+    # is printed beside it.
+    gain = a_in / d_in if d_in > 0 else np.inf
+    c.within("11ad throughput during scans, AMuSe-SCAN / default", gain, 2.2, "x")
     gd, ga = _mean(runs, "conn_scan_mbps", kind="default"), _mean(runs, "conn_scan_mbps", kind="amuse-scan")
-    gain = ga / gd if gd > 0 else np.inf
-    c.within("MPTCP throughput during scans, AMuSe-SCAN / default", gain, 2.2, "x")
+    conn = ga / gd if gd > 0 else np.inf
     return (f"11ad during / outside scans: default {fmt(d_in)} / {fmt(d_out)}, AMuSe-SCAN {fmt(a_in)} / "
-            f"{fmt(a_out)} Mbit/s; connection during scans {fmt(ga)} vs {fmt(gd)} Mbit/s = {fmt(gain)}x"), c.items
+            f"{fmt(a_out)} Mbit/s: {fmt(gain)}x during scans; connection during scans {fmt(ga)} vs {fmt(gd)} "
+            f"Mbit/s = {fmt(conn)}x"), c.items
 
 
 claim(Claim(
@@ -198,8 +207,8 @@ claim(Claim(
     paper="Fig. 2(a) / section 4: with default MPTCP the 11ad throughput collapses while 11ac scans; with "
           "AMuSe-SCAN it is unaffected; 2.2x average gain during the scan",
     criterion="100 ms bins fully inside a scan vs bins >= 0.5 s away from any scan (after 1 s): default's "
-              "11ad mean inside < 85% of outside; AMuSe-SCAN's >= 85% of outside; connection mean inside "
-              "scans AMuSe-SCAN / default within 15% of 2.2",
+              "11ad mean inside < 85% of outside; AMuSe-SCAN's >= 85% of outside; 11ad mean inside "
+              "scans AMuSe-SCAN / default within 15% of 2.2 (uplink, 110 ms passive dwells, 100 ms rests)",
     check=_check_scan,
 ))
 
