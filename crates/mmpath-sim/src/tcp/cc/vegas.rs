@@ -68,7 +68,8 @@ impl CongestionControl for Vegas {
     fn on_rtt(&mut self, _w: &mut Window, ack: &AckInfo) {
         let Some(rtt) = ack.rtt else { return };
         // Linux adds 1 us so that a zero sample still counts.
-        let v = rtt + Time::from_us(1);
+        // tcp_vegas_pkts_acked: vrtt = rtt_us + 1 (microseconds; +1 so that a zero sample counts).
+        let v = Time::from_us(rtt.ns() / 1000 + 1);
         self.base_rtt = Some(self.base_rtt.map_or(v, |b| b.min(v)));
         self.min_rtt = Some(self.min_rtt.map_or(v, |m| m.min(v)));
         self.cnt_rtt += 1;
@@ -85,9 +86,10 @@ impl CongestionControl for Vegas {
             match (self.cnt_rtt, self.min_rtt, self.base_rtt) {
                 (c, Some(rtt), Some(base)) if c > 2 => {
                     let cwnd = w.cwnd as u64;
-                    let (rtt_ns, base_ns) = (rtt.ns().max(1), base.ns().max(1));
-                    let target = (cwnd * base_ns / rtt_ns) as u32;
-                    let diff = (cwnd * (rtt_ns - base_ns.min(rtt_ns)) / base_ns) as u32;
+                    // In microseconds, as tcp_vegas_cong_avoid's integer arithmetic.
+                    let (rtt_us, base_us) = ((rtt.ns() / 1000).max(1), (base.ns() / 1000).max(1));
+                    let target = (cwnd * base_us / rtt_us) as u32;
+                    let diff = (cwnd * (rtt_us - base_us.min(rtt_us)) / base_us) as u32;
                     if diff > GAMMA && w.in_slow_start() {
                         // Going too fast: leave slow start at the rate the path carries.
                         w.cwnd = w.cwnd.min(target + 1);
