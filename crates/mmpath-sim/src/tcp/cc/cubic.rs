@@ -603,6 +603,22 @@ mod tests {
         assert_eq!(c.end_seq, 500);
     }
 
+    /// Below a 2 ms min RTT `delay_min >> 4` is 0: in 4.10 any train that reaches the next
+    /// millisecond tick of the round ends slow start (once cwnd >= 16), as on a LAN path.
+    #[test]
+    fn hystart_on_a_sub_2ms_path_exits_at_the_first_millisecond_tick() {
+        let rtt = Time::from_us(1_200);
+        let mut c = Cubic::new(true);
+        let mut w = Window::new(32);
+        // The round starts at 5.000 ms (first ACK past end_seq 0); ACKs every 100 us.
+        for i in 0..20u64 {
+            let now = Time::from_ms(5) + Time::from_us(100 * i);
+            feed(&mut c, &mut w, now, rtt, 1 + i, 1_000);
+            assert_eq!(c.hystart_found(), i >= 10, "ACK at {} us", 5_000 + 100 * i);
+        }
+        assert_eq!(w.ssthresh, 32);
+    }
+
     /// bictcp_acked's units: microseconds x 8 / 1000, at least 1.
     #[test]
     fn delay_is_in_eighths_of_a_millisecond() {
