@@ -324,15 +324,54 @@ mod tests {
         assert_eq!(r.duplicate_bytes, 500 + 1000 + 500);
     }
 
-    /// Head-of-line blocking: data beyond data_ack + rcvbuf is outside the window.
+    /// Head-of-line blocking: data beyond the advertised right edge (data_ack + rcvbuf with
+    /// nothing held) is outside the window.
     #[test]
-    fn reassembly_window_is_fixed_from_data_ack() {
+    fn reassembly_window_ends_at_the_advertised_edge() {
         let mut r = Reassembly::new(4000);
+        assert_eq!(r.window(), 4000);
         assert_eq!(r.on_data(1000, 3000), 0);
         assert_eq!(r.on_data(4000, 1000), 0);
         assert_eq!(r.beyond_window_bytes, 1000);
         assert_eq!(r.on_data(0, 1000), 4000);
         assert_eq!(r.data_ack, 4000);
+        assert_eq!(r.window(), 4000, "nothing held: the whole buffer is window again");
+    }
+
+    /// Out-of-order data is charged to the buffer (twice its payload, of a buffer twice the
+    /// window): each byte held takes a byte off the window, but an edge already advertised
+    /// is never taken back.
+    #[test]
+    fn held_data_takes_window_without_retracting_the_edge() {
+        let mut r = Reassembly::new(10_000);
+        // A hole at 0..1000, 3000 bytes held behind it: the free space would end at
+        // 0 + 10_000 - 3000, but the edge at 10_000 was advertised already.
+        assert_eq!(r.on_data(1000, 3000), 0);
+        assert_eq!(r.ooo_bytes, 3000);
+        assert_eq!(r.window(), 10_000, "the edge at 10_000 stays");
+        // The hole fills: 4000 delivered, nothing held, the edge moves to 4000 + 10_000.
+        assert_eq!(r.on_data(0, 1000), 4000);
+        assert_eq!(r.window(), 10_000);
+        // 5000..9000 held behind a hole at 4000..5000: free space ends at
+        // 4000 + 10_000 - 4000 = 10_000, below the advertised 14_000, which stays.
+        assert_eq!(r.on_data(5000, 4000), 0);
+        assert_eq!(r.window(), 10_000);
+        // 4000..4500 arrives: data_ack 4500, 4000 still held: the new free space ends at
+        // 4500 + 6000 = 10_500 < 14_000, so the edge does not move and the window shrinks from
+        // the left only.
+        assert_eq!(r.on_data(4000, 500), 500);
+        assert_eq!(r.window(), 14_000 - 4500);
+        // The rest arrives: everything in order, the edge moves on to 9000 + 10_000.
+        assert_eq!(r.on_data(4500, 500), 4500);
+        assert_eq!(r.data_ack, 9000);
+        assert_eq!(r.window(), 10_000);
+        // Data up to the advertised edge is accepted even while held data shrinks the free
+        // space: the sender may use what it was offered.
+        assert_eq!(r.on_data(10_000, 9000), 0);
+        assert_eq!(r.beyond_window_bytes, 0);
+        assert_eq!(r.window(), 10_000, "edge 19_000 kept though 9000 bytes are held");
+        assert_eq!(r.on_data(9000, 1000), 10_000);
+        assert_eq!(r.window(), 10_000);
     }
 
     #[test]
