@@ -119,6 +119,34 @@ fn small_receive_buffer_blocks_head_of_line() {
     assert!(large > 140.0, "with room, the fast path runs: {large}");
 }
 
+/// Held out-of-order data takes receive-buffer space (v0.9x charges the meta socket for it and
+/// advertises what is left), so the span of data in flight plus held stays within the buffer
+/// while data waits behind the slow path; the sender keeps the furthest right edge it was
+/// offered, ACKs from the two paths arriving out of order, and never sends beyond it (the
+/// invariants check every byte against the receiver's edge).
+#[test]
+fn held_data_shrinks_the_advertised_window() {
+    let json = two_paths(
+        r#""rate_mbps": 200, "delay_ms": 2"#,
+        r#""rate_mbps": 20, "delay_ms": 50"#,
+        r#""kernel": "linux-v0.9x", "scheduler": "roundrobin", "tcp": {"rcvbuf_bytes": 400000}"#,
+        4.0,
+    );
+    let (s, out) = run(&json, 1);
+    ok(&s);
+    let f = &s["flows"][0];
+    let held = f["max_reorder_bytes"].as_u64().unwrap();
+    assert!(held > 200_000 && held <= 400_000, "the reorder buffer fills: {held}");
+    // The connection row: rwnd_bytes is the window's free part, queue_bytes the held data;
+    // their sum, the advertised window, falls below the buffer while data is held (a window
+    // fixed at data_ack + rcvbuf would keep it at 400_000 throughout).
+    let tl = &out.timeline;
+    let rows: Vec<usize> = (0..tl.t_s.len()).filter(|&i| tl.subflow[i] == -1 && tl.t_s[i] > 1.0).collect();
+    assert!(!rows.is_empty());
+    let min_wnd = rows.iter().map(|&i| tl.rwnd_bytes[i] + tl.queue_bytes[i]).fold(f64::INFINITY, f64::min);
+    assert!(min_wnd < 0.9 * 400_000.0, "the advertised window shrinks with held data: {min_wnd}");
+}
+
 /// v0.9x: an RTO marks the subflow pf and reinjects its data on the other subflow at once;
 /// the connection keeps going on B while A is down, and A is used again afterwards.
 #[test]

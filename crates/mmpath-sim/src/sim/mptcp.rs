@@ -126,8 +126,12 @@ pub(super) struct MpConn {
     pub data_nxt: u64,
     /// Highest data ACK the sender has seen.
     pub data_una: u64,
-    /// The receiver's connection-level window, from its latest data ACK.
-    pub peer_wnd: u64,
+    /// The right edge of the receiver's connection-level window: the furthest data ACK +
+    /// window advertised so far. Taken as a maximum because ACKs arrive over different
+    /// subflows out of order, and an older one's window is relative to its older data ACK
+    /// (RFC 8684 3.3.5: the window is relative to the DATA_ACK; the receiver never retracts an
+    /// edge it advertised).
+    pub peer_right: u64,
     pub sndbuf: u64,
     pub reinject: ReinjectQueue,
     pub rx: Reassembly,
@@ -350,7 +354,7 @@ pub(super) fn build(
         data_limit: 0,
         data_nxt: 0,
         data_una: 0,
-        peer_wnd: rcv_window,
+        peer_right: rcv_window,
         sndbuf,
         reinject: ReinjectQueue::default(),
         rx: Reassembly::new(rcv_window),
@@ -495,7 +499,7 @@ impl Simulation {
     fn conn_view(&self, c: u16) -> ConnView {
         let cn = &self.conns[c as usize];
         let in_flight = cn.data_nxt - cn.data_una.min(cn.data_nxt);
-        let window_free = (cn.data_una + cn.peer_wnd).saturating_sub(cn.data_nxt);
+        let window_free = cn.peer_right.saturating_sub(cn.data_nxt);
         let sndbuf_free = cn.sndbuf.saturating_sub(in_flight);
         // The subflow that first carried the oldest un-data-ACKed byte (v0.9x: the head of the
         // meta write queue's path_mask).
@@ -771,7 +775,7 @@ impl Simulation {
                 cn.carriers.pop_front();
             }
         }
-        cn.peer_wnd = p.data_wnd;
+        cn.peer_right = cn.peer_right.max(p.data_ack + p.data_wnd);
         let st = &mut cn.subs[j as usize];
         let s = self.flows[st.flow as usize].sender.as_ref().expect("tcp");
         let acked = s.snd_una - prior_una.min(s.snd_una);
