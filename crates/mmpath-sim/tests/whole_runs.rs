@@ -255,6 +255,31 @@ fn radio_udp_at_mtu_1500_is_host_limited() {
     assert!(free > 1.3 * cap, "without the host limit: {free}");
 }
 
+/// Seed 000's weak link at MCS 8, MTU 7912 (receiver 9 dB over the standard: MCS 8 needs
+/// -70 dBm): at a steady -68 dBm the MAC's retries hide every error from TCP; with the office's
+/// fading (2.9 dB every 10 ms) around the same mean, fades outlast the 8 attempts, whole
+/// aggregates are given up, TCP takes RTOs and loses far more than UDP does.
+#[test]
+fn fades_longer_than_the_retries_reach_tcp_as_loss_bursts() {
+    let p = |fading: f64| {
+        format!(
+            r#"{{"technology": "11ad", "device": "panasonic-wigig", "mcs": 8, "mtu_bytes": 7912,
+                "rssi_dbm": -68, "fading_db": {fading}, "coherence_ms": 10}}"#
+        )
+    };
+    let (tcp, udp) =
+        (r#"{"cc": "cubic", "direction": "upload"}"#, r#"{"kind": "udp", "rate_mbps": 3000, "direction": "upload"}"#);
+    let steady = radio(&p(0.0), tcp, 3.0, 1);
+    assert_eq!(steady["paths"][0]["retry_drops_up"], 0);
+    assert_eq!(steady["flows"][0]["rto_count"], 0);
+    let faded = radio(&p(2.9), tcp, 3.0, 1);
+    assert!(faded["paths"][0]["retry_drops_up"].as_u64().unwrap() > 0);
+    assert!(faded["flows"][0]["rto_count"].as_u64().unwrap() > 0, "{}", faded["flows"][0]);
+    let tcp_ratio = goodput(&faded) / goodput(&steady);
+    let udp_ratio = goodput(&radio(&p(2.9), udp, 3.0, 1)) / goodput(&radio(&p(0.0), udp, 3.0, 1));
+    assert!(tcp_ratio < udp_ratio - 0.05, "TCP keeps {tcp_ratio:.2}, UDP {udp_ratio:.2}");
+}
+
 /// With jumbo frames the airtime limits: goodput rises with every MCS step, TCP below UDP.
 #[test]
 fn radio_goodput_rises_with_mcs_at_mtu_7912() {
