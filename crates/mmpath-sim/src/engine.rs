@@ -16,10 +16,15 @@ use std::collections::BinaryHeap;
 
 use crate::time::Time;
 
+/// A scheduled event. 16 bytes for the simulator's 4-byte events (time, a 32-bit sequence, the
+/// event), so the heap moves a third less memory than with a 64-bit sequence.
 #[derive(Clone, Copy, Debug)]
 struct Entry<E> {
     time: Time,
-    seq: u64,
+    /// Insertion order, wrapping: two entries compare by the signed difference of their
+    /// sequences, which orders them correctly as long as the entries of one instant were
+    /// scheduled fewer than 2^31 events apart (a heap holds a few entries per flow).
+    seq: u32,
     event: E,
 }
 
@@ -35,16 +40,16 @@ impl<E> PartialOrd for Entry<E> {
     }
 }
 impl<E> Ord for Entry<E> {
-    // BinaryHeap is a max-heap: invert so the earliest (time, seq) is on top.
+    /// Reversed (BinaryHeap is a max-heap): the earliest time, then the earliest sequence, is
+    /// the greatest.
     fn cmp(&self, o: &Self) -> Ordering {
-        o.time.cmp(&self.time).then_with(|| o.seq.cmp(&self.seq))
+        o.time.cmp(&self.time).then_with(|| (self.seq.wrapping_sub(o.seq) as i32).cmp(&0).reverse())
     }
 }
 
-/// A priority queue of events ordered by (time, seq).
 pub struct EventQueue<E> {
     heap: BinaryHeap<Entry<E>>,
-    next_seq: u64,
+    next_seq: u32,
     now: Time,
     processed: u64,
 }
@@ -75,7 +80,7 @@ impl<E: Copy> EventQueue<E> {
     pub fn schedule(&mut self, time: Time, event: E) {
         let time = time.max(self.now);
         let seq = self.next_seq;
-        self.next_seq += 1;
+        self.next_seq = self.next_seq.wrapping_add(1);
         self.heap.push(Entry { time, seq, event });
     }
 
@@ -167,6 +172,17 @@ mod tests {
         assert_eq!(order, vec![2, 4, 1, 3]);
         assert_eq!(q.now(), Time::from_us(5));
         assert_eq!(q.processed(), 4);
+    }
+
+    #[test]
+    fn schedule_order_survives_the_sequence_wrapping() {
+        let mut q: EventQueue<u32> = EventQueue::new();
+        q.next_seq = u32::MAX - 1;
+        for e in 0..5 {
+            q.schedule(Time::from_us(7), e);
+        }
+        let order: Vec<u32> = std::iter::from_fn(|| q.pop_until(Time::MAX).map(|(_, e)| e)).collect();
+        assert_eq!(order, vec![0, 1, 2, 3, 4]);
     }
 
     #[test]

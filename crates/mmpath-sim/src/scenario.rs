@@ -287,7 +287,8 @@ pub enum EventKind {
     AntennaTurn,
     /// The client walks from `distance_m` to `to_distance_m` over the duration.
     Walk,
-    /// Periodic scans: every `every_s` the radio leaves the channel for `scan_ms`.
+    /// Periodic scans: every `every_s` a scan of `scan_ms` in all: off-channel dwells of
+    /// `dwell_ms`, each followed by `rest_ms` back on the home channel (link/channel.rs).
     Scan,
     /// Other stations on the channel want `load_mbps` of airtime for the duration.
     Contention,
@@ -356,6 +357,13 @@ pub struct EventCfg {
     pub every_s: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scan_ms: Option<f64>,
+    /// Scan: off-channel time per scanned channel (default link::channel::SCAN_DWELL_MS) and
+    /// time back on the home channel between two (default SCAN_REST_MS; 0 = one continuous
+    /// off-channel period of scan_ms).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dwell_ms: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rest_ms: Option<f64>,
     /// Contention: the other stations' offered load.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub load_mbps: Option<f64>,

@@ -119,6 +119,34 @@ fn small_receive_buffer_blocks_head_of_line() {
     assert!(large > 140.0, "with room, the fast path runs: {large}");
 }
 
+/// Held out-of-order data takes receive-buffer space (v0.9x charges the meta socket for it and
+/// advertises what is left), so the span of data in flight plus held stays within the buffer
+/// while data waits behind the slow path; the sender keeps the furthest right edge it was
+/// offered, ACKs from the two paths arriving out of order, and never sends beyond it (the
+/// invariants check every byte against the receiver's edge).
+#[test]
+fn held_data_shrinks_the_advertised_window() {
+    let json = two_paths(
+        r#""rate_mbps": 200, "delay_ms": 2"#,
+        r#""rate_mbps": 20, "delay_ms": 50"#,
+        r#""kernel": "linux-v0.9x", "scheduler": "roundrobin", "tcp": {"rcvbuf_bytes": 400000}"#,
+        4.0,
+    );
+    let (s, out) = run(&json, 1);
+    ok(&s);
+    let f = &s["flows"][0];
+    let held = f["max_reorder_bytes"].as_u64().unwrap();
+    assert!(held > 200_000 && held <= 400_000, "the reorder buffer fills: {held}");
+    // The connection row: rwnd_bytes is the window's free part, queue_bytes the held data;
+    // their sum, the advertised window, falls below the buffer while data is held (a window
+    // fixed at data_ack + rcvbuf would keep it at 400_000 throughout).
+    let tl = &out.timeline;
+    let rows: Vec<usize> = (0..tl.t_s.len()).filter(|&i| tl.subflow[i] == -1 && tl.t_s[i] > 1.0).collect();
+    assert!(!rows.is_empty());
+    let min_wnd = rows.iter().map(|&i| tl.rwnd_bytes[i] + tl.queue_bytes[i]).fold(f64::INFINITY, f64::min);
+    assert!(min_wnd < 0.9 * 400_000.0, "the advertised window shrinks with held data: {min_wnd}");
+}
+
 /// v0.9x: an RTO marks the subflow pf and reinjects its data on the other subflow at once;
 /// the connection keeps going on B while A is down, and A is used again afterwards.
 #[test]
@@ -235,7 +263,7 @@ fn amuse_scan_drains_before_the_scan() {
             r#"{{"duration_s": 4,
                 "path": [{{"name": "11ad", "technology": "11ad", "device": "panasonic-wigig", "mcs": 8, "mtu_bytes": 7912, "signal": "strong"}},
                          {{"name": "11ac", "technology": "11ac", "bandwidth_mhz": 80, "streams": 2, "mcs": 9, "mtu_bytes": 1500, "signal": "strong",
-                           "event": [{{"kind": "scan", "t_s": 1, "duration_s": 3, "every_s": 1, "scan_ms": 300}}]}}],
+                           "event": [{{"kind": "scan", "t_s": 1, "duration_s": 3, "every_s": 1, "scan_ms": 300, "rest_ms": 0}}]}}],
                 "flow": [{{"name": "mp", "kind": "mptcp", "kernel": "linux-v0.9x", "scheduler": "amuse", "ratio": 70,
                            "amuse": {{"scan": {scan}, "contention": false, "blockage": false}}}}]}}"#
         );
@@ -300,4 +328,39 @@ fn address_mesh_needs_a_multihomed_server() {
                    "flow": [{"kind": "mptcp", "subflows": "address-mesh"}]}"#;
     let e = Simulation::from_json(json, 1).err().expect("rejected").to_string();
     assert!(e.contains("flow.0.subflows") && e.contains("backbone.enabled = false"), "{e}");
+}
+
+/// The engine applies every penalty the scheduler asks for: v0.9x mptcp_rcv_buf_optimization
+/// (net/mptcp/mptcp_sched.c) guards only per penalizing subflow (`dsp->last_rbuf_opti`, once per
+/// its own RTT), so a slow subflow can be halved twice within its RTT; the engine adds no
+/// guard of its own.
+#[test]
+fn every_penalty_the_scheduler_asks_for_is_applied() {
+    use mmpath_sim::mptcp::sched::{ConnView, SchedAction, Scheduler, SubflowView};
+    use mmpath_sim::Time;
+    /// Sends on subflow 0; once subflow 1 is established, asks to halve it twice in a row.
+    struct TwoPenalties(u32);
+    impl Scheduler for TwoPenalties {
+        fn name(&self) -> &str {
+            "two-penalties"
+        }
+        fn select(&mut self, _: Time, _: &ConnView, sfs: &[SubflowView], act: &mut Vec<SchedAction>) -> Option<usize> {
+            if self.0 < 2 && sfs.len() > 1 && sfs[1].established {
+                act.push(SchedAction::Penalize(1));
+                self.0 += 1;
+            }
+            Some(0)
+        }
+    }
+    let json = two_paths(
+        r#""rate_mbps": 100, "delay_ms": 1"#,
+        r#""rate_mbps": 100, "delay_ms": 50"#,
+        r#""scheduler": "minrtt""#,
+        1.0,
+    );
+    let mut sim = Simulation::from_json(&json, 1).expect("valid scenario");
+    sim.set_scheduler("mp", Box::new(TwoPenalties(0))).unwrap();
+    let out = sim.finish();
+    ok(&out.summary);
+    assert_eq!(out.summary["flows"][0]["penalizations"], 2, "{:#}", out.summary["flows"][0]);
 }

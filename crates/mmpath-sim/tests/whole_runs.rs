@@ -255,6 +255,31 @@ fn radio_udp_at_mtu_1500_is_host_limited() {
     assert!(free > 1.3 * cap, "without the host limit: {free}");
 }
 
+/// Seed 000's weak link at MCS 8, MTU 7912 (receiver 9 dB over the standard: MCS 8 needs
+/// -70 dBm): at a steady -68 dBm the MAC's retries hide every error from TCP; with the office's
+/// fading (2.9 dB every 10 ms) around the same mean, fades outlast the 8 attempts, whole
+/// aggregates are given up, TCP takes RTOs and loses far more than UDP does.
+#[test]
+fn fades_longer_than_the_retries_reach_tcp_as_loss_bursts() {
+    let p = |fading: f64| {
+        format!(
+            r#"{{"technology": "11ad", "device": "panasonic-wigig", "mcs": 8, "mtu_bytes": 7912,
+                "rssi_dbm": -68, "fading_db": {fading}, "coherence_ms": 10}}"#
+        )
+    };
+    let (tcp, udp) =
+        (r#"{"cc": "cubic", "direction": "upload"}"#, r#"{"kind": "udp", "rate_mbps": 3000, "direction": "upload"}"#);
+    let steady = radio(&p(0.0), tcp, 3.0, 1);
+    assert_eq!(steady["paths"][0]["retry_drops_up"], 0);
+    assert_eq!(steady["flows"][0]["rto_count"], 0);
+    let faded = radio(&p(2.9), tcp, 3.0, 1);
+    assert!(faded["paths"][0]["retry_drops_up"].as_u64().unwrap() > 0);
+    assert!(faded["flows"][0]["rto_count"].as_u64().unwrap() > 0, "{}", faded["flows"][0]);
+    let tcp_ratio = goodput(&faded) / goodput(&steady);
+    let udp_ratio = goodput(&radio(&p(2.9), udp, 3.0, 1)) / goodput(&radio(&p(0.0), udp, 3.0, 1));
+    assert!(tcp_ratio < udp_ratio - 0.05, "TCP keeps {tcp_ratio:.2}, UDP {udp_ratio:.2}");
+}
+
 /// With jumbo frames the airtime limits: goodput rises with every MCS step, TCP below UDP.
 #[test]
 fn radio_goodput_rises_with_mcs_at_mtu_7912() {
@@ -415,11 +440,20 @@ fn scans_cost_their_duty_cycle() {
         run(&json, 1)
     };
     let (base, _) = run_with("");
-    let (scanned, out) =
-        run_with(r#", "event": [{"kind": "scan", "t_s": 0, "duration_s": 4, "every_s": 0.2, "scan_ms": 50}]"#);
+    // rest_ms = 0: each scan is one continuous off-channel period.
+    let (scanned, out) = run_with(
+        r#", "event": [{"kind": "scan", "t_s": 0, "duration_s": 4, "every_s": 0.2, "scan_ms": 50, "rest_ms": 0}]"#,
+    );
     assert_eq!(out.events.kind.iter().filter(|k| **k == 0).count(), 20, "a scan every 200 ms");
     let ratio = goodput(&scanned) / goodput(&base);
     assert!((ratio - 0.75).abs() < 0.05, "off-channel 25 % of the time: ratio {ratio}");
+    // Default dwells (40 ms) and returns home (100 ms): a 1 s scan every 2 s leaves the
+    // channel 8 times (0, 140, ..., 980 ms; the last cut at 1000 ms), 300 ms off in all.
+    let (scanned, out) =
+        run_with(r#", "event": [{"kind": "scan", "t_s": 0, "duration_s": 4, "every_s": 2, "scan_ms": 1000}]"#);
+    assert_eq!(out.events.kind.iter().filter(|k| **k == 0).count(), 16, "8 dwells per scan, 2 scans");
+    let ratio = goodput(&scanned) / goodput(&base);
+    assert!((ratio - 0.85).abs() < 0.04, "off-channel 15 % of the time: ratio {ratio}");
 }
 
 /// Contention from other stations takes its airtime share from a saturated flow.
@@ -466,6 +500,12 @@ fn event_fields_are_validated_per_kind() {
     };
     let e = bad(r#"{"kind": "scan", "t_s": 0, "duration_s": 1, "every_s": 0.1}"#);
     assert_eq!(e, "path.0.event.0.scan_ms: required for kind = \"scan\"");
+    let e = bad(r#"{"kind": "scan", "t_s": 0, "duration_s": 1, "every_s": 0.5, "scan_ms": 100, "dwell_ms": 0}"#);
+    assert_eq!(e, "path.0.event.0.dwell_ms: must be between 0.01 and 60000 (got 0)");
+    let e = bad(r#"{"kind": "scan", "t_s": 0, "duration_s": 1, "every_s": 0.5, "scan_ms": 100, "rest_ms": -1}"#);
+    assert_eq!(e, "path.0.event.0.rest_ms: must be between 0 and 60000 (got -1)");
+    let e = bad(r#"{"kind": "blockage", "t_s": 0, "duration_s": 1, "dwell_ms": 30}"#);
+    assert_eq!(e, "path.0.event.0.dwell_ms: kind = \"blockage\" does not take dwell_ms");
     let e = bad(r#"{"kind": "walk", "t_s": 0, "duration_s": 1, "to_distance_m": 3}"#);
     assert!(e.starts_with("path.0.event.0.kind: a walk needs the path's distance_m"), "{e}");
     let e = bad(r#"{"kind": "blockage", "t_s": 0, "duration_s": 1, "load_mbps": 3}"#);

@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from .registry import Checks, Claim, Experiment, Mode, Point, claim, experiment, fmt, stats
-from .seed000 import DEVICE, _bars, _fig, _save
+from .seed000 import DEVICE, ENVIRONMENT, _bars, _fig, _save
 
 PAPER = "000"
 MCS_TOP = 9
@@ -44,7 +44,7 @@ def _seconds(mode: Mode) -> float:
 
 def paths(mcs: int = MCS_TOP, mtu: int = MTU_11AD, events: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
     ad: dict[str, Any] = {"name": "11ad", "technology": "11ad", "device": DEVICE, "mcs": mcs,
-                          "mtu_bytes": mtu, "signal": "strong"}
+                          "mtu_bytes": mtu, "signal": "strong", **ENVIRONMENT}
     if events:
         ad["event"] = events
     n = {"name": "11n", "technology": "11n", "bandwidth_mhz": 20, "streams": 1, "mtu_bytes": 1500,

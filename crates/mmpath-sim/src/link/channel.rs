@@ -31,12 +31,81 @@ pub enum Action {
     Interfere(Option<Interferer>),
     Down,
     Up,
-    /// A scan of this long is requested: the interface goes off channel (the link is down
-    /// meanwhile) and MPTCP schedulers hear of it; a scheduler that arbitrates scans (AMuSe
-    /// SCAN, seed 004) may hold it until its subflow has drained.
-    ScanStart(Time),
-    /// The scheduled end of a scan started at once (a held scan ends after its own duration).
-    ScanEnd,
+    /// A scan is requested: from its start the interface alternates between off-channel
+    /// dwells (nothing sent or received there) and returns to its own channel, as the pattern
+    /// says, and MPTCP schedulers hear of the scan; a scheduler that arbitrates scans (AMuSe
+    /// SCAN, seed 004) may hold it until its subflow has drained. The simulation runs the
+    /// pattern and ends the scan.
+    ScanStart(ScanPattern),
+}
+
+/// Off-channel dwell per scanned channel when a scenario does not say: qcacld-3.0's
+/// `gActiveMaxChannelTime` default, 40 ms (CFG_ACTIVE_MAX_CHANNEL_TIME_DEFAULT,
+/// core/hdd/inc/wlan_hdd_cfg.h), the driver of the Qualcomm 11ac radios in the phones of seeds
+/// 002 / 004. For comparison: ath10k's firmware scan asks 50 ms active / 150 ms passive
+/// (ath10k_wmi_start_scan_init, `dwell_time_active` / `dwell_time_passive`); mac80211's software
+/// scan IEEE80211_PROBE_DELAY + IEEE80211_CHANNEL_TIME = 2 x HZ/33 active, HZ/9 passive
+/// (net/mac80211/scan.c).
+pub const SCAN_DWELL_MS: f64 = 40.0;
+
+/// Time back on the home channel between two off-channel dwells when a scenario does not say:
+/// qcacld-3.0's `gRestTimeConc` default, 100 ms (CFG_REST_TIME_CONC_DEFAULT: "rest time before
+/// moving to a new channel to scan"). For comparison: the WMI scan command's
+/// `min_rest_time` / `max_rest_time` (ath10k asks 50 / 500 ms; with traffic on the home channel
+/// the firmware stays up to max_rest_time), and mac80211's software scan, which with frames
+/// pending goes back to the operating channel after every channel (ieee80211_scan_state_decision
+/// -> SCAN_SUSPEND) for HZ/5 = 200 ms (ieee80211_scan_state_suspend), and never stays away more
+/// than HZ/8 = 125 ms in a row.
+pub const SCAN_REST_MS: f64 = 100.0;
+
+/// The timeline of one scan: off-channel dwells of `dwell`, each followed by `rest` back on
+/// the home channel, from the scan's start until `total` has passed (the last dwell is cut
+/// short at `total`). `rest` = 0 is one continuous off-channel period of `total`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ScanPattern {
+    pub total: Time,
+    pub dwell: Time,
+    pub rest: Time,
+}
+
+impl ScanPattern {
+    /// A validated pattern: `dwell` > 0 (a zero dwell is raised to 1 us).
+    pub fn new(total: Time, dwell: Time, rest: Time) -> ScanPattern {
+        let dwell = dwell.max(Time::from_us(1));
+        match rest {
+            Time::ZERO => ScanPattern { total, dwell: total.max(Time::from_us(1)), rest },
+            _ => ScanPattern { total, dwell, rest },
+        }
+    }
+
+    /// Whether the radio is off its channel `since` after the scan started (within the scan).
+    pub fn off_at(&self, since: Time) -> bool {
+        if since >= self.total {
+            return false;
+        }
+        let cycle = self.dwell + self.rest;
+        Time(since.ns() % cycle.ns()) < self.dwell
+    }
+
+    /// When (since the scan's start) the radio next changes channel after `since`; the scan's
+    /// end (`total`) is the last change.
+    pub fn next_change(&self, since: Time) -> Option<Time> {
+        if since >= self.total {
+            return None;
+        }
+        let cycle = self.dwell + self.rest;
+        let start = Time(since.ns() - since.ns() % cycle.ns());
+        let next = if since < start + self.dwell { start + self.dwell } else { start + cycle };
+        Some(next.min(self.total))
+    }
+
+    /// Total off-channel time of the scan.
+    pub fn off_time(&self) -> Time {
+        let cycle = self.dwell + self.rest;
+        let full = self.total.ns() / cycle.ns();
+        let part = (self.total.ns() % cycle.ns()).min(self.dwell.ns());
+        Time(full * self.dwell.ns() + part)
+    }
 }
 
 /// A walk moves the mean RSSI in steps this far apart.
@@ -199,11 +268,14 @@ impl Channel {
                 }
                 (EventKind::Scan, _) => {
                     let every = Time::from_secs_f64(e.every_s.unwrap_or(1.0)).max(Time::from_us(1));
-                    let scan = Time::from_ms_f64(e.scan_ms.unwrap_or(0.0));
+                    let scan = ScanPattern::new(
+                        Time::from_ms_f64(e.scan_ms.unwrap_or(0.0)),
+                        Time::from_ms_f64(e.dwell_ms.unwrap_or(SCAN_DWELL_MS)),
+                        Time::from_ms_f64(e.rest_ms.unwrap_or(SCAN_REST_MS)),
+                    );
                     let mut t = start;
                     while t < end {
                         actions.push((t, Action::ScanStart(scan)));
-                        actions.push((t + scan, Action::ScanEnd));
                         t += every;
                     }
                 }
@@ -392,8 +464,39 @@ mod tests {
         while let Some(a) = c.take_due(Time::from_secs(5)) {
             seen.push(a);
         }
-        let s20 = Time::from_ms(20);
-        assert_eq!(seen, vec![Action::ScanStart(s20), Action::ScanEnd, Action::ScanStart(s20), Action::ScanEnd]);
+        let s20 = ScanPattern::new(Time::from_ms(20), Time::from_ms(SCAN_DWELL_MS as u64), Time::from_ms(100));
+        assert_eq!(seen, vec![Action::ScanStart(s20), Action::ScanStart(s20)]);
+    }
+
+    /// Every channel change of a scan (since its start): (time, off channel after it).
+    fn timeline(p: ScanPattern) -> Vec<(u64, bool)> {
+        let mut out = vec![(0, p.off_at(Time::ZERO))];
+        let mut t = Time::ZERO;
+        while let Some(n) = p.next_change(t) {
+            out.push((n.ns() / 1_000_000, p.off_at(n)));
+            t = n;
+        }
+        out
+    }
+
+    #[test]
+    fn a_scan_alternates_dwells_and_returns_home() {
+        // 40 ms away, 100 ms home, for 300 ms: dwells at 0, 140, 280 (cut at 300).
+        let p = ScanPattern::new(Time::from_ms(300), Time::from_ms(40), Time::from_ms(100));
+        assert_eq!(timeline(p), vec![(0, true), (40, false), (140, true), (180, false), (280, true), (300, false)]);
+        assert_eq!(p.off_time(), Time::from_ms(100));
+        assert!(p.off_at(Time::from_ms(150)) && !p.off_at(Time::from_ms(100)) && !p.off_at(Time::from_ms(300)));
+        // A scan that ends while home: the last change is the return after the last dwell.
+        let q = ScanPattern::new(Time::from_ms(200), Time::from_ms(40), Time::from_ms(100));
+        assert_eq!(timeline(q), vec![(0, true), (40, false), (140, true), (180, false), (200, false)]);
+        assert_eq!(q.off_time(), Time::from_ms(80));
+    }
+
+    #[test]
+    fn no_rest_is_one_continuous_off_channel_period() {
+        let p = ScanPattern::new(Time::from_ms(1000), Time::from_ms(40), Time::ZERO);
+        assert_eq!(timeline(p), vec![(0, true), (1000, false)]);
+        assert_eq!(p.off_time(), Time::from_ms(1000));
     }
 
     #[test]

@@ -100,10 +100,17 @@ pub const DEVICES: &[Device] = &[
         // i.e. the hosts move ~83 k packets/s: 1500 B x 8 / 1 Gbit/s = 12 us per packet.
         host_pkt_ns: 12_000,
         client_tx_pkt_ns: 0,
-        // Seed 000 Fig. 4: at -65..-69 dBm the module still carries UDP at MCS 8 (standard
-        // minimum sensitivity -61 dBm) and loses throughput only at MCS 9 (-59 dBm): its
-        // receiver (or its RSSI scale) is ~8 dB better than the standard's minimum.
-        rx_gain_db: 8.0,
+        // How much better than the standard's minimum the receiver (or its RSSI scale) is, from
+        // seed 000's weak-signal UDP results (Fig. 2: MTU 1500 UDP at MCS 8-9 as in the strong
+        // case; Fig. 4: MTU 7912 UDP still rising at MCS 8, dropping at MCS 9), in seed 000's
+        // office channel (seed000.py ENVIRONMENT: the reported RSSI, -65..-69 dBm, is the local
+        // mean; 3GPP InH LOS fading of 2.9 dB around it). Those UDP results hold from 9 dB up to
+        // ~10.5 dB (mmpath runs, docs/models.md "Losses TCP sees"); this is the lowest whole dB,
+        // the same rule that gave 8 dB (MCS 8's -61 dBm met at -69 dBm) before the channel
+        // faded. Plausible for hardware: Table 21-3 assumes a 10 dB noise figure and 5 dB of
+        // implementation loss (as regenerated in Int. J. Antennas Propag. 2017, "60 GHz Modular
+        // Antenna Array Link Budget Estimation with WiGig Baseband", Table 1).
+        rx_gain_db: 9.0,
         // Not characterised by seed 000 (which reports RSSI, not distance); the generic budget.
         eirp_gain_dbm: 40.0,
         retrain_ms: 500.0,
@@ -576,6 +583,12 @@ pub fn validate_radio(p: &PathCfg, i: usize) -> Result<(), ScenarioError> {
                 if e.scan_ms.unwrap_or(0.0) / 1e3 >= e.every_s.unwrap_or(0.0) {
                     return Err(err(g("scan_ms"), "a scan must be shorter than its period every_s"));
                 }
+                if e.dwell_ms.is_some() {
+                    need("dwell_ms", e.dwell_ms, 0.01, 60_000.0)?;
+                }
+                if e.rest_ms.is_some() {
+                    need("rest_ms", e.rest_ms, 0.0, 60_000.0)?;
+                }
             }
             K::Contention => need("load_mbps", e.load_mbps, 0.0, 1e6)?,
             K::Blockage | K::AntennaTurn => {}
@@ -586,6 +599,8 @@ pub fn validate_radio(p: &PathCfg, i: usize) -> Result<(), ScenarioError> {
         if e.kind != K::Scan {
             forbid("every_s", e.every_s.is_some())?;
             forbid("scan_ms", e.scan_ms.is_some())?;
+            forbid("dwell_ms", e.dwell_ms.is_some())?;
+            forbid("rest_ms", e.rest_ms.is_some())?;
         }
         if e.kind != K::Contention {
             forbid("load_mbps", e.load_mbps.is_some())?;

@@ -151,9 +151,16 @@ impl ReinjectQueue {
 
 /// The receiver's connection-level buffer: data arrives by DSN from any subflow, in any order;
 /// the application reads the in-order part at once (iperf3 reads as fast as it can), so the
-/// buffer holds only out-of-order data. The window's right edge is data_ack + rcvbuf: data
-/// beyond the head-of-line hole waits in the buffer and blocks the sender once it fills
-/// (head-of-line blocking, RFC 8684 section 3.3.4: one shared receive window).
+/// buffer holds only out-of-order data, and that data takes buffer space: the v0.9x receiver
+/// charges every skb it moves to the meta out-of-order queue to the meta socket
+/// (`skb_set_owner_r(tmp1, meta_sk)` in mptcp_queue_skb, net/mptcp/mptcp_input.c) and
+/// advertises `tcp_space(meta_sk)` = tcp_win_from_space(sk_rcvbuf - sk_rmem_alloc)
+/// (__mptcp_select_window, net/mptcp/mptcp_output.c). With tcp_adv_win_scale = 1 the buffer is
+/// twice the window because an skb's truesize is taken as twice its payload; held data costs
+/// that much, so each out-of-order byte takes one byte off the window. The advertised right
+/// edge never moves left (tcp_select_window keeps `cur_win` when the new window is smaller).
+/// Data beyond it waits on the sender (head-of-line blocking, RFC 8684 3.3.4: one shared
+/// receive window).
 #[derive(Debug)]
 pub struct Reassembly {
     /// Next data byte expected (the data ACK).
@@ -168,6 +175,8 @@ pub struct Reassembly {
     pub beyond_window_bytes: u64,
     /// Most out-of-order bytes held at once.
     pub max_ooo_bytes: u64,
+    /// The advertised right edge (data_ack + window), never moving left.
+    right: u64,
 }
 
 impl Reassembly {
@@ -180,12 +189,22 @@ impl Reassembly {
             duplicate_bytes: 0,
             beyond_window_bytes: 0,
             max_ooo_bytes: 0,
+            right: rcvbuf,
         }
     }
 
-    /// The advertised window from data_ack (constant: in-order data is read at once).
+    /// The advertised window from data_ack: what is free of the buffer once the out-of-order
+    /// data is charged (one window byte per byte held, see above), but never retracting an edge
+    /// already advertised.
     pub fn window(&self) -> u64 {
-        self.rcvbuf
+        self.right - self.data_ack
+    }
+
+    /// The right edge the window offers now: __mptcp_select_window's free space, kept at least
+    /// where it was (tcp_select_window: `if (new_win < cur_win) new_win = cur_win`).
+    fn update_right(&mut self) {
+        let free = self.rcvbuf.saturating_sub(self.ooo_bytes);
+        self.right = self.right.max(self.data_ack + free);
     }
 
     pub fn ooo_ranges(&self) -> &[(u64, u64)] {
@@ -195,7 +214,7 @@ impl Reassembly {
     /// Data bytes [dsn, dsn + len) arrived; returns how many became in order (delivered).
     pub fn on_data(&mut self, dsn: u64, len: u64) -> u64 {
         let (mut s, mut e) = (dsn, dsn + len);
-        let right = self.data_ack + self.rcvbuf;
+        let right = self.right;
         if e > right {
             self.beyond_window_bytes += e - right.max(s);
             e = right;
@@ -233,6 +252,7 @@ impl Reassembly {
             self.ooo_bytes -= delivered;
             self.data_ack = oe;
         }
+        self.update_right();
         delivered
     }
 }
@@ -304,15 +324,54 @@ mod tests {
         assert_eq!(r.duplicate_bytes, 500 + 1000 + 500);
     }
 
-    /// Head-of-line blocking: data beyond data_ack + rcvbuf is outside the window.
+    /// Head-of-line blocking: data beyond the advertised right edge (data_ack + rcvbuf with
+    /// nothing held) is outside the window.
     #[test]
-    fn reassembly_window_is_fixed_from_data_ack() {
+    fn reassembly_window_ends_at_the_advertised_edge() {
         let mut r = Reassembly::new(4000);
+        assert_eq!(r.window(), 4000);
         assert_eq!(r.on_data(1000, 3000), 0);
         assert_eq!(r.on_data(4000, 1000), 0);
         assert_eq!(r.beyond_window_bytes, 1000);
         assert_eq!(r.on_data(0, 1000), 4000);
         assert_eq!(r.data_ack, 4000);
+        assert_eq!(r.window(), 4000, "nothing held: the whole buffer is window again");
+    }
+
+    /// Out-of-order data is charged to the buffer (twice its payload, of a buffer twice the
+    /// window): each byte held takes a byte off the window, but an edge already advertised
+    /// is never taken back.
+    #[test]
+    fn held_data_takes_window_without_retracting_the_edge() {
+        let mut r = Reassembly::new(10_000);
+        // A hole at 0..1000, 3000 bytes held behind it: the free space would end at
+        // 0 + 10_000 - 3000, but the edge at 10_000 was advertised already.
+        assert_eq!(r.on_data(1000, 3000), 0);
+        assert_eq!(r.ooo_bytes, 3000);
+        assert_eq!(r.window(), 10_000, "the edge at 10_000 stays");
+        // The hole fills: 4000 delivered, nothing held, the edge moves to 4000 + 10_000.
+        assert_eq!(r.on_data(0, 1000), 4000);
+        assert_eq!(r.window(), 10_000);
+        // 5000..9000 held behind a hole at 4000..5000: free space ends at
+        // 4000 + 10_000 - 4000 = 10_000, below the advertised 14_000, which stays.
+        assert_eq!(r.on_data(5000, 4000), 0);
+        assert_eq!(r.window(), 10_000);
+        // 4000..4500 arrives: data_ack 4500, 4000 still held: the new free space ends at
+        // 4500 + 6000 = 10_500 < 14_000, so the edge does not move and the window shrinks from
+        // the left only.
+        assert_eq!(r.on_data(4000, 500), 500);
+        assert_eq!(r.window(), 14_000 - 4500);
+        // The rest arrives: everything in order, the edge moves on to 9000 + 10_000.
+        assert_eq!(r.on_data(4500, 500), 4500);
+        assert_eq!(r.data_ack, 9000);
+        assert_eq!(r.window(), 10_000);
+        // Data up to the advertised edge is accepted even while held data shrinks the free
+        // space: the sender may use what it was offered.
+        assert_eq!(r.on_data(10_000, 9000), 0);
+        assert_eq!(r.beyond_window_bytes, 0);
+        assert_eq!(r.window(), 10_000, "edge 19_000 kept though 9000 bytes are held");
+        assert_eq!(r.on_data(9000, 1000), 10_000);
+        assert_eq!(r.window(), 10_000);
     }
 
     #[test]

@@ -12,7 +12,7 @@ mod mptcp;
 use crate::app::{App, RATE_TICK};
 use crate::energy;
 use crate::engine::{EventQueue, RngStream};
-use crate::link::channel::{Action, Channel};
+use crate::link::channel::{Action, Channel, ScanPattern};
 use crate::link::device;
 use crate::link::medium::{AirWake, Medium, SharedCpu, AP, STA};
 use crate::link::radio::ideal_mcs;
@@ -66,8 +66,8 @@ enum Ev {
     SchedTick(u16),
     Prio(u16),
     JoinTimer(u16),
-    /// A held scan (see `scan_request`) is over on this path.
-    ScanDone(u16),
+    /// A scan under way on this path changes channel (leaves for a dwell, comes back, ends).
+    ScanStep(u16),
 }
 
 struct RadioState {
@@ -124,10 +124,10 @@ struct PathState {
     /// The channel as it happened (initial state, then every change): written as
     /// channel-<path>.csv, replayable with format = "csv".
     channel_log: Vec<TraceStep>,
-    /// A scan an MPTCP scheduler holds until its subflow has drained (its length), and the end
-    /// of a held scan under way (sim/mptcp.rs, AMuSe SCAN).
-    scan_held: Option<Time>,
-    scan_until: Option<Time>,
+    /// A scan an MPTCP scheduler holds until its subflow has drained (sim/mptcp.rs, AMuSe
+    /// SCAN), and the scan under way: its start, pattern and next channel change.
+    scan_held: Option<ScanPattern>,
+    scan_run: Option<(Time, ScanPattern, Time)>,
 }
 
 #[derive(Debug, Default, Clone)]
@@ -326,7 +326,7 @@ impl Simulation {
                     rssi_dbm: f64::NAN,
                     snr_db: f64::NAN,
                     scan_held: None,
-                    scan_until: None,
+                    scan_run: None,
                     channel_log: vec![TraceStep {
                         rate_bps: Some(down_bps),
                         up: Some(true),
@@ -406,7 +406,7 @@ impl Simulation {
                 rssi_dbm: rssi,
                 snr_db: f64::NAN,
                 scan_held: None,
-                scan_until: None,
+                scan_run: None,
                 channel_log: vec![TraceStep {
                     up: Some(true),
                     mcs: Some(mcs),
@@ -616,7 +616,7 @@ impl Simulation {
             Ev::SchedTick(c) => self.conn_sched_tick(now, c),
             Ev::Prio(c) => self.conn_prio(now, c),
             Ev::JoinTimer(f) => self.join_timer(now, f),
-            Ev::ScanDone(p) => self.scan_done(now, p),
+            Ev::ScanStep(p) => self.scan_step(now, p),
             Ev::Sample => {
                 self.sample(now);
                 let next = now + self.sample_every;
@@ -1030,6 +1030,29 @@ impl Simulation {
         self.conn_link_event(now, pi, if u { sched::LinkEvent::Up } else { sched::LinkEvent::Down });
     }
 
+    /// A scanning radio leaves its channel for a dwell (`on` = false) or comes back. Only the
+    /// radio hop pauses: mac80211 stops the interface's queues while off channel
+    /// (ieee80211_offchannel_stop_vifs, IEEE80211_QUEUE_STOP_REASON_OFFCHANNEL), so frames wait,
+    /// and the client announced power save before leaving (a null frame with PM=1), so the AP
+    /// buffers its frames for it too (both stations' queues hold, up to their capacity). The
+    /// association stays: neither the endpoints nor the MPTCP schedulers see a link event; they
+    /// heard of the scan as a whole (LinkEvent::ScanStart / ScanEnd).
+    fn set_path_on_channel(&mut self, now: Time, pi: u16, on: bool) {
+        let Hop::Air(m, _) = self.paths[pi as usize].hops[0] else { return };
+        if self.media[m as usize].is_up() == on {
+            return;
+        }
+        // Back on a channel whose link is lost (blockage) carries nothing either.
+        if on && !self.paths[pi as usize].radio.as_ref().is_none_or(|r| r.channel.link_up()) {
+            return;
+        }
+        let mut wake = AirWake::default();
+        self.media[m as usize].set_up(now, on, &mut wake);
+        self.apply_air_wake(m, wake);
+        self.push_event(now, pi, if on { EV_UP } else { EV_DOWN }, f64::NAN);
+        self.log_channel(now, pi, TraceStep { up: Some(on), ..TraceStep::new(now) });
+    }
+
     /// A radio path loses its link (blockage, antenna turn): its queued frames are dropped.
     fn disconnect(&mut self, now: Time, pi: u16) {
         if let Hop::Air(m, _) = self.paths[pi as usize].hops[0] {
@@ -1121,8 +1144,7 @@ impl Simulation {
                     self.disconnect(now, pi);
                 }
                 Action::Up => self.set_path_up(now, pi, true),
-                Action::ScanStart(dur) => self.scan_request(now, pi, dur),
-                Action::ScanEnd => self.scan_scheduled_end(now, pi),
+                Action::ScanStart(pattern) => self.scan_request(now, pi, pattern),
             }
         }
         if let Some(t) = self.paths[pi as usize].radio.as_ref().and_then(|r| r.channel.next_action_time()) {

@@ -15,6 +15,7 @@
 
 use super::{routes, Ev, Flow, FlowCounters, Hop, PathState, Simulation, INTERVAL};
 use crate::app::{App, RATE_TICK};
+use crate::link::channel::ScanPattern;
 use crate::mptcp::conn::{MapQueue, Reassembly, ReinjectQueue};
 use crate::mptcp::sched::{self, ConnView, LinkEvent, SchedAction, SchedKind, Scheduler, SubflowView};
 use crate::packet::{Kind, Packet, Way, DSS_ACK_BYTES, DSS_DATA_BYTES, SYN_BYTES, TCP_HEADER_BYTES};
@@ -71,7 +72,6 @@ pub(super) struct SubState {
     hs_rto: Time,
     /// cwnd and ssthresh before the RTO that started the current loss episode.
     pre_loss: Option<(u32, u32)>,
-    last_penalty: Option<Time>,
     pub scanning: bool,
     pub scheduled_bytes: u64,
     pub reinjected_bytes: u64,
@@ -126,8 +126,12 @@ pub(super) struct MpConn {
     pub data_nxt: u64,
     /// Highest data ACK the sender has seen.
     pub data_una: u64,
-    /// The receiver's connection-level window, from its latest data ACK.
-    pub peer_wnd: u64,
+    /// The right edge of the receiver's connection-level window: the furthest data ACK +
+    /// window advertised so far. Taken as a maximum because ACKs arrive over different
+    /// subflows out of order, and an older one's window is relative to its older data ACK
+    /// (RFC 8684 3.3.5: the window is relative to the DATA_ACK; the receiver never retracts an
+    /// edge it advertised).
+    pub peer_right: u64,
     pub sndbuf: u64,
     pub reinject: ReinjectQueue,
     pub rx: Reassembly,
@@ -317,7 +321,6 @@ pub(super) fn build(
             hs_deadline: None,
             hs_rto: SYN_TIMEOUT,
             pre_loss: None,
-            last_penalty: None,
             scanning: false,
             scheduled_bytes: 0,
             reinjected_bytes: 0,
@@ -351,7 +354,7 @@ pub(super) fn build(
         data_limit: 0,
         data_nxt: 0,
         data_una: 0,
-        peer_wnd: rcv_window,
+        peer_right: rcv_window,
         sndbuf,
         reinject: ReinjectQueue::default(),
         rx: Reassembly::new(rcv_window),
@@ -496,7 +499,7 @@ impl Simulation {
     fn conn_view(&self, c: u16) -> ConnView {
         let cn = &self.conns[c as usize];
         let in_flight = cn.data_nxt - cn.data_una.min(cn.data_nxt);
-        let window_free = (cn.data_una + cn.peer_wnd).saturating_sub(cn.data_nxt);
+        let window_free = cn.peer_right.saturating_sub(cn.data_nxt);
         let sndbuf_free = cn.sndbuf.saturating_sub(in_flight);
         // The subflow that first carried the oldest un-data-ACKed byte (v0.9x: the head of the
         // meta write queue's path_mask).
@@ -628,7 +631,7 @@ impl Simulation {
         let any = !actions.is_empty();
         for a in actions.drain(..) {
             match a {
-                SchedAction::Penalize(j) => self.penalize(now, c, j),
+                SchedAction::Penalize(j) => self.penalize(c, j),
                 SchedAction::ReinjectHeadOfLine(j) => self.reinject_hol(now, c, j),
                 SchedAction::ClearPf(j) => {
                     if let Some(st) = self.conns[c as usize].subs.get_mut(j) {
@@ -645,16 +648,14 @@ impl Simulation {
         any
     }
 
-    /// v0.9x mptcp_rcv_buf_optimization's penalty: halve the slow subflow's cwnd, at most
-    /// once per its RTT (the scheduler keeps the source's own per-RTT guard too).
-    fn penalize(&mut self, now: Time, c: u16, j: usize) {
+    /// v0.9x mptcp_rcv_buf_optimization's penalty: halve the slow subflow's cwnd. How often
+    /// is the scheduler's call: the source's only guard is per penalizing (fast) subflow, once
+    /// per *its* RTT (`dsp->last_rbuf_opti`, net/mptcp/mptcp_sched.c); the slow subflow may be
+    /// halved again within its own RTT (no per-slow-subflow guard since v0.90).
+    fn penalize(&mut self, c: u16, j: usize) {
         let Some(st) = self.conns[c as usize].subs.get(j) else { return };
         let fi = st.flow as usize;
         let s = self.flows[fi].sender.as_mut().expect("tcp");
-        let rtt = s.rtt.srtt().unwrap_or(Time::from_ms(1));
-        if st.last_penalty.is_some_and(|t| now < t + rtt) {
-            return;
-        }
         // mptcp_rcv_buf_optimization: ssthresh follows only if cwnd was at or above it.
         let old = s.w.cwnd;
         s.w.cwnd = (old / 2).max(1);
@@ -662,7 +663,6 @@ impl Simulation {
             s.w.ssthresh = (s.w.ssthresh / 2).max(2);
         }
         let cn = &mut self.conns[c as usize];
-        cn.subs[j].last_penalty = Some(now);
         cn.stats.penalizations += 1;
     }
 
@@ -775,7 +775,7 @@ impl Simulation {
                 cn.carriers.pop_front();
             }
         }
-        cn.peer_wnd = p.data_wnd;
+        cn.peer_right = cn.peer_right.max(p.data_ack + p.data_wnd);
         let st = &mut cn.subs[j as usize];
         let s = self.flows[st.flow as usize].sender.as_ref().expect("tcp");
         let acked = s.snd_una - prior_una.min(s.snd_una);
@@ -859,38 +859,28 @@ impl Simulation {
             .any(|cn| cn.sched.arbitrates_scans() && cn.subs.iter().any(|st| self.flows[st.flow as usize].path == pi))
     }
 
-    /// A scan of `dur` is requested on path `pi` (the channel's periodic scans). Without an
-    /// arbitrating scheduler the interface goes off channel at once. With one (AMuSe SCAN), the
-    /// scheduler stops assigning to the subflow and takes back its unsent data, and the scan
-    /// starts once the subflow's send queue is empty (seed 004, AMuSe-SCAN).
-    pub(super) fn scan_request(&mut self, now: Time, pi: u16, dur: Time) {
+    /// A scan is requested on path `pi` (the channel's periodic scans). Without an arbitrating
+    /// scheduler it starts at once. With one (AMuSe SCAN), the scheduler stops assigning to the
+    /// subflow and takes back its unsent data, and the scan starts once the subflow's send
+    /// queue is empty (seed 004, AMuSe-SCAN).
+    pub(super) fn scan_request(&mut self, now: Time, pi: u16, pattern: ScanPattern) {
         let ps = &self.paths[pi as usize];
-        if ps.scan_held.is_some() || ps.scan_until.is_some() {
-            return; // one scan at a time: a request during a held scan is dropped
+        if ps.scan_held.is_some() || ps.scan_run.is_some() {
+            return; // one scan at a time: a request during a scan is dropped
         }
         if self.scan_arbitrated(pi) {
-            self.paths[pi as usize].scan_held = Some(dur);
+            self.paths[pi as usize].scan_held = Some(pattern);
             self.conn_link_event(now, pi, LinkEvent::ScanStart);
             self.start_held_scan(now, pi);
         } else {
-            self.set_path_up(now, pi, false);
             self.conn_link_event(now, pi, LinkEvent::ScanStart);
+            self.begin_scan(now, pi, pattern);
         }
-    }
-
-    /// The channel's scheduled end of a scan: ends an immediate scan; a held one keeps its own.
-    pub(super) fn scan_scheduled_end(&mut self, now: Time, pi: u16) {
-        let ps = &self.paths[pi as usize];
-        if ps.scan_held.is_some() || ps.scan_until.is_some() {
-            return;
-        }
-        self.set_path_up(now, pi, true);
-        self.conn_link_event(now, pi, LinkEvent::ScanEnd);
     }
 
     /// Starts the held scan on `pi` if every arbitrating subflow there has drained.
     fn start_held_scan(&mut self, now: Time, pi: u16) {
-        let Some(dur) = self.paths[pi as usize].scan_held else { return };
+        let Some(pattern) = self.paths[pi as usize].scan_held else { return };
         let drained = self.conns.iter().filter(|cn| cn.sched.arbitrates_scans()).all(|cn| {
             cn.subs.iter().all(|st| {
                 let f = &self.flows[st.flow as usize];
@@ -901,21 +891,35 @@ impl Simulation {
         if !drained {
             return;
         }
-        let ps = &mut self.paths[pi as usize];
-        ps.scan_held = None;
-        ps.scan_until = Some(now + dur);
-        self.q.schedule(now + dur, Ev::ScanDone(pi));
-        self.set_path_up(now, pi, false);
+        self.paths[pi as usize].scan_held = None;
+        self.begin_scan(now, pi, pattern);
     }
 
-    /// A held scan is over: the interface is back on channel.
-    pub(super) fn scan_done(&mut self, now: Time, pi: u16) {
-        if self.paths[pi as usize].scan_until != Some(now) {
+    /// The radio starts the scan's timeline: its first off-channel dwell now.
+    fn begin_scan(&mut self, now: Time, pi: u16, pattern: ScanPattern) {
+        self.paths[pi as usize].scan_run = Some((now, pattern, now));
+        self.scan_step(now, pi);
+    }
+
+    /// The scan under way on `pi` changes channel now: off for a dwell, back home, or over.
+    pub(super) fn scan_step(&mut self, now: Time, pi: u16) {
+        let Some((start, pattern, due)) = self.paths[pi as usize].scan_run else { return };
+        if due != now {
             return;
         }
-        self.paths[pi as usize].scan_until = None;
-        self.set_path_up(now, pi, true);
-        self.conn_link_event(now, pi, LinkEvent::ScanEnd);
+        let since = now - start;
+        self.set_path_on_channel(now, pi, !pattern.off_at(since));
+        match pattern.next_change(since) {
+            Some(next) => {
+                let at = start + next;
+                self.paths[pi as usize].scan_run = Some((start, pattern, at));
+                self.q.schedule(at, Ev::ScanStep(pi));
+            }
+            None => {
+                self.paths[pi as usize].scan_run = None;
+                self.conn_link_event(now, pi, LinkEvent::ScanEnd);
+            }
+        }
     }
 
     // ----- link events, ticks, MP_PRIO -----

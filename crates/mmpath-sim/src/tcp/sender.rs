@@ -581,16 +581,43 @@ impl TcpSender {
         // (tcp_ack_update_rtt, RFC 7323 RTTM).
         let acked_first = if acked_span.retrans_acked { None } else { acked_span.first };
         let acked_last = if acked_span.retrans_acked { None } else { acked_span.last };
+        //
+        // The congestion control and the rate sample get ca_rtt as tcp_clean_rtx_queue computed
+        // it, without the timestamp fallback: tcp_ack_update_rtt takes ca_rtt_us by value, so
+        // its `seq_rtt_us = ca_rtt_us = <TS echo>` reaches tcp_update_rtt_min and the RTO
+        // estimator but not pkts_acked (ack_sample.rtt_us) or rs->rtt_us (Linux 4.x
+        // net/ipv4/tcp_input.c). An ACK that covers only retransmitted data gives the
+        // algorithm no RTT sample.
         let ts_rtt = (advanced && p.ts_ecr_ns > 0 && now.ns() > p.ts_ecr_ns).then(|| Time(now.ns() - p.ts_ecr_ns));
-        let seq_rtt = acked_first.or(sacked_span.first).map(|t| now - t).or(ts_rtt);
-        let ca_rtt = acked_last.or(sacked_span.last).map(|t| now - t).or(ts_rtt);
-        if let Some(r) = seq_rtt {
+        let ca_rtt = acked_last.or(sacked_span.last).map(|t| now - t);
+        let seq_rtt = acked_first.or(sacked_span.first).map(|t| now - t);
+        let (seq_rtt_est, ca_rtt_est) = match seq_rtt {
+            Some(r) => (Some(r), ca_rtt),
+            None => (ts_rtt, ts_rtt),
+        };
+        if let Some(r) = seq_rtt_est {
             // tcp_update_rtt_min (from ca_rtt) before the estimator, as tcp_ack_update_rtt.
-            if let Some(c) = ca_rtt {
+            if let Some(c) = ca_rtt_est {
                 self.min_rtt = Some(self.min_rtt.map_or(c, |m| m.min(c)));
             }
             self.rtt.sample(r);
             self.stats.rtt_ms.record(r.ms_f64());
+        }
+        // tcp_clean_rtx_queue calls pkts_acked (CUBIC's HyStart, Vegas's RTT count) before
+        // tcp_fastretrans_alert changes the state and before tcp_cong_control.
+        let newly_delivered = acked + newly_sacked;
+        if ca_rtt.is_some() {
+            let info = AckInfo {
+                now,
+                acked: newly_delivered,
+                rtt: ca_rtt,
+                prior_in_flight,
+                snd_una: self.snd_una,
+                snd_nxt: self.snd_nxt,
+                mss: self.mss,
+                pacing_rate_bps: self.stack_pacing_rate_bps(),
+            };
+            self.cc.on_rtt(&mut self.w, &info);
         }
 
         if advanced {
@@ -639,7 +666,6 @@ impl TcpSender {
             }
         }
 
-        let newly_delivered = acked + newly_sacked;
         self.delivered += newly_delivered as u64;
         self.lost += newly_lost as u64;
         let info = AckInfo {
@@ -652,9 +678,6 @@ impl TcpSender {
             mss: self.mss,
             pacing_rate_bps: self.stack_pacing_rate_bps(),
         };
-        if info.rtt.is_some() {
-            self.cc.on_rtt(&mut self.w, &info);
-        }
         if self.cc.owns_cwnd() {
             let rs = self.rate_gen(now, newly_delivered, newly_lost, prior_in_flight, ca_rtt);
             if self.cc.cong_control(&mut self.w, &rs).mark_app_limited {
@@ -786,7 +809,11 @@ impl TcpSender {
         self.reo_at = None;
         self.high_seq = self.snd_nxt;
         self.dupacks = 0;
-        self.set_state(now, CaState::Loss);
+        // tcp_enter_loss -> tcp_set_ca_state(TCP_CA_Loss) calls the algorithm's set_state hook
+        // on every RTO, repeated ones included (CUBIC's bictcp_state resets again and restarts
+        // its HyStart round at this moment; BBR's bbr_set_state counts another loss round).
+        self.state = CaState::Loss;
+        self.cc.on_state_seq(&mut self.w, now, CaState::Loss, self.snd_nxt);
         self.stats.rtos += 1;
         self.rto_retransmits += 1;
         self.rtt.back_off();
@@ -885,6 +912,100 @@ mod tests {
 
     /// RTO: cwnd 1, everything outstanding lost, the head retransmitted, the timeout doubled;
     /// a new ACK brings the backoff back to zero.
+    /// Records what the sender hands its congestion control.
+    #[derive(Default)]
+    struct Log {
+        rtts: Vec<Option<Time>>,
+        states: Vec<CaState>,
+        /// Sender state when each RTT sample arrived.
+        state_at_rtt: Vec<CaState>,
+        last_state: Option<CaState>,
+    }
+    struct Probe(std::sync::Arc<std::sync::Mutex<Log>>);
+    impl CongestionControl for Probe {
+        fn name(&self) -> &'static str {
+            "probe"
+        }
+        fn cong_avoid(&mut self, w: &mut Window, _ack: &AckInfo) {
+            w.cwnd += 1;
+        }
+        fn ssthresh(&mut self, w: &Window) -> u32 {
+            (w.cwnd / 2).max(2)
+        }
+        fn on_rtt(&mut self, _w: &mut Window, ack: &AckInfo) {
+            let mut l = self.0.lock().unwrap();
+            l.rtts.push(ack.rtt);
+            let st = l.last_state.unwrap_or(CaState::Open);
+            l.state_at_rtt.push(st);
+        }
+        fn on_state(&mut self, _w: &mut Window, _now: Time, state: CaState) {
+            let mut l = self.0.lock().unwrap();
+            l.states.push(state);
+            l.last_state = Some(state);
+        }
+    }
+
+    fn probed() -> (TcpSender, std::sync::Arc<std::sync::Mutex<Log>>) {
+        let log = std::sync::Arc::new(std::sync::Mutex::new(Log::default()));
+        let s = TcpSender::new(SenderCfg {
+            flow: 0,
+            mss: 1000,
+            initial_cwnd: 10,
+            min_rto: Time::from_ms(200),
+            sndbuf: BufSize::Bytes(1 << 30),
+            wmem_max: 1 << 30,
+            cc: Box::new(Probe(log.clone())),
+            pacing: false,
+        });
+        (s, log)
+    }
+
+    /// Every RTO calls the algorithm's set_state hook with Loss, repeated ones included
+    /// (tcp_enter_loss -> tcp_set_ca_state), and an ACK of retransmitted data gives the
+    /// algorithm no RTT sample even when its timestamp echo gives the estimator one
+    /// (tcp_ack_update_rtt takes ca_rtt_us by value; pkts_acked sees -1).
+    #[test]
+    fn every_rto_reaches_the_cc_and_timestamp_rtts_do_not() {
+        let (mut s, log) = probed();
+        s.set_app_limit(u64::MAX);
+        let mut out = Vec::new();
+        s.try_send(Time::ZERO, &mut out);
+        s.on_ack(Time::from_ms(10), &ack(1000, &[]), &mut out);
+        assert_eq!(log.lock().unwrap().rtts, vec![Some(Time::from_ms(10))]);
+        let d1 = s.timer_deadline().unwrap();
+        s.on_timer(d1, &mut out);
+        let d2 = s.timer_deadline().unwrap();
+        s.on_timer(d2, &mut out);
+        assert_eq!(s.stats.rtos, 2);
+        assert_eq!(log.lock().unwrap().states, vec![CaState::Loss, CaState::Loss], "one hook call per RTO");
+        // The retransmitted head is ACKed with a timestamp echo: the estimator takes it ...
+        let mut a = ack(2000, &[]);
+        a.ts_ecr_ns = (d2 + Time::from_ms(1)).ns();
+        s.on_ack(d2 + Time::from_ms(11), &a, &mut out);
+        assert_eq!(s.rtt.backoff(), 0, "RTTM sample reset the backoff");
+        // ... the congestion control does not.
+        assert_eq!(log.lock().unwrap().rtts.len(), 1);
+    }
+
+    /// pkts_acked (on_rtt) comes before the state machine of the same ACK: the ACK that takes
+    /// the sender from Disorder back to Open delivers its RTT sample while it is in Disorder.
+    #[test]
+    fn rtt_sample_precedes_the_state_change_of_its_ack() {
+        let (mut s, log) = probed();
+        s.set_app_limit(u64::MAX);
+        let mut out = Vec::new();
+        s.try_send(Time::ZERO, &mut out);
+        s.on_ack(Time::from_ms(10), &ack(0, &[(1000, 2000)]), &mut out);
+        assert_eq!(s.state, CaState::Disorder);
+        let n = log.lock().unwrap().rtts.len();
+        s.on_ack(Time::from_ms(11), &ack(5000, &[]), &mut out);
+        assert_eq!(s.state, CaState::Open);
+        let l = log.lock().unwrap();
+        assert_eq!(l.rtts.len(), n + 1);
+        assert_eq!(l.state_at_rtt[n], CaState::Disorder);
+        assert_eq!(*l.states.last().unwrap(), CaState::Open);
+    }
+
     #[test]
     fn rto_collapses_window_and_backs_off() {
         let mut s = sender(1000);

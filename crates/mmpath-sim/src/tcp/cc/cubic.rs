@@ -1,4 +1,5 @@
-//! CUBIC as in Linux net/ipv4/tcp_cubic.c (RFC 9438), with HyStart.
+//! CUBIC as in Linux net/ipv4/tcp_cubic.c (RFC 9438), with HyStart, as of kernel 4.10 (the
+//! kernel of seed 003's testbed).
 //!
 //! W(t) = C (t - K)^3 + W_max with K = cbrt(W_max (1 - beta) / C), where t counts from the
 //! start of the congestion-avoidance epoch plus the minimum RTT (Linux adds `delay_min` so the
@@ -7,6 +8,14 @@
 //! (Reno-equivalent) window. Linux works in fixed point on jiffies; this port keeps Linux's
 //! structure and integer window but computes the cubic in f64 seconds (same curve, no
 //! 1/1024 s quantisation).
+//!
+//! HyStart is the 4.10 one (before the 2020 rework that moved it to microseconds, added
+//! hystart_ack_delay and kept curr_rtt as the minimum over the whole round, and the 2021 move
+//! of the round reset from bictcp_cong_avoid into hystart_update): a millisecond clock
+//! (bictcp_clock), RTTs in 1/8 ms (bictcp_acked: delay = (rtt_us << 3) / USEC_PER_MSEC), an
+//! ACK-train exit once the train has lasted more than delay_min / 2 (`delay_min >> 4`), a
+//! delay exit on the minimum of a round's first 8 samples, and the round restarted by
+//! bictcp_cong_avoid when the cumulative ACK passes end_seq.
 
 use super::{AckInfo, CaState, CongestionControl, Window};
 use crate::time::Time;
@@ -20,15 +29,26 @@ pub const C: f64 = 410.0 / 1024.0;
 const FRIENDLY_BETA_SCALE: u32 = 8 * (1024 + 717) / 3 / (1024 - 717);
 /// Linux recomputes the target at most every HZ/32 while cwnd is unchanged.
 const RECALC_INTERVAL: Time = Time::from_us(31_250);
-/// HyStart (tcp_cubic.c): only above 16 packets; ACK trains closer than 2 ms; 8 RTT samples
-/// per round; delay threshold delay_min/8 clamped to [4, 16] ms.
+/// HyStart (tcp_cubic.c 4.10): only above 16 packets (hystart_low_window); ACKs at most 2 ms
+/// apart (hystart_ack_delta, in bictcp_clock milliseconds) form a train; the delay exit looks
+/// at the first 8 RTT samples of a round (HYSTART_MIN_SAMPLES) against delay_min +
+/// clamp(delay_min / 8, 4 ms, 16 ms) (HYSTART_DELAY_MIN / MAX = 4U << 3 / 16U << 3, in the
+/// 1/8 ms units of `delay`).
 const HYSTART_LOW_WINDOW: u32 = 16;
-const HYSTART_ACK_DELTA: Time = Time::from_ms(2);
+const HYSTART_ACK_DELTA_MS: u32 = 2;
 const HYSTART_MIN_SAMPLES: u32 = 8;
-const HYSTART_DELAY_MIN: Time = Time::from_ms(4);
-const HYSTART_DELAY_MAX: Time = Time::from_ms(16);
-/// sk_gso_max_size (64 KB) used by hystart_ack_delay.
-const GSO_MAX_SIZE: u64 = 65_536;
+const HYSTART_DELAY_MIN: u32 = 4 << 3;
+const HYSTART_DELAY_MAX: u32 = 16 << 3;
+
+/// bictcp_clock: milliseconds (jiffies_to_msecs, or ktime in ms when HZ < 1000).
+fn bictcp_clock(now: Time) -> u32 {
+    (now.ns() / 1_000_000) as u32
+}
+
+/// bictcp_acked: an RTT sample in units of 1/8 ms, at least 1.
+fn delay_units(rtt: Time) -> u32 {
+    ((rtt.ns() / 1000).saturating_mul(8) / 1000).clamp(1, u32::MAX as u64) as u32
+}
 
 pub struct Cubic {
     hystart: bool,
@@ -39,16 +59,19 @@ pub struct Cubic {
     last_time: Option<Time>,
     origin_point: u32,
     k_s: f64,
-    delay_min: Option<Time>,
+    /// Minimum RTT in 1/8 ms (tcp_cubic.c `delay_min`, msec << 3); 0 = none yet.
+    delay_min: u32,
     epoch_start: Option<Time>,
     ack_cnt: u32,
     tcp_cwnd: u32,
     // HyStart
     found: bool,
-    round_start: Time,
+    /// bictcp_clock milliseconds.
+    round_start: u32,
     end_seq: u64,
-    last_ack: Time,
-    curr_rtt: Time,
+    last_ack: u32,
+    /// Minimum of the round's first HYSTART_MIN_SAMPLES delays (1/8 ms); 0 = none yet.
+    curr_rtt: u32,
     sample_cnt: u32,
 }
 
@@ -63,15 +86,15 @@ impl Cubic {
             last_time: None,
             origin_point: 0,
             k_s: 0.0,
-            delay_min: None,
+            delay_min: 0,
             epoch_start: None,
             ack_cnt: 0,
             tcp_cwnd: 0,
             found: false,
-            round_start: Time::ZERO,
+            round_start: 0,
             end_seq: 0,
-            last_ack: Time::ZERO,
-            curr_rtt: Time::MAX,
+            last_ack: 0,
+            curr_rtt: 0,
             sample_cnt: 0,
         }
     }
@@ -96,12 +119,18 @@ impl Cubic {
         self.fast_convergence = fc;
     }
 
+    /// bictcp_hystart_reset: a new round starts now and ends when snd_nxt is ACKed.
     fn hystart_reset(&mut self, now: Time, snd_nxt: u64) {
-        self.round_start = now;
-        self.last_ack = now;
+        self.round_start = bictcp_clock(now);
+        self.last_ack = self.round_start;
         self.end_seq = snd_nxt;
-        self.curr_rtt = Time::MAX;
+        self.curr_rtt = 0;
         self.sample_cnt = 0;
+    }
+
+    /// delay_min in whole milliseconds as bictcp_update adds it to t (msecs_to_jiffies(delay_min >> 3)).
+    fn delay_min_secs(&self) -> f64 {
+        (self.delay_min >> 3) as f64 * 1e-3
     }
 
     /// bictcp_update: recompute cnt, the number of ACKed packets per +1 of cwnd.
@@ -135,7 +164,7 @@ impl Cubic {
         };
 
         // t: time since the epoch began plus the minimum RTT, in seconds.
-        let t = (now - epoch).secs_f64() + self.delay_min.map_or(0.0, |d| d.secs_f64());
+        let t = (now - epoch).secs_f64() + self.delay_min_secs();
         let target = self.origin_point as f64 + C * (t - self.k_s).powi(3);
         let target = if target < 0.0 { 0 } else { target.floor() as u32 };
         self.cnt = if target > cwnd { cwnd / (target - cwnd) } else { 100 * cwnd };
@@ -159,32 +188,30 @@ impl Cubic {
         self.cnt = self.cnt.max(2);
     }
 
-    /// HyStart's two exit signals: an ACK train lasting half the minimum RTT, or the RTT of
-    /// this round rising above delay_min + clamp(delay_min / 8, 4 ms, 16 ms).
-    fn hystart_update(&mut self, w: &mut Window, delay: Time, ack: &AckInfo) {
-        let now = ack.now;
-        let delay_min = self.delay_min.unwrap_or(delay);
-        if now.saturating_sub(self.last_ack) <= HYSTART_ACK_DELTA {
+    /// hystart_update (4.10): HyStart's two exit signals, each setting ssthresh = cwnd. An ACK
+    /// train: ACKs at most 2 ms apart (millisecond clock) that keep coming for more than
+    /// delay_min / 2 after the round started. A delay increase: the minimum of the round's first
+    /// 8 samples above delay_min + clamp(delay_min / 8, 4 ms, 16 ms).
+    fn hystart_update(&mut self, w: &mut Window, delay: u32, now: Time) {
+        if self.found {
+            return;
+        }
+        let now = bictcp_clock(now);
+        if now.wrapping_sub(self.last_ack) as i32 <= HYSTART_ACK_DELTA_MS as i32 {
             self.last_ack = now;
-            // hystart_ack_delay: time to send 4 GSO super-packets at the pacing rate, <= 1 ms.
-            let ack_delay = (GSO_MAX_SIZE * 4 * 8 * 1_000_000_000)
-                .checked_div(ack.pacing_rate_bps)
-                .map_or(Time::ZERO, |ns| Time(ns.min(1_000_000)));
-            // Without fq pacing Linux halves the threshold.
-            let threshold = Time((delay_min + ack_delay).ns() / 2);
-            if now.saturating_sub(self.round_start) > threshold {
+            if now.wrapping_sub(self.round_start) as i32 > (self.delay_min >> 4) as i32 {
                 self.found = true;
                 w.ssthresh = w.cwnd;
             }
         }
-        if self.curr_rtt > delay {
-            self.curr_rtt = delay;
-        }
         if self.sample_cnt < HYSTART_MIN_SAMPLES {
+            if self.curr_rtt == 0 || self.curr_rtt > delay {
+                self.curr_rtt = delay;
+            }
             self.sample_cnt += 1;
         } else {
-            let thresh = Time(delay_min.ns() / 8).max(HYSTART_DELAY_MIN).min(HYSTART_DELAY_MAX);
-            if self.curr_rtt > delay_min + thresh {
+            let thresh = (self.delay_min >> 3).clamp(HYSTART_DELAY_MIN, HYSTART_DELAY_MAX);
+            if self.curr_rtt > self.delay_min + thresh {
                 self.found = true;
                 w.ssthresh = w.cwnd;
             }
@@ -200,6 +227,11 @@ impl CongestionControl for Cubic {
     fn cong_avoid(&mut self, w: &mut Window, ack: &AckInfo) {
         let mut acked = ack.acked;
         if w.in_slow_start() {
+            // bictcp_cong_avoid (4.10): a new HyStart round once the cumulative ACK passes the
+            // round's end_seq (after this ACK's RTT sample went to hystart_update).
+            if self.hystart && ack.snd_una > self.end_seq {
+                self.hystart_reset(ack.now, ack.snd_nxt);
+            }
             acked = w.slow_start(acked);
             if acked == 0 {
                 return;
@@ -222,6 +254,7 @@ impl CongestionControl for Cubic {
         ((w.cwnd * BETA_SCALE_1024) / 1024).max(2)
     }
 
+    /// bictcp_acked: every ACK's RTT sample (Linux's ca_rtt, never a timestamp echo).
     fn on_rtt(&mut self, w: &mut Window, ack: &AckInfo) {
         let Some(rtt) = ack.rtt else { return };
         // Discard delay samples right after fast recovery (tcp_cubic.c, 1 s).
@@ -230,15 +263,12 @@ impl CongestionControl for Cubic {
                 return;
             }
         }
-        let delay = rtt.max(Time::from_us(1));
-        if self.delay_min.is_none_or(|d| d > delay) {
-            self.delay_min = Some(delay);
+        let delay = delay_units(rtt);
+        if self.delay_min == 0 || self.delay_min > delay {
+            self.delay_min = delay;
         }
-        if self.hystart && ack.snd_una > self.end_seq {
-            self.hystart_reset(ack.now, ack.snd_nxt);
-        }
-        if !self.found && self.hystart && w.in_slow_start() && w.cwnd >= HYSTART_LOW_WINDOW {
-            self.hystart_update(w, delay, ack);
+        if self.hystart && w.in_slow_start() && w.cwnd >= HYSTART_LOW_WINDOW {
+            self.hystart_update(w, delay, ack.now);
         }
     }
 
@@ -306,7 +336,7 @@ mod tests {
         let k = ((w_max - w.cwnd) as f64 / C).cbrt();
         let mut now = Time::from_secs(5);
         // Seed delay_min (outside the 1 s post-loss sample blackout, as on a long-running flow).
-        c.delay_min = Some(rtt);
+        c.delay_min = delay_units(rtt);
         let t0 = now;
         let mut worst: f64 = 0.0;
         let mut before_k = 0;
@@ -344,7 +374,7 @@ mod tests {
         let mut w = Window { cwnd: 200, ssthresh: INF, cwnd_cnt: 0 };
         w.ssthresh = c.ssthresh(&w);
         w.cwnd = w.ssthresh;
-        c.delay_min = Some(rtt);
+        c.delay_min = delay_units(rtt);
         let k = ((200 - w.cwnd) as f64 / C).cbrt();
         let mut now = Time::from_secs(10);
         let t0 = now;
@@ -374,50 +404,63 @@ mod tests {
         assert_eq!(c.last_max_cwnd(), 80 * 1741 / 2048);
     }
 
+    /// One ACK as Linux's tcp_ack hands it to CUBIC: the RTT sample first (bictcp_acked, from
+    /// tcp_clean_rtx_queue), then the window (bictcp_cong_avoid, from tcp_cong_control).
+    fn feed(c: &mut Cubic, w: &mut Window, now: Time, rtt: Time, snd_una: u64, snd_nxt: u64) {
+        let mut a = ack(now, 1, rtt);
+        a.snd_una = snd_una;
+        a.snd_nxt = snd_nxt;
+        c.on_rtt(w, &a);
+        // Hold the window (a test of the exit signals, not of slow start's growth).
+        let cwnd = w.cwnd;
+        c.cong_avoid(w, &a);
+        w.cwnd = cwnd;
+    }
+
     #[test]
     fn hystart_exits_slow_start_on_delay_increase() {
         let mut c = Cubic::new(true);
         let mut w = Window::new(32);
         let base = Time::from_ms(20);
-        // Round 1: 8+ samples at the base RTT set delay_min.
+        // Round 1: samples at the base RTT set delay_min; ACKs 3 ms apart (no train).
         let mut now = Time::from_ms(100);
-        let mut a = ack(now, 1, base);
-        a.snd_una = 1;
-        a.snd_nxt = 100;
-        for _ in 0..10 {
-            now += Time::from_ms(3); // spaced > 2 ms apart: no ACK train
-            a.now = now;
-            c.on_rtt(&mut w, &a);
+        for i in 0..10 {
+            now += Time::from_ms(3);
+            feed(&mut c, &mut w, now, base, 1 + i, 100);
         }
         assert!(!c.hystart_found());
-        // Next round: queueing adds 8 ms (> max(20/8, 4) ms threshold).
-        a.snd_una = 101;
-        a.snd_nxt = 300;
-        a.rtt = Some(base + Time::from_ms(8));
-        for _ in 0..10 {
+        // Next round (its first ACK passes end_seq = 100): queueing adds 5 ms to every sample,
+        // more than max(20 ms / 8, 4 ms) = 4 ms. The decision comes after the 8th sample.
+        for i in 0..10 {
             now += Time::from_ms(3);
-            a.now = now;
-            c.on_rtt(&mut w, &a);
+            feed(&mut c, &mut w, now, base + Time::from_ms(5), 101 + i, 300);
+            assert_eq!(c.hystart_found(), i >= 9, "sample {i}");
         }
-        assert!(c.hystart_found());
         assert_eq!(w.ssthresh, w.cwnd, "HyStart sets ssthresh to cwnd");
     }
 
+    /// 4.10 compares the minimum of a round's first 8 samples only: a rise of 3.5 ms (under
+    /// the 4 ms floor) does not count, nor does a late rise after 8 low samples.
     #[test]
-    fn hystart_ignores_small_delay_jitter() {
+    fn hystart_delay_exit_uses_the_first_eight_samples_of_a_round() {
         let mut c = Cubic::new(true);
         let mut w = Window::new(32);
         let mut now = Time::from_ms(100);
-        let mut a = ack(now, 1, Time::from_ms(20));
-        a.snd_una = 1;
-        a.snd_nxt = 100;
-        for i in 0..40 {
+        for i in 0..10 {
             now += Time::from_ms(3);
-            a.now = now;
-            a.rtt = Some(Time::from_ms(20) + Time::from_ms(i % 3));
-            c.on_rtt(&mut w, &a);
+            feed(&mut c, &mut w, now, Time::from_ms(20), 1 + i, 100);
         }
-        assert!(!c.hystart_found());
+        for i in 0..20 {
+            now += Time::from_ms(3);
+            feed(&mut c, &mut w, now, Time::from_us(23_500), 101 + i, 300);
+        }
+        assert!(!c.hystart_found(), "3.5 ms is under the 4 ms threshold");
+        for i in 0..20 {
+            now += Time::from_ms(3);
+            let rtt = if i < 8 { Time::from_ms(20) } else { Time::from_ms(40) };
+            feed(&mut c, &mut w, now, rtt, 301 + i, 500);
+        }
+        assert!(!c.hystart_found(), "samples after the 8th do not enter curr_rtt");
     }
 
     /// bictcp_state on an RTO: everything CUBIC learnt is forgotten (bictcp_reset), so the
@@ -428,7 +471,7 @@ mod tests {
         let rtt = Time::from_ms(50);
         let mut c = Cubic::new(true);
         let mut w = Window { cwnd: 5000, ssthresh: INF, cwnd_cnt: 0 };
-        c.delay_min = Some(rtt);
+        c.delay_min = delay_units(rtt);
         c.found = true;
         // The RTO: ssthresh first (tcp_enter_loss), then the Loss state (tcp_set_ca_state).
         w.ssthresh = c.ssthresh(&w);
@@ -436,9 +479,9 @@ mod tests {
         assert_eq!(c.last_max_cwnd(), 5000);
         c.on_state_seq(&mut w, Time::from_secs(10), CaState::Loss, 123_456);
         assert_eq!(c.last_max_cwnd(), 0, "bictcp_reset clears W_max");
-        assert!(c.delay_min.is_none() && !c.hystart_found() && c.epoch_start.is_none());
+        assert!(c.delay_min == 0 && !c.hystart_found() && c.epoch_start.is_none());
         assert_eq!(c.end_seq, 123_456, "the HyStart round ends at snd_nxt at the RTO");
-        assert_eq!(c.round_start, Time::from_secs(10));
+        assert_eq!(c.round_start, bictcp_clock(Time::from_secs(10)));
         // Slow start brought cwnd back to ssthresh; congestion avoidance from there.
         w.cwnd = w.ssthresh;
         let start = w.cwnd;
@@ -456,7 +499,7 @@ mod tests {
         let rtt = Time::from_ms(50);
         let mut c = Cubic::new(false);
         let mut w = Window { cwnd: 5000, ssthresh: INF, cwnd_cnt: 0 };
-        c.delay_min = Some(rtt);
+        c.delay_min = delay_units(rtt);
         w.ssthresh = c.ssthresh(&w);
         c.on_state_seq(&mut w, Time::from_secs(10), CaState::Recovery, 0);
         assert_eq!(c.last_max_cwnd(), 5000, "only Loss resets");
@@ -472,45 +515,31 @@ mod tests {
         assert!(w.cwnd < 3500 * 105 / 100, "concave start: {}", w.cwnd);
     }
 
-    fn ss_ack(now: Time, rtt: Time, snd_una: u64, snd_nxt: u64, cwnd: u32) -> AckInfo {
-        let mut a = ack(now, 2, rtt);
-        a.snd_una = snd_una;
-        a.snd_nxt = snd_nxt;
-        // tcp_update_pacing_rate in slow start: 2 x cwnd x mss / srtt.
-        a.pacing_rate_bps = (2.0 * cwnd as f64 * 1448.0 * 8.0 / rtt.secs_f64()) as u64;
-        a
-    }
-
-    /// HyStart's ACK-train exit: ACKs closer than 2 ms that keep coming for longer than
-    /// (delay_min + hystart_ack_delay) / 2 (no fq pacing) since the round started. A train just
-    /// short of it does not exit; one just beyond it sets ssthresh = cwnd.
+    /// HyStart's ACK-train exit (4.10): ACKs at most 2 ms apart on the millisecond clock that
+    /// keep coming for more than delay_min >> 4 ms (half the minimum RTT, rounded down) since
+    /// the round started. At 50 ms: a 25 ms train does not exit, a 26 ms one does.
     #[test]
     fn hystart_ack_train_exits_after_half_the_min_rtt() {
         let rtt = Time::from_ms(50);
-        for (train_ms, exits) in [(24.0, false), (27.0, true)] {
+        for (train_us, exits) in [(25_900u64, false), (26_000, true)] {
             let mut c = Cubic::new(true);
             let mut w = Window::new(2000);
             let mut now = Time::from_secs(1);
             // Round 1 sets delay_min (ACKs 3 ms apart: no train).
             for i in 0..10u64 {
                 now += Time::from_ms(3);
-                let a = ss_ack(now, rtt, 1 + i, 10_000, w.cwnd);
-                c.on_rtt(&mut w, &a);
+                feed(&mut c, &mut w, now, rtt, 1 + i, 10_000);
             }
-            assert_eq!(c.delay_min, Some(rtt));
-            // Round 2: its first ACK resets the round, then ACKs every 20 us for `train_ms`.
-            let start = now + Time::from_ms(3);
-            let n = (train_ms * 1000.0 / 20.0) as u64;
+            assert_eq!(c.delay_min, 400, "50 ms in 1/8 ms");
+            // Round 2 starts at a whole millisecond with the ACK that passes end_seq; then an
+            // ACK every 20 us for `train_us`.
+            let start = Time::from_ms(1_100);
+            let n = train_us / 20;
             for i in 0..=n {
                 now = start + Time::from_us(20 * i);
-                let a = ss_ack(now, rtt, 10_001 + i, 30_000, w.cwnd);
-                c.on_rtt(&mut w, &a);
+                feed(&mut c, &mut w, now, rtt, 10_001 + i, 30_000);
             }
-            // Threshold: (50 ms + min(1 ms, 4 x 64 KB / pacing rate)) / 2.
-            let pacing = 2.0 * 2000.0 * 1448.0 * 8.0 / 0.05;
-            let ack_delay_ms: f64 = (4.0 * 65536.0 * 8.0 / pacing * 1e3_f64).min(1.0);
-            assert_eq!(ack_delay_ms, 1.0, "4 x 64 KB at ~0.93 Gbit/s is over 1 ms: capped");
-            assert_eq!(c.hystart_found(), exits, "train {train_ms} ms vs {:.2} ms", (50.0 + ack_delay_ms) / 2.0);
+            assert_eq!(c.hystart_found(), exits, "train {train_us} us");
             assert_eq!(w.ssthresh == w.cwnd, exits);
         }
     }
@@ -522,22 +551,20 @@ mod tests {
         let rtt = Time::from_ms(50);
         let mut c = Cubic::new(true);
         let mut w = Window::new(2000);
-        c.delay_min = Some(rtt);
+        c.delay_min = delay_units(rtt);
         let mut now = Time::from_secs(1);
-        let a = ss_ack(now, rtt, 1, 10_000, w.cwnd);
-        c.on_rtt(&mut w, &a); // resets the round
+        feed(&mut c, &mut w, now, rtt, 1, 10_000); // passes end_seq 0: a new round
         for i in 0..20u64 {
-            now += Time::from_us(2_500); // 2.5 ms apart: never a train
-            let a = ss_ack(now, rtt, 2 + i, 10_000, w.cwnd);
-            c.on_rtt(&mut w, &a);
+            now += Time::from_us(3_100); // 3.1 ms apart: never a train
+            feed(&mut c, &mut w, now, rtt, 2 + i, 10_000);
         }
         assert!(now - Time::from_secs(1) > Time::from_ms(40));
         assert!(!c.hystart_found());
     }
 
-    /// After an RTO the HyStart round ends at snd_nxt at the RTO; until snd_una passes it, RTT
-    /// samples of new data sent during the retransmissions cannot start an ACK train (Linux's
-    /// last_ack is the RTO time), so HyStart does not cut the RTO's slow start short.
+    /// After an RTO the HyStart round ends at snd_nxt at the RTO; until snd_una passes it, the
+    /// train is timed from the RTO (round_start, last_ack), so ACKs arriving a backed-off RTO
+    /// later never join a train and HyStart does not cut the RTO's slow start short.
     #[test]
     fn no_ack_train_before_the_round_of_the_rto_ends() {
         let rtt = Time::from_ms(50);
@@ -548,11 +575,55 @@ mod tests {
         // New data SACKed every 20 us for 40 ms while snd_una is still below the RTO's snd_nxt.
         let start = Time::from_secs(12);
         for i in 0..2000u64 {
-            let now = start + Time::from_us(20 * i);
-            let a = ss_ack(now, rtt, 500_000 + i, 2_000_000, w.cwnd);
-            c.on_rtt(&mut w, &a);
+            feed(&mut c, &mut w, start + Time::from_us(20 * i), rtt, 500_000 + i, 2_000_000);
         }
         assert!(!c.hystart_found(), "no ACK train counted from the RTO's round");
         assert_eq!(w.ssthresh, 3000);
+    }
+
+    /// The round restarts in cong_avoid, after the ACK's RTT sample (tcp_ack calls pkts_acked
+    /// from tcp_clean_rtx_queue before tcp_cong_control), and only in slow start.
+    #[test]
+    fn round_restarts_in_cong_avoid_after_the_sample() {
+        let rtt = Time::from_ms(50);
+        let mut c = Cubic::new(true);
+        let mut w = Window::new(100);
+        let mut a = ack(Time::from_ms(700), 1, rtt);
+        a.snd_una = 10;
+        a.snd_nxt = 500;
+        c.on_rtt(&mut w, &a);
+        assert_eq!(c.end_seq, 0, "the sample alone does not start a round");
+        c.cong_avoid(&mut w, &a);
+        assert_eq!((c.end_seq, c.round_start, c.last_ack), (500, 700, 700));
+        // In congestion avoidance no new round starts.
+        let mut w = Window { cwnd: 100, ssthresh: 50, cwnd_cnt: 0 };
+        a.snd_una = 600;
+        a.snd_nxt = 900;
+        c.cong_avoid(&mut w, &a);
+        assert_eq!(c.end_seq, 500);
+    }
+
+    /// Below a 2 ms min RTT `delay_min >> 4` is 0: in 4.10 any train that reaches the next
+    /// millisecond tick of the round ends slow start (once cwnd >= 16), as on a LAN path.
+    #[test]
+    fn hystart_on_a_sub_2ms_path_exits_at_the_first_millisecond_tick() {
+        let rtt = Time::from_us(1_200);
+        let mut c = Cubic::new(true);
+        let mut w = Window::new(32);
+        // The round starts at 5.000 ms (first ACK past end_seq 0); ACKs every 100 us.
+        for i in 0..20u64 {
+            let now = Time::from_ms(5) + Time::from_us(100 * i);
+            feed(&mut c, &mut w, now, rtt, 1 + i, 1_000);
+            assert_eq!(c.hystart_found(), i >= 10, "ACK at {} us", 5_000 + 100 * i);
+        }
+        assert_eq!(w.ssthresh, 32);
+    }
+
+    /// bictcp_acked's units: microseconds x 8 / 1000, at least 1.
+    #[test]
+    fn delay_is_in_eighths_of_a_millisecond() {
+        assert_eq!(delay_units(Time::from_ms(50)), 400);
+        assert_eq!(delay_units(Time::from_us(1_030)), 8);
+        assert_eq!(delay_units(Time::from_us(50)), 1);
     }
 }

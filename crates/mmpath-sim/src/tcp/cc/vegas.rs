@@ -47,9 +47,10 @@ impl Vegas {
         w.cong_avoid_ai(cwnd, acked);
     }
 
-    /// tcp_vegas_ssthresh: min(ssthresh, cwnd) (current kernels; older ones used cwnd - 1).
+    /// tcp_vegas_ssthresh as of Linux 4.10 (seed 003's kernel): min(ssthresh, cwnd - 1). (Later
+    /// kernels use min(ssthresh, cwnd).)
     fn vegas_ssthresh(w: &Window) -> u32 {
-        w.ssthresh.min(w.cwnd)
+        w.ssthresh.min(w.cwnd.saturating_sub(1))
     }
 }
 
@@ -67,7 +68,8 @@ impl CongestionControl for Vegas {
     fn on_rtt(&mut self, _w: &mut Window, ack: &AckInfo) {
         let Some(rtt) = ack.rtt else { return };
         // Linux adds 1 us so that a zero sample still counts.
-        let v = rtt + Time::from_us(1);
+        // tcp_vegas_pkts_acked: vrtt = rtt_us + 1 (microseconds; +1 so that a zero sample counts).
+        let v = Time::from_us(rtt.ns() / 1000 + 1);
         self.base_rtt = Some(self.base_rtt.map_or(v, |b| b.min(v)));
         self.min_rtt = Some(self.min_rtt.map_or(v, |m| m.min(v)));
         self.cnt_rtt += 1;
@@ -84,9 +86,10 @@ impl CongestionControl for Vegas {
             match (self.cnt_rtt, self.min_rtt, self.base_rtt) {
                 (c, Some(rtt), Some(base)) if c > 2 => {
                     let cwnd = w.cwnd as u64;
-                    let (rtt_ns, base_ns) = (rtt.ns().max(1), base.ns().max(1));
-                    let target = (cwnd * base_ns / rtt_ns) as u32;
-                    let diff = (cwnd * (rtt_ns - base_ns.min(rtt_ns)) / base_ns) as u32;
+                    // In microseconds, as tcp_vegas_cong_avoid's integer arithmetic.
+                    let (rtt_us, base_us) = ((rtt.ns() / 1000).max(1), (base.ns() / 1000).max(1));
+                    let target = (cwnd * base_us / rtt_us) as u32;
+                    let diff = (cwnd * (rtt_us - base_us.min(rtt_us)) / base_us) as u32;
                     if diff > GAMMA && w.in_slow_start() {
                         // Going too fast: leave slow start at the rate the path carries.
                         w.cwnd = w.cwnd.min(target + 1);
@@ -118,14 +121,22 @@ impl CongestionControl for Vegas {
         (w.cwnd >> 1).max(2)
     }
 
-    fn on_state(&mut self, _w: &mut Window, _now: Time, state: CaState) {
-        // tcp_vegas_state: Vegas runs in Open only; re-enabling it starts a fresh round.
-        let on = state == CaState::Open;
-        if on && !self.doing_vegas_now {
+    fn on_state(&mut self, w: &mut Window, now: Time, state: CaState) {
+        self.on_state_seq(w, now, state, self.beg_snd_nxt);
+    }
+
+    /// tcp_vegas_state: Vegas runs in Open only. Entering Open calls vegas_enable, which starts
+    /// a fresh round at snd_nxt with no RTT samples (beg_snd_nxt = snd_nxt, cntRTT = 0,
+    /// minRTT = infinity); any other state calls vegas_disable.
+    fn on_state_seq(&mut self, _w: &mut Window, _now: Time, state: CaState, snd_nxt: u64) {
+        if state == CaState::Open {
+            self.doing_vegas_now = true;
+            self.beg_snd_nxt = snd_nxt;
             self.cnt_rtt = 0;
             self.min_rtt = None;
+        } else {
+            self.doing_vegas_now = false;
         }
-        self.doing_vegas_now = on;
     }
 }
 
@@ -193,6 +204,37 @@ mod tests {
         round(&mut v, &mut w, 12.0, 3);
         assert!(!w.in_slow_start(), "cwnd {} ssthresh {}", w.cwnd, w.ssthresh);
         assert!(w.cwnd < before + 10, "cwnd {} from {before}", w.cwnd);
+    }
+
+    /// tcp_vegas_ssthresh (4.10): leaving slow start or backing off sets ssthresh to at most
+    /// cwnd - 1, so the flow is in congestion avoidance at once (then tcp_current_ssthresh).
+    #[test]
+    fn vegas_ssthresh_is_cwnd_minus_one() {
+        let w = Window { cwnd: 40, ssthresh: INFINITE_SSTHRESH, cwnd_cnt: 0 };
+        assert_eq!(Vegas::vegas_ssthresh(&w), 39);
+        let w = Window { cwnd: 40, ssthresh: 20, cwnd_cnt: 0 };
+        assert_eq!(Vegas::vegas_ssthresh(&w), 20);
+    }
+
+    /// vegas_enable on entering Open: the next round starts at snd_nxt, and samples taken
+    /// before (during recovery) do not count.
+    #[test]
+    fn entering_open_starts_a_fresh_round_at_snd_nxt() {
+        let mut v = Vegas::new();
+        let mut w = Window { cwnd: 20, ssthresh: 10, cwnd_cnt: 0 };
+        v.on_state_seq(&mut w, Time::ZERO, CaState::Recovery, 0);
+        for k in 0..5 {
+            v.on_rtt(&mut w, &ack(10.0, k, 100));
+        }
+        assert_eq!(v.cnt_rtt, 5);
+        v.on_state_seq(&mut w, Time::ZERO, CaState::Open, 7_000);
+        assert_eq!((v.cnt_rtt, v.min_rtt, v.beg_snd_nxt), (0, None, 7_000));
+        assert!(v.doing_vegas_now);
+        // An ACK below 7000 is inside the round: no adjustment (cwnd in CA holds).
+        let a = ack(10.0, 6_000, 8_000);
+        v.on_rtt(&mut w, &a);
+        v.cong_avoid(&mut w, &a);
+        assert_eq!(w.cwnd, 20);
     }
 
     #[test]
