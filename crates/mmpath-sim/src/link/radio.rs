@@ -389,9 +389,9 @@ mod efficiency_tests {
 
     /// 802.11ac, 80 MHz, 2 SS, short GI, MCS 9 (866.7 Mbit/s), 64-MPDU A-MPDUs of 1500-byte
     /// packets, mean backoff (7.5 slots), by hand:
-    /// - one MSDU per MPDU: PSDU 63 x 1544 + 1542 = 98,814 octets; N_SYM = ceil((8 x 98,814
-    ///   + 16 + 6 x 2) / 3120) = 254, 914.4 us -> 916 us (whole 4 us) + 44 us preamble = 960 us;
-    ///   TXOP 43 + 67.5 + 960 + 16 + 32 = 1118.5 us for 768,000 bits: 686.6 Mbit/s = 79.2 %;
+    /// - one MSDU per MPDU: PSDU 63 x 1544 + 1542 = 98,814 octets; N_SYM =
+    ///   ceil((8 x 98,814 + 16 + 6 x 2) / 3120) = 254, 914.4 us -> 916 us (whole 4 us) + 44 us
+    ///   preamble = 960 us; TXOP 43 + 67.5 + 960 + 16 + 32 = 1118.5 us for 768,000 bits: 686.6 Mbit/s = 79.2 %;
     /// - three MSDUs per MPDU (A-MSDU): PSDU 64 x 4604 = 294,656; N_SYM = ceil(2,357,276 / 3120)
     ///   = 756, 2721.6 -> 2724 us + 44 = 2768 us; TXOP 2926.5 us for 2,304,000 bits:
     ///   787.3 Mbit/s = 90.8 %.
