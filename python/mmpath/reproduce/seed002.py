@@ -484,16 +484,26 @@ claim(Claim(
 ))
 
 
+# Seed 002 section 4.2 picks the energy-optimal ratio among those that "satisfy the traffic
+# demand" ("there are more than one ratio that satisfy the traffic demand ... However, the energy
+# cost of each ratio is different"): a ratio that cannot carry the source rate is not a candidate,
+# however few nJ/bit it spends on what it does carry. "Satisfies" = a mean goodput of at least
+# 95 % of the source rate.
+SATISFIED = 0.95
+
+
 def _check_rate(runs: pd.DataFrame, mode: Mode):
     c = Checks()
     parts = []
     for d in DIRS:
         for rate in _demands(d)[1:]:
             rs, thr, nj = _curve(runs, d, rate)
-            e_opt = _argmin(rs, nj)
+            ok = {r for r, t in zip(rs, thr) if np.isfinite(t) and t >= SATISFIED * rate}
+            e_opt = _argmin(rs, nj, lambda r: r in ok)
             want = ENERGY_OPT[(d, rate)]
             parts.append(f"{d} {rate}: {e_opt}")
-            c.add(f"{d}link {rate} Mbit/s: energy-optimal ratio {e_opt} is the paper's {want}; nJ/bit "
+            c.add(f"{d}link {rate} Mbit/s: energy-optimal ratio among those carrying >= {SATISFIED:.0%} of the rate "
+                  f"({e_opt}) is the paper's {want}; nJ/bit "
                   f"[{', '.join(f'{r}:{fmt(v)}' for r, v in zip(rs, nj))}], Mbit/s "
                   f"[{', '.join(f'{r}:{fmt(v)}' for r, v in zip(rs, thr))}]", e_opt == want)
     return "energy-optimal ratios " + ", ".join(parts), c.items
@@ -505,8 +515,9 @@ claim(Claim(
           "alone. 500: 11ac alone down, 11ad alone up",
     paper="Section 4.2, Figs. 5-7: 1750 -> 66:34 (down) / 83:17 (up); 1500 down / 1400 up -> 100:0; "
           "500 -> 0:100 (down) / 100:0 (up)",
-    criterion="rate-limited FixedRatio sweeps: the ratio with the lowest mean nJ/bit is the paper's (the sweep "
-              "contains it: 0..100 by 10 plus 66, 73, 83; fast mode a few ratios around it)",
+    criterion="rate-limited FixedRatio sweeps: among the ratios whose mean goodput satisfies the source rate "
+              "(>= 95 % of it), the one with the lowest mean nJ/bit is the paper's (the sweep contains it: 0..100 "
+              "by 10 plus 66, 73, 83; fast mode a few ratios around it)",
     check=_check_rate, needs=lambda k: k.get("demand") != 0,
 ))
 
