@@ -193,6 +193,19 @@ impl TcpSender {
     pub fn timer_deadline(&self) -> Option<Time> {
         [self.rto_at, self.pace_wait, self.reo_at].into_iter().flatten().min()
     }
+    /// What the congestion control hears of an ACK (the same for pkts_acked and cong_avoid).
+    fn ack_info(&self, now: Time, acked: u32, rtt: Option<Time>, prior_in_flight: u32) -> AckInfo {
+        AckInfo {
+            now,
+            acked,
+            rtt,
+            prior_in_flight,
+            snd_una: self.snd_una,
+            snd_nxt: self.snd_nxt,
+            mss: self.mss,
+            pacing_rate_bps: self.stack_pacing_rate_bps(),
+        }
+    }
     /// Packets delivered so far (tp->delivered).
     pub fn delivered(&self) -> u64 {
         self.delivered
@@ -607,16 +620,7 @@ impl TcpSender {
         // tcp_fastretrans_alert changes the state and before tcp_cong_control.
         let newly_delivered = acked + newly_sacked;
         if ca_rtt.is_some() {
-            let info = AckInfo {
-                now,
-                acked: newly_delivered,
-                rtt: ca_rtt,
-                prior_in_flight,
-                snd_una: self.snd_una,
-                snd_nxt: self.snd_nxt,
-                mss: self.mss,
-                pacing_rate_bps: self.stack_pacing_rate_bps(),
-            };
+            let info = self.ack_info(now, newly_delivered, ca_rtt, prior_in_flight);
             self.cc.on_rtt(&mut self.w, &info);
         }
 
@@ -668,16 +672,7 @@ impl TcpSender {
 
         self.delivered += newly_delivered as u64;
         self.lost += newly_lost as u64;
-        let info = AckInfo {
-            now,
-            acked: newly_delivered,
-            rtt: ca_rtt,
-            prior_in_flight,
-            snd_una: self.snd_una,
-            snd_nxt: self.snd_nxt,
-            mss: self.mss,
-            pacing_rate_bps: self.stack_pacing_rate_bps(),
-        };
+        let info = self.ack_info(now, newly_delivered, ca_rtt, prior_in_flight);
         if self.cc.owns_cwnd() {
             let rs = self.rate_gen(now, newly_delivered, newly_lost, prior_in_flight, ca_rtt);
             if self.cc.cong_control(&mut self.w, &rs).mark_app_limited {
