@@ -1002,10 +1002,18 @@ impl Simulation {
     }
 
     fn set_path_up(&mut self, now: Time, pi: u16, u: bool) {
+        if self.switch_path(now, pi, u) {
+            self.conn_link_event(now, pi, if u { sched::LinkEvent::Up } else { sched::LinkEvent::Down });
+        }
+    }
+
+    /// Takes a path's hops down or up, with its event and channel-log rows; false if it already
+    /// was so.
+    fn switch_path(&mut self, now: Time, pi: u16, u: bool) -> bool {
         let hops = self.paths[pi as usize].hops;
         let was = self.hop_up(hops[0]);
         if was == u {
-            return;
+            return false;
         }
         for h in hops {
             match h {
@@ -1027,7 +1035,7 @@ impl Simulation {
         }
         self.push_event(now, pi, if u { EV_UP } else { EV_DOWN }, f64::NAN);
         self.log_channel(now, pi, TraceStep { up: Some(u), ..TraceStep::new(now) });
-        self.conn_link_event(now, pi, if u { sched::LinkEvent::Up } else { sched::LinkEvent::Down });
+        true
     }
 
     /// A scanning radio leaves its channel for a dwell (`on` = false) or comes back. Only the
@@ -1038,19 +1046,14 @@ impl Simulation {
     /// association stays: neither the endpoints nor the MPTCP schedulers see a link event; they
     /// heard of the scan as a whole (LinkEvent::ScanStart / ScanEnd).
     fn set_path_on_channel(&mut self, now: Time, pi: u16, on: bool) {
-        let Hop::Air(m, _) = self.paths[pi as usize].hops[0] else { return };
-        if self.media[m as usize].is_up() == on {
+        if !matches!(self.paths[pi as usize].hops[0], Hop::Air(..)) {
             return;
         }
         // Back on a channel whose link is lost (blockage) carries nothing either.
         if on && !self.paths[pi as usize].radio.as_ref().is_none_or(|r| r.channel.link_up()) {
             return;
         }
-        let mut wake = AirWake::default();
-        self.media[m as usize].set_up(now, on, &mut wake);
-        self.apply_air_wake(m, wake);
-        self.push_event(now, pi, if on { EV_UP } else { EV_DOWN }, f64::NAN);
-        self.log_channel(now, pi, TraceStep { up: Some(on), ..TraceStep::new(now) });
+        self.switch_path(now, pi, on);
     }
 
     /// A radio path loses its link (blockage, antenna turn): its queued frames are dropped.
