@@ -8,6 +8,7 @@
 
 mod energy_out;
 mod mptcp;
+mod scan;
 
 use crate::app::{App, RATE_TICK};
 use crate::energy;
@@ -1036,24 +1037,6 @@ impl Simulation {
         self.push_event(now, pi, if u { EV_UP } else { EV_DOWN }, f64::NAN);
         self.log_channel(now, pi, TraceStep { up: Some(u), ..TraceStep::new(now) });
         true
-    }
-
-    /// A scanning radio leaves its channel for a dwell (`on` = false) or comes back. Only the
-    /// radio hop pauses: mac80211 stops the interface's queues while off channel
-    /// (ieee80211_offchannel_stop_vifs, IEEE80211_QUEUE_STOP_REASON_OFFCHANNEL), so frames wait,
-    /// and the client announced power save before leaving (a null frame with PM=1), so the AP
-    /// buffers its frames for it too (both stations' queues hold, up to their capacity). The
-    /// association stays: neither the endpoints nor the MPTCP schedulers see a link event; they
-    /// heard of the scan as a whole (LinkEvent::ScanStart / ScanEnd).
-    fn set_path_on_channel(&mut self, now: Time, pi: u16, on: bool) {
-        if !matches!(self.paths[pi as usize].hops[0], Hop::Air(..)) {
-            return;
-        }
-        // Back on a channel whose link is lost (blockage) carries nothing either.
-        if on && !self.paths[pi as usize].radio.as_ref().is_none_or(|r| r.channel.link_up()) {
-            return;
-        }
-        self.switch_path(now, pi, on);
     }
 
     /// A radio path loses its link (blockage, antenna turn): its queued frames are dropped.

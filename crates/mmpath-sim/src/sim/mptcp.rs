@@ -15,7 +15,6 @@
 
 use super::{routes, Ev, Flow, FlowCounters, Hop, PathState, Simulation, INTERVAL};
 use crate::app::{App, RATE_TICK};
-use crate::link::channel::ScanPattern;
 use crate::mptcp::conn::{MapQueue, Reassembly, ReinjectQueue};
 use crate::mptcp::sched::{self, ConnView, LinkEvent, SchedAction, SchedKind, Scheduler, SubflowView};
 use crate::packet::{Kind, Packet, Way, DSS_ACK_BYTES, DSS_DATA_BYTES, SYN_BYTES, TCP_HEADER_BYTES};
@@ -848,78 +847,6 @@ impl Simulation {
         }
         self.conns[c as usize].sched.on_rto(now, j as usize);
         self.conn_push(now, c);
-    }
-
-    // ----- scans -----
-
-    /// Whether an MPTCP scheduler with a subflow on path `pi` arbitrates its scans.
-    fn scan_arbitrated(&self, pi: u16) -> bool {
-        self.conns
-            .iter()
-            .any(|cn| cn.sched.arbitrates_scans() && cn.subs.iter().any(|st| self.flows[st.flow as usize].path == pi))
-    }
-
-    /// A scan is requested on path `pi` (the channel's periodic scans). Without an arbitrating
-    /// scheduler it starts at once. With one (AMuSe SCAN), the scheduler stops assigning to the
-    /// subflow and takes back its unsent data, and the scan starts once the subflow's send
-    /// queue is empty (seed 004, AMuSe-SCAN).
-    pub(super) fn scan_request(&mut self, now: Time, pi: u16, pattern: ScanPattern) {
-        let ps = &self.paths[pi as usize];
-        if ps.scan_held.is_some() || ps.scan_run.is_some() {
-            return; // one scan at a time: a request during a scan is dropped
-        }
-        if self.scan_arbitrated(pi) {
-            self.paths[pi as usize].scan_held = Some(pattern);
-            self.conn_link_event(now, pi, LinkEvent::ScanStart);
-            self.start_held_scan(now, pi);
-        } else {
-            self.conn_link_event(now, pi, LinkEvent::ScanStart);
-            self.begin_scan(now, pi, pattern);
-        }
-    }
-
-    /// Starts the held scan on `pi` if every arbitrating subflow there has drained.
-    fn start_held_scan(&mut self, now: Time, pi: u16) {
-        let Some(pattern) = self.paths[pi as usize].scan_held else { return };
-        let drained = self.conns.iter().filter(|cn| cn.sched.arbitrates_scans()).all(|cn| {
-            cn.subs.iter().all(|st| {
-                let f = &self.flows[st.flow as usize];
-                let s = f.sender.as_ref().expect("tcp");
-                f.path != pi || s.snd_una >= s.app_limit()
-            })
-        });
-        if !drained {
-            return;
-        }
-        self.paths[pi as usize].scan_held = None;
-        self.begin_scan(now, pi, pattern);
-    }
-
-    /// The radio starts the scan's timeline: its first off-channel dwell now.
-    fn begin_scan(&mut self, now: Time, pi: u16, pattern: ScanPattern) {
-        self.paths[pi as usize].scan_run = Some((now, pattern, now));
-        self.scan_step(now, pi);
-    }
-
-    /// The scan under way on `pi` changes channel now: off for a dwell, back home, or over.
-    pub(super) fn scan_step(&mut self, now: Time, pi: u16) {
-        let Some((start, pattern, due)) = self.paths[pi as usize].scan_run else { return };
-        if due != now {
-            return;
-        }
-        let since = now - start;
-        self.set_path_on_channel(now, pi, !pattern.off_at(since));
-        match pattern.next_change(since) {
-            Some(next) => {
-                let at = start + next;
-                self.paths[pi as usize].scan_run = Some((start, pattern, at));
-                self.q.schedule(at, Ev::ScanStep(pi));
-            }
-            None => {
-                self.paths[pi as usize].scan_run = None;
-                self.conn_link_event(now, pi, LinkEvent::ScanEnd);
-            }
-        }
     }
 
     // ----- link events, ticks, MP_PRIO -----
