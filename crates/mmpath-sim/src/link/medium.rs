@@ -222,6 +222,8 @@ struct Station {
 #[derive(Debug, Clone, Copy)]
 struct Txop {
     from: usize,
+    /// Its data PPDU's time on the air, ns (the rest is access, SIFS and the Block Ack).
+    ppdu_ns: u64,
     /// MSDUs (queued packets) and MPDUs on the air.
     n: usize,
     m: usize,
@@ -353,11 +355,14 @@ impl Medium {
     /// mode of the data it belongs to: the client's data and the AP's ACKs for it count as
     /// transmit mode, the AP's data and the client's ACKs for it as receive mode (seed 002
     /// measures Tx / Rx mode power under backlogged traffic, its ACKs included).
-    fn count_busy(&mut self, from: usize, n: usize, start: Time, end: Time) {
-        self.stats.busy_ns[from] += (end - start).ns();
+    /// The client's amplifier is on while its own PPDU is on the air: the TXOP's data PPDU
+    /// when it is the client's, its Block Ack when the TXOP is the AP's (energy.rs `tx_on_mw`).
+    fn count_busy(&mut self, t: &Txop, end: Time) {
+        self.stats.busy_ns[t.from] += (end - t.start).ns();
         if let Some(m) = self.meter.as_mut() {
-            let data = self.st[from].queue.iter().take(n).any(|f| f.p.kind != Kind::Ack);
-            m.busy(start, end, (from == STA) == data);
+            let data = self.st[t.from].queue.iter().take(t.n).any(|f| f.p.kind != Kind::Ack);
+            let on = if t.from == STA { t.ppdu_ns } else { self.mac.ack_ns };
+            m.busy(t.start, end, (t.from == STA) == data, on);
         }
     }
 
@@ -591,7 +596,7 @@ impl Medium {
         if self.foreign_due > Time::ZERO && self.st.iter().any(|s| !s.queue.is_empty()) {
             let end = now + self.foreign_due;
             self.foreign_due = Time::ZERO;
-            self.busy = Some(Txop { from: OTHERS, n: 0, m: 0, start: now, end });
+            self.busy = Some(Txop { from: OTHERS, ppdu_ns: 0, n: 0, m: 0, start: now, end });
             wake.tx_done = Some(end);
             return;
         }
@@ -609,13 +614,9 @@ impl Medium {
             }
             let (n, m, psdu) = self.aggregate(from);
             let backoff = self.mac.slot_ns * (self.rng.next_u64() % (self.mac.cw_min as u64 + 1));
+            let ppdu_ns = self.phy.ppdu_ns(psdu, self.st[from].mcs);
             let air_ns = self.mac.with_beacon_share(
-                self.mac.access_ns
-                    + backoff
-                    + self.mac.protection_ns
-                    + self.phy.ppdu_ns(psdu, self.st[from].mcs)
-                    + self.mac.sifs_ns
-                    + self.mac.ack_ns,
+                self.mac.access_ns + backoff + self.mac.protection_ns + ppdu_ns + self.mac.sifs_ns + self.mac.ack_ns,
             );
             // The host hands the driver n packets; the TXOP cannot end before they are ready.
             let mut host_ns = n as u64 * self.host_pkt_ns;
@@ -629,7 +630,7 @@ impl Medium {
             let st = &mut self.st[from];
             st.tx_free = now + Time(host_ns);
             st.host_free = st.host_free.max(now) + Time(host_ns);
-            self.busy = Some(Txop { from, n, m, start: now, end });
+            self.busy = Some(Txop { from, ppdu_ns, n, m, start: now, end });
             self.last_from = from;
             self.stats.txops[from] += 1;
             wake.tx_done = Some(end);
@@ -685,7 +686,7 @@ impl Medium {
             }
         }
         let to = 1 - from;
-        self.count_busy(from, t.n, t.start, t.end);
+        self.count_busy(&t, t.end);
         let per_4096 = self.st[from].per_4096;
         self.failed.clear();
         let mut failed_now = 0usize;
@@ -789,7 +790,7 @@ impl Medium {
         }
         if !up {
             if let Some(t) = self.busy.take().filter(|t| t.from != OTHERS) {
-                self.count_busy(t.from, t.n, t.start, now);
+                self.count_busy(&t, now);
                 for f in self.st[t.from].queue.iter_mut().take(t.n) {
                     f.retries = f.retries.saturating_add(1);
                 }

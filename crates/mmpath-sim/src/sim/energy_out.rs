@@ -68,11 +68,13 @@ impl Simulation {
                 "joules": j,
                 "mean_power_mw": j / end.secs_f64().max(1e-12) * 1e3,
                 "tx_s": t.tx_ns as f64 / 1e9,
+                "tx_on_s": t.tx_on_ns as f64 / 1e9,
                 "rx_s": t.rx_ns as f64 / 1e9,
                 "idle_s": t.idle_ns as f64 / 1e9,
                 "psm_s": t.psm_ns as f64 / 1e9,
                 "psm_entries": t.psm_entries,
-                "power_mw": {"tx": m.power.tx_mw, "rx": m.power.rx_mw, "idle": m.power.idle_mw, "psm": m.power.psm_mw},
+                "power_mw": {"tx": m.power.tx_mw, "tx_on": crate::energy::tx_on_mw(&m.power), "rx": m.power.rx_mw,
+                             "idle": m.power.idle_mw, "psm": m.power.psm_mw},
                 "psm_timeout_ms": m.power.psm_timeout.ns() as f64 / 1e6,
             });
             radios.push(json!({"path": self.paths[pi].name, "joules": j}));
