@@ -143,10 +143,7 @@ impl StateTimes {
         } else {
             self.tx_on_ns as f64 * tx_on_mw(p) + (self.tx_ns - self.tx_on_ns) as f64 * p.idle_mw
         };
-        (tx + self.rx_ns as f64 * p.rx_mw
-            + self.idle_ns as f64 * p.idle_mw
-            + self.psm_ns as f64 * p.psm_mw)
-            * 1e-12
+        (tx + self.rx_ns as f64 * p.rx_mw + self.idle_ns as f64 * p.idle_mw + self.psm_ns as f64 * p.psm_mw) * 1e-12
     }
 
     fn gap(&mut self, g: u64, timeout: u64) {
@@ -469,8 +466,7 @@ pub fn nj_per_bit(joules: f64, bytes: u64) -> f64 {
 mod tests {
     use super::*;
 
-    const P: RadioPower =
-        RadioPower {
+    const P: RadioPower = RadioPower {
         tx_mw: 1000.0,
         rx_mw: 2000.0,
         idle_mw: 100.0,

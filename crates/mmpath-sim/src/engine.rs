@@ -12,7 +12,7 @@
 use rand_xoshiro::rand_core::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use std::cmp::Ordering;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 
 use crate::time::Time;
 
@@ -49,6 +49,12 @@ impl<E> Ord for Entry<E> {
 
 pub struct EventQueue<E> {
     heap: BinaryHeap<Entry<E>>,
+    /// Events scheduled for the current instant while it runs (about a quarter of all events:
+    /// a packet handed on, a medium woken), in the order they were scheduled. They bypass the
+    /// heap without changing the order: every heap entry due now was scheduled before them
+    /// (anything scheduled at `now` lands here), so the heap's entries at `now` go first, then
+    /// these, and none is left when the clock moves on.
+    due_now: VecDeque<E>,
     next_seq: u32,
     now: Time,
     processed: u64,
@@ -56,7 +62,13 @@ pub struct EventQueue<E> {
 
 impl<E: Copy> EventQueue<E> {
     pub fn new() -> Self {
-        EventQueue { heap: BinaryHeap::with_capacity(1024), next_seq: 0, now: Time::ZERO, processed: 0 }
+        EventQueue {
+            heap: BinaryHeap::with_capacity(1024),
+            due_now: VecDeque::with_capacity(64),
+            next_seq: 0,
+            now: Time::ZERO,
+            processed: 0,
+        }
     }
 
     pub fn now(&self) -> Time {
@@ -69,16 +81,19 @@ impl<E: Copy> EventQueue<E> {
     }
 
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.heap.len() + self.due_now.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.heap.is_empty() && self.due_now.is_empty()
     }
 
     /// Schedules `event` at `time` (never earlier than now).
     pub fn schedule(&mut self, time: Time, event: E) {
-        let time = time.max(self.now);
+        if time <= self.now {
+            self.due_now.push_back(event);
+            return;
+        }
         let seq = self.next_seq;
         self.next_seq = self.next_seq.wrapping_add(1);
         self.heap.push(Entry { time, seq, event });
@@ -86,11 +101,21 @@ impl<E: Copy> EventQueue<E> {
 
     /// Time of the earliest pending event.
     pub fn peek_time(&self) -> Option<Time> {
+        if !self.due_now.is_empty() {
+            return Some(self.now);
+        }
         self.heap.peek().map(|e| e.time)
     }
 
     /// Pops the earliest event if it is due at or before `until`, advancing the clock to it.
     pub fn pop_until(&mut self, until: Time) -> Option<(Time, E)> {
+        let heap_now = self.heap.peek().is_some_and(|e| e.time <= self.now);
+        if !heap_now && self.now <= until {
+            if let Some(ev) = self.due_now.pop_front() {
+                self.processed += 1;
+                return Some((self.now, ev));
+            }
+        }
         match self.heap.peek() {
             Some(e) if e.time <= until => {
                 let e = self.heap.pop().expect("peeked");
@@ -104,7 +129,7 @@ impl<E: Copy> EventQueue<E> {
 
     /// Moves the clock forward to `t` when no event remains before it.
     pub fn advance_to(&mut self, t: Time) {
-        if t > self.now {
+        if t > self.now && self.due_now.is_empty() {
             self.now = t;
         }
     }
@@ -183,6 +208,36 @@ mod tests {
         }
         let order: Vec<u32> = std::iter::from_fn(|| q.pop_until(Time::MAX).map(|(_, e)| e)).collect();
         assert_eq!(order, vec![0, 1, 2, 3, 4]);
+    }
+
+    /// Events scheduled for the running instant bypass the heap but keep the (time, sequence)
+    /// order: the heap's entries due now first (scheduled earlier), then those, then later ones.
+    #[test]
+    fn events_for_the_running_instant_keep_the_order() {
+        let mut q: EventQueue<u32> = EventQueue::new();
+        q.schedule(Time::from_us(2), 1);
+        q.schedule(Time::from_us(2), 2);
+        q.schedule(Time::from_us(4), 9);
+        assert_eq!(q.pop_until(Time::MAX), Some((Time::from_us(2), 1)));
+        // Running event 1 at 2 us schedules two more for 2 us (and one in the past, clamped).
+        q.schedule(Time::from_us(2), 3);
+        q.schedule(Time::from_us(1), 4);
+        assert_eq!(q.len(), 4);
+        assert_eq!(q.peek_time(), Some(Time::from_us(2)));
+        assert_eq!(q.pop_until(Time::MAX), Some((Time::from_us(2), 2)));
+        q.schedule(Time::from_us(2), 5);
+        let rest: Vec<(Time, u32)> = std::iter::from_fn(|| q.pop_until(Time::MAX)).collect();
+        let us = Time::from_us;
+        assert_eq!(rest, vec![(us(2), 3), (us(2), 4), (us(2), 5), (us(4), 9)]);
+        assert_eq!(q.processed(), 6);
+        // Due now but past the horizon: nothing pops.
+        let mut q: EventQueue<u32> = EventQueue::new();
+        q.schedule(Time::from_us(5), 1);
+        assert!(q.pop_until(Time::MAX).is_some());
+        q.schedule(Time::from_us(5), 2);
+        assert!(q.pop_until(Time::from_us(4)).is_none());
+        assert!(q.pop_until(Time::from_us(5)).is_some());
+        assert!(q.is_empty());
     }
 
     #[test]

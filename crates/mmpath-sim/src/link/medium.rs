@@ -195,6 +195,9 @@ struct Frame {
 
 const NO_MPDU: u64 = u64::MAX;
 
+/// MCS indices `psdu_cap` caches (every table here is below it: DMG 0-31, HT 0-31, VHT 0-9).
+const PSDU_CAP_MCS: usize = 32;
+
 struct Station {
     queue: VecDeque<Frame>,
     /// Next MAC sequence number to assign.
@@ -276,6 +279,8 @@ pub struct Medium {
     client_tx_pkt_ns: u64,
     /// The client radio's power meter (energy.rs), if its device's power is characterised.
     meter: Option<RadioMeter>,
+    /// `psdu_cap` per MCS, plus one (0 = not computed yet).
+    psdu_cap: [u32; PSDU_CAP_MCS],
 }
 
 impl Medium {
@@ -329,7 +334,42 @@ impl Medium {
             client_cpu: None,
             client_tx_pkt_ns: 0,
             meter: None,
+            psdu_cap: [0; PSDU_CAP_MCS],
         }
+    }
+
+    /// The longest PSDU (octets) whose PPDU at `mcs` stays within the maximum PPDU time. A
+    /// PPDU's duration never shrinks as its PSDU grows, so `ppdu_ns(b, mcs) <= max_ppdu_ns`
+    /// exactly when `b <= psdu_cap(mcs)`: the aggregation loop compares octets instead of
+    /// computing a duration per MPDU. Found once per MCS by bisection, then cached.
+    fn psdu_cap(&mut self, mcs: u8) -> u32 {
+        let i = mcs as usize;
+        if let Some(&c) = self.psdu_cap.get(i).filter(|&&c| c != 0) {
+            return c - 1;
+        }
+        let fits = |b: u32| self.phy.ppdu_ns(b, mcs) <= self.mac.max_ppdu_ns;
+        // Beyond any A-MPDU's length limit (802.11-2016: 6,500,631 octets for VHT).
+        let (mut lo, mut hi) = (0u32, 1u32 << 23);
+        let cap = if fits(hi) {
+            hi
+        } else if !fits(lo) {
+            0
+        } else {
+            // fits(lo) and !fits(hi).
+            while hi - lo > 1 {
+                let mid = lo + (hi - lo) / 2;
+                if fits(mid) {
+                    lo = mid;
+                } else {
+                    hi = mid;
+                }
+            }
+            lo
+        };
+        if let Some(c) = self.psdu_cap.get_mut(i) {
+            *c = cap + 1;
+        }
+        cap
     }
 
     /// Every packet the client receives also passes its host's shared server, `pkt_ns` each.
@@ -563,14 +603,11 @@ impl Medium {
     fn aggregate(&mut self, from: usize) -> (usize, usize, u32) {
         let (mut n, mut m, mut psdu) = (0usize, 0usize, 0u32);
         let mcs = self.st[from].mcs;
+        let limit = self.mac.max_ampdu_bytes.min(self.psdu_cap(mcs));
         while n < self.st[from].queue.len() {
             let (k, len) = self.mpdu_at(from, n);
             let next = ampdu_append(psdu, len);
-            if m > 0
-                && (m as u32 >= self.mac.max_mpdus
-                    || next > self.mac.max_ampdu_bytes
-                    || self.phy.ppdu_ns(next, mcs) > self.mac.max_ppdu_ns)
-            {
+            if m > 0 && (m as u32 >= self.mac.max_mpdus || next > limit) {
                 break;
             }
             if self.st[from].queue[n].mpdu == NO_MPDU {
