@@ -80,6 +80,10 @@ def measure(res, point: Point, mode: Mode) -> dict[str, Any]:
         row[f"{p}_mbps"] = float(subs[p]["goodput_mbps"]) if p in subs else (
             row["goodput_mbps"] if f.get("path") == p else 0.0)
     row["reinjections"] = int(f.get("reinjections") or 0)
+    # What binds a full mesh run (docs/models.md, MPTCP: "Seed 000's full mesh"): the most data held
+    # out of order at the receiver and the minRTT receive-buffer optimisation's actions.
+    for k in ("max_reorder_bytes", "penalizations", "opportunistic_retransmits"):
+        row[k] = int(f.get(k) or 0)
     return row
 
 
