@@ -80,6 +80,10 @@ def measure(res, point: Point, mode: Mode) -> dict[str, Any]:
         row[f"{p}_mbps"] = float(subs[p]["goodput_mbps"]) if p in subs else (
             row["goodput_mbps"] if f.get("path") == p else 0.0)
     row["reinjections"] = int(f.get("reinjections") or 0)
+    # What binds a full mesh run (docs/models.md, MPTCP: "Seed 000's full mesh"): the most data held
+    # out of order at the receiver and the minRTT receive-buffer optimisation's actions.
+    for k in ("max_reorder_bytes", "penalizations", "opportunistic_retransmits"):
+        row[k] = int(f.get(k) or 0)
     return row
 
 
@@ -182,18 +186,30 @@ experiment(Experiment(
 ))
 
 
+# Fig. 13 plots one statistic per mode (section 4.2): "we show the average throughput of MPTCP
+# backup since the collected values are quite stable. Meanwhile, we show the maximum values of the
+# MPTCP full mesh." Its comparisons are between those two statistics.
+FIG13_STAT = {"fullmesh": "max", "backup": "mean"}
+
+
+def _fig13(runs: pd.DataFrame) -> dict[str, list[float]]:
+    return {m: [stats(_col(runs, mtu=mtu, how=m))[FIG13_STAT[m]] for mtu in MTU_SWEEP] for m in MODES}
+
+
 def _check_mtu(runs: pd.DataFrame, mode: Mode):
     c = Checks()
-    means = {m: [_mean(runs, mtu=mtu, how=m) for mtu in MTU_SWEEP] for m in MODES}
+    shown = _fig13(runs)
     for m in MODES:
-        c.increasing(f"{m} mean throughput by MTU {list(MTU_SWEEP)}", list(MTU_SWEEP), means[m], "Mbit/s")
+        c.increasing(f"{m} {FIG13_STAT[m]} throughput by MTU {list(MTU_SWEEP)}", list(MTU_SWEEP), shown[m],
+                     "Mbit/s")
     for i, mtu in enumerate(MTU_SWEEP):
-        fm, bk = means["fullmesh"][i], means["backup"][i]
+        fm, bk = shown["fullmesh"][i], shown["backup"][i]
         if mtu <= 3000:
-            c.above(f"MTU {mtu}: full mesh mean", fm, bk, "Mbit/s", bound_text=f"backup {fmt(bk)} Mbit/s")
+            c.above(f"MTU {mtu}: full mesh max", fm, bk, "Mbit/s", bound_text=f"backup mean {fmt(bk)} Mbit/s")
         else:
-            c.above(f"MTU {mtu}: backup mean", bk, fm, "Mbit/s", bound_text=f"full mesh {fmt(fm)} Mbit/s")
-    text = "; ".join(f"MTU {mtu}: full mesh {fmt(means['fullmesh'][i])}, backup {fmt(means['backup'][i])}"
+            c.above(f"MTU {mtu}: backup mean", bk, fm, "Mbit/s", bound_text=f"full mesh max {fmt(fm)} Mbit/s")
+    text = "; ".join(f"MTU {mtu}: full mesh max {fmt(shown['fullmesh'][i])} (mean "
+                     f"{fmt(_mean(runs, mtu=mtu, how='fullmesh'))}), backup mean {fmt(shown['backup'][i])}"
                      for i, mtu in enumerate(MTU_SWEEP)) + " Mbit/s"
     return text, c.items
 
@@ -204,8 +220,9 @@ claim(Claim(
           "backup at 1500 and 3000, backup wins at 4500 and 6000",
     paper="Fig. 13: both modes rise with the MTU; full mesh (max shown) above backup (mean) at 1500 and "
           "3000 bytes, backup above at 4500 and 6000; all far below 1 Gbit/s at the small MTUs",
-    criterion="60 s runs (fast: 3 s). Means of the runs: each mode rises at every MTU step; full mesh > backup at 1500 and 3000; "
-              "backup > full mesh at 4500 and 6000",
+    criterion="60 s runs (fast: 3 s). The statistics Fig. 13 plots: the best full mesh run and the mean of the backup "
+              "runs. Each rises at every MTU step; full mesh max > backup mean at 1500 and 3000; backup mean > full "
+              "mesh max at 4500 and 6000",
     check=_check_mtu,
 ))
 
