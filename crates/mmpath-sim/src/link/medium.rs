@@ -227,11 +227,6 @@ struct Txop {
     m: usize,
     start: Time,
     end: Time,
-    /// Still contending (AIFS + backoff): the aggregate is built when this phase ends, at
-    /// `end`, from what is queued then.
-    contending: bool,
-    /// The other station has already drawn its backoff against this contention.
-    rival_drew: bool,
 }
 
 pub struct Medium {
@@ -589,32 +584,14 @@ impl Medium {
 
     /// Starts a TXOP if the channel is idle and a station with frames has a free host.
     fn try_start(&mut self, now: Time, wake: &mut AirWake) {
-        if !self.up {
-            return;
-        }
-        if let Some(t) = self.busy {
-            // A station that gets frames while the other one is still counting down its
-            // backoff contends too (EDCA: both count down on the idle channel); the first to
-            // reach zero takes the TXOP. One draw per contention.
-            let x = 1 - t.from;
-            if t.contending && !t.rival_drew && x < 2 && !self.st[x].queue.is_empty() && self.st[x].tx_free <= now {
-                let backoff = self.mac.slot_ns * (self.rng.next_u64() % (self.mac.cw_min as u64 + 1));
-                let end = now + Time(self.mac.with_beacon_share(self.mac.access_ns + backoff));
-                if end < t.end {
-                    self.busy = Some(Txop { from: x, end, rival_drew: true, ..t });
-                    self.last_from = x;
-                    wake.tx_done = Some(end);
-                } else {
-                    self.busy = Some(Txop { rival_drew: true, ..t });
-                }
-            }
+        if self.busy.is_some() || !self.up {
             return;
         }
         // The other stations' turn, if they are owed one and we have something to send.
         if self.foreign_due > Time::ZERO && self.st.iter().any(|s| !s.queue.is_empty()) {
             let end = now + self.foreign_due;
             self.foreign_due = Time::ZERO;
-            self.busy = Some(Txop { from: OTHERS, n: 0, m: 0, start: now, end, contending: false, rival_drew: false });
+            self.busy = Some(Txop { from: OTHERS, n: 0, m: 0, start: now, end });
             wake.tx_done = Some(end);
             return;
         }
@@ -630,12 +607,31 @@ impl Medium {
                 wait = Some(wait.map_or(s.tx_free, |w| w.min(s.tx_free)));
                 continue;
             }
-            // Channel access first (AIFS + backoff); the A-MPDU is formed when the backoff
-            // reaches zero, from the MSDUs queued then (see `begin_exchange`).
+            let (n, m, psdu) = self.aggregate(from);
             let backoff = self.mac.slot_ns * (self.rng.next_u64() % (self.mac.cw_min as u64 + 1));
-            let end = now + Time(self.mac.with_beacon_share(self.mac.access_ns + backoff));
-            self.busy = Some(Txop { from, n: 0, m: 0, start: now, end, contending: true, rival_drew: false });
+            let air_ns = self.mac.with_beacon_share(
+                self.mac.access_ns
+                    + backoff
+                    + self.mac.protection_ns
+                    + self.phy.ppdu_ns(psdu, self.st[from].mcs)
+                    + self.mac.sifs_ns
+                    + self.mac.ack_ns,
+            );
+            // The host hands the driver n packets; the TXOP cannot end before they are ready.
+            let mut host_ns = n as u64 * self.host_pkt_ns;
+            if from == STA && self.client_tx_pkt_ns > 0 {
+                let data = self.st[from].queue.iter().take(n).filter(|f| matches!(f.p.kind, Kind::Data | Kind::Udp));
+                host_ns += data.count() as u64 * self.client_tx_pkt_ns;
+            }
+            let end = now + Time(air_ns.max(host_ns));
+            // The sending work occupies the one server: received packets still queued are
+            // processed that much later (the capacity stays shared by both directions).
+            let st = &mut self.st[from];
+            st.tx_free = now + Time(host_ns);
+            st.host_free = st.host_free.max(now) + Time(host_ns);
+            self.busy = Some(Txop { from, n, m, start: now, end });
             self.last_from = from;
+            self.stats.txops[from] += 1;
             wake.tx_done = Some(end);
             return;
         }
@@ -647,42 +643,6 @@ impl Medium {
         }
     }
 
-    /// The station's backoff has reached zero: it forms its A-MPDU from the head of its queue
-    /// as it is now (802.11-2016 10.22.2.2: the EDCAF starts its frame exchange when the
-    /// backoff counter reaches zero; ns-3's HtFrameExchangeManager builds the A-MPDU when
-    /// channel access is granted), so frames that arrived during AIFS and the backoff go in
-    /// the same aggregate. Then RTS/CTS, the PPDU and the Block Ack.
-    fn begin_exchange(&mut self, now: Time, t: Txop, wake: &mut AirWake) {
-        let from = t.from;
-        if self.st[from].queue.is_empty() {
-            // Nothing left to send (the queue was flushed meanwhile).
-            self.try_start(now, wake);
-            return;
-        }
-        let (n, m, psdu) = self.aggregate(from);
-        let air_ns = self.mac.with_beacon_share(
-            self.mac.protection_ns + self.phy.ppdu_ns(psdu, self.st[from].mcs) + self.mac.sifs_ns + self.mac.ack_ns,
-        );
-        // The host hands the driver n packets; the TXOP cannot end before they are ready.
-        let mut host_ns = n as u64 * self.host_pkt_ns;
-        if from == STA && self.client_tx_pkt_ns > 0 {
-            let data = self.st[from].queue.iter().take(n).filter(|f| matches!(f.p.kind, Kind::Data | Kind::Udp));
-            host_ns += data.count() as u64 * self.client_tx_pkt_ns;
-        }
-        let start = t.start;
-        let end = (now + Time(air_ns)).max(start + Time(host_ns));
-        // The sending work occupies the one server: received packets still queued are
-        // processed that much later (the capacity stays shared by both directions). Nothing
-        // was received while this station contended (the channel was ours), so this is the
-        // same as charging it when contention began.
-        let st = &mut self.st[from];
-        st.tx_free = start + Time(host_ns);
-        st.host_free = st.host_free.max(start) + Time(host_ns);
-        self.busy = Some(Txop { from, n, m, start, end, contending: false, ..t });
-        self.stats.txops[from] += 1;
-        wake.tx_done = Some(end);
-    }
-
     /// The TXOP ends (or a wake-up fires): settle each MPDU, then start the next TXOP.
     /// Packets dropped after their last retry are pushed to `dropped`.
     pub fn on_tx_done(&mut self, now: Time, wake: &mut AirWake, dropped: &mut Vec<Packet>) {
@@ -692,10 +652,6 @@ impl Medium {
         match self.busy {
             Some(t) if t.end == now => {
                 self.busy = None;
-                if t.contending {
-                    self.begin_exchange(now, t, wake);
-                    return;
-                }
                 self.settle(t, dropped, wake);
             }
             Some(_) => return, // stale wake-up while a TXOP is on
