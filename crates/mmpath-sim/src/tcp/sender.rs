@@ -684,6 +684,8 @@ impl TcpSender {
             // tcp_may_raise_cwnd: grow only on in-order delivery (RFC 5681), by all that was
             // delivered (acked + SACKed).
             self.cc.cong_avoid(&mut self.w, &info);
+        } else if advanced {
+            self.cc.cong_avoid_not_cwnd_limited(&mut self.w, &info);
         }
         self.try_send(now, out);
     }

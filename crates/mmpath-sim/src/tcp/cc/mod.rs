@@ -142,6 +142,11 @@ pub trait CongestionControl: Send + Sync {
     fn name(&self) -> &'static str;
     /// Grows the window on an ACK. Called only when not in Recovery and cwnd-limited.
     fn cong_avoid(&mut self, w: &mut Window, ack: &AckInfo);
+    /// The same ACK when the sender is not cwnd-limited (tcp_is_cwnd_limited false). Linux
+    /// calls every CC's cong_avoid from tcp_cong_control whenever tcp_may_raise_cwnd holds and
+    /// leaves the cwnd-limited test to the CC: Reno and CUBIC return at once (the default
+    /// here); Vegas still closes its once-per-RTT round (tcp_vegas_cong_avoid).
+    fn cong_avoid_not_cwnd_limited(&mut self, _w: &mut Window, _ack: &AckInfo) {}
     /// The slow-start threshold after a congestion event (fast recovery or RTO).
     fn ssthresh(&mut self, w: &Window) -> u32;
     /// Every ACK carrying an RTT sample, in any state (Linux pkts_acked).

@@ -52,32 +52,14 @@ impl Vegas {
     fn vegas_ssthresh(w: &Window) -> u32 {
         w.ssthresh.min(w.cwnd.saturating_sub(1))
     }
-}
 
-impl Default for Vegas {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl CongestionControl for Vegas {
-    fn name(&self) -> &'static str {
-        "vegas"
-    }
-
-    fn on_rtt(&mut self, _w: &mut Window, ack: &AckInfo) {
-        let Some(rtt) = ack.rtt else { return };
-        // Linux adds 1 us so that a zero sample still counts.
-        // tcp_vegas_pkts_acked: vrtt = rtt_us + 1 (microseconds; +1 so that a zero sample counts).
-        let v = Time::from_us(rtt.ns() / 1000 + 1);
-        self.base_rtt = Some(self.base_rtt.map_or(v, |b| b.min(v)));
-        self.min_rtt = Some(self.min_rtt.map_or(v, |m| m.min(v)));
-        self.cnt_rtt += 1;
-    }
-
-    fn cong_avoid(&mut self, w: &mut Window, ack: &AckInfo) {
+    /// tcp_vegas_cong_avoid; `cwnd_limited` = tcp_is_cwnd_limited, which only its Reno fallback
+    /// checks.
+    fn avoid(&mut self, w: &mut Window, ack: &AckInfo, cwnd_limited: bool) {
         if !self.doing_vegas_now {
-            Self::reno(w, ack.acked);
+            if cwnd_limited {
+                Self::reno(w, ack.acked);
+            }
             return;
         }
         if ack.snd_una > self.beg_snd_nxt {
@@ -107,13 +89,50 @@ impl CongestionControl for Vegas {
                     w.ssthresh = w.ssthresh.max((w.cwnd >> 1) + (w.cwnd >> 2));
                 }
                 // Too few samples to trust: behave like Reno this round.
-                _ => Self::reno(w, ack.acked),
+                _ => {
+                    if cwnd_limited {
+                        Self::reno(w, ack.acked)
+                    }
+                }
             }
             self.cnt_rtt = 0;
             self.min_rtt = None;
         } else if w.in_slow_start() {
             w.slow_start(ack.acked);
         }
+    }
+}
+
+impl Default for Vegas {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl CongestionControl for Vegas {
+    fn name(&self) -> &'static str {
+        "vegas"
+    }
+
+    fn on_rtt(&mut self, _w: &mut Window, ack: &AckInfo) {
+        let Some(rtt) = ack.rtt else { return };
+        // Linux adds 1 us so that a zero sample still counts.
+        // tcp_vegas_pkts_acked: vrtt = rtt_us + 1 (microseconds; +1 so that a zero sample counts).
+        let v = Time::from_us(rtt.ns() / 1000 + 1);
+        self.base_rtt = Some(self.base_rtt.map_or(v, |b| b.min(v)));
+        self.min_rtt = Some(self.min_rtt.map_or(v, |m| m.min(v)));
+        self.cnt_rtt += 1;
+    }
+
+    fn cong_avoid(&mut self, w: &mut Window, ack: &AckInfo) {
+        self.avoid(w, ack, true);
+    }
+
+    /// tcp_vegas_cong_avoid has no cwnd-limited test of its own: a round still ends (and the
+    /// window is adjusted) when the sender did not fill cwnd; only its Reno fallback
+    /// (tcp_reno_cong_avoid) returns early then.
+    fn cong_avoid_not_cwnd_limited(&mut self, w: &mut Window, ack: &AckInfo) {
+        self.avoid(w, ack, false);
     }
 
     /// Losses as Reno (tcp_vegas uses tcp_reno_ssthresh).
@@ -241,5 +260,35 @@ mod tests {
     fn halves_on_loss_like_reno() {
         let w = Window { cwnd: 30, ssthresh: 100, cwnd_cnt: 0 };
         assert_eq!(Vegas::new().ssthresh(&w), 15);
+    }
+
+    /// tcp_vegas_cong_avoid has no tcp_is_cwnd_limited test: a round that ends while the sender
+    /// did not fill cwnd still adjusts the window (and starts a fresh round); only the Reno
+    /// fallback (too few RTT samples) keeps the window then.
+    #[test]
+    fn adjusts_once_per_round_even_when_not_cwnd_limited() {
+        let mut v = Vegas::new();
+        let mut w = Window { cwnd: 20, ssthresh: 10, cwnd_cnt: 0 };
+        for r in 1..=6 {
+            for k in 0..5 {
+                let a = ack(10.0, r * 1000 + k + 1, (r + 1) * 1000);
+                v.on_rtt(&mut w, &a);
+                v.cong_avoid_not_cwnd_limited(&mut w, &a);
+            }
+        }
+        assert_eq!(w.cwnd, 25, "+1 per RTT after the first round, as when cwnd-limited");
+        // Too few samples (no RTT on these ACKs): the Reno fallback, which does check.
+        let mut v = Vegas::new();
+        let mut w = Window { cwnd: 20, ssthresh: 10, cwnd_cnt: 0 };
+        for r in 1..=50 {
+            let a = AckInfo { rtt: None, ..ack(10.0, r * 1000 + 1, (r + 1) * 1000) };
+            v.cong_avoid_not_cwnd_limited(&mut w, &a);
+        }
+        assert_eq!(w.cwnd, 20, "Reno does not grow an application-limited window");
+        for r in 51..=90 {
+            let a = AckInfo { rtt: None, acked: 20, ..ack(10.0, r * 1000 + 1, (r + 1) * 1000) };
+            v.cong_avoid(&mut w, &a);
+        }
+        assert!(w.cwnd > 20, "but does when cwnd-limited");
     }
 }
