@@ -347,6 +347,9 @@ pub struct HostProfile {
     pub default_cpu: CpuClass,
     /// Power of the receive-side host work while the phone receives, mW (`HostRxMeter`).
     pub rx_active_mw: f64,
+    /// The host's socket buffer ceilings, tcp_rmem[2] and tcp_wmem[2], bytes.
+    pub tcp_rmem_max: u64,
+    pub tcp_wmem_max: u64,
 }
 
 /// The ROG Phone II's receive-side host power, derived once from seed 002 section 4.2 (Fig.
@@ -386,6 +389,18 @@ pub const ROG_PHONE_2: HostProfile = HostProfile {
     no_gro_permille: 1_389,
     default_cpu: CpuClass::Little,
     rx_active_mw: ROG_RX_ACTIVE_MW,
+    // Android, not the Linux defaults, sets a phone's socket buffers: ConnectivityService writes
+    // the default network's "TCP buffer sizes" (rmem min,default,max, wmem min,default,max) to
+    // tcp_rmem / tcp_wmem. Wi-Fi's come from the resource config_wifi_tcp_buffers, and
+    // Qualcomm's 802.11ad framework (WigigStateMachine) uses persist.vendor.wigig.tcp_buffer_sizes
+    // or falls back to the same resource. AOSP ships "524288,1048576,2097152,262144,524288,
+    // 1048576"; Qualcomm device configurations raise it to "524288,2097152,4194304,262144,524288,
+    // 1048576" (net.tcp.buffersize.wifi in their device trees). The ROG Phone II's own value is
+    // not published; its vendor build is Qualcomm's (its 802.11ad framework is), so we take
+    // Qualcomm's configuration: UNCERTAIN between 2 and 4 MB, both below Linux's 6 MB. Both agree
+    // on tcp_wmem[2] = 1 MB.
+    tcp_rmem_max: 4_194_304,
+    tcp_wmem_max: 1_048_576,
 };
 
 /// The host of a radio device preset, if its receive processing is limited beyond the

@@ -634,10 +634,13 @@ pub struct TcpOpts {
     /// Send buffer: "auto" = Linux send-buffer autotuning up to `wmem_max_bytes`.
     #[serde(default)]
     pub sndbuf_bytes: BufSize,
-    #[serde(default = "d_rmem_max")]
-    pub rmem_max_bytes: u64,
-    #[serde(default = "d_wmem_max")]
-    pub wmem_max_bytes: u64,
+    /// tcp_rmem[2] of the receiving host. Unset: the client device's own (a phone's Android
+    /// network buffers, `HostProfile`) when the client receives, else Linux's 6 MB.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rmem_max_bytes: Option<u64>,
+    /// tcp_wmem[2] of the sending host, filled the same way (Linux's 4 MB by default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wmem_max_bytes: Option<u64>,
     #[serde(default = "d_init_cwnd")]
     pub initial_cwnd: u32,
     #[serde(default = "d_min_rto_ms")]
@@ -663,13 +666,24 @@ fn d_limit_output() -> u64 {
     1_048_576
 }
 
+impl TcpOpts {
+    /// tcp_rmem[2] in effect (filled by `fill_defaults`; Linux's if read before).
+    pub fn rmem_max(&self) -> u64 {
+        self.rmem_max_bytes.unwrap_or_else(d_rmem_max)
+    }
+    /// tcp_wmem[2] in effect.
+    pub fn wmem_max(&self) -> u64 {
+        self.wmem_max_bytes.unwrap_or_else(d_wmem_max)
+    }
+}
+
 impl Default for TcpOpts {
     fn default() -> Self {
         TcpOpts {
             rcvbuf_bytes: BufSize::Auto,
             sndbuf_bytes: BufSize::Auto,
-            rmem_max_bytes: d_rmem_max(),
-            wmem_max_bytes: d_wmem_max(),
+            rmem_max_bytes: None,
+            wmem_max_bytes: None,
             initial_cwnd: d_init_cwnd(),
             min_rto_ms: d_min_rto_ms(),
             delayed_ack: true,
@@ -885,6 +899,15 @@ impl Scenario {
             self.backbone.queue_bytes = Some(DEFAULT_QUEUE_FRAMES * self.backbone.mtu_bytes as u64);
         }
         let first_path = self.path.first().and_then(|p| p.name.clone());
+        // The client host behind each path, where its device has one (a phone).
+        let hosts: Vec<(String, &'static crate::energy::HostProfile)> = self
+            .path
+            .iter()
+            .filter_map(|p| {
+                let h = p.device.as_deref().and_then(crate::energy::host_of)?;
+                Some((p.name.clone()?, h))
+            })
+            .collect();
         for (i, f) in self.flow.iter_mut().enumerate() {
             if f.name.is_none() {
                 f.name = Some(format!("flow{i}"));
@@ -934,6 +957,18 @@ impl Scenario {
             }
             if f.stop_s.is_none() {
                 f.stop_s = Some(self.duration_s);
+            }
+            // Socket buffer ceilings: the client's own host sets them for its end of the flow
+            // (what it receives on a download, what it sends on an upload); the server end is a
+            // Linux host with the kernel's defaults.
+            let used = f.paths.clone().unwrap_or_else(|| f.path.iter().cloned().collect());
+            let client = hosts.iter().find(|(n, _)| used.contains(n)).map(|(_, h)| *h);
+            let down = f.direction == Direction::Download;
+            if f.tcp.rmem_max_bytes.is_none() {
+                f.tcp.rmem_max_bytes = Some(client.filter(|_| down).map_or_else(d_rmem_max, |h| h.tcp_rmem_max));
+            }
+            if f.tcp.wmem_max_bytes.is_none() {
+                f.tcp.wmem_max_bytes = Some(client.filter(|_| !down).map_or_else(d_wmem_max, |h| h.tcp_wmem_max));
             }
         }
     }
@@ -1166,8 +1201,8 @@ impl Scenario {
                 range_u(&f("tcp.limit_output_bytes"), t.limit_output_bytes, 2048, 1 << 31)?;
             }
             pos(&f("tcp.min_rto_ms"), t.min_rto_ms)?;
-            range_u(&f("tcp.rmem_max_bytes"), t.rmem_max_bytes, 4096, 1 << 31)?;
-            range_u(&f("tcp.wmem_max_bytes"), t.wmem_max_bytes, 4096, 1 << 31)?;
+            range_u(&f("tcp.rmem_max_bytes"), t.rmem_max(), 4096, 1 << 31)?;
+            range_u(&f("tcp.wmem_max_bytes"), t.wmem_max(), 4096, 1 << 31)?;
             for (k, b) in [("tcp.rcvbuf_bytes", t.rcvbuf_bytes), ("tcp.sndbuf_bytes", t.sndbuf_bytes)] {
                 if let BufSize::Bytes(v) = b {
                     range_u(&f(k), v, 2048, 1 << 31)?;
@@ -1340,6 +1375,32 @@ mod tests {
         // Round trip: the normalized form parses to the same normalized form.
         let again = Scenario::from_json(&s.to_json()).unwrap();
         assert_eq!(again.to_json(), s.to_json());
+    }
+
+    /// The phone's end of a flow takes Android's buffer ceilings, the server's end Linux's; a
+    /// laptop client and explicit values keep theirs.
+    #[test]
+    fn socket_buffer_ceilings_follow_the_client_host() {
+        let sc = |dev: &str, dir: &str, tcp: &str| {
+            let j = format!(
+                r#"{{"path":[{{"name":"ad","technology":"11ad","device":"{dev}"}}],
+                    "flow":[{{"kind":"tcp","path":"ad","direction":"{dir}"{tcp}}}]}}"#
+            );
+            let s = Scenario::from_json(&j).unwrap();
+            let t = &s.flow[0].tcp;
+            (t.rmem_max(), t.wmem_max())
+        };
+        let phone = crate::energy::ROG_PHONE_2;
+        assert_eq!(sc("rog-phone-2", "download", ""), (phone.tcp_rmem_max, 4_194_304));
+        assert_eq!(sc("rog-phone-2", "upload", ""), (6_291_456, phone.tcp_wmem_max));
+        assert_eq!(sc("laptop-11ad", "download", ""), (6_291_456, 4_194_304));
+        let set = r#","tcp":{"rmem_max_bytes":33554432}"#;
+        assert_eq!(sc("rog-phone-2", "download", set), (33_554_432, 4_194_304));
+        // The filled values are spelled out in the normalized scenario.
+        let s =
+            Scenario::from_json(r#"{"path":[{"technology":"11ac","device":"rog-phone-2"}],"flow":[{"kind":"tcp"}]}"#)
+                .unwrap();
+        assert!(s.to_json().contains(r#""rmem_max_bytes":4194304"#), "{}", s.to_json());
     }
 
     #[test]

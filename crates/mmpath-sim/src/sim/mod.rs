@@ -445,7 +445,7 @@ impl Simulation {
                     initial_cwnd: t.initial_cwnd,
                     min_rto: Time::from_ms_f64(t.min_rto_ms),
                     sndbuf: t.sndbuf_bytes,
-                    wmem_max: t.wmem_max_bytes,
+                    wmem_max: t.wmem_max(),
                     cc,
                     pacing: t.pacing,
                 });
@@ -456,7 +456,7 @@ impl Simulation {
                         flow: fi,
                         mss,
                         rcvbuf: t.rcvbuf_bytes,
-                        rmem_max: t.rmem_max_bytes,
+                        rmem_max: t.rmem_max(),
                         delayed_ack: t.delayed_ack,
                     })),
                 )

@@ -231,11 +231,11 @@ pub(super) fn build(
     // SO_SNDBUF as given, or tcp_wmem[2].
     let rcv_window = match t.rcvbuf_bytes {
         BufSize::Bytes(b) => b,
-        BufSize::Auto => t.rmem_max_bytes / 2,
+        BufSize::Auto => t.rmem_max() / 2,
     };
     let sndbuf = match t.sndbuf_bytes {
         BufSize::Bytes(b) => b,
-        BufSize::Auto => t.wmem_max_bytes,
+        BufSize::Auto => t.wmem_max(),
     };
     let start = Time::from_secs_f64(f.start_s);
     let stop = Time::from_secs_f64(f.stop_s.unwrap_or(sc.duration_s)).min(end);
@@ -277,7 +277,7 @@ pub(super) fn build(
             flow: fi,
             mss,
             rcvbuf: BufSize::Bytes(rcv_window.max(2 * mss as u64)),
-            rmem_max: t.rmem_max_bytes,
+            rmem_max: t.rmem_max(),
             delayed_ack: t.delayed_ack,
         });
         let label = if ck == sk { names[ck].clone() } else { format!("{}>{}", names[ck], names[sk]) };
