@@ -631,6 +631,13 @@ impl Simulation {
     /// Sends what an endpoint produced and keeps its timers armed.
     fn after_endpoint(&mut self, now: Time, f: u16) {
         self.flush(now);
+        self.arm_timers(f);
+    }
+
+    /// Schedules the flow's sender and receiver timers if they are due earlier than the entries
+    /// already queued for them (lazy timers: a later deadline keeps the earlier, stale entry).
+    /// Idempotent: a second call with nothing changed in between schedules nothing.
+    fn arm_timers(&mut self, f: u16) {
         let fl = &mut self.flows[f as usize];
         if let Some(d) = fl.sender.as_ref().and_then(|s| s.timer_deadline()) {
             if fl.sender_timer.is_none_or(|t| d < t) {
@@ -647,6 +654,9 @@ impl Simulation {
     }
 
     fn flush(&mut self, now: Time) {
+        if self.out.is_empty() {
+            return;
+        }
         let mut out = std::mem::take(&mut self.out);
         for mut p in out.drain(..) {
             if let Some(c) = self.flows[p.flow as usize].conn {
@@ -763,10 +773,11 @@ impl Simulation {
         let Some(s) = self.flows[f as usize].sender.as_mut() else { return };
         if s.tsq_done(p.len as u64 + TCP_HEADER_BYTES as u64) {
             s.try_send(now, &mut self.out);
-            if let Some(c) = self.flows[f as usize].conn {
-                self.conn_push(now, c.0);
+            match self.flows[f as usize].conn {
+                // conn_push ends by sending and arming every subflow's timers, this one's too.
+                Some(c) => self.conn_push(now, c.0),
+                None => self.after_endpoint(now, f),
             }
-            self.after_endpoint(now, f);
         }
     }
 
@@ -852,10 +863,12 @@ impl Simulation {
                 if let Some(s) = fl.sender.as_mut() {
                     s.on_ack(now, &p, &mut self.out);
                 }
-                if let Some(c) = fl.conn {
-                    self.conn_on_ack(now, c, &p, prior_una);
+                match fl.conn {
+                    // conn_on_ack ends with conn_push, which sends and arms every subflow's
+                    // timers, this one's too.
+                    Some(c) => self.conn_on_ack(now, c, &p, prior_una),
+                    None => self.after_endpoint(now, f),
                 }
-                self.after_endpoint(now, f);
             }
             Kind::Syn => self.on_handshake(now, &p),
             Kind::Udp => {

@@ -626,6 +626,9 @@ impl Simulation {
 
     /// Applies the scheduler's requested side effects; true if any changed a subflow.
     fn apply_actions(&mut self, now: Time, c: u16) -> bool {
+        if self.conns[c as usize].actions.is_empty() {
+            return false;
+        }
         let mut actions = std::mem::take(&mut self.conns[c as usize].actions);
         let any = !actions.is_empty();
         for a in actions.drain(..) {
@@ -727,9 +730,10 @@ impl Simulation {
 
     /// Sends what the subflows produced and keeps their timers armed.
     fn flush_conn(&mut self, now: Time, c: u16) {
+        self.flush(now);
         for j in 0..self.conns[c as usize].subs.len() {
             let f = self.conns[c as usize].subs[j].flow;
-            self.after_endpoint(now, f);
+            self.arm_timers(f);
         }
     }
 
