@@ -44,9 +44,15 @@ impl MapQueue {
 
     /// The DSN carried by subflow byte `seq`, and how many bytes from there the mapping covers.
     pub fn dsn_of(&self, seq: u64) -> Option<(u64, u64)> {
-        // Maps are sorted by sseq: binary search for the last map starting at or before seq.
-        let i = self.maps.partition_point(|m| m.sseq <= seq);
-        let m = self.maps.get(i.checked_sub(1)?)?;
+        // New data is in the last map (the common case: one check); otherwise maps are sorted
+        // by sseq: binary search for the last map starting at or before seq.
+        let m = match self.maps.back() {
+            Some(m) if m.sseq <= seq => m,
+            _ => {
+                let i = self.maps.partition_point(|m| m.sseq <= seq);
+                self.maps.get(i.checked_sub(1)?)?
+            }
+        };
         (seq < m.sseq + m.len).then(|| (m.dsn + (seq - m.sseq), m.sseq + m.len - seq))
     }
 

@@ -767,11 +767,11 @@ impl Simulation {
         }
     }
 
-    /// A data packet left its first hop (sent on or dropped): TSQ may let its sender go on.
-    fn left_first_hop(&mut self, now: Time, p: &Packet) {
-        let f = p.flow;
+    /// A data packet of flow `f` with `len` payload bytes left its first hop (sent on or
+    /// dropped): TSQ may let its sender go on.
+    fn left_first_hop(&mut self, now: Time, f: u16, len: u32) {
         let Some(s) = self.flows[f as usize].sender.as_mut() else { return };
-        if s.tsq_done(p.len as u64 + TCP_HEADER_BYTES as u64) {
+        if s.tsq_done(len as u64 + TCP_HEADER_BYTES as u64) {
             s.try_send(now, &mut self.out);
             match self.flows[f as usize].conn {
                 // conn_push ends by sending and arming every subflow's timers, this one's too.
@@ -804,7 +804,10 @@ impl Simulation {
         }
         let p = link.cfg.loss_prob;
         let lost = p > 0.0 && self.link_rng[l as usize].bernoulli(p);
-        let head = self.links[l as usize].head().copied();
+        // What TSQ needs of the frame (not a copy of it): a data packet's flow and length when
+        // this is its first hop.
+        let first_hop_data =
+            self.links[l as usize].head().filter(|h| h.hop == 0 && h.kind == Kind::Data).map(|h| (h.flow, h.len));
         let mut wake = Wake::default();
         let dropped = self.links[l as usize].on_tx_done(now, lost, &mut wake);
         if let Some(d) = dropped {
@@ -813,8 +816,8 @@ impl Simulation {
         self.apply_wake(l, wake);
         // TSQ: a data packet has left its sender's host once its first hop finished sending it
         // (the driver's TX completion), not when it reaches the far end.
-        if let Some(h) = head.filter(|h| h.hop == 0 && h.kind == Kind::Data && dropped.is_none()) {
-            self.left_first_hop(now, &h);
+        if let (Some((f, len)), None) = (first_hop_data, dropped) {
+            self.left_first_hop(now, f, len);
         }
     }
 
@@ -831,7 +834,7 @@ impl Simulation {
         // TSQ on a radio first hop: released when the frame is through the air (wired first
         // hops release at their TX completion, in on_tx_done).
         if p.hop == 0 && p.kind == Kind::Data && matches!(self.route_hop(&p), Hop::Air(..)) {
-            self.left_first_hop(now, &p);
+            self.left_first_hop(now, p.flow, p.len);
         }
         if p.hop + 1 < self.flows[f as usize].hops {
             p.hop += 1;
