@@ -136,6 +136,19 @@ impl<E: Copy> EventQueue<E> {
         }
     }
 
+    /// Moves the heap's earliest entries (up to half the list) into the empty `near`, so the
+    /// list takes over again once a burst has passed (otherwise everything scheduled after the
+    /// heap's earliest entry would keep going to the heap).
+    fn refill(&mut self) {
+        debug_assert!(self.near.is_empty());
+        while self.near.len() < NEAR_CAP / 2 {
+            let Some(e) = self.far.pop() else { break };
+            self.near.push(e);
+        }
+        // Popped earliest first; the list runs from its end.
+        self.near.reverse();
+    }
+
     /// The earliest pending entry's time, `near` first (everything in `far` is later).
     fn next_time(&self) -> Option<Time> {
         match self.near.last() {
@@ -164,10 +177,10 @@ impl<E: Copy> EventQueue<E> {
         }
         match next {
             Some(t) if t <= until => {
-                let e = match self.near.pop() {
-                    Some(e) => e,
-                    None => self.far.pop().expect("peeked"),
-                };
+                if self.near.is_empty() {
+                    self.refill();
+                }
+                let e = self.near.pop().expect("peeked");
                 self.now = e.time;
                 self.processed += 1;
                 Some((e.time, e.event))
