@@ -278,6 +278,11 @@ impl MinRtt {
 }
 
 impl Scheduler for MinRtt {
+    /// Never reads the pacing rate: the connection may skip computing it.
+    fn reads_pacing_rate(&self) -> bool {
+        false
+    }
+
     fn name(&self) -> &'static str {
         "minrtt"
     }

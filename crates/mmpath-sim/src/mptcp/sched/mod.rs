@@ -154,6 +154,14 @@ pub trait Scheduler: Send + Sync {
         false
     }
 
+    /// Whether the scheduler reads `SubflowView::pacing_rate_bps`. Computing it costs a
+    /// division per subflow per decision, so for a scheduler that says no the connection
+    /// leaves it 0. Yes unless a scheduler knows better (schedulers written outside the core
+    /// get the real rate).
+    fn reads_pacing_rate(&self) -> bool {
+        true
+    }
+
     /// `acked_bytes` newly acknowledged on subflow `sf`.
     fn on_ack(&mut self, _now: Time, _sf: usize, _acked_bytes: u64) {}
 
@@ -243,5 +251,40 @@ pub fn build(kind: &SchedKind) -> Box<dyn Scheduler> {
         SchedKind::Energy { initial_ratio, max_mbps, uplink } => {
             Box::new(energy::EnergyAware::new(initial_ratio, max_mbps, uplink))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Only the upstream default scheduler reads the views' pacing rate (its burst sizing);
+    /// the others let the connection skip computing it. A scheduler that does not say gets it.
+    #[test]
+    fn only_the_upstream_scheduler_asks_for_the_pacing_rate() {
+        assert!(build(&SchedKind::Default).reads_pacing_rate());
+        for k in [
+            SchedKind::MinRtt,
+            SchedKind::RoundRobin,
+            SchedKind::Redundant,
+            SchedKind::Blest,
+            SchedKind::Ecf,
+            SchedKind::FixedRatio { ratio: 50 },
+            SchedKind::MuSher { initial_ratio: 50 },
+            SchedKind::AMuSe { initial_ratio: 50, scan: true, contention: true, blockage: true },
+            SchedKind::Energy { initial_ratio: None, max_mbps: [1000.0, 500.0], uplink: false },
+        ] {
+            assert!(!build(&k).reads_pacing_rate(), "{k:?}");
+        }
+        struct Outside;
+        impl Scheduler for Outside {
+            fn name(&self) -> &str {
+                "outside"
+            }
+            fn select(&mut self, _: Time, _: &ConnView, _: &[SubflowView], _: &mut Vec<SchedAction>) -> Option<usize> {
+                None
+            }
+        }
+        assert!(Outside.reads_pacing_rate());
     }
 }
