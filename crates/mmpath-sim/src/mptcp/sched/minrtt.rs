@@ -171,6 +171,7 @@ pub(crate) struct RbufOpt {
 
 impl RbufOpt {
     /// Stamps newly seen subflows (defsched_init). Call at the top of every `select`.
+    #[inline]
     pub(crate) fn observe(&mut self, now: Time, sfs: &[SubflowView]) {
         let known = self.last_penal.len();
         if self.all_stamped && sfs.iter().all(|sf| sf.id < known) {
