@@ -540,10 +540,9 @@ impl Simulation {
                 None => self.fill_views(c),
             }
             let cn = &mut self.conns[c as usize];
-            let mut actions = std::mem::take(&mut cn.actions);
-            let pick = cn.sched.select(now, &view, &cn.views, &mut actions);
-            cn.actions = actions;
-            let acted = self.apply_actions(now, c);
+            let pick = cn.sched.select(now, &view, &cn.views, &mut cn.actions);
+            // Usually no actions: checked here, without the call.
+            let acted = !cn.actions.is_empty() && self.apply_actions(now, c);
             let Some(j) = pick else {
                 self.conns[c as usize].stats.waits += 1;
                 // The actions may have made room (a penalty, a retransmission): ask once more,
