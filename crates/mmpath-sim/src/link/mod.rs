@@ -1,7 +1,8 @@
 //! A link direction: a drop-tail byte queue served at the current rate, then a propagation
 //! pipe. The queue schedules a "transmission done" event only while it is busy, and the pipe
 //! one "arrival" event for its head packet, so a link costs two events per packet no matter
-//! how many packets it holds.
+//! how many packets it holds. Pipe and queue are one FIFO (the pipe's packets, oldest first,
+//! then the queue's), so a packet is not copied from one to the other when it is sent.
 
 pub mod arf;
 pub mod channel;
@@ -54,12 +55,14 @@ pub struct Link {
     pub cfg: LinkCfg,
     rate_bps: u64,
     up: bool,
-    queue: VecDeque<Packet>,
+    /// The pipe then the queue: the first `in_pipe` entries propagate (with their arrival
+    /// times), the rest wait or are being transmitted (their times unused, zero).
+    line: VecDeque<(Time, Packet)>,
+    in_pipe: usize,
     queue_bytes: u64,
     /// Completion time of the frame at the queue head, if one is being transmitted.
     tx_end: Option<Time>,
     tx_start: Time,
-    pipe: VecDeque<(Time, Packet)>,
     pub stats: LinkStats,
 }
 
@@ -69,11 +72,11 @@ impl Link {
             rate_bps: cfg.rate_bps,
             cfg,
             up: true,
-            queue: VecDeque::with_capacity(256),
+            line: VecDeque::with_capacity(512),
+            in_pipe: 0,
             queue_bytes: 0,
             tx_end: None,
             tx_start: Time::ZERO,
-            pipe: VecDeque::with_capacity(256),
             stats: LinkStats::default(),
         }
     }
@@ -88,7 +91,7 @@ impl Link {
         self.queue_bytes
     }
     pub fn queue_len(&self) -> usize {
-        self.queue.len()
+        self.line.len() - self.in_pipe
     }
 
     fn frame_time(&self, p: &Packet) -> Time {
@@ -101,7 +104,7 @@ impl Link {
         if self.tx_end.is_some() || !self.up || self.rate_bps == 0 {
             return None;
         }
-        let head = self.queue.front()?;
+        let head = self.head()?;
         let end = now + self.frame_time(head);
         self.tx_end = Some(end);
         self.tx_start = now;
@@ -121,7 +124,7 @@ impl Link {
             return false;
         }
         self.queue_bytes += size;
-        self.queue.push_back(p);
+        self.line.push_back((Time::ZERO, p));
         if let Some(t) = self.start_tx(now) {
             wake.tx_done = Some(t);
         }
@@ -133,7 +136,7 @@ impl Link {
     /// went down mid-frame) are ignored. Returns the frame if the channel destroyed it.
     /// The packet at the head of the queue (the one in transmission, if any).
     pub fn head(&self) -> Option<&Packet> {
-        self.queue.front()
+        self.line.get(self.in_pipe).map(|(_, p)| p)
     }
 
     pub fn on_tx_done(&mut self, now: Time, lost: bool, wake: &mut Wake) -> Option<Packet> {
@@ -142,20 +145,25 @@ impl Link {
         }
         self.tx_end = None;
         self.stats.busy_ns += (now - self.tx_start).ns();
-        let p = self.queue.pop_front().expect("a frame was in transmission");
-        self.queue_bytes -= p.size_bytes as u64;
         let mut dropped = None;
         if lost {
+            let (_, p) = self.line.remove(self.in_pipe).expect("a frame was in transmission");
+            self.queue_bytes -= p.size_bytes as u64;
             self.stats.drops_random += 1;
             dropped = Some(p);
         } else {
-            self.stats.packets_sent += 1;
-            self.stats.bytes_sent += p.size_bytes as u64;
+            // The head of the queue joins the pipe where it is: at its end.
             let at = now + self.cfg.delay;
-            if self.pipe.is_empty() {
+            let (t, p) = self.line.get_mut(self.in_pipe).expect("a frame was in transmission");
+            *t = at;
+            let size = p.size_bytes as u64;
+            self.queue_bytes -= size;
+            self.stats.packets_sent += 1;
+            self.stats.bytes_sent += size;
+            if self.in_pipe == 0 {
                 wake.arrival = Some(at);
             }
-            self.pipe.push_back((at, p));
+            self.in_pipe += 1;
         }
         if let Some(t) = self.start_tx(now) {
             wake.tx_done = Some(t);
@@ -165,11 +173,12 @@ impl Link {
 
     /// Pops the packet arriving now at the far end, if any, and asks for the next arrival.
     pub fn on_arrival(&mut self, now: Time, wake: &mut Wake) -> Option<Packet> {
-        match self.pipe.front() {
-            Some(&(t, p)) if t <= now => {
-                self.pipe.pop_front();
-                if let Some(&(next, _)) = self.pipe.front() {
-                    wake.arrival = Some(next);
+        match self.line.front() {
+            Some(&(t, _)) if self.in_pipe > 0 && t <= now => {
+                let (_, p) = self.line.pop_front().expect("the pipe's head");
+                self.in_pipe -= 1;
+                if self.in_pipe > 0 {
+                    wake.arrival = Some(self.line[0].0);
                 }
                 Some(p)
             }
@@ -197,7 +206,7 @@ impl Link {
         if !up {
             if self.tx_end.take().is_some() {
                 self.stats.busy_ns += (now - self.tx_start).ns();
-                let p = self.queue.pop_front().expect("a frame was in transmission");
+                let (_, p) = self.line.remove(self.in_pipe).expect("a frame was in transmission");
                 self.queue_bytes -= p.size_bytes as u64;
                 self.stats.drops_down += 1;
                 return Some(p);
@@ -211,9 +220,7 @@ impl Link {
     /// Packets of `flow` (of the given kind) still queued or propagating: the oracle's
     /// independent count of what is in the network at the end of a run.
     pub fn count_in_network(&self, flow: u16, kind: crate::packet::Kind) -> u64 {
-        let q = self.queue.iter().filter(|p| p.flow == flow && p.kind == kind).count();
-        let d = self.pipe.iter().filter(|(_, p)| p.flow == flow && p.kind == kind).count();
-        (q + d) as u64
+        self.line.iter().filter(|(_, p)| p.flow == flow && p.kind == kind).count() as u64
     }
 }
 
@@ -288,6 +295,47 @@ mod tests {
         let mut w = Wake::default();
         l.set_up(Time::from_us(100), true, &mut w);
         assert_eq!(w.tx_done, Some(Time::from_us(112)));
+    }
+
+    /// A frame lost (or destroyed by the link going down) while earlier frames propagate and
+    /// later ones wait leaves both in order: the pipe delivers the earlier, then the later.
+    #[test]
+    fn losses_between_pipe_and_queue_keep_the_order() {
+        let mut l = link(1_000_000_000, 100_000);
+        let mut w = Wake::default();
+        for seq in 0..4 {
+            let mut p = pkt(1500);
+            p.seq = seq;
+            assert!(l.enqueue(Time::ZERO, p, &mut w));
+        }
+        let us = Time::from_us;
+        let mut w = Wake::default();
+        assert!(l.on_tx_done(us(12), false, &mut w).is_none());
+        assert_eq!((w.arrival, w.tx_done), (Some(us(1012)), Some(us(24))));
+        // Frame 1 is lost on the channel: it leaves the middle of the line.
+        let mut w = Wake::default();
+        assert_eq!(l.on_tx_done(us(24), true, &mut w).map(|p| p.seq), Some(1));
+        assert_eq!((w.arrival, w.tx_done), (None, Some(us(36))));
+        assert_eq!((l.queue_len(), l.queue_bytes()), (2, 3000));
+        // Frame 2 is destroyed by the link going down mid-frame; frame 3 waits.
+        let mut w = Wake::default();
+        assert_eq!(l.set_up(us(30), false, &mut w).map(|p| p.seq), Some(2));
+        assert_eq!(l.count_in_network(0, Kind::Udp), 2, "frame 0 propagating, frame 3 queued");
+        let mut w = Wake::default();
+        l.set_up(us(40), true, &mut w);
+        assert_eq!(w.tx_done, Some(us(52)));
+        let mut w = Wake::default();
+        l.on_tx_done(us(52), false, &mut w);
+        assert_eq!(w.arrival, None, "the pipe already has a head with its arrival scheduled");
+        let mut w = Wake::default();
+        assert_eq!(l.on_arrival(us(1012), &mut w).map(|p| p.seq), Some(0));
+        assert_eq!(w.arrival, Some(us(1052)));
+        let mut w = Wake::default();
+        assert!(l.on_arrival(us(1051), &mut w).is_none(), "not yet");
+        assert_eq!(l.on_arrival(us(1052), &mut w).map(|p| p.seq), Some(3));
+        assert_eq!(w.arrival, None);
+        assert_eq!((l.queue_len(), l.count_in_network(0, Kind::Udp)), (0, 0));
+        assert_eq!((l.stats.packets_sent, l.stats.drops_random, l.stats.drops_down), (2, 1, 1));
     }
 
     #[test]

@@ -631,6 +631,13 @@ impl Simulation {
     /// Sends what an endpoint produced and keeps its timers armed.
     fn after_endpoint(&mut self, now: Time, f: u16) {
         self.flush(now);
+        self.arm_timers(f);
+    }
+
+    /// Schedules the flow's sender and receiver timers if they are due earlier than the entries
+    /// already queued for them (lazy timers: a later deadline keeps the earlier, stale entry).
+    /// Idempotent: a second call with nothing changed in between schedules nothing.
+    fn arm_timers(&mut self, f: u16) {
         let fl = &mut self.flows[f as usize];
         if let Some(d) = fl.sender.as_ref().and_then(|s| s.timer_deadline()) {
             if fl.sender_timer.is_none_or(|t| d < t) {
@@ -647,6 +654,9 @@ impl Simulation {
     }
 
     fn flush(&mut self, now: Time) {
+        if self.out.is_empty() {
+            return;
+        }
         let mut out = std::mem::take(&mut self.out);
         for mut p in out.drain(..) {
             if let Some(c) = self.flows[p.flow as usize].conn {
@@ -757,16 +767,17 @@ impl Simulation {
         }
     }
 
-    /// A data packet left its first hop (sent on or dropped): TSQ may let its sender go on.
-    fn left_first_hop(&mut self, now: Time, p: &Packet) {
-        let f = p.flow;
+    /// A data packet of flow `f` with `len` payload bytes left its first hop (sent on or
+    /// dropped): TSQ may let its sender go on.
+    fn left_first_hop(&mut self, now: Time, f: u16, len: u32) {
         let Some(s) = self.flows[f as usize].sender.as_mut() else { return };
-        if s.tsq_done(p.len as u64 + TCP_HEADER_BYTES as u64) {
+        if s.tsq_done(len as u64 + TCP_HEADER_BYTES as u64) {
             s.try_send(now, &mut self.out);
-            if let Some(c) = self.flows[f as usize].conn {
-                self.conn_push(now, c.0);
+            match self.flows[f as usize].conn {
+                // conn_push ends by sending and arming every subflow's timers, this one's too.
+                Some(c) => self.conn_push(now, c.0),
+                None => self.after_endpoint(now, f),
             }
-            self.after_endpoint(now, f);
         }
     }
 
@@ -793,7 +804,10 @@ impl Simulation {
         }
         let p = link.cfg.loss_prob;
         let lost = p > 0.0 && self.link_rng[l as usize].bernoulli(p);
-        let head = self.links[l as usize].head().copied();
+        // What TSQ needs of the frame (not a copy of it): a data packet's flow and length when
+        // this is its first hop.
+        let first_hop_data =
+            self.links[l as usize].head().filter(|h| h.hop == 0 && h.kind == Kind::Data).map(|h| (h.flow, h.len));
         let mut wake = Wake::default();
         let dropped = self.links[l as usize].on_tx_done(now, lost, &mut wake);
         if let Some(d) = dropped {
@@ -802,8 +816,8 @@ impl Simulation {
         self.apply_wake(l, wake);
         // TSQ: a data packet has left its sender's host once its first hop finished sending it
         // (the driver's TX completion), not when it reaches the far end.
-        if let Some(h) = head.filter(|h| h.hop == 0 && h.kind == Kind::Data && dropped.is_none()) {
-            self.left_first_hop(now, &h);
+        if let (Some((f, len)), None) = (first_hop_data, dropped) {
+            self.left_first_hop(now, f, len);
         }
     }
 
@@ -820,7 +834,7 @@ impl Simulation {
         // TSQ on a radio first hop: released when the frame is through the air (wired first
         // hops release at their TX completion, in on_tx_done).
         if p.hop == 0 && p.kind == Kind::Data && matches!(self.route_hop(&p), Hop::Air(..)) {
-            self.left_first_hop(now, &p);
+            self.left_first_hop(now, p.flow, p.len);
         }
         if p.hop + 1 < self.flows[f as usize].hops {
             p.hop += 1;
@@ -852,10 +866,12 @@ impl Simulation {
                 if let Some(s) = fl.sender.as_mut() {
                     s.on_ack(now, &p, &mut self.out);
                 }
-                if let Some(c) = fl.conn {
-                    self.conn_on_ack(now, c, &p, prior_una);
+                match fl.conn {
+                    // conn_on_ack ends with conn_push, which sends and arms every subflow's
+                    // timers, this one's too.
+                    Some(c) => self.conn_on_ack(now, c, &p, prior_una),
+                    None => self.after_endpoint(now, f),
                 }
-                self.after_endpoint(now, f);
             }
             Kind::Syn => self.on_handshake(now, &p),
             Kind::Udp => {

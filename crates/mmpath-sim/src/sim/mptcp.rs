@@ -135,6 +135,9 @@ pub(super) struct MpConn {
     pub reinject: ReinjectQueue,
     pub rx: Reassembly,
     views: Vec<SubflowView>,
+    /// The scheduler reads the views' pacing rate (`Scheduler::reads_pacing_rate`, asked once:
+    /// the views are built on every decision).
+    pacing_in_views: bool,
     actions: Vec<SchedAction>,
     pub delivered_bytes: u64,
     pub goodput_bytes: u64,
@@ -336,6 +339,8 @@ pub(super) fn build(
             pairs.iter().enumerate().filter(move |(_, &(a, b))| a == k || b == k).map(move |(j, _)| (t, j, p.backup))
         })
         .collect();
+    let sched = sched::build(&sched_kind(f));
+    let pacing_in_views = sched.reads_pacing_rate();
     MpConn {
         owner: i as u16,
         name: f.name.clone().unwrap_or_default(),
@@ -343,7 +348,7 @@ pub(super) fn build(
         mode: f.mode.unwrap_or(MptcpMode::Fullmesh),
         coupled,
         cc: cc_kind,
-        sched: sched::build(&sched_kind(f)),
+        sched,
         subs,
         app: App::new(app_kind, f.rate_mbps, f.bytes, 0),
         app_kind,
@@ -358,6 +363,7 @@ pub(super) fn build(
         reinject: ReinjectQueue::default(),
         rx: Reassembly::new(rcv_window),
         views: Vec::with_capacity(8),
+        pacing_in_views,
         actions: Vec::with_capacity(8),
         delivered_bytes: 0,
         goodput_bytes: 0,
@@ -386,6 +392,7 @@ impl Simulation {
         };
         let cn = &mut self.conns[c];
         cn.sched = sched;
+        cn.pacing_in_views = cn.sched.reads_pacing_rate();
         // The first tick was scheduled for the scenario's scheduler; follow the new one's.
         cn.tick_at = cn.sched.next_tick(cn.start);
         if let Some(t) = cn.tick_at {
@@ -468,7 +475,8 @@ impl Simulation {
 
     /// What the scheduler sees of subflow `j`.
     fn view_of(&self, c: u16, j: usize) -> SubflowView {
-        let st = &self.conns[c as usize].subs[j];
+        let cn = &self.conns[c as usize];
+        let st = &cn.subs[j];
         let f = &self.flows[st.flow as usize];
         let s = f.sender.as_ref().expect("subflows are TCP");
         SubflowView {
@@ -487,7 +495,7 @@ impl Simulation {
             mss: s.mss(),
             srtt_ns: s.rtt.srtt().map_or(0, |t| t.ns()),
             rttvar_ns: s.rtt.srtt().map_or(0, |_| s.rtt.rttvar().ns()),
-            pacing_rate_bps: s.stack_pacing_rate_bps(),
+            pacing_rate_bps: if cn.pacing_in_views { s.stack_pacing_rate_bps() } else { 0 },
             delivered_bytes: s.snd_una,
             link_up: self.hop_up(f.route_fwd[f.hops as usize - 1]),
             scanning: st.scanning,
@@ -532,10 +540,9 @@ impl Simulation {
                 None => self.fill_views(c),
             }
             let cn = &mut self.conns[c as usize];
-            let mut actions = std::mem::take(&mut cn.actions);
-            let pick = cn.sched.select(now, &view, &cn.views, &mut actions);
-            cn.actions = actions;
-            let acted = self.apply_actions(now, c);
+            let pick = cn.sched.select(now, &view, &cn.views, &mut cn.actions);
+            // Usually no actions: checked here, without the call.
+            let acted = !cn.actions.is_empty() && self.apply_actions(now, c);
             let Some(j) = pick else {
                 self.conns[c as usize].stats.waits += 1;
                 // The actions may have made room (a penalty, a retransmission): ask once more,
@@ -626,6 +633,9 @@ impl Simulation {
 
     /// Applies the scheduler's requested side effects; true if any changed a subflow.
     fn apply_actions(&mut self, now: Time, c: u16) -> bool {
+        if self.conns[c as usize].actions.is_empty() {
+            return false;
+        }
         let mut actions = std::mem::take(&mut self.conns[c as usize].actions);
         let any = !actions.is_empty();
         for a in actions.drain(..) {
@@ -727,9 +737,10 @@ impl Simulation {
 
     /// Sends what the subflows produced and keeps their timers armed.
     fn flush_conn(&mut self, now: Time, c: u16) {
+        self.flush(now);
         for j in 0..self.conns[c as usize].subs.len() {
             let f = self.conns[c as usize].subs[j].flow;
-            self.after_endpoint(now, f);
+            self.arm_timers(f);
         }
     }
 

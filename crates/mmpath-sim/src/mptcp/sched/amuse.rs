@@ -152,6 +152,11 @@ impl AMuSe {
 }
 
 impl Scheduler for AMuSe {
+    /// Never reads the pacing rate: the connection may skip computing it.
+    fn reads_pacing_rate(&self) -> bool {
+        false
+    }
+
     fn name(&self) -> &'static str {
         "amuse"
     }

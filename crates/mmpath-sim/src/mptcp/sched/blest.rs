@@ -162,6 +162,11 @@ impl State {
 }
 
 impl Scheduler for Blest {
+    /// Never reads the pacing rate: the connection may skip computing it.
+    fn reads_pacing_rate(&self) -> bool {
+        false
+    }
+
     fn name(&self) -> &'static str {
         "blest"
     }

@@ -83,6 +83,11 @@ fn pick(waiting: &mut bool, conn: &ConnView, sfs: &[SubflowView]) -> Option<usiz
 }
 
 impl Scheduler for Ecf {
+    /// Never reads the pacing rate: the connection may skip computing it.
+    fn reads_pacing_rate(&self) -> bool {
+        false
+    }
+
     fn name(&self) -> &'static str {
         "ecf"
     }

@@ -216,6 +216,11 @@ impl EnergyAware {
 }
 
 impl Scheduler for EnergyAware {
+    /// Never reads the pacing rate: the connection may skip computing it.
+    fn reads_pacing_rate(&self) -> bool {
+        false
+    }
+
     fn name(&self) -> &'static str {
         "energy"
     }

@@ -22,6 +22,11 @@ impl FixedRatio {
 }
 
 impl Scheduler for FixedRatio {
+    /// Never reads the pacing rate: the connection may skip computing it.
+    fn reads_pacing_rate(&self) -> bool {
+        false
+    }
+
     fn name(&self) -> &'static str {
         "fixedratio"
     }

@@ -163,15 +163,25 @@ pub(crate) struct RbufOpt {
     /// `last_rbuf_opti` per subflow (the one that penalizes): set when the subflow is first
     /// seen (defsched_init stamps it at subflow init) and at each penalization.
     last_penal: Vec<Option<Time>>,
+    /// Every entry of `last_penal` is stamped (entries never lose their stamp), so a call
+    /// that brings no subflow beyond them has nothing to do: the steady state, checked on every
+    /// scheduler decision.
+    all_stamped: bool,
 }
 
 impl RbufOpt {
     /// Stamps newly seen subflows (defsched_init). Call at the top of every `select`.
+    #[inline]
     pub(crate) fn observe(&mut self, now: Time, sfs: &[SubflowView]) {
+        let known = self.last_penal.len();
+        if self.all_stamped && sfs.iter().all(|sf| sf.id < known) {
+            return;
+        }
         ensure_len(&mut self.last_penal, sfs, None);
         for sf in sfs {
             self.last_penal[sf.id].get_or_insert(now);
         }
+        self.all_stamped = self.last_penal.iter().all(Option::is_some);
     }
 
     /// Runs the optimization for `chosen`, the subflow the scheduler picked. `penal` = the
@@ -269,6 +279,11 @@ impl MinRtt {
 }
 
 impl Scheduler for MinRtt {
+    /// Never reads the pacing rate: the connection may skip computing it.
+    fn reads_pacing_rate(&self) -> bool {
+        false
+    }
+
     fn name(&self) -> &'static str {
         "minrtt"
     }

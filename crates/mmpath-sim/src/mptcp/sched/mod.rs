@@ -81,8 +81,10 @@ impl SubflowView {
         if self.throttled {
             return false;
         }
-        let queued_pkts = self.queued_bytes.div_ceil(self.mss.max(1) as u64);
-        (self.in_flight as u64 + queued_pkts) < self.cwnd as u64
+        // in_flight + ceil(queued / mss) < cwnd, without the division (this runs for every
+        // subflow on every decision): ceil(q / m) <= k exactly when q <= k * m.
+        self.in_flight < self.cwnd
+            && self.queued_bytes <= (self.cwnd - self.in_flight - 1) as u64 * self.mss.max(1) as u64
     }
 }
 
@@ -152,6 +154,14 @@ pub trait Scheduler: Send + Sync {
     /// Send every chunk on all available subflows (the redundant scheduler).
     fn redundant(&self) -> bool {
         false
+    }
+
+    /// Whether the scheduler reads `SubflowView::pacing_rate_bps`. Computing it costs a
+    /// division per subflow per decision, so for a scheduler that says no the connection
+    /// leaves it 0. Yes unless a scheduler knows better (schedulers written outside the core
+    /// get the real rate).
+    fn reads_pacing_rate(&self) -> bool {
+        true
     }
 
     /// `acked_bytes` newly acknowledged on subflow `sf`.
@@ -243,5 +253,62 @@ pub fn build(kind: &SchedKind) -> Box<dyn Scheduler> {
         SchedKind::Energy { initial_ratio, max_mbps, uplink } => {
             Box::new(energy::EnergyAware::new(initial_ratio, max_mbps, uplink))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `has_cwnd_room` is in_flight + ceil(queued / mss) < cwnd, computed without dividing.
+    #[test]
+    fn cwnd_room_counts_queued_bytes_in_whole_segments() {
+        for cwnd in 0..6u32 {
+            for in_flight in 0..8u32 {
+                for queued in 0..(4 * 1448 + 3) {
+                    for mss in [0u32, 1, 1448] {
+                        let v = SubflowView { cwnd, in_flight, queued_bytes: queued, mss, ..Default::default() };
+                        let want = (in_flight as u64 + queued.div_ceil(mss.max(1) as u64)) < cwnd as u64;
+                        assert_eq!(
+                            v.has_cwnd_room(),
+                            want,
+                            "cwnd {cwnd} in flight {in_flight} queued {queued} mss {mss}"
+                        );
+                    }
+                }
+            }
+        }
+        let v = SubflowView { cwnd: 10, throttled: true, mss: 1448, ..Default::default() };
+        assert!(!v.has_cwnd_room());
+    }
+
+    /// Only the upstream default scheduler reads the views' pacing rate (its burst sizing);
+    /// the others let the connection skip computing it. A scheduler that does not say gets it.
+    #[test]
+    fn only_the_upstream_scheduler_asks_for_the_pacing_rate() {
+        assert!(build(&SchedKind::Default).reads_pacing_rate());
+        for k in [
+            SchedKind::MinRtt,
+            SchedKind::RoundRobin,
+            SchedKind::Redundant,
+            SchedKind::Blest,
+            SchedKind::Ecf,
+            SchedKind::FixedRatio { ratio: 50 },
+            SchedKind::MuSher { initial_ratio: 50 },
+            SchedKind::AMuSe { initial_ratio: 50, scan: true, contention: true, blockage: true },
+            SchedKind::Energy { initial_ratio: None, max_mbps: [1000.0, 500.0], uplink: false },
+        ] {
+            assert!(!build(&k).reads_pacing_rate(), "{k:?}");
+        }
+        struct Outside;
+        impl Scheduler for Outside {
+            fn name(&self) -> &str {
+                "outside"
+            }
+            fn select(&mut self, _: Time, _: &ConnView, _: &[SubflowView], _: &mut Vec<SchedAction>) -> Option<usize> {
+                None
+            }
+        }
+        assert!(Outside.reads_pacing_rate());
     }
 }

@@ -288,6 +288,11 @@ fn send_buffer_bytes(sfs: &[SubflowView]) -> u64 {
 }
 
 impl Scheduler for MuSher {
+    /// Never reads the pacing rate: the connection may skip computing it.
+    fn reads_pacing_rate(&self) -> bool {
+        false
+    }
+
     fn name(&self) -> &'static str {
         "musher"
     }

@@ -44,6 +44,11 @@ fn lowest_available(sfs: &[SubflowView], backup: bool) -> Option<usize> {
 }
 
 impl Scheduler for Redundant {
+    /// Never reads the pacing rate: the connection may skip computing it.
+    fn reads_pacing_rate(&self) -> bool {
+        false
+    }
+
     fn name(&self) -> &'static str {
         "redundant"
     }

@@ -31,6 +31,11 @@ impl RoundRobin {
 }
 
 impl Scheduler for RoundRobin {
+    /// Never reads the pacing rate: the connection may skip computing it.
+    fn reads_pacing_rate(&self) -> bool {
+        false
+    }
+
     fn name(&self) -> &'static str {
         "roundrobin"
     }
