@@ -191,7 +191,16 @@ impl TcpSender {
     /// of a packet held back by the pacing schedule, or RACK's reordering timer, whichever is
     /// first.
     pub fn timer_deadline(&self) -> Option<Time> {
-        [self.rto_at, self.pace_wait, self.reo_at].into_iter().flatten().min()
+        // Nested matches rather than an iterator over an array: this runs after every event of
+        // the flow, and the iterator form cost ~2 % of a dual-band run's instructions.
+        fn earlier(a: Option<Time>, b: Option<Time>) -> Option<Time> {
+            match (a, b) {
+                (Some(x), Some(y)) => Some(x.min(y)),
+                (x, None) => x,
+                (None, y) => y,
+            }
+        }
+        earlier(earlier(self.rto_at, self.pace_wait), self.reo_at)
     }
     /// What the congestion control hears of an ACK (the same for pkts_acked and cong_avoid).
     fn ack_info(&self, now: Time, acked: u32, rtt: Option<Time>, prior_in_flight: u32) -> AckInfo {
