@@ -35,10 +35,7 @@ EXPECTED = {
     "000-switchover": None,
     "002-fixedratio": None,
     "002-host": None,
-    "002-power": _xfail(
-        "fast mode: 11ad Rx 2210; 11ad Tx 1602; 11ac Rx 1121; 11ac Tx 2788; MPTCP up 4250 vs down 2905 "
-        "mW (+46%) -- fails: MPTCP uplink power above downlink (fraction) = 0.463, paper 0.560 (within "
-        "15%: 0.476..0.644)"),
+    "002-power": None,
     "002-energy-backlogged": _xfail(
         "fast mode: down: throughput-optimal 73, energy-optimal dual-path 70; up: throughput-optimal 70"
         ", energy-optimal dual-path 90 -- fails: downlink: the energy-optimal dual-path ratio (70) is t"

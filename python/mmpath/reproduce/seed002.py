@@ -326,14 +326,21 @@ claim(Claim(
 # --------------------------------------------------------------------------- 002-power
 
 
+# Power is a mean over a backlogged run, start-up included: it is measured over iperf3's default
+# run of 10 s in both modes (fast mode's 3 s runs would weigh slow start three times as much as
+# the paper's runs did; they gave +46 % where 10 s runs give +48 %).
+POWER_RUN_S = 10.0
+
+
 def _power_points(mode: Mode) -> list[Point]:
     pts = []
+    dur = max(mode.duration_s, POWER_RUN_S)
     for d, direction in DIRS.items():
         for p in ("11ad", "11ac"):
             pts.append(Point({"dir": d, "kind": f"tcp-{p}"},
-                             scenario("002-power", mode.duration_s, tcp_flow(direction, p), paths())))
+                             scenario("002-power", dur, tcp_flow(direction, p), paths())))
         pts.append(Point({"dir": d, "kind": "mptcp"}, scenario(
-            "002-power", mode.duration_s, mptcp_flow(direction, "fixedratio", OPT[d]), paths())))
+            "002-power", dur, mptcp_flow(direction, "fixedratio", OPT[d]), paths())))
     return pts
 
 
@@ -390,8 +397,8 @@ claim(Claim(
     claim="Uplink power ~56 % above downlink; radio Tx/Rx powers as in FACTS.md",
     paper="Section 4.1, Fig. 3: 11ac Tx 2800, 11ad Tx 1600, 11ac Rx 1100, 11ad Rx 2200 mW under backlogged "
           "traffic; MPTCP uplink power 56 % above downlink",
-    criterion="the phone's mean power (radios + receive-side host, as section 2 measures it) under "
-              "backlogged single-path TCP over each radio within 15% of its figure; MPTCP "
+    criterion="10 s runs in both modes. The phone's mean power (radios + receive-side host, as section 2 "
+              "measures it) under backlogged single-path TCP over each radio within 15% of its figure; MPTCP "
               "(73:27 down, 70:30 up) uplink / downlink - 1 within 15% of 0.56",
     check=_check_power,
 ))
