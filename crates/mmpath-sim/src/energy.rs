@@ -116,10 +116,18 @@ pub fn radio_power(device: &str) -> Option<RadioPower> {
 /// TXOPs take a larger share of the time, so the radio's power falls faster than its busy time
 /// does: why 90:10 is the uplink's energy-optimal ratio in seed 002 Fig. 4d.
 pub fn tx_on_mw(p: &RadioPower) -> f64 {
-    if p.tx_on_share >= 1.0 || p.tx_on_share <= 0.0 {
+    if !p.splits_tx() {
         return p.tx_mw;
     }
     p.idle_mw + (p.tx_mw - p.idle_mw) / p.tx_on_share
+}
+
+impl RadioPower {
+    /// Whether Tx mode is split into amplifier-on and listening time (`tx_on_mw`); otherwise
+    /// every Tx-mode TXOP is charged whole at `tx_mw`.
+    pub fn splits_tx(&self) -> bool {
+        self.tx_on_share > 0.0 && self.tx_on_share < 1.0
+    }
 }
 
 /// Time a client radio spent in each state, and the PSM entries (integer ns: exact sums).
@@ -138,10 +146,10 @@ pub struct StateTimes {
 impl StateTimes {
     /// Joules: sum of power x time (mW x ns = 1e-12 J).
     pub fn joules(&self, p: &RadioPower) -> f64 {
-        let tx = if p.tx_on_share >= 1.0 || p.tx_on_share <= 0.0 {
-            self.tx_ns as f64 * p.tx_mw
-        } else {
+        let tx = if p.splits_tx() {
             self.tx_on_ns as f64 * tx_on_mw(p) + (self.tx_ns - self.tx_on_ns) as f64 * p.idle_mw
+        } else {
+            self.tx_ns as f64 * p.tx_mw
         };
         (tx + self.rx_ns as f64 * p.rx_mw + self.idle_ns as f64 * p.idle_mw + self.psm_ns as f64 * p.psm_mw) * 1e-12
     }

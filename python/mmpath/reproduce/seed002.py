@@ -270,9 +270,7 @@ def _demands(d: str) -> list:
 def _host_points(mode: Mode) -> list[Point]:
     pts = []
     for cfg, (ac_extra, cpu) in HOST_CFG.items():
-        ps = paths()
-        for p in ps:
-            p["softirq_cpu"] = cpu
+        ps = paths(softirq_cpu=cpu)
         ps[1].update(ac_extra)
         pts.append(Point({"cfg": cfg}, scenario("002-host", mode.duration_s,
                                                 mptcp_flow("download", "fixedratio", OPT["down"]), ps)))

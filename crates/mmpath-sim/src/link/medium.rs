@@ -968,16 +968,10 @@ mod tests {
     #[test]
     fn receive_backlog_does_not_hold_up_a_transmission() {
         let cost = 12_000;
-        let mut m = medium(cost);
-        let mut w = AirWake::default();
         // The client sends a full aggregate in one TXOP (queued while the link is down); the
         // AP's host gets n x 12 us of work.
-        m.set_up(Time::ZERO, false, &mut w);
         let n = MacTiming::dmg().max_mpdus as u64;
-        for _ in 0..n {
-            m.enqueue(Time::ZERO, STA, pkt(0, 1500), &mut w);
-        }
-        m.set_up(Time::ZERO, true, &mut w);
+        let (mut m, mut w) = backlogged(medium(cost), STA, n as usize, 1500);
         let end = w.tx_done.take().expect("client TXOP");
         let mut dropped = Vec::new();
         m.on_tx_done(end, &mut w, &mut dropped);
@@ -1049,15 +1043,21 @@ mod tests {
 
     /// With A-MSDU the 64-MPDU window carries three times the packets: 200 packets go out as
     /// 64 MPDUs of 3 (192) then 3 of 3 minus one (8 packets: 3 + 3 + 2) in a second TXOP.
-    #[test]
-    fn amsdu_packs_msdus_into_each_mpdu() {
-        let mut m = vht_medium(3, 0);
+    /// `m` with `n` packets of `size` bytes queued at station `from` before its first TXOP
+    /// starts (queued while the link is down, so the first TXOP sees them all).
+    fn backlogged(mut m: Medium, from: usize, n: usize, size: u32) -> (Medium, AirWake) {
         let mut w = AirWake::default();
         m.set_up(Time::ZERO, false, &mut w);
-        for _ in 0..200 {
-            m.enqueue(Time::ZERO, AP, pkt(0, 1500), &mut w);
+        for _ in 0..n {
+            m.enqueue(Time::ZERO, from, pkt(0, size), &mut w);
         }
         m.set_up(Time::ZERO, true, &mut w);
+        (m, w)
+    }
+
+    #[test]
+    fn amsdu_packs_msdus_into_each_mpdu() {
+        let (mut m, w) = backlogged(vht_medium(3, 0), AP, 200, 1500);
         let first = w.tx_done.expect("a TXOP");
         let mac = m.mac;
         let psdu = 64 * 4604;
@@ -1067,13 +1067,7 @@ mod tests {
         assert_eq!(got[AP], 200);
         assert_eq!((m.stats.txops[AP], m.stats.mpdus_sent[AP]), (2, 64 + 3));
         // Without A-MSDU the same backlog takes 4 TXOPs of up to 64 MPDUs.
-        let mut m = vht_medium(1, 0);
-        let mut w = AirWake::default();
-        m.set_up(Time::ZERO, false, &mut w);
-        for _ in 0..200 {
-            m.enqueue(Time::ZERO, AP, pkt(0, 1500), &mut w);
-        }
-        m.set_up(Time::ZERO, true, &mut w);
+        let (mut m, w) = backlogged(vht_medium(1, 0), AP, 200, 1500);
         drain(&mut m, Time::ZERO, w);
         assert_eq!((m.stats.txops[AP], m.stats.mpdus_sent[AP]), (4, 200));
     }
@@ -1084,12 +1078,7 @@ mod tests {
     fn a_lost_amsdu_loses_all_its_msdus() {
         let mut m = vht_medium(3, 0);
         m.set_per(AP, 1.0);
-        let mut w = AirWake::default();
-        m.set_up(Time::ZERO, false, &mut w);
-        for _ in 0..2 {
-            m.enqueue(Time::ZERO, AP, pkt(0, 1500), &mut w);
-        }
-        m.set_up(Time::ZERO, true, &mut w);
+        let (mut m, mut w) = backlogged(m, AP, 2, 1500);
         let end = w.tx_done.take().expect("a TXOP");
         // Two more packets arrive while the 2-MSDU MPDU is on the air.
         for _ in 0..2 {

@@ -834,7 +834,8 @@ mod tests {
     use crate::scenario::{CcKind, TcpOpts};
     use crate::tcp::cc;
 
-    fn sender(mss: u32) -> TcpSender {
+    /// A sender with unlimited buffers, initial window 10 and a 200 ms minimum RTO.
+    fn sender_with(mss: u32, cc: Box<dyn cc::CongestionControl>, pacing: bool) -> TcpSender {
         TcpSender::new(SenderCfg {
             flow: 0,
             mss,
@@ -842,9 +843,13 @@ mod tests {
             min_rto: Time::from_ms(200),
             sndbuf: BufSize::Bytes(1 << 30),
             wmem_max: 1 << 30,
-            cc: cc::build(CcKind::Reno, &TcpOpts::default()),
-            pacing: false,
+            cc,
+            pacing,
         })
+    }
+
+    fn sender(mss: u32) -> TcpSender {
+        sender_with(mss, cc::build(CcKind::Reno, &TcpOpts::default()), false)
     }
 
     fn ack(a: u64, sack: &[(u64, u64)]) -> Packet {
@@ -953,16 +958,7 @@ mod tests {
 
     fn probed() -> (TcpSender, std::sync::Arc<std::sync::Mutex<Log>>) {
         let log = std::sync::Arc::new(std::sync::Mutex::new(Log::default()));
-        let s = TcpSender::new(SenderCfg {
-            flow: 0,
-            mss: 1000,
-            initial_cwnd: 10,
-            min_rto: Time::from_ms(200),
-            sndbuf: BufSize::Bytes(1 << 30),
-            wmem_max: 1 << 30,
-            cc: Box::new(Probe(log.clone())),
-            pacing: false,
-        });
+        let s = sender_with(1000, Box::new(Probe(log.clone())), false);
         (s, log)
     }
 
@@ -1074,16 +1070,7 @@ mod tests {
     /// being the sender's timer deadline (the first 10 segments are not paced, as in Linux).
     #[test]
     fn pacing_spaces_packets_at_the_pacing_rate() {
-        let mut s = TcpSender::new(SenderCfg {
-            flow: 0,
-            mss: 1000,
-            initial_cwnd: 10,
-            min_rto: Time::from_ms(200),
-            sndbuf: BufSize::Bytes(1 << 30),
-            wmem_max: 1 << 30,
-            cc: cc::build(CcKind::Cubic, &TcpOpts::default()),
-            pacing: true,
-        });
+        let mut s = sender_with(1000, cc::build(CcKind::Cubic, &TcpOpts::default()), true);
         s.set_app_limit(u64::MAX);
         let mut out = Vec::new();
         s.try_send(Time::ZERO, &mut out);
