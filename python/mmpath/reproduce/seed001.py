@@ -50,6 +50,9 @@ DOMINANT_SHARE = 0.75  # Fig. 3(b): sessions where one rate was selected more th
 # "stable" as an across-run std of at most 5 % of the mean, "large" as at least 10 %.
 STABLE_CV = 0.05
 LARGE_CV = 0.10
+# The across-session spread the paper shows in region 2 is not reproduced (AARF averages its
+# oscillation out over a session; the firmware's own rate search is sourced but its upward
+# triggers are not): docs/models.md, "Seed 001: why the PHY rate varies between sessions".
 
 
 # The lobby's channel, the same for both claims.
