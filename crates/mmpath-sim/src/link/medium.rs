@@ -11,9 +11,12 @@
 //!
 //! Each station also has a host (driver + CPU) that spends `host_pkt_ns` on every packet it
 //! sends or receives: one server for both directions, as one core handling the NIC's soft-IRQs.
-//! What it sends goes to the driver as soon as it is made (an ACK leaves from within the
-//! receive processing of its segment), so a transmission waits only for the previous one; the
-//! received packets queue behind both.
+//! A packet to send is prepared (DMA-mapped, its descriptor filled) when it is queued at the
+//! MAC, whoever holds the channel meanwhile; it is *ready* when its host work is done, and a
+//! TXOP aggregates only ready packets and holds the channel for its airtime alone. What a host
+//! sends is prepared as soon as it is made (an ACK leaves from within the receive processing
+//! of its segment), so it waits only for the packets sent before it; the received packets
+//! queue behind both.
 //! It caps the packet rate, which is what limits 802.11ad at MTU 1500 (seed 000: ~1 Gbit/s of
 //! UDP at MCS 8-9 whatever the signal) while jumbo frames reach multi-Gbit/s.
 
@@ -182,15 +185,17 @@ pub struct AirStats {
     pub busy_ns: [u64; 2],
 }
 
-/// A queued MSDU: the packet, its retries so far, its (per-MSDU) sequence number, and the
-/// MPDU it went out in (`NO_MPDU` until first sent). The MSDUs of one A-MSDU share the MPDU:
-/// they are retried together, in the same MPDU, and dropped together.
+/// A queued MSDU: the packet, its retries so far, its (per-MSDU) sequence number, the MPDU it
+/// went out in (`NO_MPDU` until first sent) and when its host has prepared it (`ready`: it may
+/// go in an aggregate from then on). The MSDUs of one A-MSDU share the MPDU: they are retried
+/// together, in the same MPDU, and dropped together.
 #[derive(Debug, Clone, Copy)]
 struct Frame {
     p: Packet,
     retries: u8,
     seq: u64,
     mpdu: u64,
+    ready: Time,
 }
 
 const NO_MPDU: u64 = u64::MAX;
@@ -215,10 +220,11 @@ struct Station {
     arf: Option<Arf>,
     /// When the host finishes the packets it already has (received and sent).
     host_free: Time,
-    /// When the host has handed the driver its last aggregate to send: the next one cannot
-    /// start before. Separate from `host_free` because a packet to send (an ACK made while
-    /// processing a received segment) goes to the driver at once (tcp_ack_snd_check sends it
-    /// from within the receive softirq); it does not wait behind segments received after it.
+    /// When the host has prepared the last packet queued to send: the next one's preparation
+    /// starts then (or when it is queued, if later). Separate from `host_free` because a packet
+    /// to send (an ACK made while processing a received segment) goes to the driver at once
+    /// (tcp_ack_snd_check sends it from within the receive softirq); it does not wait behind
+    /// segments received after it.
     tx_free: Time,
 }
 
@@ -560,8 +566,9 @@ impl Medium {
     /// The MPDU starting at queue position `i` of station `from`: (MSDUs in it, its length from
     /// MAC header to FCS). An MPDU already sent keeps its MSDUs (a retry resends the same
     /// MPDU); otherwise the transmitter packs up to `amsdu_msdus` MSDUs not yet sent into one
-    /// A-MSDU, as long as it stays within the peer's maximum MPDU length.
-    fn mpdu_at(&self, from: usize, i: usize) -> (usize, u32) {
+    /// A-MSDU, as long as it stays within the peer's maximum MPDU length and its host has
+    /// prepared them by `now`.
+    fn mpdu_at(&self, from: usize, i: usize, now: Time) -> (usize, u32) {
         let q = &self.st[from].queue;
         let head = q[i];
         let mut k = 1usize;
@@ -570,7 +577,11 @@ impl Medium {
                 k += 1;
             }
         } else {
-            while (k as u32) < self.mac.amsdu_msdus && i + k < q.len() && q[i + k].mpdu == NO_MPDU {
+            while (k as u32) < self.mac.amsdu_msdus
+                && i + k < q.len()
+                && q[i + k].mpdu == NO_MPDU
+                && q[i + k].ready <= now
+            {
                 let next = mpdu_len(q.range(i..=i + k).map(|f| f.p.size_bytes));
                 if next > self.mac.max_amsdu_bytes {
                     break;
@@ -592,20 +603,30 @@ impl Medium {
         s.queue_bytes += p.size_bytes as u64;
         let seq = s.next_seq;
         s.next_seq += 1;
-        s.queue.push_back(Frame { p, retries: 0, seq, mpdu: NO_MPDU });
+        // The host prepares it after what it sent before (not behind received packets still
+        // queued, see `tx_free`); that work delays the received packets queued behind it.
+        let mut host_ns = self.host_pkt_ns;
+        if from == STA && matches!(p.kind, Kind::Data | Kind::Udp) {
+            host_ns += self.client_tx_pkt_ns;
+        }
+        let ready = s.tx_free.max(now) + Time(host_ns);
+        s.tx_free = ready;
+        s.host_free = s.host_free.max(now) + Time(host_ns);
+        s.queue.push_back(Frame { p, retries: 0, seq, mpdu: NO_MPDU, ready });
         self.try_start(now, wake);
         true
     }
 
     /// Builds the aggregate at the head of `from`'s queue, marking which MSDUs share an MPDU:
     /// (MSDUs, MPDUs, PSDU bytes). An A-MPDU holds up to `max_mpdus` MPDUs (the Block Ack
-    /// window counts MPDUs, not MSDUs), within the A-MPDU byte limit and the PPDU time limit.
-    fn aggregate(&mut self, from: usize) -> (usize, usize, u32) {
+    /// window counts MPDUs, not MSDUs), within the A-MPDU byte limit and the PPDU time limit,
+    /// of the packets its host has prepared by `now`.
+    fn aggregate(&mut self, from: usize, now: Time) -> (usize, usize, u32) {
         let (mut n, mut m, mut psdu) = (0usize, 0usize, 0u32);
         let mcs = self.st[from].mcs;
         let limit = self.mac.max_ampdu_bytes.min(self.psdu_cap(mcs));
-        while n < self.st[from].queue.len() {
-            let (k, len) = self.mpdu_at(from, n);
+        while n < self.st[from].queue.len() && self.st[from].queue[n].ready <= now {
+            let (k, len) = self.mpdu_at(from, n, now);
             let next = ampdu_append(psdu, len);
             if m > 0 && (m as u32 >= self.mac.max_mpdus || next > limit) {
                 break;
@@ -624,7 +645,7 @@ impl Medium {
         (n, m, psdu)
     }
 
-    /// Starts a TXOP if the channel is idle and a station with frames has a free host.
+    /// Starts a TXOP if the channel is idle and a station has a frame its host has prepared.
     fn try_start(&mut self, now: Time, wake: &mut AirWake) {
         if self.busy.is_some() || !self.up {
             return;
@@ -641,32 +662,20 @@ impl Medium {
         let order = [1 - self.last_from, self.last_from];
         let mut wait: Option<Time> = None;
         for from in order {
-            let s = &self.st[from];
-            if s.queue.is_empty() {
+            let Some(head) = self.st[from].queue.front() else { continue };
+            if head.ready > now {
+                // It contends once its host has prepared its first frame.
+                wait = Some(wait.map_or(head.ready, |w| w.min(head.ready)));
                 continue;
             }
-            if s.tx_free > now {
-                wait = Some(wait.map_or(s.tx_free, |w| w.min(s.tx_free)));
-                continue;
-            }
-            let (n, m, psdu) = self.aggregate(from);
+            let (n, m, psdu) = self.aggregate(from, now);
             let backoff = self.mac.slot_ns * (self.rng.next_u64() % (self.mac.cw_min as u64 + 1));
             let ppdu_ns = self.phy.ppdu_ns(psdu, self.st[from].mcs);
             let air_ns = self.mac.with_beacon_share(
                 self.mac.access_ns + backoff + self.mac.protection_ns + ppdu_ns + self.mac.sifs_ns + self.mac.ack_ns,
             );
-            // The host hands the driver n packets; the TXOP cannot end before they are ready.
-            let mut host_ns = n as u64 * self.host_pkt_ns;
-            if from == STA && self.client_tx_pkt_ns > 0 {
-                let data = self.st[from].queue.iter().take(n).filter(|f| matches!(f.p.kind, Kind::Data | Kind::Udp));
-                host_ns += data.count() as u64 * self.client_tx_pkt_ns;
-            }
-            let end = now + Time(air_ns.max(host_ns));
-            // The sending work occupies the one server: received packets still queued are
-            // processed that much later (the capacity stays shared by both directions).
-            let st = &mut self.st[from];
-            st.tx_free = now + Time(host_ns);
-            st.host_free = st.host_free.max(now) + Time(host_ns);
+            // Its frames are prepared already: the channel is busy for the airtime only.
+            let end = now + Time(air_ns);
             self.busy = Some(Txop { from, ppdu_ns, n, m, start: now, end });
             self.last_from = from;
             self.stats.txops[from] += 1;
@@ -674,7 +683,8 @@ impl Medium {
             return;
         }
         if let Some(w) = wait {
-            if self.kick.is_none_or(|k| w < k) {
+            // (A wake-up at or before now has fired or is firing: it does not cover w.)
+            if self.kick.is_none_or(|k| k <= now || w < k) {
                 self.kick = Some(w);
                 wake.tx_done = Some(w);
             }
@@ -732,7 +742,7 @@ impl Medium {
         let mut left = t.n;
         while left > 0 {
             // One MPDU: its MSDUs are received or lost together (one FCS covers the A-MSDU).
-            let (k, len) = self.mpdu_at(from, 0);
+            let (k, len) = self.mpdu_at(from, 0, t.start);
             let k = k.min(left);
             left -= k;
             self.stats.mpdus_sent[from] += 1;
@@ -968,23 +978,33 @@ mod tests {
     #[test]
     fn receive_backlog_does_not_hold_up_a_transmission() {
         let cost = 12_000;
-        // The client sends a full aggregate in one TXOP (queued while the link is down); the
-        // AP's host gets n x 12 us of work.
+        // The client sends a full aggregate in one TXOP (queued while the link is down; its
+        // host has them ready at n x 12 us); the AP's host gets n x 12 us of receive work.
         let n = MacTiming::dmg().max_mpdus as u64;
         let (mut m, mut w) = backlogged(medium(cost), STA, n as usize, 1500);
-        let end = w.tx_done.take().expect("client TXOP");
+        let first = w.tx_done.take().expect("the client's first frame ready");
+        assert_eq!(first, Time(cost), "contends when its first frame is ready");
         let mut dropped = Vec::new();
+        m.on_tx_done(Time(n * cost), &mut w, &mut dropped);
+        let end = w.tx_done.take().expect("client TXOP");
+        assert!(m.busy.is_some_and(|t| t.n == n as usize), "{:?}", m.busy);
         m.on_tx_done(end, &mut w, &mut dropped);
         assert_eq!(m.st[AP].host_free, end + Time(n * cost));
-        // An ACK queued at the AP right away goes on the air at once, not after the backlog.
+        // An ACK queued at the AP right away is ready after its own work, not after the
+        // backlog, and goes on the air then.
         w = AirWake::default();
         m.enqueue(end, AP, pkt(1, 52), &mut w);
-        assert!(m.busy.is_some_and(|t| t.from == AP && t.start == end), "{:?}", m.busy);
+        assert_eq!(m.st[AP].queue[0].ready, end + Time(cost));
+        assert_eq!(w.tx_done, Some(end + Time(cost)));
+        m.on_tx_done(end + Time(cost), &mut w, &mut dropped);
+        assert!(m.busy.is_some_and(|t| t.from == AP && t.start == end + Time(cost)), "{:?}", m.busy);
         // Its host work pushes the received packets' processing back by one packet.
         assert_eq!(m.st[AP].host_free, end + Time((n + 1) * cost));
     }
 
-    /// The host's per-packet cost caps the packet rate when the radio is faster.
+    /// The host's per-packet cost caps the packet rate when the radio is faster: the host-bound
+    /// rate is exactly 1 / cost (the host prepares frames while the aggregate before is on the
+    /// air), up to the first frame's preparation and the last TXOP's airtime and processing.
     #[test]
     fn host_cost_caps_packet_rate() {
         let cost = 12_000; // 12 us per packet
@@ -993,11 +1013,80 @@ mod tests {
         for _ in 0..3000 {
             m.enqueue(Time::ZERO, AP, pkt(0, 1500), &mut w);
         }
+        // The host has prepared the last one at 3000 x 12 us.
+        assert_eq!(m.st[AP].queue.back().map(|f| f.ready), Some(Time(3000 * cost)));
         let (got, end) = drain(&mut m, Time::ZERO, w);
         assert_eq!(got[AP], 3000);
-        // (The receiver's host adds one aggregate's worth of processing at the end.)
+        // After the last frame is ready: at most one TXOP waiting for it (the one on the air
+        // when it became ready, < 1 ms at MCS 9 with 32 MPDUs), its own, and the receiver's
+        // processing of one aggregate (32 x 12 us).
+        let tail = end - Time(3000 * cost);
+        assert!(tail < Time::from_us(2 * 1000 + 32 * 12), "tail {tail:?}");
         let pps = 3000.0 / end.secs_f64();
-        assert!(pps <= 1e9 / cost as f64 * 1.001 && pps > 1e9 / cost as f64 * 0.9, "pps {pps}");
+        assert!(pps <= 1e9 / cost as f64 && pps > 1e9 / cost as f64 * 0.97, "pps {pps}");
+    }
+
+    /// The other station uses the channel while a host prepares its frames (both hosts 12 us per
+    /// packet): the client's TXOP of one ACK goes on the air while the AP's host still
+    /// prepares its 10 packets (ready at 12, 24, ... 120 us); the AP's first TXOP starts when
+    /// its first frame is ready, and the channel is busy for airtime only.
+    #[test]
+    fn the_other_station_uses_the_channel_while_a_host_prepares() {
+        let cost = 12_000;
+        let mut m = medium(cost);
+        let mut w = AirWake::default();
+        // 10 AP frames at t = 0 (ready at 12, 24, ... 120 us); the AP's first frame goes
+        // alone at 12 us, the rest queue behind it.
+        for _ in 0..10 {
+            m.enqueue(Time::ZERO, AP, pkt(0, 1500), &mut w);
+        }
+        assert_eq!(w.tx_done, Some(Time(cost)));
+        let mut dropped = Vec::new();
+        m.on_tx_done(Time(cost), &mut w, &mut dropped);
+        let ap_end = w.tx_done.take().expect("AP TXOP");
+        assert!(m.busy.is_some_and(|t| (t.from, t.n, t.start) == (AP, 1, Time(cost))), "{:?}", m.busy);
+        // One DMG TXOP of one 1542-octet MPDU is 69,042 ns (txop_duration_is_the_sum_of_its_parts).
+        assert_eq!(ap_end, Time(cost + 69_042));
+        // An ACK at the client at 20 us is ready at 32 us; when the AP's TXOP ends (81 us) the
+        // client goes first (take turns) though the AP has 5 more ready (24..72 us).
+        m.enqueue(Time(20_000), STA, pkt(1, 52), &mut AirWake::default());
+        m.on_tx_done(ap_end, &mut w, &mut dropped);
+        assert!(m.busy.is_some_and(|t| (t.from, t.n, t.start) == (STA, 1, ap_end)), "{:?}", m.busy);
+        let sta_end = w.tx_done.take().expect("client TXOP");
+        // Meanwhile the AP's host finished the rest (120 us < the client's TXOP end): its next
+        // TXOP carries all 9 at once, on the channel for its airtime only.
+        assert!(sta_end > Time(10 * cost));
+        m.on_tx_done(sta_end, &mut w, &mut dropped);
+        assert!(m.busy.is_some_and(|t| (t.from, t.n, t.start) == (AP, 9, sta_end)), "{:?}", m.busy);
+        let t = m.busy.expect("AP TXOP");
+        let mac = m.mac;
+        let psdu = 8 * 1544 + 1542;
+        let parts = mac.access_ns + mac.protection_ns + m.phy.ppdu_ns(psdu, 9) + mac.sifs_ns + mac.ack_ns;
+        assert_eq!(t.end - t.start, Time(mac.with_beacon_share(parts)));
+    }
+
+    /// One server for both directions: the AP's host receives 4 packets (4 x 12 us queued at
+    /// the TXOP's end), then sends one at the same instant: the send is ready after its own
+    /// 12 us (it is made within the receive processing, tcp_ack_snd_check), and the received
+    /// packets leave the server 12 us later than without it. A second send waits for the
+    /// first (in the order they were queued).
+    #[test]
+    fn receive_and_send_work_share_the_server() {
+        let cost = 12_000;
+        let (mut m, mut w) = backlogged(medium(cost), STA, 4, 1500);
+        let mut dropped = Vec::new();
+        m.on_tx_done(Time(4 * cost), &mut w, &mut dropped);
+        let end = w.tx_done.take().expect("client TXOP");
+        m.on_tx_done(end, &mut w, &mut dropped);
+        assert_eq!(m.st[AP].host_free, end + Time(4 * cost));
+        let arrivals = m.pipe[STA].iter().map(|&(t, _)| t).collect::<Vec<_>>();
+        assert_eq!(arrivals, (1..=4).map(|k| end + Time(k * cost)).collect::<Vec<_>>());
+        let mut w = AirWake::default();
+        m.enqueue(end, AP, pkt(1, 1500), &mut w);
+        m.enqueue(end + Time(1_000), AP, pkt(1, 1500), &mut w);
+        let ready = m.st[AP].queue.iter().map(|f| f.ready).collect::<Vec<_>>();
+        assert_eq!(ready, [end + Time(cost), end + Time(2 * cost)]);
+        assert_eq!(m.st[AP].host_free, end + Time(6 * cost));
     }
 
     /// With PER 1 every MPDU fails; each is retried retry_limit times, then dropped.
@@ -1111,7 +1200,7 @@ mod tests {
         for _ in 0..6 {
             m.enqueue(Time::ZERO, AP, pkt(0, 1500), &mut w);
         }
-        let (n, mpdus, _) = m.aggregate(AP);
+        let (n, mpdus, _) = m.aggregate(AP, Time::ZERO);
         assert_eq!((n, mpdus), (6, 3));
         // Small packets (ACKs) fill the count instead.
         let mut m = vht_medium(3, 0);
@@ -1119,11 +1208,11 @@ mod tests {
         for _ in 0..7 {
             m.enqueue(Time::ZERO, AP, pkt(0, 52), &mut w);
         }
-        assert_eq!(m.aggregate(AP).1, 3);
+        assert_eq!(m.aggregate(AP, Time::ZERO).1, 3);
     }
 
-    /// The client's extra cost per data packet it sends: a client TXOP of n data packets holds
-    /// its host n x (host_pkt_ns + client_tx_pkt_ns); the AP's does not pay it.
+    /// The client's extra cost per data packet it sends: each data packet the client queues is
+    /// ready host_pkt_ns + client_tx_pkt_ns after the one before; the AP's do not pay it.
     #[test]
     fn client_transmit_cost_applies_to_its_data_only() {
         let mut m = medium(4_830);
@@ -1134,14 +1223,9 @@ mod tests {
             m.enqueue(Time::ZERO, STA, pkt(0, 1500), &mut w);
             m.enqueue(Time::ZERO, AP, pkt(0, 1500), &mut w);
         }
-        m.set_up(Time::ZERO, true, &mut w);
-        // The AP goes first (the client counts as the last sender at the start): 10 x 4830.
         assert_eq!(m.st[AP].tx_free, Time(10 * 4_830));
-        let end = w.tx_done.take().expect("AP TXOP");
-        let mut dropped = Vec::new();
-        m.on_tx_done(end, &mut w, &mut dropped);
-        // Then the client: 10 x (4830 + 744).
-        assert_eq!(m.st[STA].tx_free, end + Time(10 * (4_830 + 744)));
+        assert_eq!(m.st[STA].tx_free, Time(10 * (4_830 + 744)));
+        assert_eq!(m.st[STA].queue[2].ready, Time(3 * (4_830 + 744)));
         // ACKs from the client cost only host_pkt_ns.
         let mut m = medium(4_830);
         m.set_client_tx_pkt_ns(744);
