@@ -1501,5 +1501,5 @@ pub struct RunOutput {
     pub ok: bool,
 }
 
-pub const CC_STATES: [&str; 4] = CaState::NAMES;
+pub const CC_STATES: [&str; 5] = CaState::NAMES;
 pub const LINK_EVENT_KINDS: [&str; 3] = EVENT_KINDS;

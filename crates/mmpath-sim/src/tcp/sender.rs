@@ -25,6 +25,7 @@
 use super::cc::{AckInfo, CaState, CongestionControl, RateSample, Window, INFINITE_SSTHRESH};
 use super::rtt::RttEstimator;
 use super::scoreboard::{Scoreboard, Seg, SentSpan, TxRate};
+use super::tlp;
 use crate::packet::{Kind, Packet, Way, TCP_HEADER_BYTES};
 use crate::scenario::BufSize;
 use crate::time::Time;
@@ -63,7 +64,46 @@ pub struct SenderStats {
     pub retransmits: u64,
     pub fast_recoveries: u64,
     pub rtos: u64,
+    /// Tail loss probes sent (LINUX_MIB_TCPLOSSPROBES).
+    pub tlp_probes: u64,
+    /// Probes that repaired a loss, with the window reduction that follows
+    /// (LINUX_MIB_TCPLOSSPROBERECOVERY).
+    pub tlp_recoveries: u64,
+    /// RTOs F-RTO found spurious (LINUX_MIB_TCPSPURIOUSRTOS).
+    pub spurious_rtos: u64,
+    /// Window reductions undone (loss, recovery and D-SACK undo together).
+    pub undos: u64,
     pub rtt_ms: LogHistogram,
+}
+
+/// What an ACK showed, as the flags Linux's tcp_ack collects.
+#[derive(Debug, Clone, Copy, Default)]
+struct AckFlags {
+    /// FLAG_SND_UNA_ADVANCED.
+    advanced: bool,
+    /// FLAG_WIN_UPDATE (approximated: the advertised window changed).
+    win_update: bool,
+    /// FLAG_DATA_SACKED: something newly SACKed.
+    data_sacked: bool,
+    /// FLAG_DSACKING_ACK: the first SACK block reports a duplicate (RFC 2883).
+    dsack: bool,
+    /// FLAG_ORIG_SACK_ACKED: a segment never retransmitted, ending at or below high_seq, was
+    /// newly ACKed or SACKed.
+    orig_sack_acked: bool,
+    /// is_dupack in tcp_ack: no advance and none of FLAG_NOT_DUP (data, window update, ACKed).
+    is_dupack: bool,
+}
+
+/// What try_send may send (tcp_write_xmit's callers).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Xmit {
+    /// Retransmissions first, then new data (tcp_xmit_retransmit_queue + tcp_write_xmit).
+    Normal,
+    /// New data only (F-RTO step 2b, REXMIT_NEW in tcp_xmit_recovery).
+    NewOnly,
+    /// One new segment as a loss probe: cwnd may be exceeded and Nagle is off
+    /// (tcp_send_loss_probe -> tcp_write_xmit(push_one = 2, TCP_NAGLE_OFF)).
+    Probe,
 }
 
 pub struct TcpSender {
@@ -118,6 +158,24 @@ pub struct TcpSender {
     pacing: bool,
     wstamp: Time,
     pace_wait: Option<Time>,
+    // Tail loss probe: when the probe timer fires (Linux's ICSK_TIME_LOSS_PROBE, which takes
+    // the RTO timer's place while armed; None = the RTO is the pending timer) and
+    // tp->tlp_high_seq (None = no probe retransmission outstanding).
+    tlp_at: Option<Time>,
+    tlp_high_seq: Option<u64>,
+    // Undo (tcp_init_undo, tcp_may_undo): tp->prior_ssthresh (0 = none), tp->undo_marker,
+    // tp->undo_retrans (-1 = no retransmission yet), tp->retrans_stamp (the first
+    // retransmission of the episode), tp->frto (F-RTO running after this RTO).
+    prior_ssthresh: u32,
+    undo_marker: Option<u64>,
+    undo_retrans: i32,
+    retrans_stamp: Option<Time>,
+    frto: bool,
+    xmit: Xmit,
+    /// net.ipv4.tcp_early_retrans >= 3 (loss probes) and net.ipv4.tcp_frto != 0; both on by
+    /// default as in every kernel since 3.10.
+    tlp_enabled: bool,
+    frto_enabled: bool,
     pub stats: SenderStats,
 }
 
@@ -165,6 +223,16 @@ impl TcpSender {
             pacing,
             wstamp: Time::ZERO,
             pace_wait: None,
+            tlp_at: None,
+            tlp_high_seq: None,
+            prior_ssthresh: 0,
+            undo_marker: None,
+            undo_retrans: -1,
+            retrans_stamp: None,
+            frto: false,
+            xmit: Xmit::Normal,
+            tlp_enabled: true,
+            frto_enabled: true,
             stats: SenderStats::default(),
         }
     }
@@ -188,8 +256,8 @@ impl TcpSender {
         self.peer_rwnd
     }
     /// The next time the sender needs the clock: the RTO deadline, the pacing release time
-    /// of a packet held back by the pacing schedule, or RACK's reordering timer, whichever is
-    /// first.
+    /// of a packet held back by the pacing schedule, RACK's reordering timer or the loss probe
+    /// timer, whichever is first.
     pub fn timer_deadline(&self) -> Option<Time> {
         // Nested matches rather than an iterator over an array: this runs after every event of
         // the flow, and the iterator form cost ~2 % of a dual-band run's instructions.
@@ -200,7 +268,12 @@ impl TcpSender {
                 (None, y) => y,
             }
         }
-        earlier(earlier(self.rto_at, self.pace_wait), self.reo_at)
+        earlier(earlier(earlier(self.rto_at, self.pace_wait), self.reo_at), self.tlp_at)
+    }
+
+    /// When the tail loss probe fires, if armed.
+    pub fn tlp_deadline(&self) -> Option<Time> {
+        self.tlp_at
     }
     /// What the congestion control hears of an ACK (the same for pkts_acked and cong_avoid).
     fn ack_info(&self, now: Time, acked: u32, rtt: Option<Time>, prior_in_flight: u32) -> AckInfo {
@@ -245,6 +318,19 @@ impl TcpSender {
     /// The application has written up to `limit` bytes in total.
     pub fn set_app_limit(&mut self, limit: u64) {
         self.app_limit = limit;
+    }
+
+    /// net.ipv4.tcp_early_retrans < 3 turns tail loss probes off (on by default).
+    pub fn set_loss_probes(&mut self, on: bool) {
+        self.tlp_enabled = on;
+        if !on {
+            self.tlp_at = None;
+        }
+    }
+
+    /// net.ipv4.tcp_frto = 0 turns F-RTO off (on by default).
+    pub fn set_frto(&mut self, on: bool) {
+        self.frto_enabled = on;
     }
 
     /// Turns TCP Small Queues on with this tcp_limit_output_bytes (0: off).
@@ -413,18 +499,24 @@ impl TcpSender {
             self.pace_wait = None;
         }
         let mut out_of_data = false;
+        let mut sent_new = 0u32;
+        let probe = self.xmit == Xmit::Probe;
         loop {
             if self.sb.in_flight() >= self.w.cwnd {
                 cwnd_full = true;
-                break;
+                // tcp_write_xmit: "Force out a loss probe pkt."
+                if !probe {
+                    break;
+                }
             }
-            if self.sb.lost_pending > 0 && self.pace_blocked(now) {
+            let may_retx = self.xmit == Xmit::Normal && self.sb.lost_pending > 0;
+            if may_retx && self.pace_blocked(now) {
                 break;
             }
             if self.tsq_blocked() {
                 break;
             }
-            let retx = if self.sb.lost_pending > 0 {
+            let retx = if may_retx {
                 let tx = self.tx_stamp(now);
                 self.sb.take_retransmission(now, tx)
             } else {
@@ -432,6 +524,10 @@ impl TcpSender {
             };
             if let Some(seg) = retx {
                 out.push(self.data_packet(&seg, now));
+                // tcp_retransmit_skb: the first retransmission's time (Eifel's reference) and
+                // one more retransmission a D-SACK may show spurious.
+                self.retrans_stamp.get_or_insert(now);
+                self.undo_retrans = self.undo_retrans.max(0) + 1;
                 self.stats.retransmits += 1;
                 self.stats.segments_sent += 1;
                 self.stats.bytes_sent += seg.len as u64;
@@ -462,7 +558,7 @@ impl TcpSender {
             }
             // Nagle (RFC 896): a sub-MSS segment waits while anything is unacknowledged, unless
             // it ends a record that more data follows.
-            if len < self.mss && end == self.app_limit && !self.sb.is_empty() {
+            if len < self.mss && end == self.app_limit && !self.sb.is_empty() && !probe {
                 out_of_data = true;
                 break;
             }
@@ -484,6 +580,15 @@ impl TcpSender {
             if was_idle || self.rto_at.is_none() {
                 self.arm_rto(now);
             }
+            sent_new += 1;
+            if probe {
+                break; // push_one
+            }
+        }
+        // tcp_write_xmit: "Send one loss probe per tail loss episode" (not after the probe
+        // itself; tcp_event_new_data_sent gave a pending probe's timer back to the RTO first).
+        if sent_new > 0 && !probe {
+            self.schedule_loss_probe(now);
         }
         // tcp_rate_check_app_limited: the application, not the network, is the limit now.
         if out_of_data && self.sb.in_flight() < self.w.cwnd && self.sb.lost_out == 0 {
@@ -508,15 +613,252 @@ impl TcpSender {
         }
     }
 
-    fn enter_recovery(&mut self, now: Time) {
-        self.prior_cwnd = self.w.cwnd;
-        self.w.ssthresh = self.cc.ssthresh(&self.w);
-        self.w.cwnd_cnt = 0;
+    /// Whether the state is one of Linux's window reductions (tcp_in_cwnd_reduction).
+    fn in_cwnd_reduction(&self) -> bool {
+        matches!(self.state, CaState::Cwr | CaState::Recovery)
+    }
+
+    /// tcp_current_ssthresh: the threshold to restore on undo, remembered as prior_ssthresh.
+    fn current_ssthresh(&self) -> u32 {
+        if self.in_cwnd_reduction() {
+            self.w.ssthresh
+        } else {
+            self.w.ssthresh.max((self.w.cwnd >> 1) + (self.w.cwnd >> 2))
+        }
+    }
+
+    /// tcp_init_undo: a reduction starts that may later prove spurious.
+    fn init_undo(&mut self) {
+        self.undo_marker = Some(self.snd_una);
+        self.undo_retrans = if self.sb.retrans_out > 0 { self.sb.retrans_out as i32 } else { -1 };
+    }
+
+    /// tcp_init_cwnd_reduction: PRR starts from the current window with the algorithm's new
+    /// ssthresh; an outstanding loss probe is forgotten.
+    fn init_cwnd_reduction(&mut self) {
         self.high_seq = self.snd_nxt;
+        self.tlp_high_seq = None;
+        self.w.cwnd_cnt = 0;
+        self.prior_cwnd = self.w.cwnd;
         self.prr_delivered = 0;
         self.prr_out = 0;
+        self.w.ssthresh = self.cc.ssthresh(&self.w);
+    }
+
+    /// tcp_end_cwnd_reduction (not for algorithms with cong_control): cwnd = ssthresh after
+    /// CWR, or after Recovery unless the reduction was undone (undo_marker cleared).
+    fn end_cwnd_reduction(&mut self) {
+        if self.cc.owns_cwnd() {
+            return;
+        }
+        if self.state == CaState::Cwr || (self.undo_marker.is_some() && self.w.ssthresh < INFINITE_SSTHRESH) {
+            self.w.cwnd = self.w.ssthresh;
+        }
+    }
+
+    /// tcp_enter_recovery.
+    fn enter_recovery(&mut self, now: Time) {
+        self.prior_ssthresh = 0;
+        self.init_undo();
+        if !self.in_cwnd_reduction() {
+            self.prior_ssthresh = self.current_ssthresh();
+            self.init_cwnd_reduction();
+        }
         self.stats.fast_recoveries += 1;
         self.set_state(now, CaState::Recovery);
+    }
+
+    /// tcp_try_keep_open: Disorder while anything is SACKed, lost or retransmitted, else Open.
+    fn try_keep_open(&mut self, now: Time) {
+        let st = if self.sb.sacked_out + self.sb.lost_out > 0 || self.sb.any_retrans_done() {
+            CaState::Disorder
+        } else {
+            CaState::Open
+        };
+        if self.state != st {
+            self.set_state(now, st);
+            self.high_seq = self.snd_nxt;
+        }
+    }
+
+    /// tcp_packet_delayed (Eifel, RFC 3522): the ACK echoes a timestamp older than the first
+    /// retransmission, so it was the original that arrived. No retransmission at all counts
+    /// as delayed too.
+    fn packet_delayed(&self, ts_ecr_ns: u64) -> bool {
+        match self.retrans_stamp {
+            None => true,
+            Some(t) => ts_ecr_ns > 0 && ts_ecr_ns < t.ns(),
+        }
+    }
+
+    /// tcp_may_undo: a reduction is spurious if every retransmission was D-SACKed
+    /// (undo_retrans == 0) or the timestamps show the originals arrived.
+    fn may_undo(&self, ts_ecr_ns: u64) -> bool {
+        self.undo_marker.is_some() && (self.undo_retrans == 0 || self.packet_delayed(ts_ecr_ns))
+    }
+
+    /// tcp_undo_cwnd_reduction: the window before the reduction comes back (the algorithm's
+    /// undo_cwnd; ssthresh back to prior_ssthresh if that is higher), optionally with the loss
+    /// marks of an RTO cleared.
+    fn undo_cwnd_reduction(&mut self, unmark_loss: bool) {
+        if unmark_loss {
+            self.sb.unmark_lost();
+        }
+        if self.prior_ssthresh > 0 {
+            self.w.cwnd = self.cc.undo_cwnd(&self.w).max(1);
+            if self.prior_ssthresh > self.w.ssthresh {
+                self.w.ssthresh = self.prior_ssthresh;
+            }
+        }
+        self.undo_marker = None;
+        self.stats.undos += 1;
+    }
+
+    /// tcp_try_undo_loss: leave Loss with the window restored, on F-RTO's verdict or when
+    /// tcp_may_undo holds.
+    fn try_undo_loss(&mut self, now: Time, frto_undo: bool, ts_ecr_ns: u64) -> bool {
+        if !(frto_undo || self.may_undo(ts_ecr_ns)) {
+            return false;
+        }
+        self.undo_cwnd_reduction(true);
+        if frto_undo {
+            self.stats.spurious_rtos += 1;
+        }
+        self.rto_retransmits = 0;
+        self.reo_at = None;
+        self.set_state(now, CaState::Open);
+        true
+    }
+
+    /// tcp_try_undo_dsack: every retransmission of the episode was D-SACKed.
+    fn try_undo_dsack(&mut self) -> bool {
+        if self.undo_marker.is_some() && self.undo_retrans == 0 {
+            self.undo_cwnd_reduction(false);
+            return true;
+        }
+        false
+    }
+
+    /// Unsent data the socket holds (tcp_send_head != NULL): below the application's limit
+    /// and within the send buffer.
+    fn has_send_head(&self) -> bool {
+        self.snd_nxt < self.app_limit && self.snd_nxt - self.snd_una < self.sndbuf_bytes()
+    }
+
+    /// tcp_process_loss (Linux 4.10) with F-RTO (RFC 5682, SACK-enhanced, tcp_frto = 2) for an
+    /// ACK in the Loss state. Returns true for F-RTO step 2b: send new data instead of
+    /// retransmitting (REXMIT_NEW).
+    fn process_loss(&mut self, now: Time, ts_ecr_ns: u64, f: AckFlags) -> bool {
+        let recovered = self.snd_una >= self.high_seq;
+        if f.advanced && self.try_undo_loss(now, false, ts_ecr_ns) {
+            return false;
+        }
+        if self.frto {
+            // Step 3.b: data never retransmitted was (S)ACKed: the RTO was spurious.
+            if f.orig_sack_acked && self.try_undo_loss(now, true, ts_ecr_ns) {
+                return false;
+            }
+            if self.snd_nxt > self.high_seq {
+                // Step 3.a: a SACK or a duplicate ACK after new data was sent: the loss was real.
+                if f.data_sacked || f.is_dupack {
+                    self.frto = false;
+                }
+            } else if f.advanced && !recovered {
+                self.high_seq = self.snd_nxt;
+                // Step 2.b: send new data if there is some and the peer's window allows.
+                if self.has_send_head() && self.snd_una + self.peer_rwnd > self.snd_nxt {
+                    return true;
+                }
+                self.frto = false;
+            }
+        }
+        if recovered {
+            // tcp_try_undo_recovery, then Open (F-RTO step 2.a and the end of conventional
+            // recovery alike).
+            if self.may_undo(ts_ecr_ns) {
+                self.undo_cwnd_reduction(false);
+            }
+            self.set_state(now, CaState::Open);
+        }
+        false
+    }
+
+    /// tcp_process_tlp_ack (Linux 4.10): the end of a probe episode. A D-SACK or a pure
+    /// duplicate ACK at tlp_high_seq says the original and the probe both arrived (no loss);
+    /// an ACK beyond tlp_high_seq without one says the probe repaired a loss, which costs a
+    /// window reduction (tcp_init_cwnd_reduction, CWR, tcp_end_cwnd_reduction,
+    /// tcp_try_keep_open).
+    fn process_tlp_ack(&mut self, now: Time, ack: u64, f: AckFlags) {
+        let Some(h) = self.tlp_high_seq else { return };
+        if ack < h {
+            return;
+        }
+        if f.dsack {
+            self.tlp_high_seq = None;
+        } else if ack > h {
+            self.init_cwnd_reduction();
+            self.set_state(now, CaState::Cwr);
+            self.end_cwnd_reduction();
+            self.try_keep_open(now);
+            self.stats.tlp_recoveries += 1;
+        } else if !(f.advanced || f.win_update || f.data_sacked) {
+            self.tlp_high_seq = None;
+        }
+    }
+
+    /// tcp_schedule_loss_probe (Linux 4.10 tcp_output.c): in Open with data outstanding, when
+    /// the sender is limited by cwnd or by the application (not with room in cwnd and data
+    /// waiting), arm the probe timer at the PTO (see `tlp`), in the RTO's place.
+    fn schedule_loss_probe(&mut self, now: Time) {
+        self.tlp_at = None;
+        let Some(rto_at) = self.rto_at else { return };
+        if !self.tlp_enabled {
+            return;
+        }
+        if self.state != CaState::Open || self.sb.is_empty() {
+            return;
+        }
+        if self.w.cwnd > self.sb.in_flight() && self.has_send_head() {
+            return;
+        }
+        let pto = tlp::probe_timeout(self.rtt.srtt(), self.sb.packets_out(), Some(rto_at.saturating_sub(now)));
+        self.tlp_at = Some(now + pto);
+    }
+
+    /// tcp_send_loss_probe: one new segment if the peer's window allows one (cwnd may be
+    /// exceeded), else the highest segment sent again, unless a probe retransmission is
+    /// outstanding already (tlp_high_seq) or the previous transmission of that segment has not
+    /// left the host yet (skb_still_in_host_queue: approximated by this socket having packets
+    /// in its first hop's queue, which is FIFO, so the newest transmission is among them).
+    /// Afterwards the RTO runs from now if a probe went out, else it keeps its deadline.
+    fn send_loss_probe(&mut self, now: Time, out: &mut Vec<Packet>) {
+        let mut sent = false;
+        let next_len = (self.app_limit.saturating_sub(self.snd_nxt)).min(self.mss as u64);
+        if self.has_send_head() && self.snd_nxt + next_len <= self.snd_una + self.peer_rwnd {
+            let before = self.sb.packets_out();
+            self.xmit = Xmit::Probe;
+            self.try_send(now, out);
+            self.xmit = Xmit::Normal;
+            sent = self.sb.packets_out() > before;
+        } else if self.tlp_high_seq.is_none() && self.tsq_queued == 0 {
+            let tx = self.tx_stamp(now);
+            if let Some(seg) = self.sb.probe_tail(now, tx) {
+                out.push(self.data_packet(&seg, now));
+                self.stats.retransmits += 1;
+                self.stats.segments_sent += 1;
+                self.stats.bytes_sent += seg.len as u64;
+                self.after_send(now, seg.len);
+                self.tlp_high_seq = Some(self.snd_nxt);
+                sent = true;
+            }
+        }
+        if sent {
+            self.stats.tlp_probes += 1;
+            self.arm_rto(now);
+        } else if self.rto_at.is_some_and(|t| t <= now) {
+            // tcp_rearm_rto with the probe timer pending and the RTO's time passed: a full RTO.
+            self.arm_rto(now);
+        }
     }
 
     /// RFC 6937 PRR as Linux's tcp_cwnd_reduction computes it.
@@ -576,11 +918,27 @@ impl TcpSender {
         if p.ack < self.snd_una || p.ack > self.snd_nxt {
             return; // old or not for anything we sent
         }
+        let win_update = p.rwnd as u64 != self.peer_rwnd;
         self.peer_rwnd = p.rwnd as u64;
         self.ts_recent = p.ts_val_ns;
+        // tcp_ack: a pending loss probe gives the timer back to the RTO (tcp_rearm_rto); the
+        // probe is scheduled again at the end.
+        self.tlp_at = None;
         let prior_in_flight = self.sb.in_flight();
         let prior_una = self.snd_una;
         self.sb.begin_ack(now, self.min_rtt);
+
+        // tcp_check_dsack: a first block below the ACK or inside the second one is a D-SACK.
+        // Each one takes a retransmission off undo_retrans (Linux counts per block for data
+        // already ACKed and per segment above; our segments are single, so one per block).
+        let blocks = p.sack_blocks();
+        let dsack = match blocks {
+            [(s0, e0), rest @ ..] => *s0 < p.ack || rest.first().is_some_and(|&(s1, e1)| *e0 <= e1 && *s0 >= s1),
+            [] => false,
+        };
+        if dsack && self.undo_retrans > 0 && self.undo_marker.is_some_and(|m| blocks[0].1 > m) {
+            self.undo_retrans -= 1;
+        }
 
         let (mut newly_sacked, mut sacked_span) = (0u32, SentSpan::default());
         for &(s, e) in p.sack_blocks() {
@@ -594,6 +952,18 @@ impl TcpSender {
         let (acked, acked_span) = self.sb.ack(p.ack);
         self.snd_una = p.ack;
         let advanced = self.snd_una > prior_una;
+        let orig_end = match (acked_span.orig_end_min, sacked_span.orig_end_min) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        let flags = AckFlags {
+            advanced,
+            win_update,
+            data_sacked: newly_sacked > 0,
+            dsack,
+            orig_sack_acked: orig_end.is_some_and(|e| e <= self.high_seq),
+            is_dupack: !advanced && !win_update,
+        };
 
         // RTT: srtt from the earliest segment this ACK covers (Linux seq_rtt), CC from the
         // latest (ca_rtt). Karn: retransmitted segments give none (filtered by the board), and
@@ -642,17 +1012,20 @@ impl TcpSender {
         }
         let mut newly_lost = self.sb.mark_lost_by_sack();
 
-        // Leave recovery / loss once everything outstanding at its start is acknowledged.
+        // Leave recovery once everything outstanding at its start is acknowledged, undoing the
+        // reduction if it proved spurious (tcp_try_undo_recovery, then tcp_end_cwnd_reduction);
+        // Loss goes through tcp_process_loss (F-RTO, undo, exit).
+        let mut rexmit_new = false;
         match self.state {
             CaState::Recovery if self.snd_una >= self.high_seq => {
-                // tcp_end_cwnd_reduction (not for algorithms with cong_control).
-                if self.w.ssthresh < INFINITE_SSTHRESH && !self.cc.owns_cwnd() {
-                    self.w.cwnd = self.w.ssthresh;
+                if self.may_undo(p.ts_ecr_ns) {
+                    self.undo_cwnd_reduction(false);
                 }
+                self.end_cwnd_reduction();
                 self.w.cwnd_cnt = 0;
                 self.set_state(now, CaState::Open);
             }
-            CaState::Loss if self.snd_una >= self.high_seq => self.set_state(now, CaState::Open),
+            CaState::Loss => rexmit_new = self.process_loss(now, p.ts_ecr_ns, flags),
             _ => {}
         }
         // RACK, in Recovery and Loss only, after the exit check and before the entry check, as
@@ -666,6 +1039,23 @@ impl TcpSender {
         } else {
             self.reo_at = None;
         }
+        // tcp_try_undo_dsack: in Recovery it ends the episode (tcp_try_keep_open); in Open and
+        // Disorder it undoes a finished one whose retransmissions all proved spurious. Linux
+        // runs it only for ACKs that reach tcp_fastretrans_alert (tcp_ack_is_dubious).
+        if flags.dsack {
+            let dubious = flags.is_dupack || flags.data_sacked || self.state != CaState::Open;
+            match self.state {
+                CaState::Recovery => {
+                    if self.try_undo_dsack() {
+                        self.try_keep_open(now);
+                    }
+                }
+                CaState::Open | CaState::Disorder if dubious => {
+                    self.try_undo_dsack();
+                }
+                _ => {}
+            }
+        }
         if matches!(self.state, CaState::Open | CaState::Disorder) {
             if self.sb.lost_out > 0 || self.dupacks >= 3 {
                 if self.sb.lost_out == 0 && self.sb.mark_head_lost() {
@@ -678,6 +1068,13 @@ impl TcpSender {
                 self.set_state(now, CaState::Open);
             }
         }
+
+        // tcp_fastretrans_alert's state D: in Open the episode's first-retransmission time is
+        // forgotten once no retransmission is outstanding.
+        if matches!(self.state, CaState::Open | CaState::Disorder) && !self.sb.any_retrans_done() {
+            self.retrans_stamp = None;
+        }
+        self.process_tlp_ack(now, p.ack, flags);
 
         self.delivered += newly_delivered as u64;
         self.lost += newly_lost as u64;
@@ -696,7 +1093,22 @@ impl TcpSender {
         } else if advanced {
             self.cc.cong_avoid_not_cwnd_limited(&mut self.w, &info);
         }
-        self.try_send(now, out);
+        // tcp_xmit_recovery: F-RTO step 2.b sends new data only; if none could go, F-RTO ends
+        // and the lost segments are retransmitted as usual.
+        if rexmit_new {
+            self.xmit = Xmit::NewOnly;
+            self.try_send(now, out);
+            self.xmit = Xmit::Normal;
+            if self.snd_nxt <= self.high_seq {
+                self.frto = false;
+                self.try_send(now, out);
+            }
+        } else {
+            self.try_send(now, out);
+        }
+        if self.tlp_at.is_none() {
+            self.schedule_loss_probe(now);
+        }
     }
 
     /// Puts back a window from before a loss episode and sends at once, without waiting for
@@ -792,6 +1204,12 @@ impl TcpSender {
                 }
             }
         }
+        // The loss probe timer holds the RTO's place while armed (ICSK_TIME_LOSS_PROBE).
+        if self.tlp_at.is_some_and(|t| t <= now) {
+            self.tlp_at = None;
+            self.send_loss_probe(now, out);
+            return;
+        }
         match self.rto_at {
             Some(t) if t <= now => {}
             _ => return,
@@ -803,12 +1221,21 @@ impl TcpSender {
         // tcp_enter_loss: a new ssthresh unless we are already reducing for this window: in
         // Open/Disorder, past the recovery point, or in Loss with !icsk_retransmits (snd_una
         // advanced since the last RTO).
-        let recompute = matches!(self.state, CaState::Open | CaState::Disorder)
+        let new_recovery = matches!(self.state, CaState::Open | CaState::Disorder | CaState::Cwr);
+        let recompute = new_recovery
             || self.high_seq <= self.snd_una
             || (self.state == CaState::Loss && self.rto_retransmits == 0);
         if recompute {
+            self.prior_ssthresh = self.current_ssthresh();
             self.w.ssthresh = self.cc.ssthresh(&self.w);
+            self.init_undo();
         }
+        // tcp_retransmit_timer forgets an outstanding probe; tcp_enter_loss starts F-RTO
+        // (tcp_frto = 2) unless a recovery was already under way, except for repeated timeouts
+        // on the same snd_una (RFC 5682 3.2).
+        self.tlp_high_seq = None;
+        self.tlp_at = None;
+        self.frto = self.frto_enabled && (new_recovery || self.rto_retransmits > 0);
         self.w.cwnd = 1;
         self.w.cwnd_cnt = 0;
         self.lost += self.sb.mark_all_lost() as u64;
@@ -958,8 +1385,18 @@ mod tests {
 
     fn probed() -> (TcpSender, std::sync::Arc<std::sync::Mutex<Log>>) {
         let log = std::sync::Arc::new(std::sync::Mutex::new(Log::default()));
-        let s = sender_with(1000, Box::new(Probe(log.clone())), false);
+        let mut s = sender_with(1000, Box::new(Probe(log.clone())), false);
+        s.set_loss_probes(false);
         (s, log)
+    }
+
+    /// A Reno sender without loss probes or F-RTO (tcp_early_retrans = 0, tcp_frto = 0): the
+    /// RTO tests below see the timeout itself.
+    fn plain_sender(mss: u32) -> TcpSender {
+        let mut s = sender(mss);
+        s.set_loss_probes(false);
+        s.set_frto(false);
+        s
     }
 
     /// Every RTO calls the algorithm's set_state hook with Loss, repeated ones included
@@ -1010,7 +1447,7 @@ mod tests {
 
     #[test]
     fn rto_collapses_window_and_backs_off() {
-        let mut s = sender(1000);
+        let mut s = plain_sender(1000);
         s.set_app_limit(u64::MAX);
         let mut out = Vec::new();
         s.try_send(Time::ZERO, &mut out);
@@ -1071,6 +1508,7 @@ mod tests {
     #[test]
     fn pacing_spaces_packets_at_the_pacing_rate() {
         let mut s = sender_with(1000, cc::build(CcKind::Cubic, &TcpOpts::default()), true);
+        s.set_loss_probes(false); // the loop below follows the pacing timer only
         s.set_app_limit(u64::MAX);
         let mut out = Vec::new();
         s.try_send(Time::ZERO, &mut out);
@@ -1192,7 +1630,7 @@ mod tests {
     /// retransmit is lost"): ssthresh from the CC at the current window, high_seq at snd_nxt.
     #[test]
     fn lost_retransmission_in_loss_enters_recovery() {
-        let mut s = sender(1000);
+        let mut s = plain_sender(1000);
         s.set_app_limit(u64::MAX);
         let mut out = Vec::new();
         s.try_send(Time::ZERO, &mut out);
@@ -1234,7 +1672,7 @@ mod tests {
     /// the window of that moment, even though no valid RTT sample reset the backoff.
     #[test]
     fn repeated_rto_recomputes_ssthresh_only_after_progress() {
-        let mut s = sender(1000);
+        let mut s = plain_sender(1000);
         s.set_app_limit(u64::MAX);
         let mut out = Vec::new();
         s.try_send(Time::ZERO, &mut out);
