@@ -1320,6 +1320,7 @@ impl Simulation {
                 m.insert("retransmits".into(), json!(s.stats.retransmits));
                 m.insert("fast_recoveries".into(), json!(s.stats.fast_recoveries));
                 m.insert("rto_count".into(), json!(s.stats.rtos));
+                m.insert("tlp_probes".into(), json!(s.stats.tlp_probes));
                 m.insert("loss_pct".into(), json!(100.0 * c.data_dropped as f64 / data_pkts as f64));
                 m.insert("duplicate_bytes".into(), json!(r.check.duplicate_bytes));
                 m.insert("mss_bytes".into(), json!(f.mss));

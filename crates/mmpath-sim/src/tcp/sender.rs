@@ -1707,4 +1707,344 @@ mod tests {
         s.on_ack(Time::ZERO, &a, &mut out);
         assert_eq!(out.len(), 3, "3 whole segments fit in 3500 bytes");
     }
+
+    // ---- Tail loss probes (tcp_schedule_loss_probe, tcp_send_loss_probe, tcp_process_tlp_ack)
+
+    /// Every packet sent so far has left the host (the simulation reports this per packet
+    /// through tsq_done; a probe does not retransmit a packet still queued below TCP).
+    fn left_host(s: &mut TcpSender) {
+        s.tsq_done(u64::MAX);
+    }
+
+    fn with_rwnd(mut p: Packet, rwnd: u32) -> Packet {
+        p.rwnd = rwnd;
+        p
+    }
+
+    /// A sender limited by cwnd: the probe is one new segment beyond cwnd, 2 x srtt after the
+    /// last transmission, and the RTO then runs from the probe.
+    #[test]
+    fn tlp_sends_new_data_beyond_cwnd() {
+        let mut s = sender(1000);
+        s.set_app_limit(u64::MAX);
+        let mut out = Vec::new();
+        s.try_send(Time::ZERO, &mut out);
+        out.clear();
+        s.on_ack(Time::from_ms(10), &ack(1000, &[]), &mut out); // srtt 10 ms, cwnd 11
+        assert_eq!(out.len(), 2);
+        assert_eq!(s.in_flight(), s.w.cwnd, "cwnd-limited");
+        assert_eq!(s.tlp_deadline(), Some(Time::from_ms(30)), "PTO = 2 x srtt");
+        assert_eq!(s.timer_deadline(), Some(Time::from_ms(30)));
+        out.clear();
+        s.on_timer(Time::from_ms(30), &mut out);
+        assert_eq!(out.iter().map(|p| p.seq).collect::<Vec<_>>(), vec![12_000], "a new segment");
+        assert_eq!(s.in_flight(), s.w.cwnd + 1, "cwnd exceeded by the probe");
+        assert_eq!(s.stats.tlp_probes, 1);
+        assert_eq!(s.stats.retransmits, 0);
+        assert_eq!(s.tlp_high_seq, None, "only retransmitted probes are tracked");
+        assert_eq!(s.timer_deadline(), Some(Time::from_ms(30) + s.rtt.rto()), "RTO from the probe");
+        assert_eq!(s.stats.rtos, 0);
+    }
+
+    /// An application-limited sender: the probe retransmits the highest segment sent.
+    #[test]
+    fn tlp_retransmits_the_last_segment_when_no_new_data() {
+        let mut s = sender(1000);
+        s.set_app_limit(10_000);
+        let mut out = Vec::new();
+        s.try_send(Time::ZERO, &mut out);
+        out.clear();
+        s.on_ack(Time::from_ms(10), &ack(1000, &[]), &mut out);
+        assert!(out.is_empty());
+        assert_eq!(s.tlp_deadline(), Some(Time::from_ms(30)));
+        // Still in the host's queue: no probe retransmission (skb_still_in_host_queue).
+        s.on_timer(Time::from_ms(30), &mut out);
+        assert!(out.is_empty());
+        assert_eq!(s.stats.tlp_probes, 0);
+        let mut s = sender(1000);
+        s.set_app_limit(10_000);
+        s.try_send(Time::ZERO, &mut out);
+        out.clear();
+        s.on_ack(Time::from_ms(10), &ack(1000, &[]), &mut out);
+        left_host(&mut s);
+        s.on_timer(Time::from_ms(30), &mut out);
+        assert_eq!(out.iter().map(|p| (p.seq, p.len)).collect::<Vec<_>>(), vec![(9000, 1000)]);
+        assert_eq!((s.stats.tlp_probes, s.stats.retransmits), (1, 1));
+        assert_eq!(s.tlp_high_seq, Some(10_000));
+        assert_eq!(s.state, CaState::Open);
+        assert!(s.scoreboard_consistent());
+    }
+
+    /// With the peer's window closed to new data and cwnd full, the probe is the last segment.
+    #[test]
+    fn tlp_retransmits_the_last_segment_when_rwnd_is_closed() {
+        let mut s = sender(1000);
+        s.set_app_limit(u64::MAX);
+        let mut out = Vec::new();
+        s.try_send(Time::ZERO, &mut out);
+        out.clear();
+        // cwnd 11; the window ends at 12 000: two new segments fill both.
+        s.on_ack(Time::from_ms(10), &with_rwnd(ack(1000, &[]), 11_000), &mut out);
+        assert_eq!(s.snd_nxt, 12_000);
+        out.clear();
+        left_host(&mut s);
+        s.on_timer(s.tlp_deadline().expect("armed"), &mut out);
+        assert_eq!(out.iter().map(|p| p.seq).collect::<Vec<_>>(), vec![11_000]);
+        assert_eq!(s.tlp_high_seq, Some(12_000));
+    }
+
+    /// One packet out: the PTO allows for a delayed ACK (1.5 srtt + 200 ms), and a probe
+    /// never comes later than the RTO: here it takes the RTO's place.
+    #[test]
+    fn tlp_with_one_packet_out_replaces_the_rto() {
+        let mut s = sender(1000);
+        s.set_app_limit(2000);
+        let mut out = Vec::new();
+        s.try_send(Time::ZERO, &mut out);
+        s.on_ack(Time::from_ms(10), &ack(1000, &[]), &mut out);
+        // 1.5 x 10 + 200 = 215 ms > RTO (10 + max(4 x 5, 200) = 210 ms): the probe fires then.
+        let rto_at = Time::from_ms(10) + s.rtt.rto();
+        assert_eq!(s.tlp_deadline(), Some(rto_at));
+        out.clear();
+        left_host(&mut s);
+        s.on_timer(rto_at, &mut out);
+        assert_eq!(out.iter().map(|p| p.seq).collect::<Vec<_>>(), vec![1000]);
+        assert_eq!((s.stats.tlp_probes, s.stats.rtos), (1, 0), "a probe, not a timeout");
+        assert_eq!(s.state, CaState::Open);
+        assert_eq!(s.timer_deadline(), Some(rto_at + s.rtt.rto()));
+    }
+
+    /// At most one probe retransmission is outstanding: a later probe timer only re-arms.
+    #[test]
+    fn one_tlp_retransmission_at_a_time() {
+        let mut s = sender(1000);
+        s.set_app_limit(10_000);
+        let mut out = Vec::new();
+        s.try_send(Time::ZERO, &mut out);
+        s.on_ack(Time::from_ms(10), &ack(1000, &[]), &mut out);
+        left_host(&mut s);
+        s.on_timer(Time::from_ms(30), &mut out);
+        assert_eq!(s.stats.tlp_probes, 1);
+        // A partial ACK arms the probe again ...
+        s.on_ack(Time::from_ms(40), &ack(5000, &[]), &mut out);
+        let t = s.tlp_deadline().expect("re-armed in Open");
+        out.clear();
+        s.on_timer(t, &mut out);
+        // ... but it sends nothing while the first probe's episode is open.
+        assert!(out.is_empty());
+        assert_eq!(s.stats.tlp_probes, 1);
+        assert!(s.timer_deadline().is_some_and(|d| d > t), "the RTO stays armed");
+    }
+
+    /// No probe outside Open (SACKed data: Disorder), nor with room in cwnd and data waiting.
+    #[test]
+    fn tlp_only_in_open_and_when_limited() {
+        let mut s = sender(1000);
+        s.set_app_limit(10_000);
+        let mut out = Vec::new();
+        s.try_send(Time::ZERO, &mut out);
+        s.on_ack(Time::from_ms(10), &ack(1000, &[(2000, 3000)]), &mut out);
+        assert_eq!(s.state, CaState::Disorder);
+        assert_eq!(s.tlp_deadline(), None);
+        let mut s = sender(1000);
+        s.set_app_limit(u64::MAX);
+        s.try_send(Time::ZERO, &mut out);
+        // Nothing may be sent (window closed) though cwnd has room: no probe.
+        s.on_ack(Time::from_ms(10), &with_rwnd(ack(1000, &[]), 9000), &mut out);
+        assert!(s.in_flight() < s.w.cwnd);
+        assert_eq!(s.tlp_deadline(), None);
+    }
+
+    /// The probe repaired the tail loss: the ACK beyond tlp_high_seq without a D-SACK costs a
+    /// window reduction through CWR (ssthresh from the algorithm, cwnd = ssthresh).
+    #[test]
+    fn tlp_that_repairs_a_loss_reduces_the_window() {
+        let (mut s, log) = probed();
+        s.set_loss_probes(true);
+        s.set_app_limit(10_000);
+        let mut out = Vec::new();
+        s.try_send(Time::ZERO, &mut out);
+        s.on_ack(Time::from_ms(10), &ack(9000, &[]), &mut out); // segment 9 lost
+        let cwnd = s.w.cwnd;
+        let t = s.tlp_deadline().unwrap();
+        left_host(&mut s);
+        s.on_timer(t, &mut out);
+        assert_eq!(s.tlp_high_seq, Some(10_000));
+        // The probe's ACK reaches tlp_high_seq: not yet decided.
+        s.on_ack(t + Time::from_ms(10), &ack(10_000, &[]), &mut out);
+        assert_eq!(s.stats.tlp_recoveries, 0);
+        let cwnd2 = s.w.cwnd;
+        s.set_app_limit(12_000);
+        s.try_send(t + Time::from_ms(10), &mut out);
+        s.on_ack(t + Time::from_ms(20), &ack(12_000, &[]), &mut out);
+        assert_eq!(s.stats.tlp_recoveries, 1);
+        assert_eq!(s.tlp_high_seq, None);
+        assert_eq!(s.w.ssthresh, (cwnd2 / 2).max(2));
+        assert_eq!(s.w.cwnd, s.w.ssthresh, "tcp_end_cwnd_reduction in CWR");
+        assert!(cwnd2 >= cwnd);
+        assert_eq!(s.state, CaState::Open);
+        let l = log.lock().unwrap();
+        assert_eq!(l.states, vec![CaState::Cwr, CaState::Open], "passes through CWR");
+    }
+
+    /// Original and probe both arrived: the receiver's D-SACK ends the episode, no reduction.
+    #[test]
+    fn tlp_dsack_means_no_loss() {
+        let mut s = sender(1000);
+        s.set_app_limit(10_000);
+        let mut out = Vec::new();
+        s.try_send(Time::ZERO, &mut out);
+        s.on_ack(Time::from_ms(10), &ack(9000, &[]), &mut out);
+        let t = s.tlp_deadline().unwrap();
+        left_host(&mut s);
+        s.on_timer(t, &mut out);
+        s.on_ack(t + Time::from_ms(1), &ack(10_000, &[]), &mut out); // the original
+        s.on_ack(t + Time::from_ms(10), &ack(10_000, &[(9000, 10_000)]), &mut out); // the probe
+        assert_eq!(s.tlp_high_seq, None);
+        let (cwnd, ssthresh) = (s.w.cwnd, s.w.ssthresh);
+        s.set_app_limit(12_000);
+        s.try_send(t + Time::from_ms(10), &mut out);
+        s.on_ack(t + Time::from_ms(20), &ack(12_000, &[]), &mut out);
+        assert_eq!(s.stats.tlp_recoveries, 0);
+        assert_eq!(s.w.ssthresh, ssthresh);
+        assert!(s.w.cwnd >= cwnd);
+    }
+
+    // ---- F-RTO (tcp_process_loss, tcp_frto = 2) and undo
+
+    /// 10 segments out, the first ACKed at 10 ms (srtt 10 ms), then the ACKs stall until the
+    /// RTO fires and retransmits segment 1. Returns the sender after the RTO.
+    fn stalled_after_rto(cc_kind: Option<CcKind>) -> TcpSender {
+        let mut s = match cc_kind {
+            Some(k) => sender_with(1000, cc::build(k, &TcpOpts::default()), false),
+            None => sender(1000),
+        };
+        s.set_app_limit(u64::MAX);
+        s.set_loss_probes(false);
+        let mut out = Vec::new();
+        s.try_send(Time::ZERO, &mut out);
+        s.on_ack(Time::from_ms(10), &ack(1000, &[]), &mut out);
+        let rto = s.timer_deadline().unwrap();
+        out.clear();
+        s.on_timer(rto, &mut out);
+        assert_eq!(out.iter().map(|p| p.seq).collect::<Vec<_>>(), vec![1000]);
+        assert_eq!((s.state, s.w.cwnd), (CaState::Loss, 1));
+        assert!(s.frto);
+        s
+    }
+
+    /// A spurious RTO (the ACKs were only late): the first ACK advances over the
+    /// retransmitted head, F-RTO sends new data instead of retransmitting (step 2.b), and the
+    /// next ACK covers segments sent only once: undo (step 3.b), back to Open with the
+    /// window of before the timeout.
+    #[test]
+    fn frto_detects_a_spurious_rto_and_undoes() {
+        let mut s = stalled_after_rto(None);
+        let rto_at = Time::from_ms(10) + s.rtt.base_rto();
+        let mut out = Vec::new();
+        s.on_ack(rto_at + Time::from_ms(1), &ack(2000, &[]), &mut out);
+        assert_eq!(s.state, CaState::Loss);
+        assert_eq!(out.iter().map(|p| p.seq).collect::<Vec<_>>(), vec![12_000, 13_000], "new data, no retransmission");
+        assert_eq!(s.stats.retransmits, 1);
+        out.clear();
+        s.on_ack(rto_at + Time::from_ms(2), &ack(4000, &[]), &mut out);
+        assert_eq!(s.state, CaState::Open);
+        assert_eq!(s.stats.spurious_rtos, 1);
+        // Reno (no undo_cwnd hook in 4.10): cwnd = max(cwnd, 2 x ssthresh) = 2 x 5; ssthresh
+        // back to prior_ssthresh (infinite before the first loss).
+        assert_eq!(s.w.ssthresh, INFINITE_SSTHRESH);
+        assert!(s.w.cwnd >= 10, "cwnd {}", s.w.cwnd);
+        assert_eq!(s.sb.lost_out, 0, "loss marks cleared");
+        assert_eq!(s.stats.retransmits, 1, "nothing else retransmitted");
+        assert!(s.scoreboard_consistent());
+    }
+
+    /// CUBIC's bictcp_undo_cwnd gives back the window it had when the RTO struck.
+    #[test]
+    fn frto_undo_restores_cubic_loss_cwnd() {
+        let mut s = stalled_after_rto(Some(CcKind::Cubic));
+        let rto_at = Time::from_ms(10) + s.rtt.base_rto();
+        let mut out = Vec::new();
+        s.on_ack(rto_at + Time::from_ms(1), &ack(2000, &[]), &mut out);
+        s.on_ack(rto_at + Time::from_ms(2), &ack(4000, &[]), &mut out);
+        assert_eq!(s.state, CaState::Open);
+        // cwnd was 11 at the RTO (10 + 1 in slow start); the ACK of the undo adds its 2.
+        assert!(s.w.cwnd >= 11, "cwnd {}", s.w.cwnd);
+    }
+
+    /// A real loss: after the new data of step 2.b, a duplicate ACK SACKing it says the
+    /// window was lost (step 3.a): F-RTO ends and the lost segments are retransmitted, in Loss.
+    #[test]
+    fn frto_keeps_a_genuine_rto_in_loss() {
+        let mut s = stalled_after_rto(None);
+        let rto_at = Time::from_ms(10) + s.rtt.base_rto();
+        let mut out = Vec::new();
+        s.on_ack(rto_at + Time::from_ms(10), &ack(2000, &[]), &mut out);
+        assert_eq!(out.iter().map(|p| p.seq).collect::<Vec<_>>(), vec![12_000, 13_000]);
+        out.clear();
+        s.on_ack(rto_at + Time::from_ms(20), &ack(2000, &[(12_000, 13_000)]), &mut out);
+        assert!(!s.frto);
+        assert_eq!(s.state, CaState::Loss);
+        assert_eq!(s.stats.spurious_rtos, 0);
+        assert_eq!(out.first().map(|p| p.seq), Some(2000), "conventional recovery");
+        assert_eq!(s.w.ssthresh, 5);
+        assert!(s.scoreboard_consistent());
+    }
+
+    /// Eifel (tcp_packet_delayed): the first ACK after the RTO echoes the original's
+    /// timestamp, older than the retransmission: undo at once (tcp_try_undo_loss).
+    #[test]
+    fn timestamps_undo_a_spurious_rto() {
+        let mut s = stalled_after_rto(None);
+        let rto_at = Time::from_ms(10) + s.rtt.base_rto();
+        let mut a = ack(2000, &[]);
+        a.ts_ecr_ns = 1; // segment 1's first transmission, at time 0 (+1 ns)
+        let mut out = Vec::new();
+        s.on_ack(rto_at + Time::from_ms(1), &a, &mut out);
+        assert_eq!(s.state, CaState::Open);
+        assert_eq!(s.stats.undos, 1);
+        assert_eq!(s.stats.spurious_rtos, 0, "not F-RTO's verdict");
+        // The echo of the retransmission itself does not undo.
+        let mut s = stalled_after_rto(None);
+        let mut a = ack(2000, &[]);
+        a.ts_ecr_ns = rto_at.ns();
+        s.on_ack(rto_at + Time::from_ms(10), &a, &mut out);
+        assert_eq!(s.state, CaState::Loss);
+        assert_eq!(s.stats.undos, 0);
+    }
+
+    /// D-SACK undo: the fast retransmission of segment 0 arrives after the original; its
+    /// D-SACK shows every retransmission of the episode was spurious and the reduction is
+    /// undone.
+    #[test]
+    fn dsack_undoes_a_spurious_fast_recovery() {
+        let mut s = recovering(Time::from_ms(13));
+        let before = s.w.ssthresh;
+        assert_eq!(s.undo_retrans, 1);
+        let mut out = Vec::new();
+        // The original segment 0 arrives late: everything up to 14 000 is ACKed ...
+        s.on_ack(Time::from_ms(20), &ack(14_000, &[]), &mut out);
+        assert_eq!(s.state, CaState::Open);
+        assert_eq!(s.stats.undos, 0, "no evidence yet (no timestamps)");
+        let reduced = s.w.ssthresh;
+        assert_eq!(reduced, before);
+        // ... then the retransmission, which the receiver reports as a duplicate.
+        s.on_ack(Time::from_ms(21), &ack(14_000, &[(0, 1000)]), &mut out);
+        assert_eq!(s.undo_retrans, 0);
+        assert_eq!(s.stats.undos, 1);
+        assert_eq!(s.w.ssthresh, INFINITE_SSTHRESH, "prior_ssthresh restored");
+        assert!(s.w.cwnd >= 2 * reduced);
+    }
+
+    /// An RTO during a recovery (not repeated) does not run F-RTO (tcp_enter_loss:
+    /// new_recovery false and icsk_retransmits 0).
+    #[test]
+    fn no_frto_for_an_rto_in_recovery() {
+        let mut s = recovering(Time::from_ms(13));
+        let d = s.rto_at.unwrap();
+        let mut out = Vec::new();
+        s.on_timer(d, &mut out);
+        assert_eq!(s.state, CaState::Loss);
+        assert!(!s.frto);
+    }
 }
