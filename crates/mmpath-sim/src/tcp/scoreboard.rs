@@ -135,6 +135,8 @@ pub struct Scoreboard {
     n_top: usize,
     /// Lowest seq that may still need lost-marking; everything below was examined.
     lost_scan: u64,
+    /// Lowest seq FACK marking (mark_lost_fack) may still have to examine.
+    fack_scan: u64,
     /// Lowest seq that may hold a lost-not-retransmitted segment.
     retrans_hint: u64,
     /// The rate-sample pick of the ACK being processed (`begin_ack` clears it).
@@ -387,6 +389,7 @@ impl Scoreboard {
         if let Some(f) = self.segs.front() {
             self.retrans_hint = f.start;
         }
+        self.fack_scan = 0;
         // No retransmission is outstanding any more.
         self.rtx_order.clear();
         self.lost_out.saturating_sub(before)
@@ -404,6 +407,48 @@ impl Scoreboard {
         }
         self.lost_out = 0;
         self.lost_pending = 0;
+        // Everything may need marking again.
+        self.lost_scan = 0;
+        self.fack_scan = 0;
+        self.rack_scan = 0;
+    }
+
+    /// tp->fackets_out: the packets from snd_una through the highest SACKed one (0: nothing
+    /// SACKed).
+    pub fn fackets_out(&self) -> u32 {
+        if self.n_top == 0 {
+            return 0;
+        }
+        self.index_of(self.top_sacked[0]).map_or(0, |i| i as u32 + 1)
+    }
+
+    /// FACK loss marking (Linux 4.10 tcp_update_scoreboard with tcp_fack = 1 ->
+    /// tcp_mark_head_lost(fackets_out - reordering), at least 1): counting from snd_una, every
+    /// segment more than `reordering` packets below the highest SACKed one and ending at or
+    /// below `high_seq`, neither SACKed nor lost nor retransmitted, is lost. Returns how many
+    /// were newly marked.
+    pub fn mark_lost_fack(&mut self, reordering: u32, high_seq: u64) -> u32 {
+        let packets = self.fackets_out().saturating_sub(reordering).max(1) as usize;
+        let end = packets.min(self.segs.len());
+        let Some(front) = self.segs.front() else { return 0 };
+        let Some(mut i) = self.index_of(self.fack_scan.max(front.start)) else { return 0 };
+        let mut n = 0;
+        while i < end {
+            let s = &mut self.segs[i];
+            if s.end() > high_seq {
+                break;
+            }
+            if s.flags & (SACKED | LOST | RETRANS) == 0 {
+                s.flags |= LOST;
+                self.lost_out += 1;
+                self.lost_pending += 1;
+                self.retrans_hint = self.retrans_hint.min(s.start);
+                n += 1;
+            }
+            self.fack_scan = s.end();
+            i += 1;
+        }
+        n
     }
 
     /// The highest segment sent, retransmitted as a tail loss probe (tcp_send_loss_probe ->

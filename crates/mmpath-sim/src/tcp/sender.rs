@@ -43,6 +43,9 @@ const UNPACED_SEGMENTS: u64 = 10;
 /// TCP_TIMEOUT_MIN (include/net/tcp.h, 2 jiffies; 2 ms at HZ = 1000): tcp_rack_mark_lost adds
 /// it to the reordering timer.
 const TCP_TIMEOUT_MIN: Time = Time::from_ms(2);
+/// tp->reordering's initial value, net.ipv4.tcp_reordering = 3 (the model has no reordering
+/// estimator; Linux raises it, and turns FACK off, only when it detects reordering).
+const REORDERING: u32 = 3;
 
 pub struct SenderCfg {
     pub flow: u16,
@@ -1028,6 +1031,13 @@ impl TcpSender {
             CaState::Loss => rexmit_new = self.process_loss(now, p.ts_ecr_ns, flags),
             _ => {}
         }
+        // FACK in Recovery (tcp_fastretrans_alert's do_lost -> tcp_update_scoreboard): on a
+        // duplicate ACK, or on a SACK or partial ACK with fackets_out > reordering.
+        if self.state == CaState::Recovery
+            && (flags.is_dupack || ((flags.data_sacked || flags.advanced) && self.sb.fackets_out() > REORDERING))
+        {
+            newly_lost += self.sb.mark_lost_fack(REORDERING, self.high_seq);
+        }
         // RACK, in Recovery and Loss only, after the exit check and before the entry check, as
         // in Linux 4.4-4.17's tcp_fastretrans_alert (tcp_rack_mark_lost).
         if matches!(self.state, CaState::Recovery | CaState::Loss) {
@@ -1057,11 +1067,16 @@ impl TcpSender {
             }
         }
         if matches!(self.state, CaState::Open | CaState::Disorder) {
-            if self.sb.lost_out > 0 || self.dupacks >= 3 {
+            // tcp_time_to_recover (Linux 4.10, tcp_fack = 1 by default until 4.15): a loss is
+            // proven, or tcp_dupack_heuristics = fackets_out exceeds the reordering degree (the
+            // highest SACK is more than 3 packets above snd_una); dupacks for SACK-less ACKs.
+            if self.sb.lost_out > 0 || self.dupacks >= 3 || self.sb.fackets_out() > REORDERING {
                 if self.sb.lost_out == 0 && self.sb.mark_head_lost() {
                     newly_lost += 1;
                 }
                 self.enter_recovery(now);
+                // tcp_update_scoreboard(fast_rexmit): FACK marks below the highest SACK.
+                newly_lost += self.sb.mark_lost_fack(REORDERING, self.high_seq);
             } else if self.sb.sacked_out > 0 || self.dupacks > 0 {
                 self.set_state(now, CaState::Disorder);
             } else {
@@ -2046,5 +2061,53 @@ mod tests {
         s.on_timer(d, &mut out);
         assert_eq!(s.state, CaState::Loss);
         assert!(!s.frto);
+    }
+
+    // ---- FACK (Linux 4.10, tcp_fack = 1)
+
+    /// A burst loss: segments 0-4 lost, 5 SACKed. fackets_out = 6 > reordering 3, so
+    /// recovery starts on this first SACK (RFC 6675 alone would wait for three), and the
+    /// segments more than 3 below the highest SACK (0, 1 and 2) are marked lost at once.
+    #[test]
+    fn fack_enters_recovery_on_the_first_distant_sack() {
+        let mut s = sender(1000);
+        s.set_app_limit(u64::MAX);
+        let mut out = Vec::new();
+        s.try_send(Time::ZERO, &mut out);
+        out.clear();
+        s.on_ack(Time::from_ms(10), &ack(0, &[(5000, 6000)]), &mut out);
+        assert_eq!(s.state, CaState::Recovery);
+        assert_eq!(s.sb.fackets_out(), 6);
+        assert_eq!(s.sb.lost_out, 3);
+        assert_eq!(out.first().map(|p| p.seq), Some(0));
+        // A SACK just above the head is not enough (fackets_out 2).
+        let mut s = sender(1000);
+        s.set_app_limit(u64::MAX);
+        s.try_send(Time::ZERO, &mut out);
+        s.on_ack(Time::from_ms(10), &ack(0, &[(1000, 2000)]), &mut out);
+        assert_eq!(s.state, CaState::Disorder);
+        assert!(s.scoreboard_consistent());
+    }
+
+    /// The tail of a window is lost: the loss probe (a new segment) is SACKed, FACK starts
+    /// recovery and RACK finds the rest, without waiting for the RTO.
+    #[test]
+    fn tlp_turns_a_tail_loss_into_fast_recovery() {
+        let mut s = sender(1000);
+        s.set_app_limit(u64::MAX);
+        let mut out = Vec::new();
+        s.try_send(Time::ZERO, &mut out);
+        out.clear();
+        s.on_ack(Time::from_ms(10), &ack(1000, &[]), &mut out); // 1..12 000 then lost
+        let t = s.tlp_deadline().unwrap();
+        out.clear();
+        s.on_timer(t, &mut out);
+        assert_eq!(out.iter().map(|p| p.seq).collect::<Vec<_>>(), vec![12_000]);
+        out.clear();
+        s.on_ack(t + Time::from_ms(10), &ack(1000, &[(12_000, 13_000)]), &mut out);
+        assert_eq!(s.state, CaState::Recovery);
+        assert_eq!(out.first().map(|p| p.seq), Some(1000), "fast retransmit, no RTO");
+        assert_eq!(s.stats.rtos, 0);
+        assert!(s.scoreboard_consistent());
     }
 }
