@@ -1054,16 +1054,11 @@ impl TcpSender {
         // runs it only for ACKs that reach tcp_fastretrans_alert (tcp_ack_is_dubious).
         if flags.dsack {
             let dubious = flags.is_dupack || flags.data_sacked || self.state != CaState::Open;
-            match self.state {
-                CaState::Recovery => {
-                    if self.try_undo_dsack() {
-                        self.try_keep_open(now);
-                    }
-                }
-                CaState::Open | CaState::Disorder if dubious => {
-                    self.try_undo_dsack();
-                }
-                _ => {}
+            let state = self.state;
+            if state == CaState::Recovery && self.try_undo_dsack() {
+                self.try_keep_open(now);
+            } else if matches!(state, CaState::Open | CaState::Disorder) && dubious {
+                self.try_undo_dsack();
             }
         }
         if matches!(self.state, CaState::Open | CaState::Disorder) {
@@ -1237,9 +1232,8 @@ impl TcpSender {
         // Open/Disorder, past the recovery point, or in Loss with !icsk_retransmits (snd_una
         // advanced since the last RTO).
         let new_recovery = matches!(self.state, CaState::Open | CaState::Disorder | CaState::Cwr);
-        let recompute = new_recovery
-            || self.high_seq <= self.snd_una
-            || (self.state == CaState::Loss && self.rto_retransmits == 0);
+        let recompute =
+            new_recovery || self.high_seq <= self.snd_una || (self.state == CaState::Loss && self.rto_retransmits == 0);
         if recompute {
             self.prior_ssthresh = self.current_ssthresh();
             self.w.ssthresh = self.cc.ssthresh(&self.w);
