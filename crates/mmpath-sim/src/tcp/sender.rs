@@ -18,9 +18,23 @@
 //! segments still inside the window. This is what finds retransmissions that are dropped
 //! again (Linux's "lost retransmit" detection); without it they wait for the RTO.
 //!
-//! Not modelled (documented in docs/models.md): tail loss probes (TLP), RACK before recovery
-//! starts (Linux >= 4.18 also detects the first loss by time), F-RTO and undo on spurious
-//! retransmission, D-SACK, TSO/GSO batching, idle restart.
+//! Linux 4.10's other loss machinery, all on by default in the kernels the papers ran:
+//! - FACK (tcp_fack = 1): recovery starts once the highest SACK is more than `REORDERING`
+//!   packets above snd_una, and everything un-SACKed below that distance is lost
+//!   (tcp_time_to_recover, tcp_update_scoreboard, tcp_mark_head_lost).
+//! - Tail loss probes (tcp_early_retrans = 3; tcp_schedule_loss_probe, tcp_send_loss_probe,
+//!   tcp_process_tlp_ack): in Open, 2 srtt (see `tlp`) after the last transmission or ACK, one
+//!   new segment beyond cwnd or the last segment again; a loss the probe repaired costs a
+//!   reduction through CWR.
+//! - F-RTO (tcp_frto = 2, SACK-enhanced; tcp_process_loss): after an RTO, new data before
+//!   more retransmissions, and an undo when data never retransmitted turns out delivered.
+//! - Undo (tcp_may_undo, tcp_try_undo_loss / _recovery / _dsack, tcp_undo_cwnd_reduction)
+//!   on D-SACK evidence (undo_retrans) or timestamps (Eifel, tcp_packet_delayed), with the
+//!   algorithm's undo_cwnd.
+//!
+//! Not modelled (documented in docs/models.md): RACK before recovery starts (Linux >= 4.18
+//! also detects the first loss by time), early retransmit (RFC 5827), tcp_try_undo_partial
+//! and the reordering estimator (tp->reordering stays 3), TSO/GSO batching, idle restart.
 
 use super::cc::{AckInfo, CaState, CongestionControl, RateSample, Window, INFINITE_SSTHRESH};
 use super::rtt::RttEstimator;
