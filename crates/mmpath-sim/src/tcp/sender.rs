@@ -1148,8 +1148,14 @@ impl TcpSender {
             self.high_seq = self.snd_una;
             self.set_state(now, CaState::Open);
         }
+        // The episode is over by decree: nothing left to undo, F-RTO has no verdict to give.
+        self.undo_marker = None;
+        self.frto = false;
         self.arm_rto(now);
         self.try_send(now, out);
+        if self.tlp_at.is_none() {
+            self.schedule_loss_probe(now);
+        }
     }
 
     /// tcp_rate_gen: this ACK's delivery-rate sample, from the packet the scoreboard picked.
@@ -2117,5 +2123,19 @@ mod tests {
         assert_eq!(out.first().map(|p| p.seq), Some(1000), "fast retransmit, no RTO");
         assert_eq!(s.stats.rtos, 0);
         assert!(s.scoreboard_consistent());
+    }
+
+    /// MuSher / AMuSe's window restore ends the RTO episode outright: nothing is left for an
+    /// undo or F-RTO to act on, and in Open the loss probe is armed again.
+    #[test]
+    fn restore_window_ends_the_undo_episode() {
+        let mut s = stalled_after_rto(None);
+        s.set_loss_probes(true);
+        let now = s.rto_at.unwrap();
+        let mut out = Vec::new();
+        s.restore_window(now, 10, 20, &mut out);
+        assert_eq!(s.state, CaState::Open);
+        assert_eq!((s.undo_marker, s.frto), (None, false));
+        assert!(s.tlp_deadline().is_some());
     }
 }
