@@ -280,6 +280,25 @@ fn fades_longer_than_the_retries_reach_tcp_as_loss_bursts() {
     assert!(tcp_ratio < udp_ratio - 0.05, "TCP keeps {tcp_ratio:.2}, UDP {udp_ratio:.2}");
 }
 
+/// The same fading link: some fades take the tail of a window, and Linux's tail loss probe
+/// (tcp_early_retrans = 3) goes out 2 srtt later instead of waiting for the 200 ms RTO; the
+/// per-flow summary counts the probes.
+#[test]
+fn fades_trigger_tail_loss_probes() {
+    let p = r#"{"technology": "11ad", "device": "panasonic-wigig", "mcs": 9, "mtu_bytes": 7912,
+                "rssi_dbm": -67, "fading_db": 2.9, "coherence_ms": 10}"#;
+    let faded = radio(p, r#"{"cc": "cubic", "direction": "upload"}"#, 3.0, 1);
+    let f = &faded["flows"][0];
+    assert!(f["tlp_probes"].as_u64().unwrap() > 0, "{f}");
+    let steady = radio(
+        r#"{"technology": "11ad", "device": "panasonic-wigig", "mcs": 9, "mtu_bytes": 7912, "rssi_dbm": -42}"#,
+        r#"{"cc": "cubic", "direction": "upload"}"#,
+        1.0,
+        1,
+    );
+    assert_eq!(steady["flows"][0]["tlp_probes"], 0, "no probes without losses");
+}
+
 /// With jumbo frames the airtime limits: goodput rises with every MCS step, TCP below UDP.
 #[test]
 fn radio_goodput_rises_with_mcs_at_mtu_7912() {

@@ -322,6 +322,7 @@ def measure_block(res, point: Point, mode: Mode):
         "phy_back_s": float(tt[phy_back[0]] - restored) if len(phy_back) else np.nan,
         "retransmits": int(f.get("retransmits") or 0),
         "rtos": int(f.get("rto_count") or 0),
+        "tlp_probes": int(f.get("tlp_probes") or 0),
     }
     series = pd.DataFrame({"t_s": t, "mbps": mbps})
     # cwnd at the bins' starts (10 ms timeline samples, every 10th).

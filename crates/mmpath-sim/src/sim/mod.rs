@@ -717,11 +717,19 @@ impl Simulation {
         let mut wake = AirWake::default();
         let mut dropped = std::mem::take(&mut self.dropped);
         self.media[m as usize].on_tx_done(now, &mut wake, &mut dropped);
-        for p in dropped.drain(..) {
-            self.count_drop(&p);
+        for p in dropped.iter() {
+            self.count_drop(p);
         }
-        self.dropped = dropped;
         self.apply_air_wake(m, wake);
+        // A frame the MAC gave up on (retries exhausted) is freed by the driver like a sent one:
+        // Linux's TSQ (tcp_wfree -> tcp_tsq_handler) lets a throttled socket send again.
+        for p in &dropped {
+            if p.hop == 0 && p.kind == Kind::Data {
+                self.left_first_hop(now, p.flow, 0); // count_drop released its bytes
+            }
+        }
+        dropped.clear();
+        self.dropped = dropped;
         let pi = self.media_path[m as usize];
         if self.media[m as usize].mcs(AP) as f64 != self.paths[pi as usize].mcs {
             self.note_mcs(now, pi);
@@ -767,11 +775,11 @@ impl Simulation {
         }
     }
 
-    /// A data packet of flow `f` with `len` payload bytes left its first hop (sent on or
-    /// dropped): TSQ may let its sender go on.
-    fn left_first_hop(&mut self, now: Time, f: u16, len: u32) {
+    /// A data packet of flow `f` left its first hop (sent on, or given up on by the MAC):
+    /// `bytes` (payload + header) are no longer below TCP, and TSQ may let its sender go on.
+    fn left_first_hop(&mut self, now: Time, f: u16, bytes: u64) {
         let Some(s) = self.flows[f as usize].sender.as_mut() else { return };
-        if s.tsq_done(len as u64 + TCP_HEADER_BYTES as u64) {
+        if s.tsq_done(bytes) {
             s.try_send(now, &mut self.out);
             match self.flows[f as usize].conn {
                 // conn_push ends by sending and arming every subflow's timers, this one's too.
@@ -817,7 +825,7 @@ impl Simulation {
         // TSQ: a data packet has left its sender's host once its first hop finished sending it
         // (the driver's TX completion), not when it reaches the far end.
         if let (Some((f, len)), None) = (first_hop_data, dropped) {
-            self.left_first_hop(now, f, len);
+            self.left_first_hop(now, f, len as u64 + TCP_HEADER_BYTES as u64);
         }
     }
 
@@ -834,7 +842,7 @@ impl Simulation {
         // TSQ on a radio first hop: released when the frame is through the air (wired first
         // hops release at their TX completion, in on_tx_done).
         if p.hop == 0 && p.kind == Kind::Data && matches!(self.route_hop(&p), Hop::Air(..)) {
-            self.left_first_hop(now, p.flow, p.len);
+            self.left_first_hop(now, p.flow, p.len as u64 + TCP_HEADER_BYTES as u64);
         }
         if p.hop + 1 < self.flows[f as usize].hops {
             p.hop += 1;
@@ -1320,6 +1328,7 @@ impl Simulation {
                 m.insert("retransmits".into(), json!(s.stats.retransmits));
                 m.insert("fast_recoveries".into(), json!(s.stats.fast_recoveries));
                 m.insert("rto_count".into(), json!(s.stats.rtos));
+                m.insert("tlp_probes".into(), json!(s.stats.tlp_probes));
                 m.insert("loss_pct".into(), json!(100.0 * c.data_dropped as f64 / data_pkts as f64));
                 m.insert("duplicate_bytes".into(), json!(r.check.duplicate_bytes));
                 m.insert("mss_bytes".into(), json!(f.mss));
@@ -1501,5 +1510,5 @@ pub struct RunOutput {
     pub ok: bool,
 }
 
-pub const CC_STATES: [&str; 4] = CaState::NAMES;
+pub const CC_STATES: [&str; 5] = CaState::NAMES;
 pub const LINK_EVENT_KINDS: [&str; 3] = EVENT_KINDS;

@@ -55,6 +55,12 @@ pub struct TcpReceiver {
     rcvq_seq: u64,
     rcv_rtt_ns: Option<u64>,
     ts_recent: u64,
+    /// tp->rcv_wup: rcv_nxt when the last ACK went out. A segment starting at or below it
+    /// updates ts_recent (tcp_replace_ts_recent, RFC 7323 section 4.3).
+    rcv_wup: u64,
+    /// A duplicate to report in the next ACK's first SACK block (tcp_dsack_set, RFC 2883;
+    /// net.ipv4.tcp_dsack = 1).
+    dsack: Option<(u64, u64)>,
     /// Last window advertised (for the timeline).
     pub last_rwnd: u64,
     pub check: StreamCheck,
@@ -91,6 +97,8 @@ impl TcpReceiver {
             rcvq_seq: 0,
             rcv_rtt_ns: None,
             ts_recent: 0,
+            rcv_wup: 0,
+            dsack: None,
             last_rwnd: window,
             check: StreamCheck::default(),
         }
@@ -121,9 +129,14 @@ impl TcpReceiver {
         p.ts_val_ns = now.ns();
         p.ts_ecr_ns = self.ts_recent;
         let mut n = 0;
-        if let Some(b) = self.latest {
-            p.sack[0] = b;
+        // A D-SACK goes first, once (tcp_established_options: it takes one of the blocks).
+        if let Some(d) = self.dsack.take() {
+            p.sack[0] = d;
             n = 1;
+        }
+        if let Some(b) = self.latest {
+            p.sack[n] = b;
+            n += 1;
         }
         // Then the others, highest first: the sender learns the top of the window quickly.
         for &r in self.ooo.iter().rev() {
@@ -138,6 +151,7 @@ impl TcpReceiver {
         p.nsack = n as u8;
         p.size_bytes = TCP_HEADER_BYTES + if n > 0 { SACK_OPTION_BASE_BYTES + SACK_BLOCK_BYTES * n as u32 } else { 0 };
         out.push(p);
+        self.rcv_wup = self.rcv_nxt;
         self.unacked_bytes = 0;
         self.delack_at = None;
         if self.quickack > 0 {
@@ -195,28 +209,36 @@ impl TcpReceiver {
                 Some(r) => (7 * r + s) / 8,
             });
         }
-        if self.unacked_bytes == 0 {
+        let (s, e) = (p.seq, p.seq + p.len as u64);
+        if s <= self.rcv_wup {
             self.ts_recent = p.ts_val_ns;
         }
-        let (s, e) = (p.seq, p.seq + p.len as u64);
         if e <= self.rcv_nxt {
-            // All old: a spurious retransmission. ACK at once (Linux enters quickack).
+            // All old: a spurious retransmission. ACK at once (Linux enters quickack), with a
+            // D-SACK for it.
             self.check.duplicate_bytes += p.len as u64;
+            self.dsack = Some((s, e));
             self.send_ack(now, out);
             return 0;
         }
         if s > self.rcv_nxt {
-            // A hole: queue, and ACK at once with SACK.
+            // A hole: queue, and ACK at once with SACK (a D-SACK if we had it all already,
+            // tcp_data_queue_ofo).
             let before = self.ooo_bytes;
             let r = self.insert_ooo(s, e);
-            self.check.duplicate_bytes += p.len as u64 - (self.ooo_bytes - before).min(p.len as u64);
+            let new = (self.ooo_bytes - before).min(p.len as u64);
+            self.check.duplicate_bytes += p.len as u64 - new;
+            if new == 0 {
+                self.dsack = Some((s, e));
+            }
             self.latest = Some(r);
             self.send_ack(now, out);
             return 0;
         }
-        // In order (possibly overlapping what we have).
+        // In order (possibly overlapping what we have: D-SACK the old part).
         if s < self.rcv_nxt {
             self.check.duplicate_bytes += self.rcv_nxt - s;
+            self.dsack = Some((s, self.rcv_nxt));
         }
         let old = self.rcv_nxt;
         self.rcv_nxt = e;

@@ -28,12 +28,21 @@ pub struct SentSpan {
     /// Some segment the ACK removed was ever retransmitted (Linux FLAG_RETRANS_DATA_ACKED):
     /// then the cumulative ACK gives no sequence RTT sample at all (tcp_clean_rtx_queue).
     pub retrans_acked: bool,
+    /// The lowest end sequence among the never-retransmitted segments newly delivered: Linux
+    /// sets FLAG_ORIG_SACK_ACKED when one of them ends at or below high_seq (F-RTO's test that
+    /// data sent only once got through).
+    pub orig_end_min: Option<u64>,
 }
 
 impl SentSpan {
     fn add(&mut self, t: Time) {
         self.first = Some(self.first.map_or(t, |f| f.min(t)));
         self.last = Some(self.last.map_or(t, |l| l.max(t)));
+    }
+
+    fn add_orig(&mut self, s: &Seg) {
+        self.add(s.sent);
+        self.orig_end_min = Some(self.orig_end_min.map_or(s.end(), |e| e.min(s.end())));
     }
 
     /// The span covering both.
@@ -44,6 +53,10 @@ impl SentSpan {
         if let Some(l) = o.last {
             self.add(l);
         }
+        if let Some(e) = o.orig_end_min {
+            self.orig_end_min = Some(self.orig_end_min.map_or(e, |m| m.min(e)));
+        }
+        self.retrans_acked |= o.retrans_acked;
     }
 }
 
@@ -122,6 +135,8 @@ pub struct Scoreboard {
     n_top: usize,
     /// Lowest seq that may still need lost-marking; everything below was examined.
     lost_scan: u64,
+    /// Lowest seq FACK marking (mark_lost_fack) may still have to examine.
+    fack_scan: u64,
     /// Lowest seq that may hold a lost-not-retransmitted segment.
     retrans_hint: u64,
     /// The rate-sample pick of the ACK being processed (`begin_ack` clears it).
@@ -273,7 +288,7 @@ impl Scoreboard {
                 n += 1;
                 let s = self.segs[i];
                 if !s.has(EVER_RETRANS) {
-                    span.add(s.sent);
+                    span.add_orig(&s);
                 }
             }
             i += 1;
@@ -301,7 +316,7 @@ impl Scoreboard {
             self.note_delivered(s);
             self.rack_advance(&s);
             if !s.has(EVER_RETRANS) {
-                span.add(s.sent);
+                span.add_orig(&s);
             }
             if s.has(LOST) {
                 self.lost_out -= 1;
@@ -374,9 +389,88 @@ impl Scoreboard {
         if let Some(f) = self.segs.front() {
             self.retrans_hint = f.start;
         }
+        self.fack_scan = 0;
         // No retransmission is outstanding any more.
         self.rtx_order.clear();
         self.lost_out.saturating_sub(before)
+    }
+
+    /// tcp_undo_cwnd_reduction(sk, true): the loss marks of an episode found spurious are
+    /// cleared (TCPCB_LOST off everywhere, lost_out = 0). Retransmissions still in flight
+    /// stay counted (retrans_out), as in Linux.
+    pub fn unmark_lost(&mut self) {
+        if self.lost_out == 0 {
+            return;
+        }
+        for s in self.segs.iter_mut() {
+            s.flags &= !LOST;
+        }
+        self.lost_out = 0;
+        self.lost_pending = 0;
+        // Everything may need marking again.
+        self.lost_scan = 0;
+        self.fack_scan = 0;
+        self.rack_scan = 0;
+    }
+
+    /// tp->fackets_out: the packets from snd_una through the highest SACKed one (0: nothing
+    /// SACKed).
+    pub fn fackets_out(&self) -> u32 {
+        if self.n_top == 0 {
+            return 0;
+        }
+        self.index_of(self.top_sacked[0]).map_or(0, |i| i as u32 + 1)
+    }
+
+    /// FACK loss marking (Linux 4.10 tcp_update_scoreboard with tcp_fack = 1 ->
+    /// tcp_mark_head_lost(fackets_out - reordering), at least 1): counting from snd_una, every
+    /// segment more than `reordering` packets below the highest SACKed one and ending at or
+    /// below `high_seq`, neither SACKed nor lost nor retransmitted, is lost. Returns how many
+    /// were newly marked.
+    pub fn mark_lost_fack(&mut self, reordering: u32, high_seq: u64) -> u32 {
+        let packets = self.fackets_out().saturating_sub(reordering).max(1) as usize;
+        let end = packets.min(self.segs.len());
+        let Some(front) = self.segs.front() else { return 0 };
+        let Some(mut i) = self.index_of(self.fack_scan.max(front.start)) else { return 0 };
+        let mut n = 0;
+        while i < end {
+            let s = &mut self.segs[i];
+            if s.end() > high_seq {
+                break;
+            }
+            if s.flags & (SACKED | LOST | RETRANS) == 0 {
+                s.flags |= LOST;
+                self.lost_out += 1;
+                self.lost_pending += 1;
+                self.retrans_hint = self.retrans_hint.min(s.start);
+                n += 1;
+            }
+            self.fack_scan = s.end();
+            i += 1;
+        }
+        n
+    }
+
+    /// The highest segment sent, retransmitted as a tail loss probe (tcp_send_loss_probe ->
+    /// __tcp_retransmit_skb): it goes out again now and is marked TCPCB_EVER_RETRANS (no RTT
+    /// sample, Karn) but not as an outstanding retransmission (no TCPCB_SACKED_RETRANS, no
+    /// retrans_out, no retrans_stamp: those are tcp_retransmit_skb's).
+    pub fn probe_tail(&mut self, now: Time, tx: TxRate) -> Option<Seg> {
+        let s = self.segs.back_mut()?;
+        s.flags |= EVER_RETRANS;
+        s.sent = now;
+        s.tx = tx;
+        let seg = *s;
+        if seg.has(RETRANS) {
+            // Keep RACK's transmit order of retransmissions current.
+            self.rtx_order.push_back((seg.start, now));
+        }
+        Some(seg)
+    }
+
+    /// tcp_any_retrans_done: a retransmission is outstanding or the head was retransmitted.
+    pub fn any_retrans_done(&self) -> bool {
+        self.retrans_out > 0 || self.segs.front().is_some_and(|s| s.has(EVER_RETRANS))
     }
 
     /// The lowest lost segment not yet retransmitted, marked as retransmitted now with the
@@ -459,8 +553,13 @@ impl Scoreboard {
             }
             self.rtx_order.pop_front();
             let s = &mut self.segs[i];
-            debug_assert!(s.has(LOST));
-            // Still LOST (lost_out unchanged), no longer retransmitted: back in the queue.
+            // Lost again (tcp_rack_mark_skb_lost): LOST, no longer retransmitted, back in the
+            // queue. Usually it was LOST already; after an undo that cleared the marks
+            // (tcp_undo_cwnd_reduction with unmark_loss) it is marked anew.
+            if !s.has(LOST) {
+                s.flags |= LOST;
+                self.lost_out += 1;
+            }
             s.flags &= !RETRANS;
             self.retrans_out -= 1;
             self.lost_pending += 1;

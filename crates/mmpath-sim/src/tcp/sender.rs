@@ -18,13 +18,28 @@
 //! segments still inside the window. This is what finds retransmissions that are dropped
 //! again (Linux's "lost retransmit" detection); without it they wait for the RTO.
 //!
-//! Not modelled (documented in docs/models.md): tail loss probes (TLP), RACK before recovery
-//! starts (Linux >= 4.18 also detects the first loss by time), F-RTO and undo on spurious
-//! retransmission, D-SACK, TSO/GSO batching, idle restart.
+//! Linux 4.10's other loss machinery, all on by default in the kernels the papers ran:
+//! - FACK (tcp_fack = 1): recovery starts once the highest SACK is more than `REORDERING`
+//!   packets above snd_una, and everything un-SACKed below that distance is lost
+//!   (tcp_time_to_recover, tcp_update_scoreboard, tcp_mark_head_lost).
+//! - Tail loss probes (tcp_early_retrans = 3; tcp_schedule_loss_probe, tcp_send_loss_probe,
+//!   tcp_process_tlp_ack): in Open, 2 srtt (see `tlp`) after the last transmission or ACK, one
+//!   new segment beyond cwnd or the last segment again; a loss the probe repaired costs a
+//!   reduction through CWR.
+//! - F-RTO (tcp_frto = 2, SACK-enhanced; tcp_process_loss): after an RTO, new data before
+//!   more retransmissions, and an undo when data never retransmitted turns out delivered.
+//! - Undo (tcp_may_undo, tcp_try_undo_loss / _recovery / _dsack, tcp_undo_cwnd_reduction)
+//!   on D-SACK evidence (undo_retrans) or timestamps (Eifel, tcp_packet_delayed), with the
+//!   algorithm's undo_cwnd.
+//!
+//! Not modelled (documented in docs/models.md): RACK before recovery starts (Linux >= 4.18
+//! also detects the first loss by time), early retransmit (RFC 5827), tcp_try_undo_partial
+//! and the reordering estimator (tp->reordering stays 3), TSO/GSO batching, idle restart.
 
 use super::cc::{AckInfo, CaState, CongestionControl, RateSample, Window, INFINITE_SSTHRESH};
 use super::rtt::RttEstimator;
 use super::scoreboard::{Scoreboard, Seg, SentSpan, TxRate};
+use super::tlp;
 use crate::packet::{Kind, Packet, Way, TCP_HEADER_BYTES};
 use crate::scenario::BufSize;
 use crate::time::Time;
@@ -42,6 +57,9 @@ const UNPACED_SEGMENTS: u64 = 10;
 /// TCP_TIMEOUT_MIN (include/net/tcp.h, 2 jiffies; 2 ms at HZ = 1000): tcp_rack_mark_lost adds
 /// it to the reordering timer.
 const TCP_TIMEOUT_MIN: Time = Time::from_ms(2);
+/// tp->reordering's initial value, net.ipv4.tcp_reordering = 3 (the model has no reordering
+/// estimator; Linux raises it, and turns FACK off, only when it detects reordering).
+const REORDERING: u32 = 3;
 
 pub struct SenderCfg {
     pub flow: u16,
@@ -63,7 +81,46 @@ pub struct SenderStats {
     pub retransmits: u64,
     pub fast_recoveries: u64,
     pub rtos: u64,
+    /// Tail loss probes sent (LINUX_MIB_TCPLOSSPROBES).
+    pub tlp_probes: u64,
+    /// Probes that repaired a loss, with the window reduction that follows
+    /// (LINUX_MIB_TCPLOSSPROBERECOVERY).
+    pub tlp_recoveries: u64,
+    /// RTOs F-RTO found spurious (LINUX_MIB_TCPSPURIOUSRTOS).
+    pub spurious_rtos: u64,
+    /// Window reductions undone (loss, recovery and D-SACK undo together).
+    pub undos: u64,
     pub rtt_ms: LogHistogram,
+}
+
+/// What an ACK showed, as the flags Linux's tcp_ack collects.
+#[derive(Debug, Clone, Copy, Default)]
+struct AckFlags {
+    /// FLAG_SND_UNA_ADVANCED.
+    advanced: bool,
+    /// FLAG_WIN_UPDATE (approximated: the advertised window changed).
+    win_update: bool,
+    /// FLAG_DATA_SACKED: something newly SACKed.
+    data_sacked: bool,
+    /// FLAG_DSACKING_ACK: the first SACK block reports a duplicate (RFC 2883).
+    dsack: bool,
+    /// FLAG_ORIG_SACK_ACKED: a segment never retransmitted, ending at or below high_seq, was
+    /// newly ACKed or SACKed.
+    orig_sack_acked: bool,
+    /// is_dupack in tcp_ack: no advance and none of FLAG_NOT_DUP (data, window update, ACKed).
+    is_dupack: bool,
+}
+
+/// What try_send may send (tcp_write_xmit's callers).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Xmit {
+    /// Retransmissions first, then new data (tcp_xmit_retransmit_queue + tcp_write_xmit).
+    Normal,
+    /// New data only (F-RTO step 2b, REXMIT_NEW in tcp_xmit_recovery).
+    NewOnly,
+    /// One new segment as a loss probe: cwnd may be exceeded and Nagle is off
+    /// (tcp_send_loss_probe -> tcp_write_xmit(push_one = 2, TCP_NAGLE_OFF)).
+    Probe,
 }
 
 pub struct TcpSender {
@@ -118,6 +175,24 @@ pub struct TcpSender {
     pacing: bool,
     wstamp: Time,
     pace_wait: Option<Time>,
+    // Tail loss probe: when the probe timer fires (Linux's ICSK_TIME_LOSS_PROBE, which takes
+    // the RTO timer's place while armed; None = the RTO is the pending timer) and
+    // tp->tlp_high_seq (None = no probe retransmission outstanding).
+    tlp_at: Option<Time>,
+    tlp_high_seq: Option<u64>,
+    // Undo (tcp_init_undo, tcp_may_undo): tp->prior_ssthresh (0 = none), tp->undo_marker,
+    // tp->undo_retrans (-1 = no retransmission yet), tp->retrans_stamp (the first
+    // retransmission of the episode), tp->frto (F-RTO running after this RTO).
+    prior_ssthresh: u32,
+    undo_marker: Option<u64>,
+    undo_retrans: i32,
+    retrans_stamp: Option<Time>,
+    frto: bool,
+    xmit: Xmit,
+    /// net.ipv4.tcp_early_retrans >= 3 (loss probes) and net.ipv4.tcp_frto != 0; both on by
+    /// default as in every kernel since 3.10.
+    tlp_enabled: bool,
+    frto_enabled: bool,
     pub stats: SenderStats,
 }
 
@@ -165,6 +240,16 @@ impl TcpSender {
             pacing,
             wstamp: Time::ZERO,
             pace_wait: None,
+            tlp_at: None,
+            tlp_high_seq: None,
+            prior_ssthresh: 0,
+            undo_marker: None,
+            undo_retrans: -1,
+            retrans_stamp: None,
+            frto: false,
+            xmit: Xmit::Normal,
+            tlp_enabled: true,
+            frto_enabled: true,
             stats: SenderStats::default(),
         }
     }
@@ -188,8 +273,8 @@ impl TcpSender {
         self.peer_rwnd
     }
     /// The next time the sender needs the clock: the RTO deadline, the pacing release time
-    /// of a packet held back by the pacing schedule, or RACK's reordering timer, whichever is
-    /// first.
+    /// of a packet held back by the pacing schedule, RACK's reordering timer or the loss probe
+    /// timer, whichever is first.
     pub fn timer_deadline(&self) -> Option<Time> {
         // Nested matches rather than an iterator over an array: this runs after every event of
         // the flow, and the iterator form cost ~2 % of a dual-band run's instructions.
@@ -200,7 +285,12 @@ impl TcpSender {
                 (None, y) => y,
             }
         }
-        earlier(earlier(self.rto_at, self.pace_wait), self.reo_at)
+        earlier(earlier(earlier(self.rto_at, self.pace_wait), self.reo_at), self.tlp_at)
+    }
+
+    /// When the tail loss probe fires, if armed.
+    pub fn tlp_deadline(&self) -> Option<Time> {
+        self.tlp_at
     }
     /// What the congestion control hears of an ACK (the same for pkts_acked and cong_avoid).
     fn ack_info(&self, now: Time, acked: u32, rtt: Option<Time>, prior_in_flight: u32) -> AckInfo {
@@ -245,6 +335,19 @@ impl TcpSender {
     /// The application has written up to `limit` bytes in total.
     pub fn set_app_limit(&mut self, limit: u64) {
         self.app_limit = limit;
+    }
+
+    /// net.ipv4.tcp_early_retrans < 3 turns tail loss probes off (on by default).
+    pub fn set_loss_probes(&mut self, on: bool) {
+        self.tlp_enabled = on;
+        if !on {
+            self.tlp_at = None;
+        }
+    }
+
+    /// net.ipv4.tcp_frto = 0 turns F-RTO off (on by default).
+    pub fn set_frto(&mut self, on: bool) {
+        self.frto_enabled = on;
     }
 
     /// Turns TCP Small Queues on with this tcp_limit_output_bytes (0: off).
@@ -413,18 +516,24 @@ impl TcpSender {
             self.pace_wait = None;
         }
         let mut out_of_data = false;
+        let mut sent_new = 0u32;
+        let probe = self.xmit == Xmit::Probe;
         loop {
             if self.sb.in_flight() >= self.w.cwnd {
                 cwnd_full = true;
-                break;
+                // tcp_write_xmit: "Force out a loss probe pkt."
+                if !probe {
+                    break;
+                }
             }
-            if self.sb.lost_pending > 0 && self.pace_blocked(now) {
+            let may_retx = self.xmit == Xmit::Normal && self.sb.lost_pending > 0;
+            if may_retx && self.pace_blocked(now) {
                 break;
             }
             if self.tsq_blocked() {
                 break;
             }
-            let retx = if self.sb.lost_pending > 0 {
+            let retx = if may_retx {
                 let tx = self.tx_stamp(now);
                 self.sb.take_retransmission(now, tx)
             } else {
@@ -432,6 +541,10 @@ impl TcpSender {
             };
             if let Some(seg) = retx {
                 out.push(self.data_packet(&seg, now));
+                // tcp_retransmit_skb: the first retransmission's time (Eifel's reference) and
+                // one more retransmission a D-SACK may show spurious.
+                self.retrans_stamp.get_or_insert(now);
+                self.undo_retrans = self.undo_retrans.max(0) + 1;
                 self.stats.retransmits += 1;
                 self.stats.segments_sent += 1;
                 self.stats.bytes_sent += seg.len as u64;
@@ -462,7 +575,7 @@ impl TcpSender {
             }
             // Nagle (RFC 896): a sub-MSS segment waits while anything is unacknowledged, unless
             // it ends a record that more data follows.
-            if len < self.mss && end == self.app_limit && !self.sb.is_empty() {
+            if len < self.mss && end == self.app_limit && !self.sb.is_empty() && !probe {
                 out_of_data = true;
                 break;
             }
@@ -484,6 +597,15 @@ impl TcpSender {
             if was_idle || self.rto_at.is_none() {
                 self.arm_rto(now);
             }
+            sent_new += 1;
+            if probe {
+                break; // push_one
+            }
+        }
+        // tcp_write_xmit: "Send one loss probe per tail loss episode" (not after the probe
+        // itself; tcp_event_new_data_sent gave a pending probe's timer back to the RTO first).
+        if sent_new > 0 && !probe {
+            self.schedule_loss_probe(now);
         }
         // tcp_rate_check_app_limited: the application, not the network, is the limit now.
         if out_of_data && self.sb.in_flight() < self.w.cwnd && self.sb.lost_out == 0 {
@@ -508,15 +630,252 @@ impl TcpSender {
         }
     }
 
-    fn enter_recovery(&mut self, now: Time) {
-        self.prior_cwnd = self.w.cwnd;
-        self.w.ssthresh = self.cc.ssthresh(&self.w);
-        self.w.cwnd_cnt = 0;
+    /// Whether the state is one of Linux's window reductions (tcp_in_cwnd_reduction).
+    fn in_cwnd_reduction(&self) -> bool {
+        matches!(self.state, CaState::Cwr | CaState::Recovery)
+    }
+
+    /// tcp_current_ssthresh: the threshold to restore on undo, remembered as prior_ssthresh.
+    fn current_ssthresh(&self) -> u32 {
+        if self.in_cwnd_reduction() {
+            self.w.ssthresh
+        } else {
+            self.w.ssthresh.max((self.w.cwnd >> 1) + (self.w.cwnd >> 2))
+        }
+    }
+
+    /// tcp_init_undo: a reduction starts that may later prove spurious.
+    fn init_undo(&mut self) {
+        self.undo_marker = Some(self.snd_una);
+        self.undo_retrans = if self.sb.retrans_out > 0 { self.sb.retrans_out as i32 } else { -1 };
+    }
+
+    /// tcp_init_cwnd_reduction: PRR starts from the current window with the algorithm's new
+    /// ssthresh; an outstanding loss probe is forgotten.
+    fn init_cwnd_reduction(&mut self) {
         self.high_seq = self.snd_nxt;
+        self.tlp_high_seq = None;
+        self.w.cwnd_cnt = 0;
+        self.prior_cwnd = self.w.cwnd;
         self.prr_delivered = 0;
         self.prr_out = 0;
+        self.w.ssthresh = self.cc.ssthresh(&self.w);
+    }
+
+    /// tcp_end_cwnd_reduction (not for algorithms with cong_control): cwnd = ssthresh after
+    /// CWR, or after Recovery unless the reduction was undone (undo_marker cleared).
+    fn end_cwnd_reduction(&mut self) {
+        if self.cc.owns_cwnd() {
+            return;
+        }
+        if self.state == CaState::Cwr || (self.undo_marker.is_some() && self.w.ssthresh < INFINITE_SSTHRESH) {
+            self.w.cwnd = self.w.ssthresh;
+        }
+    }
+
+    /// tcp_enter_recovery.
+    fn enter_recovery(&mut self, now: Time) {
+        self.prior_ssthresh = 0;
+        self.init_undo();
+        if !self.in_cwnd_reduction() {
+            self.prior_ssthresh = self.current_ssthresh();
+            self.init_cwnd_reduction();
+        }
         self.stats.fast_recoveries += 1;
         self.set_state(now, CaState::Recovery);
+    }
+
+    /// tcp_try_keep_open: Disorder while anything is SACKed, lost or retransmitted, else Open.
+    fn try_keep_open(&mut self, now: Time) {
+        let st = if self.sb.sacked_out + self.sb.lost_out > 0 || self.sb.any_retrans_done() {
+            CaState::Disorder
+        } else {
+            CaState::Open
+        };
+        if self.state != st {
+            self.set_state(now, st);
+            self.high_seq = self.snd_nxt;
+        }
+    }
+
+    /// tcp_packet_delayed (Eifel, RFC 3522): the ACK echoes a timestamp older than the first
+    /// retransmission, so it was the original that arrived. No retransmission at all counts
+    /// as delayed too.
+    fn packet_delayed(&self, ts_ecr_ns: u64) -> bool {
+        match self.retrans_stamp {
+            None => true,
+            Some(t) => ts_ecr_ns > 0 && ts_ecr_ns < t.ns(),
+        }
+    }
+
+    /// tcp_may_undo: a reduction is spurious if every retransmission was D-SACKed
+    /// (undo_retrans == 0) or the timestamps show the originals arrived.
+    fn may_undo(&self, ts_ecr_ns: u64) -> bool {
+        self.undo_marker.is_some() && (self.undo_retrans == 0 || self.packet_delayed(ts_ecr_ns))
+    }
+
+    /// tcp_undo_cwnd_reduction: the window before the reduction comes back (the algorithm's
+    /// undo_cwnd; ssthresh back to prior_ssthresh if that is higher), optionally with the loss
+    /// marks of an RTO cleared.
+    fn undo_cwnd_reduction(&mut self, unmark_loss: bool) {
+        if unmark_loss {
+            self.sb.unmark_lost();
+        }
+        if self.prior_ssthresh > 0 {
+            self.w.cwnd = self.cc.undo_cwnd(&self.w).max(1);
+            if self.prior_ssthresh > self.w.ssthresh {
+                self.w.ssthresh = self.prior_ssthresh;
+            }
+        }
+        self.undo_marker = None;
+        self.stats.undos += 1;
+    }
+
+    /// tcp_try_undo_loss: leave Loss with the window restored, on F-RTO's verdict or when
+    /// tcp_may_undo holds.
+    fn try_undo_loss(&mut self, now: Time, frto_undo: bool, ts_ecr_ns: u64) -> bool {
+        if !(frto_undo || self.may_undo(ts_ecr_ns)) {
+            return false;
+        }
+        self.undo_cwnd_reduction(true);
+        if frto_undo {
+            self.stats.spurious_rtos += 1;
+        }
+        self.rto_retransmits = 0;
+        self.reo_at = None;
+        self.set_state(now, CaState::Open);
+        true
+    }
+
+    /// tcp_try_undo_dsack: every retransmission of the episode was D-SACKed.
+    fn try_undo_dsack(&mut self) -> bool {
+        if self.undo_marker.is_some() && self.undo_retrans == 0 {
+            self.undo_cwnd_reduction(false);
+            return true;
+        }
+        false
+    }
+
+    /// Unsent data the socket holds (tcp_send_head != NULL): below the application's limit
+    /// and within the send buffer.
+    fn has_send_head(&self) -> bool {
+        self.snd_nxt < self.app_limit && self.snd_nxt - self.snd_una < self.sndbuf_bytes()
+    }
+
+    /// tcp_process_loss (Linux 4.10) with F-RTO (RFC 5682, SACK-enhanced, tcp_frto = 2) for an
+    /// ACK in the Loss state. Returns true for F-RTO step 2b: send new data instead of
+    /// retransmitting (REXMIT_NEW).
+    fn process_loss(&mut self, now: Time, ts_ecr_ns: u64, f: AckFlags) -> bool {
+        let recovered = self.snd_una >= self.high_seq;
+        if f.advanced && self.try_undo_loss(now, false, ts_ecr_ns) {
+            return false;
+        }
+        if self.frto {
+            // Step 3.b: data never retransmitted was (S)ACKed: the RTO was spurious.
+            if f.orig_sack_acked && self.try_undo_loss(now, true, ts_ecr_ns) {
+                return false;
+            }
+            if self.snd_nxt > self.high_seq {
+                // Step 3.a: a SACK or a duplicate ACK after new data was sent: the loss was real.
+                if f.data_sacked || f.is_dupack {
+                    self.frto = false;
+                }
+            } else if f.advanced && !recovered {
+                self.high_seq = self.snd_nxt;
+                // Step 2.b: send new data if there is some and the peer's window allows.
+                if self.has_send_head() && self.snd_una + self.peer_rwnd > self.snd_nxt {
+                    return true;
+                }
+                self.frto = false;
+            }
+        }
+        if recovered {
+            // tcp_try_undo_recovery, then Open (F-RTO step 2.a and the end of conventional
+            // recovery alike).
+            if self.may_undo(ts_ecr_ns) {
+                self.undo_cwnd_reduction(false);
+            }
+            self.set_state(now, CaState::Open);
+        }
+        false
+    }
+
+    /// tcp_process_tlp_ack (Linux 4.10): the end of a probe episode. A D-SACK or a pure
+    /// duplicate ACK at tlp_high_seq says the original and the probe both arrived (no loss);
+    /// an ACK beyond tlp_high_seq without one says the probe repaired a loss, which costs a
+    /// window reduction (tcp_init_cwnd_reduction, CWR, tcp_end_cwnd_reduction,
+    /// tcp_try_keep_open).
+    fn process_tlp_ack(&mut self, now: Time, ack: u64, f: AckFlags) {
+        let Some(h) = self.tlp_high_seq else { return };
+        if ack < h {
+            return;
+        }
+        if f.dsack {
+            self.tlp_high_seq = None;
+        } else if ack > h {
+            self.init_cwnd_reduction();
+            self.set_state(now, CaState::Cwr);
+            self.end_cwnd_reduction();
+            self.try_keep_open(now);
+            self.stats.tlp_recoveries += 1;
+        } else if !(f.advanced || f.win_update || f.data_sacked) {
+            self.tlp_high_seq = None;
+        }
+    }
+
+    /// tcp_schedule_loss_probe (Linux 4.10 tcp_output.c): in Open with data outstanding, when
+    /// the sender is limited by cwnd or by the application (not with room in cwnd and data
+    /// waiting), arm the probe timer at the PTO (see `tlp`), in the RTO's place.
+    fn schedule_loss_probe(&mut self, now: Time) {
+        self.tlp_at = None;
+        let Some(rto_at) = self.rto_at else { return };
+        if !self.tlp_enabled {
+            return;
+        }
+        if self.state != CaState::Open || self.sb.is_empty() {
+            return;
+        }
+        if self.w.cwnd > self.sb.in_flight() && self.has_send_head() {
+            return;
+        }
+        let pto = tlp::probe_timeout(self.rtt.srtt(), self.sb.packets_out(), Some(rto_at.saturating_sub(now)));
+        self.tlp_at = Some(now + pto);
+    }
+
+    /// tcp_send_loss_probe: one new segment if the peer's window allows one (cwnd may be
+    /// exceeded), else the highest segment sent again, unless a probe retransmission is
+    /// outstanding already (tlp_high_seq) or the previous transmission of that segment has not
+    /// left the host yet (skb_still_in_host_queue: approximated by this socket having packets
+    /// in its first hop's queue, which is FIFO, so the newest transmission is among them).
+    /// Afterwards the RTO runs from now if a probe went out, else it keeps its deadline.
+    fn send_loss_probe(&mut self, now: Time, out: &mut Vec<Packet>) {
+        let mut sent = false;
+        let next_len = (self.app_limit.saturating_sub(self.snd_nxt)).min(self.mss as u64);
+        if self.has_send_head() && self.snd_nxt + next_len <= self.snd_una + self.peer_rwnd {
+            let before = self.sb.packets_out();
+            self.xmit = Xmit::Probe;
+            self.try_send(now, out);
+            self.xmit = Xmit::Normal;
+            sent = self.sb.packets_out() > before;
+        } else if self.tlp_high_seq.is_none() && self.tsq_queued == 0 {
+            let tx = self.tx_stamp(now);
+            if let Some(seg) = self.sb.probe_tail(now, tx) {
+                out.push(self.data_packet(&seg, now));
+                self.stats.retransmits += 1;
+                self.stats.segments_sent += 1;
+                self.stats.bytes_sent += seg.len as u64;
+                self.after_send(now, seg.len);
+                self.tlp_high_seq = Some(self.snd_nxt);
+                sent = true;
+            }
+        }
+        if sent {
+            self.stats.tlp_probes += 1;
+            self.arm_rto(now);
+        } else if self.rto_at.is_some_and(|t| t <= now) {
+            // tcp_rearm_rto with the probe timer pending and the RTO's time passed: a full RTO.
+            self.arm_rto(now);
+        }
     }
 
     /// RFC 6937 PRR as Linux's tcp_cwnd_reduction computes it.
@@ -576,11 +935,27 @@ impl TcpSender {
         if p.ack < self.snd_una || p.ack > self.snd_nxt {
             return; // old or not for anything we sent
         }
+        let win_update = p.rwnd as u64 != self.peer_rwnd;
         self.peer_rwnd = p.rwnd as u64;
         self.ts_recent = p.ts_val_ns;
+        // tcp_ack: a pending loss probe gives the timer back to the RTO (tcp_rearm_rto); the
+        // probe is scheduled again at the end.
+        self.tlp_at = None;
         let prior_in_flight = self.sb.in_flight();
         let prior_una = self.snd_una;
         self.sb.begin_ack(now, self.min_rtt);
+
+        // tcp_check_dsack: a first block below the ACK or inside the second one is a D-SACK.
+        // Each one takes a retransmission off undo_retrans (Linux counts per block for data
+        // already ACKed and per segment above; our segments are single, so one per block).
+        let blocks = p.sack_blocks();
+        let dsack = match blocks {
+            [(s0, e0), rest @ ..] => *s0 < p.ack || rest.first().is_some_and(|&(s1, e1)| *e0 <= e1 && *s0 >= s1),
+            [] => false,
+        };
+        if dsack && self.undo_retrans > 0 && self.undo_marker.is_some_and(|m| blocks[0].1 > m) {
+            self.undo_retrans -= 1;
+        }
 
         let (mut newly_sacked, mut sacked_span) = (0u32, SentSpan::default());
         for &(s, e) in p.sack_blocks() {
@@ -594,6 +969,18 @@ impl TcpSender {
         let (acked, acked_span) = self.sb.ack(p.ack);
         self.snd_una = p.ack;
         let advanced = self.snd_una > prior_una;
+        let orig_end = match (acked_span.orig_end_min, sacked_span.orig_end_min) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        let flags = AckFlags {
+            advanced,
+            win_update,
+            data_sacked: newly_sacked > 0,
+            dsack,
+            orig_sack_acked: orig_end.is_some_and(|e| e <= self.high_seq),
+            is_dupack: !advanced && !win_update,
+        };
 
         // RTT: srtt from the earliest segment this ACK covers (Linux seq_rtt), CC from the
         // latest (ca_rtt). Karn: retransmitted segments give none (filtered by the board), and
@@ -642,18 +1029,28 @@ impl TcpSender {
         }
         let mut newly_lost = self.sb.mark_lost_by_sack();
 
-        // Leave recovery / loss once everything outstanding at its start is acknowledged.
+        // Leave recovery once everything outstanding at its start is acknowledged, undoing the
+        // reduction if it proved spurious (tcp_try_undo_recovery, then tcp_end_cwnd_reduction);
+        // Loss goes through tcp_process_loss (F-RTO, undo, exit).
+        let mut rexmit_new = false;
         match self.state {
             CaState::Recovery if self.snd_una >= self.high_seq => {
-                // tcp_end_cwnd_reduction (not for algorithms with cong_control).
-                if self.w.ssthresh < INFINITE_SSTHRESH && !self.cc.owns_cwnd() {
-                    self.w.cwnd = self.w.ssthresh;
+                if self.may_undo(p.ts_ecr_ns) {
+                    self.undo_cwnd_reduction(false);
                 }
+                self.end_cwnd_reduction();
                 self.w.cwnd_cnt = 0;
                 self.set_state(now, CaState::Open);
             }
-            CaState::Loss if self.snd_una >= self.high_seq => self.set_state(now, CaState::Open),
+            CaState::Loss => rexmit_new = self.process_loss(now, p.ts_ecr_ns, flags),
             _ => {}
+        }
+        // FACK in Recovery (tcp_fastretrans_alert's do_lost -> tcp_update_scoreboard): on a
+        // duplicate ACK, or on a SACK or partial ACK with fackets_out > reordering.
+        if self.state == CaState::Recovery
+            && (flags.is_dupack || ((flags.data_sacked || flags.advanced) && self.sb.fackets_out() > REORDERING))
+        {
+            newly_lost += self.sb.mark_lost_fack(REORDERING, self.high_seq);
         }
         // RACK, in Recovery and Loss only, after the exit check and before the entry check, as
         // in Linux 4.4-4.17's tcp_fastretrans_alert (tcp_rack_mark_lost).
@@ -666,18 +1063,42 @@ impl TcpSender {
         } else {
             self.reo_at = None;
         }
+        // tcp_try_undo_dsack: in Recovery it ends the episode (tcp_try_keep_open); in Open and
+        // Disorder it undoes a finished one whose retransmissions all proved spurious. Linux
+        // runs it only for ACKs that reach tcp_fastretrans_alert (tcp_ack_is_dubious).
+        if flags.dsack {
+            let dubious = flags.is_dupack || flags.data_sacked || self.state != CaState::Open;
+            let state = self.state;
+            if state == CaState::Recovery && self.try_undo_dsack() {
+                self.try_keep_open(now);
+            } else if matches!(state, CaState::Open | CaState::Disorder) && dubious {
+                self.try_undo_dsack();
+            }
+        }
         if matches!(self.state, CaState::Open | CaState::Disorder) {
-            if self.sb.lost_out > 0 || self.dupacks >= 3 {
+            // tcp_time_to_recover (Linux 4.10, tcp_fack = 1 by default until 4.15): a loss is
+            // proven, or tcp_dupack_heuristics = fackets_out exceeds the reordering degree (the
+            // highest SACK is more than 3 packets above snd_una); dupacks for SACK-less ACKs.
+            if self.sb.lost_out > 0 || self.dupacks >= 3 || self.sb.fackets_out() > REORDERING {
                 if self.sb.lost_out == 0 && self.sb.mark_head_lost() {
                     newly_lost += 1;
                 }
                 self.enter_recovery(now);
+                // tcp_update_scoreboard(fast_rexmit): FACK marks below the highest SACK.
+                newly_lost += self.sb.mark_lost_fack(REORDERING, self.high_seq);
             } else if self.sb.sacked_out > 0 || self.dupacks > 0 {
                 self.set_state(now, CaState::Disorder);
             } else {
                 self.set_state(now, CaState::Open);
             }
         }
+
+        // tcp_fastretrans_alert's state D: in Open the episode's first-retransmission time is
+        // forgotten once no retransmission is outstanding.
+        if matches!(self.state, CaState::Open | CaState::Disorder) && !self.sb.any_retrans_done() {
+            self.retrans_stamp = None;
+        }
+        self.process_tlp_ack(now, p.ack, flags);
 
         self.delivered += newly_delivered as u64;
         self.lost += newly_lost as u64;
@@ -696,7 +1117,22 @@ impl TcpSender {
         } else if advanced {
             self.cc.cong_avoid_not_cwnd_limited(&mut self.w, &info);
         }
-        self.try_send(now, out);
+        // tcp_xmit_recovery: F-RTO step 2.b sends new data only; if none could go, F-RTO ends
+        // and the lost segments are retransmitted as usual.
+        if rexmit_new {
+            self.xmit = Xmit::NewOnly;
+            self.try_send(now, out);
+            self.xmit = Xmit::Normal;
+            if self.snd_nxt <= self.high_seq {
+                self.frto = false;
+                self.try_send(now, out);
+            }
+        } else {
+            self.try_send(now, out);
+        }
+        if self.tlp_at.is_none() {
+            self.schedule_loss_probe(now);
+        }
     }
 
     /// Puts back a window from before a loss episode and sends at once, without waiting for
@@ -712,8 +1148,14 @@ impl TcpSender {
             self.high_seq = self.snd_una;
             self.set_state(now, CaState::Open);
         }
+        // The episode is over by decree: nothing left to undo, F-RTO has no verdict to give.
+        self.undo_marker = None;
+        self.frto = false;
         self.arm_rto(now);
         self.try_send(now, out);
+        if self.tlp_at.is_none() {
+            self.schedule_loss_probe(now);
+        }
     }
 
     /// tcp_rate_gen: this ACK's delivery-rate sample, from the packet the scoreboard picked.
@@ -792,6 +1234,12 @@ impl TcpSender {
                 }
             }
         }
+        // The loss probe timer holds the RTO's place while armed (ICSK_TIME_LOSS_PROBE).
+        if self.tlp_at.is_some_and(|t| t <= now) {
+            self.tlp_at = None;
+            self.send_loss_probe(now, out);
+            return;
+        }
         match self.rto_at {
             Some(t) if t <= now => {}
             _ => return,
@@ -803,12 +1251,20 @@ impl TcpSender {
         // tcp_enter_loss: a new ssthresh unless we are already reducing for this window: in
         // Open/Disorder, past the recovery point, or in Loss with !icsk_retransmits (snd_una
         // advanced since the last RTO).
-        let recompute = matches!(self.state, CaState::Open | CaState::Disorder)
-            || self.high_seq <= self.snd_una
-            || (self.state == CaState::Loss && self.rto_retransmits == 0);
+        let new_recovery = matches!(self.state, CaState::Open | CaState::Disorder | CaState::Cwr);
+        let recompute =
+            new_recovery || self.high_seq <= self.snd_una || (self.state == CaState::Loss && self.rto_retransmits == 0);
         if recompute {
+            self.prior_ssthresh = self.current_ssthresh();
             self.w.ssthresh = self.cc.ssthresh(&self.w);
+            self.init_undo();
         }
+        // tcp_retransmit_timer forgets an outstanding probe; tcp_enter_loss starts F-RTO
+        // (tcp_frto = 2) unless a recovery was already under way, except for repeated timeouts
+        // on the same snd_una (RFC 5682 3.2).
+        self.tlp_high_seq = None;
+        self.tlp_at = None;
+        self.frto = self.frto_enabled && (new_recovery || self.rto_retransmits > 0);
         self.w.cwnd = 1;
         self.w.cwnd_cnt = 0;
         self.lost += self.sb.mark_all_lost() as u64;
@@ -958,8 +1414,18 @@ mod tests {
 
     fn probed() -> (TcpSender, std::sync::Arc<std::sync::Mutex<Log>>) {
         let log = std::sync::Arc::new(std::sync::Mutex::new(Log::default()));
-        let s = sender_with(1000, Box::new(Probe(log.clone())), false);
+        let mut s = sender_with(1000, Box::new(Probe(log.clone())), false);
+        s.set_loss_probes(false);
         (s, log)
+    }
+
+    /// A Reno sender without loss probes or F-RTO (tcp_early_retrans = 0, tcp_frto = 0): the
+    /// RTO tests below see the timeout itself.
+    fn plain_sender(mss: u32) -> TcpSender {
+        let mut s = sender(mss);
+        s.set_loss_probes(false);
+        s.set_frto(false);
+        s
     }
 
     /// Every RTO calls the algorithm's set_state hook with Loss, repeated ones included
@@ -1010,7 +1476,7 @@ mod tests {
 
     #[test]
     fn rto_collapses_window_and_backs_off() {
-        let mut s = sender(1000);
+        let mut s = plain_sender(1000);
         s.set_app_limit(u64::MAX);
         let mut out = Vec::new();
         s.try_send(Time::ZERO, &mut out);
@@ -1071,6 +1537,7 @@ mod tests {
     #[test]
     fn pacing_spaces_packets_at_the_pacing_rate() {
         let mut s = sender_with(1000, cc::build(CcKind::Cubic, &TcpOpts::default()), true);
+        s.set_loss_probes(false); // the loop below follows the pacing timer only
         s.set_app_limit(u64::MAX);
         let mut out = Vec::new();
         s.try_send(Time::ZERO, &mut out);
@@ -1192,7 +1659,7 @@ mod tests {
     /// retransmit is lost"): ssthresh from the CC at the current window, high_seq at snd_nxt.
     #[test]
     fn lost_retransmission_in_loss_enters_recovery() {
-        let mut s = sender(1000);
+        let mut s = plain_sender(1000);
         s.set_app_limit(u64::MAX);
         let mut out = Vec::new();
         s.try_send(Time::ZERO, &mut out);
@@ -1234,7 +1701,7 @@ mod tests {
     /// the window of that moment, even though no valid RTT sample reset the backoff.
     #[test]
     fn repeated_rto_recomputes_ssthresh_only_after_progress() {
-        let mut s = sender(1000);
+        let mut s = plain_sender(1000);
         s.set_app_limit(u64::MAX);
         let mut out = Vec::new();
         s.try_send(Time::ZERO, &mut out);
@@ -1268,5 +1735,407 @@ mod tests {
         a.rwnd = 3500;
         s.on_ack(Time::ZERO, &a, &mut out);
         assert_eq!(out.len(), 3, "3 whole segments fit in 3500 bytes");
+    }
+
+    // ---- Tail loss probes (tcp_schedule_loss_probe, tcp_send_loss_probe, tcp_process_tlp_ack)
+
+    /// Every packet sent so far has left the host (the simulation reports this per packet
+    /// through tsq_done; a probe does not retransmit a packet still queued below TCP).
+    fn left_host(s: &mut TcpSender) {
+        s.tsq_done(u64::MAX);
+    }
+
+    fn with_rwnd(mut p: Packet, rwnd: u32) -> Packet {
+        p.rwnd = rwnd;
+        p
+    }
+
+    /// A sender limited by cwnd: the probe is one new segment beyond cwnd, 2 x srtt after the
+    /// last transmission, and the RTO then runs from the probe.
+    #[test]
+    fn tlp_sends_new_data_beyond_cwnd() {
+        let mut s = sender(1000);
+        s.set_app_limit(u64::MAX);
+        let mut out = Vec::new();
+        s.try_send(Time::ZERO, &mut out);
+        out.clear();
+        s.on_ack(Time::from_ms(10), &ack(1000, &[]), &mut out); // srtt 10 ms, cwnd 11
+        assert_eq!(out.len(), 2);
+        assert_eq!(s.in_flight(), s.w.cwnd, "cwnd-limited");
+        assert_eq!(s.tlp_deadline(), Some(Time::from_ms(30)), "PTO = 2 x srtt");
+        assert_eq!(s.timer_deadline(), Some(Time::from_ms(30)));
+        out.clear();
+        s.on_timer(Time::from_ms(30), &mut out);
+        assert_eq!(out.iter().map(|p| p.seq).collect::<Vec<_>>(), vec![12_000], "a new segment");
+        assert_eq!(s.in_flight(), s.w.cwnd + 1, "cwnd exceeded by the probe");
+        assert_eq!(s.stats.tlp_probes, 1);
+        assert_eq!(s.stats.retransmits, 0);
+        assert_eq!(s.tlp_high_seq, None, "only retransmitted probes are tracked");
+        assert_eq!(s.timer_deadline(), Some(Time::from_ms(30) + s.rtt.rto()), "RTO from the probe");
+        assert_eq!(s.stats.rtos, 0);
+    }
+
+    /// An application-limited sender: the probe retransmits the highest segment sent.
+    #[test]
+    fn tlp_retransmits_the_last_segment_when_no_new_data() {
+        let mut s = sender(1000);
+        s.set_app_limit(10_000);
+        let mut out = Vec::new();
+        s.try_send(Time::ZERO, &mut out);
+        out.clear();
+        s.on_ack(Time::from_ms(10), &ack(1000, &[]), &mut out);
+        assert!(out.is_empty());
+        assert_eq!(s.tlp_deadline(), Some(Time::from_ms(30)));
+        // Still in the host's queue: no probe retransmission (skb_still_in_host_queue).
+        s.on_timer(Time::from_ms(30), &mut out);
+        assert!(out.is_empty());
+        assert_eq!(s.stats.tlp_probes, 0);
+        let mut s = sender(1000);
+        s.set_app_limit(10_000);
+        s.try_send(Time::ZERO, &mut out);
+        out.clear();
+        s.on_ack(Time::from_ms(10), &ack(1000, &[]), &mut out);
+        left_host(&mut s);
+        s.on_timer(Time::from_ms(30), &mut out);
+        assert_eq!(out.iter().map(|p| (p.seq, p.len)).collect::<Vec<_>>(), vec![(9000, 1000)]);
+        assert_eq!((s.stats.tlp_probes, s.stats.retransmits), (1, 1));
+        assert_eq!(s.tlp_high_seq, Some(10_000));
+        assert_eq!(s.state, CaState::Open);
+        assert!(s.scoreboard_consistent());
+    }
+
+    /// With the peer's window closed to new data and cwnd full, the probe is the last segment.
+    #[test]
+    fn tlp_retransmits_the_last_segment_when_rwnd_is_closed() {
+        let mut s = sender(1000);
+        s.set_app_limit(u64::MAX);
+        let mut out = Vec::new();
+        s.try_send(Time::ZERO, &mut out);
+        out.clear();
+        // cwnd 11; the window ends at 12 000: two new segments fill both.
+        s.on_ack(Time::from_ms(10), &with_rwnd(ack(1000, &[]), 11_000), &mut out);
+        assert_eq!(s.snd_nxt, 12_000);
+        out.clear();
+        left_host(&mut s);
+        s.on_timer(s.tlp_deadline().expect("armed"), &mut out);
+        assert_eq!(out.iter().map(|p| p.seq).collect::<Vec<_>>(), vec![11_000]);
+        assert_eq!(s.tlp_high_seq, Some(12_000));
+    }
+
+    /// One packet out: the PTO allows for a delayed ACK (1.5 srtt + 200 ms), and a probe
+    /// never comes later than the RTO: here it takes the RTO's place.
+    #[test]
+    fn tlp_with_one_packet_out_replaces_the_rto() {
+        let mut s = sender(1000);
+        s.set_app_limit(2000);
+        let mut out = Vec::new();
+        s.try_send(Time::ZERO, &mut out);
+        s.on_ack(Time::from_ms(10), &ack(1000, &[]), &mut out);
+        // 1.5 x 10 + 200 = 215 ms > RTO (10 + max(4 x 5, 200) = 210 ms): the probe fires then.
+        let rto_at = Time::from_ms(10) + s.rtt.rto();
+        assert_eq!(s.tlp_deadline(), Some(rto_at));
+        out.clear();
+        left_host(&mut s);
+        s.on_timer(rto_at, &mut out);
+        assert_eq!(out.iter().map(|p| p.seq).collect::<Vec<_>>(), vec![1000]);
+        assert_eq!((s.stats.tlp_probes, s.stats.rtos), (1, 0), "a probe, not a timeout");
+        assert_eq!(s.state, CaState::Open);
+        assert_eq!(s.timer_deadline(), Some(rto_at + s.rtt.rto()));
+    }
+
+    /// At most one probe retransmission is outstanding: a later probe timer only re-arms.
+    #[test]
+    fn one_tlp_retransmission_at_a_time() {
+        let mut s = sender(1000);
+        s.set_app_limit(10_000);
+        let mut out = Vec::new();
+        s.try_send(Time::ZERO, &mut out);
+        s.on_ack(Time::from_ms(10), &ack(1000, &[]), &mut out);
+        left_host(&mut s);
+        s.on_timer(Time::from_ms(30), &mut out);
+        assert_eq!(s.stats.tlp_probes, 1);
+        // A partial ACK arms the probe again ...
+        s.on_ack(Time::from_ms(40), &ack(5000, &[]), &mut out);
+        let t = s.tlp_deadline().expect("re-armed in Open");
+        out.clear();
+        s.on_timer(t, &mut out);
+        // ... but it sends nothing while the first probe's episode is open.
+        assert!(out.is_empty());
+        assert_eq!(s.stats.tlp_probes, 1);
+        assert!(s.timer_deadline().is_some_and(|d| d > t), "the RTO stays armed");
+    }
+
+    /// No probe outside Open (SACKed data: Disorder), nor with room in cwnd and data waiting.
+    #[test]
+    fn tlp_only_in_open_and_when_limited() {
+        let mut s = sender(1000);
+        s.set_app_limit(10_000);
+        let mut out = Vec::new();
+        s.try_send(Time::ZERO, &mut out);
+        s.on_ack(Time::from_ms(10), &ack(1000, &[(2000, 3000)]), &mut out);
+        assert_eq!(s.state, CaState::Disorder);
+        assert_eq!(s.tlp_deadline(), None);
+        let mut s = sender(1000);
+        s.set_app_limit(u64::MAX);
+        s.try_send(Time::ZERO, &mut out);
+        // Nothing may be sent (window closed) though cwnd has room: no probe.
+        s.on_ack(Time::from_ms(10), &with_rwnd(ack(1000, &[]), 9000), &mut out);
+        assert!(s.in_flight() < s.w.cwnd);
+        assert_eq!(s.tlp_deadline(), None);
+    }
+
+    /// The probe repaired the tail loss: the ACK beyond tlp_high_seq without a D-SACK costs a
+    /// window reduction through CWR (ssthresh from the algorithm, cwnd = ssthresh).
+    #[test]
+    fn tlp_that_repairs_a_loss_reduces_the_window() {
+        let (mut s, log) = probed();
+        s.set_loss_probes(true);
+        s.set_app_limit(10_000);
+        let mut out = Vec::new();
+        s.try_send(Time::ZERO, &mut out);
+        s.on_ack(Time::from_ms(10), &ack(9000, &[]), &mut out); // segment 9 lost
+        let cwnd = s.w.cwnd;
+        let t = s.tlp_deadline().unwrap();
+        left_host(&mut s);
+        s.on_timer(t, &mut out);
+        assert_eq!(s.tlp_high_seq, Some(10_000));
+        // The probe's ACK reaches tlp_high_seq: not yet decided.
+        s.on_ack(t + Time::from_ms(10), &ack(10_000, &[]), &mut out);
+        assert_eq!(s.stats.tlp_recoveries, 0);
+        let cwnd2 = s.w.cwnd;
+        s.set_app_limit(12_000);
+        s.try_send(t + Time::from_ms(10), &mut out);
+        s.on_ack(t + Time::from_ms(20), &ack(12_000, &[]), &mut out);
+        assert_eq!(s.stats.tlp_recoveries, 1);
+        assert_eq!(s.tlp_high_seq, None);
+        assert_eq!(s.w.ssthresh, (cwnd2 / 2).max(2));
+        assert_eq!(s.w.cwnd, s.w.ssthresh, "tcp_end_cwnd_reduction in CWR");
+        assert!(cwnd2 >= cwnd);
+        assert_eq!(s.state, CaState::Open);
+        let l = log.lock().unwrap();
+        assert_eq!(l.states, vec![CaState::Cwr, CaState::Open], "passes through CWR");
+    }
+
+    /// Original and probe both arrived: the receiver's D-SACK ends the episode, no reduction.
+    #[test]
+    fn tlp_dsack_means_no_loss() {
+        let mut s = sender(1000);
+        s.set_app_limit(10_000);
+        let mut out = Vec::new();
+        s.try_send(Time::ZERO, &mut out);
+        s.on_ack(Time::from_ms(10), &ack(9000, &[]), &mut out);
+        let t = s.tlp_deadline().unwrap();
+        left_host(&mut s);
+        s.on_timer(t, &mut out);
+        s.on_ack(t + Time::from_ms(1), &ack(10_000, &[]), &mut out); // the original
+        s.on_ack(t + Time::from_ms(10), &ack(10_000, &[(9000, 10_000)]), &mut out); // the probe
+        assert_eq!(s.tlp_high_seq, None);
+        let (cwnd, ssthresh) = (s.w.cwnd, s.w.ssthresh);
+        s.set_app_limit(12_000);
+        s.try_send(t + Time::from_ms(10), &mut out);
+        s.on_ack(t + Time::from_ms(20), &ack(12_000, &[]), &mut out);
+        assert_eq!(s.stats.tlp_recoveries, 0);
+        assert_eq!(s.w.ssthresh, ssthresh);
+        assert!(s.w.cwnd >= cwnd);
+    }
+
+    // ---- F-RTO (tcp_process_loss, tcp_frto = 2) and undo
+
+    /// 10 segments out, the first ACKed at 10 ms (srtt 10 ms), then the ACKs stall until the
+    /// RTO fires and retransmits segment 1. Returns the sender after the RTO.
+    fn stalled_after_rto(cc_kind: Option<CcKind>) -> TcpSender {
+        let mut s = match cc_kind {
+            Some(k) => sender_with(1000, cc::build(k, &TcpOpts::default()), false),
+            None => sender(1000),
+        };
+        s.set_app_limit(u64::MAX);
+        s.set_loss_probes(false);
+        let mut out = Vec::new();
+        s.try_send(Time::ZERO, &mut out);
+        s.on_ack(Time::from_ms(10), &ack(1000, &[]), &mut out);
+        let rto = s.timer_deadline().unwrap();
+        out.clear();
+        s.on_timer(rto, &mut out);
+        assert_eq!(out.iter().map(|p| p.seq).collect::<Vec<_>>(), vec![1000]);
+        assert_eq!((s.state, s.w.cwnd), (CaState::Loss, 1));
+        assert!(s.frto);
+        s
+    }
+
+    /// A spurious RTO (the ACKs were only late): the first ACK advances over the
+    /// retransmitted head, F-RTO sends new data instead of retransmitting (step 2.b), and the
+    /// next ACK covers segments sent only once: undo (step 3.b), back to Open with the
+    /// window of before the timeout.
+    #[test]
+    fn frto_detects_a_spurious_rto_and_undoes() {
+        let mut s = stalled_after_rto(None);
+        let rto_at = Time::from_ms(10) + s.rtt.base_rto();
+        let mut out = Vec::new();
+        s.on_ack(rto_at + Time::from_ms(1), &ack(2000, &[]), &mut out);
+        assert_eq!(s.state, CaState::Loss);
+        assert_eq!(out.iter().map(|p| p.seq).collect::<Vec<_>>(), vec![12_000, 13_000], "new data, no retransmission");
+        assert_eq!(s.stats.retransmits, 1);
+        out.clear();
+        s.on_ack(rto_at + Time::from_ms(2), &ack(4000, &[]), &mut out);
+        assert_eq!(s.state, CaState::Open);
+        assert_eq!(s.stats.spurious_rtos, 1);
+        // Reno (no undo_cwnd hook in 4.10): cwnd = max(cwnd, 2 x ssthresh) = 2 x 5; ssthresh
+        // back to prior_ssthresh (infinite before the first loss).
+        assert_eq!(s.w.ssthresh, INFINITE_SSTHRESH);
+        assert!(s.w.cwnd >= 10, "cwnd {}", s.w.cwnd);
+        assert_eq!(s.sb.lost_out, 0, "loss marks cleared");
+        assert_eq!(s.stats.retransmits, 1, "nothing else retransmitted");
+        assert!(s.scoreboard_consistent());
+    }
+
+    /// CUBIC's bictcp_undo_cwnd gives back the window it had when the RTO struck.
+    #[test]
+    fn frto_undo_restores_cubic_loss_cwnd() {
+        let mut s = stalled_after_rto(Some(CcKind::Cubic));
+        let rto_at = Time::from_ms(10) + s.rtt.base_rto();
+        let mut out = Vec::new();
+        s.on_ack(rto_at + Time::from_ms(1), &ack(2000, &[]), &mut out);
+        s.on_ack(rto_at + Time::from_ms(2), &ack(4000, &[]), &mut out);
+        assert_eq!(s.state, CaState::Open);
+        // cwnd was 11 at the RTO (10 + 1 in slow start); the ACK of the undo adds its 2.
+        assert!(s.w.cwnd >= 11, "cwnd {}", s.w.cwnd);
+    }
+
+    /// A real loss: after the new data of step 2.b, a duplicate ACK SACKing it says the
+    /// window was lost (step 3.a): F-RTO ends and the lost segments are retransmitted, in Loss.
+    #[test]
+    fn frto_keeps_a_genuine_rto_in_loss() {
+        let mut s = stalled_after_rto(None);
+        let rto_at = Time::from_ms(10) + s.rtt.base_rto();
+        let mut out = Vec::new();
+        s.on_ack(rto_at + Time::from_ms(10), &ack(2000, &[]), &mut out);
+        assert_eq!(out.iter().map(|p| p.seq).collect::<Vec<_>>(), vec![12_000, 13_000]);
+        out.clear();
+        s.on_ack(rto_at + Time::from_ms(20), &ack(2000, &[(12_000, 13_000)]), &mut out);
+        assert!(!s.frto);
+        assert_eq!(s.state, CaState::Loss);
+        assert_eq!(s.stats.spurious_rtos, 0);
+        assert_eq!(out.first().map(|p| p.seq), Some(2000), "conventional recovery");
+        assert_eq!(s.w.ssthresh, 5);
+        assert!(s.scoreboard_consistent());
+    }
+
+    /// Eifel (tcp_packet_delayed): the first ACK after the RTO echoes the original's
+    /// timestamp, older than the retransmission: undo at once (tcp_try_undo_loss).
+    #[test]
+    fn timestamps_undo_a_spurious_rto() {
+        let mut s = stalled_after_rto(None);
+        let rto_at = Time::from_ms(10) + s.rtt.base_rto();
+        let mut a = ack(2000, &[]);
+        a.ts_ecr_ns = 1; // segment 1's first transmission, at time 0 (+1 ns)
+        let mut out = Vec::new();
+        s.on_ack(rto_at + Time::from_ms(1), &a, &mut out);
+        assert_eq!(s.state, CaState::Open);
+        assert_eq!(s.stats.undos, 1);
+        assert_eq!(s.stats.spurious_rtos, 0, "not F-RTO's verdict");
+        // The echo of the retransmission itself does not undo.
+        let mut s = stalled_after_rto(None);
+        let mut a = ack(2000, &[]);
+        a.ts_ecr_ns = rto_at.ns();
+        s.on_ack(rto_at + Time::from_ms(10), &a, &mut out);
+        assert_eq!(s.state, CaState::Loss);
+        assert_eq!(s.stats.undos, 0);
+    }
+
+    /// D-SACK undo: the fast retransmission of segment 0 arrives after the original; its
+    /// D-SACK shows every retransmission of the episode was spurious and the reduction is
+    /// undone.
+    #[test]
+    fn dsack_undoes_a_spurious_fast_recovery() {
+        let mut s = recovering(Time::from_ms(13));
+        let before = s.w.ssthresh;
+        assert_eq!(s.undo_retrans, 1);
+        let mut out = Vec::new();
+        // The original segment 0 arrives late: everything up to 14 000 is ACKed ...
+        s.on_ack(Time::from_ms(20), &ack(14_000, &[]), &mut out);
+        assert_eq!(s.state, CaState::Open);
+        assert_eq!(s.stats.undos, 0, "no evidence yet (no timestamps)");
+        let reduced = s.w.ssthresh;
+        assert_eq!(reduced, before);
+        // ... then the retransmission, which the receiver reports as a duplicate.
+        s.on_ack(Time::from_ms(21), &ack(14_000, &[(0, 1000)]), &mut out);
+        assert_eq!(s.undo_retrans, 0);
+        assert_eq!(s.stats.undos, 1);
+        assert_eq!(s.w.ssthresh, INFINITE_SSTHRESH, "prior_ssthresh restored");
+        assert!(s.w.cwnd >= 2 * reduced);
+    }
+
+    /// An RTO during a recovery (not repeated) does not run F-RTO (tcp_enter_loss:
+    /// new_recovery false and icsk_retransmits 0).
+    #[test]
+    fn no_frto_for_an_rto_in_recovery() {
+        let mut s = recovering(Time::from_ms(13));
+        let d = s.rto_at.unwrap();
+        let mut out = Vec::new();
+        s.on_timer(d, &mut out);
+        assert_eq!(s.state, CaState::Loss);
+        assert!(!s.frto);
+    }
+
+    // ---- FACK (Linux 4.10, tcp_fack = 1)
+
+    /// A burst loss: segments 0-4 lost, 5 SACKed. fackets_out = 6 > reordering 3, so
+    /// recovery starts on this first SACK (RFC 6675 alone would wait for three), and the
+    /// segments more than 3 below the highest SACK (0, 1 and 2) are marked lost at once.
+    #[test]
+    fn fack_enters_recovery_on_the_first_distant_sack() {
+        let mut s = sender(1000);
+        s.set_app_limit(u64::MAX);
+        let mut out = Vec::new();
+        s.try_send(Time::ZERO, &mut out);
+        out.clear();
+        s.on_ack(Time::from_ms(10), &ack(0, &[(5000, 6000)]), &mut out);
+        assert_eq!(s.state, CaState::Recovery);
+        assert_eq!(s.sb.fackets_out(), 6);
+        assert_eq!(s.sb.lost_out, 3);
+        assert_eq!(out.first().map(|p| p.seq), Some(0));
+        // A SACK just above the head is not enough (fackets_out 2).
+        let mut s = sender(1000);
+        s.set_app_limit(u64::MAX);
+        s.try_send(Time::ZERO, &mut out);
+        s.on_ack(Time::from_ms(10), &ack(0, &[(1000, 2000)]), &mut out);
+        assert_eq!(s.state, CaState::Disorder);
+        assert!(s.scoreboard_consistent());
+    }
+
+    /// The tail of a window is lost: the loss probe (a new segment) is SACKed, FACK starts
+    /// recovery and RACK finds the rest, without waiting for the RTO.
+    #[test]
+    fn tlp_turns_a_tail_loss_into_fast_recovery() {
+        let mut s = sender(1000);
+        s.set_app_limit(u64::MAX);
+        let mut out = Vec::new();
+        s.try_send(Time::ZERO, &mut out);
+        out.clear();
+        s.on_ack(Time::from_ms(10), &ack(1000, &[]), &mut out); // 1..12 000 then lost
+        let t = s.tlp_deadline().unwrap();
+        out.clear();
+        s.on_timer(t, &mut out);
+        assert_eq!(out.iter().map(|p| p.seq).collect::<Vec<_>>(), vec![12_000]);
+        out.clear();
+        s.on_ack(t + Time::from_ms(10), &ack(1000, &[(12_000, 13_000)]), &mut out);
+        assert_eq!(s.state, CaState::Recovery);
+        assert_eq!(out.first().map(|p| p.seq), Some(1000), "fast retransmit, no RTO");
+        assert_eq!(s.stats.rtos, 0);
+        assert!(s.scoreboard_consistent());
+    }
+
+    /// MuSher / AMuSe's window restore ends the RTO episode outright: nothing is left for an
+    /// undo or F-RTO to act on, and in Open the loss probe is armed again.
+    #[test]
+    fn restore_window_ends_the_undo_episode() {
+        let mut s = stalled_after_rto(None);
+        s.set_loss_probes(true);
+        let now = s.rto_at.unwrap();
+        let mut out = Vec::new();
+        s.restore_window(now, 10, 20, &mut out);
+        assert_eq!(s.state, CaState::Open);
+        assert_eq!((s.undo_marker, s.frto), (None, false));
+        assert!(s.tlp_deadline().is_some());
     }
 }

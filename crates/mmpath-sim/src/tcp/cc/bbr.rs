@@ -154,7 +154,14 @@ impl MinMax {
 }
 
 fn state_rank(s: CaState) -> u8 {
-    s as u8
+    // Linux's tcp_ca_state order: Open < Disorder < CWR < Recovery < Loss.
+    match s {
+        CaState::Open => 0,
+        CaState::Disorder => 1,
+        CaState::Cwr => 2,
+        CaState::Recovery => 3,
+        CaState::Loss => 4,
+    }
 }
 
 pub struct Bbr {
@@ -639,6 +646,11 @@ impl CongestionControl for Bbr {
     fn ssthresh(&mut self, w: &Window) -> u32 {
         self.save_cwnd(w.cwnd);
         w.ssthresh
+    }
+
+    /// bbr_undo_cwnd (Linux 4.10): the window stays as BBR set it.
+    fn undo_cwnd(&mut self, w: &Window) -> u32 {
+        w.cwnd
     }
 
     /// bbr_set_state: an RTO counts as the end of a round and a loss for long-term sampling.

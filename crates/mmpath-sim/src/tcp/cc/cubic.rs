@@ -55,6 +55,9 @@ pub struct Cubic {
     fast_convergence: bool,
     cnt: u32,
     last_max_cwnd: u32,
+    /// cwnd at the last reduction (bictcp_recalc_ssthresh's ca->loss_cwnd), what
+    /// bictcp_undo_cwnd restores. Not cleared by bictcp_reset (only bictcp_init zeroes it).
+    loss_cwnd: u32,
     last_cwnd: u32,
     last_time: Option<Time>,
     origin_point: u32,
@@ -82,6 +85,7 @@ impl Cubic {
             fast_convergence: true,
             cnt: 0,
             last_max_cwnd: 0,
+            loss_cwnd: 0,
             last_cwnd: 0,
             last_time: None,
             origin_point: 0,
@@ -114,9 +118,10 @@ impl Cubic {
     }
 
     fn reset(&mut self) {
-        let (hystart, fc) = (self.hystart, self.fast_convergence);
+        let (hystart, fc, loss_cwnd) = (self.hystart, self.fast_convergence, self.loss_cwnd);
         *self = Cubic::new(hystart);
         self.fast_convergence = fc;
+        self.loss_cwnd = loss_cwnd;
     }
 
     /// bictcp_hystart_reset: a new round starts now and ends when snd_nxt is ACKed.
@@ -251,7 +256,14 @@ impl CongestionControl for Cubic {
         } else {
             self.last_max_cwnd = w.cwnd;
         }
+        self.loss_cwnd = w.cwnd;
         ((w.cwnd * BETA_SCALE_1024) / 1024).max(2)
+    }
+
+    /// bictcp_undo_cwnd (Linux 4.10): max(cwnd, loss_cwnd). W_max and the epoch are not put
+    /// back (an RTO's bictcp_reset stays).
+    fn undo_cwnd(&mut self, w: &Window) -> u32 {
+        w.cwnd.max(self.loss_cwnd)
     }
 
     /// bictcp_acked: every ACK's RTT sample (Linux's ca_rtt, never a timestamp echo).

@@ -25,10 +25,15 @@ pub enum CaState {
     Disorder = 1,
     Recovery = 2,
     Loss = 3,
+    /// Linux TCP_CA_CWR: a window reduction without retransmission. The sender passes through
+    /// it within one ACK when a tail loss probe turns out to have repaired a loss
+    /// (tcp_process_tlp_ack: tcp_init_cwnd_reduction, CWR, tcp_end_cwnd_reduction,
+    /// tcp_try_keep_open), so the algorithm's set_state hook sees it (Vegas disables itself).
+    Cwr = 4,
 }
 
 impl CaState {
-    pub const NAMES: [&'static str; 4] = ["open", "disorder", "recovery", "loss"];
+    pub const NAMES: [&'static str; 5] = ["open", "disorder", "recovery", "loss", "cwr"];
 }
 
 /// Congestion window state, in packets (MSS-sized segments), as Linux keeps it.
@@ -149,6 +154,12 @@ pub trait CongestionControl: Send + Sync {
     fn cong_avoid_not_cwnd_limited(&mut self, _w: &mut Window, _ack: &AckInfo) {}
     /// The slow-start threshold after a congestion event (fast recovery or RTO).
     fn ssthresh(&mut self, w: &Window) -> u32;
+    /// The window to restore when a reduction proves spurious (Linux 4.10 tcp_undo_cwnd_reduction
+    /// calls ops->undo_cwnd, before ssthresh is put back). Without the hook (Reno, Vegas in
+    /// 4.10) the stack uses max(cwnd, 2 x ssthresh), which this default is.
+    fn undo_cwnd(&mut self, w: &Window) -> u32 {
+        w.cwnd.max(w.ssthresh.saturating_mul(2))
+    }
     /// Every ACK carrying an RTT sample, in any state (Linux pkts_acked).
     fn on_rtt(&mut self, _w: &mut Window, _ack: &AckInfo) {}
     /// The sender changed congestion state.
