@@ -258,7 +258,9 @@ fn radio_udp_at_mtu_1500_is_host_limited() {
 /// Seed 000's weak link at MCS 8, MTU 7912 (receiver 9 dB over the standard: MCS 8 needs
 /// -70 dBm): at a steady -68 dBm the MAC's retries hide every error from TCP; with the office's
 /// fading (2.9 dB every 10 ms) around the same mean, fades outlast the 8 attempts, whole
-/// aggregates are given up, TCP takes RTOs and loses far more than UDP does.
+/// aggregates are given up and reach TCP as losses, and TCP loses more than UDP does. (Before
+/// tail loss probes and FACK most of those bursts ended in 200 ms RTOs and TCP lost far more;
+/// with them, seed 1 recovers every burst by fast recovery: TCP keeps 0.88, UDP 0.91.)
 #[test]
 fn fades_longer_than_the_retries_reach_tcp_as_loss_bursts() {
     let p = |fading: f64| {
@@ -274,10 +276,12 @@ fn fades_longer_than_the_retries_reach_tcp_as_loss_bursts() {
     assert_eq!(steady["flows"][0]["rto_count"], 0);
     let faded = radio(&p(2.9), tcp, 3.0, 1);
     assert!(faded["paths"][0]["retry_drops_up"].as_u64().unwrap() > 0);
-    assert!(faded["flows"][0]["rto_count"].as_u64().unwrap() > 0, "{}", faded["flows"][0]);
+    let f = &faded["flows"][0];
+    assert!(f["retransmits"].as_u64().unwrap() > 0, "{f}");
+    assert!(f["fast_recoveries"].as_u64().unwrap() + f["rto_count"].as_u64().unwrap() > 0, "{f}");
     let tcp_ratio = goodput(&faded) / goodput(&steady);
     let udp_ratio = goodput(&radio(&p(2.9), udp, 3.0, 1)) / goodput(&radio(&p(0.0), udp, 3.0, 1));
-    assert!(tcp_ratio < udp_ratio - 0.05, "TCP keeps {tcp_ratio:.2}, UDP {udp_ratio:.2}");
+    assert!(tcp_ratio < udp_ratio - 0.02, "TCP keeps {tcp_ratio:.2}, UDP {udp_ratio:.2}");
 }
 
 /// The same fading link: some fades take the tail of a window, and Linux's tail loss probe
