@@ -658,6 +658,12 @@ pub struct TcpOpts {
     /// hop's queue) before it stops sending (net.ipv4.tcp_limit_output_bytes); 0 turns TSQ off.
     #[serde(default = "d_limit_output")]
     pub limit_output_bytes: u64,
+    /// Tail loss probes (net.ipv4.tcp_early_retrans = 3, the default since Linux 3.10).
+    #[serde(default = "d_true")]
+    pub tail_loss_probes: bool,
+    /// F-RTO, spurious-RTO detection and undo (net.ipv4.tcp_frto = 2, the default since 3.10).
+    #[serde(default = "d_true")]
+    pub frto: bool,
 }
 
 /// net.ipv4.tcp_limit_output_bytes of current kernels (1 MiB; it was 128 KiB before Linux 4.2
@@ -690,6 +696,8 @@ impl Default for TcpOpts {
             hystart: true,
             pacing: false,
             limit_output_bytes: d_limit_output(),
+            tail_loss_probes: true,
+            frto: true,
         }
     }
 }
@@ -1401,6 +1409,22 @@ mod tests {
             Scenario::from_json(r#"{"path":[{"technology":"11ac","device":"rog-phone-2"}],"flow":[{"kind":"tcp"}]}"#)
                 .unwrap();
         assert!(s.to_json().contains(r#""rmem_max_bytes":4194304"#), "{}", s.to_json());
+    }
+
+    /// Linux's loss-recovery sysctls as TCP options: on by default, off when asked, and a
+    /// wrong type named with its field.
+    #[test]
+    fn loss_probe_and_frto_switches() {
+        let tcp = |t: &str| {
+            let j = format!(r#"{{"path":[{{"rate_mbps":100}}],"flow":[{{"kind":"tcp"{t}}}]}}"#);
+            let s = Scenario::from_json(&j).unwrap();
+            (s.flow[0].tcp.tail_loss_probes, s.flow[0].tcp.frto)
+        };
+        assert_eq!(tcp(""), (true, true));
+        assert_eq!(tcp(r#","tcp":{"tail_loss_probes":false}"#), (false, true));
+        assert_eq!(tcp(r#","tcp":{"frto":false}"#), (true, false));
+        let m = fails(r#"{"path":[{"rate_mbps":100}],"flow":[{"tcp":{"frto":"yes"}}]}"#);
+        assert!(m.contains("frto") && m.contains("expected a boolean"), "{m}");
     }
 
     #[test]

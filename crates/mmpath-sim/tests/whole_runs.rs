@@ -294,6 +294,11 @@ fn fades_trigger_tail_loss_probes() {
     let faded = radio(p, r#"{"cc": "cubic", "direction": "upload"}"#, 3.0, 1);
     let f = &faded["flows"][0];
     assert!(f["tlp_probes"].as_u64().unwrap() > 0, "{f}");
+    // tcp_early_retrans < 3: the same fades, no probes, and the tails wait for the RTO.
+    let off = radio(p, r#"{"cc": "cubic", "direction": "upload", "tcp": {"tail_loss_probes": false}}"#, 3.0, 1);
+    let g = &off["flows"][0];
+    assert_eq!(g["tlp_probes"], 0, "{g}");
+    assert!(g["rto_count"].as_u64().unwrap() > f["rto_count"].as_u64().unwrap(), "{g} vs {f}");
     let steady = radio(
         r#"{"technology": "11ad", "device": "panasonic-wigig", "mcs": 9, "mtu_bytes": 7912, "rssi_dbm": -42}"#,
         r#"{"cc": "cubic", "direction": "upload"}"#,

@@ -450,6 +450,8 @@ impl Simulation {
                     pacing: t.pacing,
                 });
                 sender.set_output_limit(t.limit_output_bytes);
+                sender.set_loss_probes(t.tail_loss_probes);
+                sender.set_frto(t.frto);
                 (
                     Some(sender),
                     Some(TcpReceiver::new(ReceiverCfg {

@@ -274,6 +274,8 @@ pub(super) fn build(
             pacing: t.pacing,
         });
         sender.set_output_limit(t.limit_output_bytes);
+        sender.set_loss_probes(t.tail_loss_probes);
+        sender.set_frto(t.frto);
         // Subflows advertise the connection's window (RFC 8684 3.3.5): no subflow-level
         // limit beyond it.
         let receiver = TcpReceiver::new(ReceiverCfg {
