@@ -403,12 +403,14 @@ pub const ROG_PHONE_2: HostProfile = HostProfile {
     // Qualcomm's 802.11ad framework (WigigStateMachine) uses persist.vendor.wigig.tcp_buffer_sizes
     // or falls back to the same resource. AOSP ships "524288,1048576,2097152,262144,524288,
     // 1048576"; Qualcomm device configurations raise it to "524288,2097152,4194304,262144,524288,
-    // 1048576" (net.tcp.buffersize.wifi in their device trees). The ROG Phone II's own value is
-    // not published; its vendor build is Qualcomm's (its 802.11ad framework is), so we take
-    // Qualcomm's configuration: UNCERTAIN between 2 and 4 MB, both below Linux's 6 MB. Both agree
-    // on tcp_wmem[2] = 1 MB.
+    // 1048576" (net.tcp.buffersize.wifi in their device trees). The ROG Phone II's (ASUS I001D)
+    // device overlay sets config_wifi_tcp_buffers = "524288,1048576,4194304,524288,1048576,
+    // 4194304" (LineageOS android_device_asus_I001D, overlay/frameworks/base/core/res/res/values/
+    // config.xml; its device props set no wigig override, so both radios use it): tcp_rmem[2] =
+    // tcp_wmem[2] = 4 MB. (It is the LineageOS tree's value, which such trees take from the
+    // stock ROM's overlay; ASUS's own is not published.)
     tcp_rmem_max: 4_194_304,
-    tcp_wmem_max: 1_048_576,
+    tcp_wmem_max: 4_194_304,
 };
 
 /// The host of a radio device preset, if its receive processing is limited beyond the
