@@ -449,9 +449,7 @@ impl Simulation {
                     cc,
                     pacing: t.pacing,
                 });
-                sender.set_output_limit(t.limit_output_bytes);
-                sender.set_loss_probes(t.tail_loss_probes);
-                sender.set_frto(t.frto);
+                sender.apply_sysctls(t);
                 (
                     Some(sender),
                     Some(TcpReceiver::new(ReceiverCfg {

@@ -273,9 +273,7 @@ pub(super) fn build(
             cc: ccs.remove(0),
             pacing: t.pacing,
         });
-        sender.set_output_limit(t.limit_output_bytes);
-        sender.set_loss_probes(t.tail_loss_probes);
-        sender.set_frto(t.frto);
+        sender.apply_sysctls(t);
         // Subflows advertise the connection's window (RFC 8684 3.3.5): no subflow-level
         // limit beyond it.
         let receiver = TcpReceiver::new(ReceiverCfg {

@@ -41,7 +41,7 @@ use super::rtt::RttEstimator;
 use super::scoreboard::{Scoreboard, Seg, SentSpan, TxRate};
 use super::tlp;
 use crate::packet::{Kind, Packet, Way, TCP_HEADER_BYTES};
-use crate::scenario::BufSize;
+use crate::scenario::{BufSize, TcpOpts};
 use crate::time::Time;
 use crate::trace::LogHistogram;
 
@@ -353,6 +353,14 @@ impl TcpSender {
     /// Turns TCP Small Queues on with this tcp_limit_output_bytes (0: off).
     pub fn set_output_limit(&mut self, bytes: u64) {
         self.tsq_limit = bytes;
+    }
+
+    /// The flow's host sysctls from its scenario TCP options (TSQ's limit, loss probes,
+    /// F-RTO), for single-path flows and MPTCP subflows alike.
+    pub fn apply_sysctls(&mut self, t: &TcpOpts) {
+        self.set_output_limit(t.limit_output_bytes);
+        self.set_loss_probes(t.tail_loss_probes);
+        self.set_frto(t.frto);
     }
 
     /// Whether the socket is waiting for its queued packets to leave the host (TSQ).
@@ -1287,7 +1295,7 @@ impl TcpSender {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::{CcKind, TcpOpts};
+    use crate::scenario::CcKind;
     use crate::tcp::cc;
 
     /// A sender with unlimited buffers, initial window 10 and a 200 ms minimum RTO.
