@@ -311,9 +311,11 @@ claim(Claim(
 # --------------------------------------------------------------------------- 004-blockage
 
 # 11ad blocked (link lost) from 3 s for 5 s (ours: a person standing in the beam; the poster gives
-# no length), then re-trained for 500 ms (the device's retrain_ms, given explicitly here). 20 s
-# runs in both modes, so a resumption up to ~11.5 s after the link is back is seen.
-BLOCK_T_S, BLOCK_S, RETRAIN_MS, BLOCK_RUN_S = 3.0, 5.0, 500.0, 20.0
+# no length), then re-trained for 500 ms (the device's retrain_ms, given explicitly here). 25 s
+# runs in both modes: a resumption up to 16.5 s after the link is back is seen, beyond the
+# claim's upper bound (12 s + 15 % = 13.8 s), so a subflow that never comes back counts as the
+# time left (a lower bound that fails the check) and can never pass as a ~12 s delay.
+BLOCK_T_S, BLOCK_S, RETRAIN_MS, BLOCK_RUN_S = 3.0, 5.0, 500.0, 25.0
 LINK_BACK_S = BLOCK_T_S + BLOCK_S + RETRAIN_MS / 1000
 RESUME_MBPS = 100.0  # a 100 ms bin with >= 100 Mbit/s on the 11ad subflow = "using 11ad again"
 
@@ -366,6 +368,10 @@ def _check_block(runs: pd.DataFrame, mode: Mode):
     c.within("default: delay from link back to the 11ad subflow carrying >= 100 Mbit/s in a 100 ms bin",
              d["mean"], 12.0, "s")
     c.below("AMuSe-BLOCKAGE: that delay", a["mean"], 1.0, "s")
+    for kind in ("default", "amuse-blockage"):
+        r = _sel(runs, kind=kind)["resumed"]
+        c.add(f"{kind}: every run uses the 11ad subflow again within the run ({int(r.sum())} of {len(r)})",
+              bool(len(r)) and bool(r.all()))
     rtos = stats(_sel(runs, kind="default")["ad_rtos"])
     return (f"11ad resumes {fmt(d['mean'])} s (default, {fmt(d['min'])}-{fmt(d['max'])}) and {fmt(a['mean'])} s "
             f"(AMuSe-BLOCKAGE) after the link is back; the default's 11ad subflow took {fmt(rtos['mean'])} RTOs "
@@ -380,7 +386,8 @@ claim(Claim(
     paper="Fig. 2(c): default MPTCP (pf set, cwnd 1) uses the 11ad subflow again 12 s after the link is back; "
           "Fig. 3(b): with AMuSe-BLOCKAGE, in less than 1 s",
     criterion="11ad blocked 3-8 s, link back at 8.5 s (500 ms re-training); delay = first 100 ms bin from then "
-              "with >= 100 Mbit/s on the 11ad subflow; default mean within 15% of 12 s; AMuSe-BLOCKAGE mean < 1 s",
+              "with >= 100 Mbit/s on the 11ad subflow (25 s runs; every run must get there); default mean within 15% of "
+              "12 s; AMuSe-BLOCKAGE mean < 1 s",
     check=_check_block,
     needs=lambda k: k["kind"] != "musher",
 ))
