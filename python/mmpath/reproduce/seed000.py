@@ -312,9 +312,13 @@ def _check_mtu7912(runs: pd.DataFrame, mode: Mode):
                 c.above(f"{p.upper()} MCS {m} mean", v, GBPS, "Mbit/s")
             else:
                 c.below(f"{p.upper()} MCS {m} mean", v, GBPS, "Mbit/s")
-    c.within("TCP MCS 9 mean", means["tcp"][-1], 1316.0, "Mbit/s")
+    # Section 4.2's 1.316 Gbps is a best run, not a mean: "with the maximum supported speed at
+    # MCS9 ... we selected the maximum throughput among all runs, which is 1.316 Gbps". The same
+    # statistic is compared: the best of mmpath's runs at that point.
+    best = _st(runs, mtu=7912, signal="strong", proto="tcp", mcs=9)["max"]
+    c.within("TCP MCS 9 best run", best, 1316.0, "Mbit/s")
     text = ("strong, MTU 7912, MCS 1-9 means: UDP " + ", ".join(fmt(v) for v in means["udp"])
-            + "; TCP " + ", ".join(fmt(v) for v in means["tcp"]) + " Mbit/s")
+            + "; TCP " + ", ".join(fmt(v) for v in means["tcp"]) + f" Mbit/s; TCP MCS 9 best run {fmt(best)} Mbit/s")
     return text, c.items
 
 
@@ -325,7 +329,8 @@ claim(Claim(
     paper="Fig. 3: TCP and UDP rise monotonically with MCS; above 1 Gbps from MCS 6 (UDP) and MCS 7 (TCP); "
           "section 4.2: TCP at MCS 9 peaks at 1.316 Gbps (the best of 10 runs)",
     criterion="TCP and UDP means strictly rise from MCS 1 to 9; UDP mean > 1000 Mbit/s exactly at MCS 6-9, "
-              "TCP exactly at MCS 7-9 (below at lower MCS); TCP MCS 9 mean within 15% of 1316 Mbit/s",
+              "TCP exactly at MCS 7-9 (below at lower MCS); TCP MCS 9 best run within 15% of 1316 Mbit/s "
+              "(the paper's figure is the best of its 10 runs)",
     check=_check_mtu7912,
     needs=lambda k: k["mtu"] == 7912 and k["signal"] == "strong",
 ))
