@@ -251,7 +251,9 @@ def _check_probertt(runs: pd.DataFrame, mode: Mode):
         ts = [float(x) for x in str(starts).split()] if isinstance(starts, str) and starts else []
         gaps += list(np.diff(ts))
     n_b = stats(b["drops"])
-    c.at_least("BBR dips >= 30 % below the 1 s mean per run (mean of runs)", n_b["mean"], expected,
+    # "per run": ProbeRTT comes every 10 s in every BBR run, so the run with the fewest dips is
+    # compared (a mean would let a run without any dips pass beside one with extra dips).
+    c.at_least("BBR dips >= 30 % below the 1 s mean, fewest in any run", n_b["min"], expected,
                bound_text=f"{expected} (one per 10 s ProbeRTT period after the first 2 s)")
     depths = stats(b["drop_max_depth"])
     c.at_least("BBR deepest dip (mean of runs)", depths["mean"], DIP_DEPTH,
@@ -271,7 +273,7 @@ claim(Claim(
     claim="BBR's ProbeRTT phase shows as periodic throughput dips",
     paper="during BBR's probeRTT phase the throughput is largely degraded (periodically: ProbeRTT runs when the "
           "min RTT is 10 s old)",
-    criterion="BBR, base RTT 1 ms, 100 ms bins after the first 2 s: per run at least one dip >= 30 % below the 1 s "
+    criterion="BBR, base RTT 1 ms, 100 ms bins after the first 2 s: in every run at least one dip >= 30 % below the 1 s "
               "running mean per 10 s, the deepest >= 30 % on average, consecutive dips 10 s apart (median within "
               "15 %: 8.5..11.5 s), and more dips than Cubic on the same link",
     check=_check_probertt,
