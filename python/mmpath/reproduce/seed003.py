@@ -126,7 +126,13 @@ def measure_steady(res, point: Point, mode: Mode):
     dur = float(res.summary.get("sim_s", 0.0))
     t, mbps = _bins(res, dur)
     drops = _drops(t, mbps)
-    deep = [d for d in drops if d["depth"] >= LOS_DROP_DEPTH * (1 - TOL)]
+    # The paper's drops last "up to 2s before recovery": only a drop that recovered before the run
+    # ended shows that. One still open at the end has a length that is only a lower bound: it
+    # does not count as such a drop, and its length enters the "longest" check only as that
+    # bound (it fails the check if it already exceeds it).
+    end_s = float(t[-1] + BIN_S) if len(t) else 0.0
+    deep_all = [d for d in drops if d["depth"] >= LOS_DROP_DEPTH * (1 - TOL)]
+    deep = [d for d in deep_all if d["end_s"] < end_s - 1e-9]
     row = {
         "goodput_mbps": float(f["goodput_mbps"]),
         "rtt_mean_ms": float(f["rtt_ms"]["mean"]) if f.get("rtt_ms", {}).get("samples") else np.nan,
@@ -134,7 +140,7 @@ def measure_steady(res, point: Point, mode: Mode):
         "retransmits": int(f.get("retransmits") or 0),
         "drops": len(drops),
         "deep_drops": len(deep),
-        "deep_drop_max_len_s": max((d["length_s"] for d in deep), default=0.0),
+        "deep_drop_max_len_s": max((d["length_s"] for d in deep_all), default=0.0),
         "drop_max_depth": max((d["depth"] for d in drops), default=0.0),
         "dip_starts": " ".join(f"{d['start_s']:.1f}" for d in drops),
     }
@@ -183,7 +189,8 @@ def _check_los(runs: pd.DataFrame, mode: Mode):
     g_c, g_v = _m(runs, "goodput_mbps", cc="cubic", rtt_ms=1.0), _m(runs, "goodput_mbps", cc="vegas", rtt_ms=1.0)
     r_c, r_v = _m(runs, "rtt_mean_ms", cc="cubic", rtt_ms=1.0), _m(runs, "rtt_mean_ms", cc="vegas", rtt_ms=1.0)
     n_deep = int(cub["deep_drops"].sum())
-    c.at_least("Cubic drops of >= 34 % (40 % less 15 %) below the 1 s mean, over all runs", n_deep, 1)
+    c.at_least("Cubic drops of >= 34 % (40 % less 15 %) below the 1 s mean that recover within the run, over all runs",
+               n_deep, 1)
     longest = float(cub["deep_drop_max_len_s"].max()) if len(cub) else np.nan
     c.at_most("longest such Cubic drop", longest, LOS_DROP_LEN_S * (1 + TOL), "s",
               bound_text=f"{fmt(LOS_DROP_LEN_S * (1 + TOL))} s (2 s + 15 %)")
@@ -203,7 +210,8 @@ claim(Claim(
     paper="Cubic: throughput drop of 40 % for up to 2 s before recovery; Vegas 5x lower overall throughput than "
           "Cubic, E2E latency reduced by 8x",
     criterion="over all Cubic runs at least one drop >= 34 % below the 1 s running mean (40 % less 15 %; 100 ms "
-              "bins, after the first 2 s), none of them longer than 2.3 s; mean goodput Cubic/Vegas within 15 % "
+              "bins, after the first 2 s) that recovers before the run ends, none of them longer than 2.3 s (one "
+              "still open at the end counts its length so far); mean goodput Cubic/Vegas within 15 % "
               "of 5 (4.25..5.75); mean RTT Cubic/Vegas within 15 % of 8 (6.8..9.2)",
     check=_check_los,
     needs=lambda k: k["rtt_ms"] == 1.0 and k["cc"] in ("cubic", "vegas"),
