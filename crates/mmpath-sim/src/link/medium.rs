@@ -183,6 +183,9 @@ pub struct AirStats {
     pub drops_retry: [u64; 2],
     pub mpdus_interfered: [u64; 2],
     pub busy_ns: [u64; 2],
+    /// Exchanges lost to a backoff collision (both stations' backoffs ended in the same slot;
+    /// each also counts as one TXOP of each station).
+    pub collisions: u64,
 }
 
 /// A queued MSDU: the packet, its retries so far, its (per-MSDU) sequence number, the MPDU it
@@ -226,6 +229,11 @@ struct Station {
     /// (tcp_ack_snd_check sends it from within the receive softirq); it does not wait behind
     /// segments received after it.
     tx_free: Time,
+    /// Contention window, slots: CWmin, doubled after a failed exchange, reset on success.
+    cw: u32,
+    /// Backoff slots still to count (what was left when the other station took the medium
+    /// first: frozen while the medium is busy); None = draw anew from `cw` when next contending.
+    backoff: Option<u32>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -238,6 +246,36 @@ struct Txop {
     m: usize,
     start: Time,
     end: Time,
+    /// The slot (after AIFS, from `start`) in which `from`'s backoff reaches zero.
+    slots: u32,
+    /// The other station has had its chance against this contention (it counted its own
+    /// backoff on the same slot grid, or had nothing to send before the backoff ended).
+    rival_drew: bool,
+    /// A collision: the other station's backoff ended in the same slot, both transmitted and
+    /// neither exchange succeeds. `n2`, `m2`, `ppdu2_ns`: the other station's part of it.
+    collide: bool,
+    n2: usize,
+    m2: usize,
+    ppdu2_ns: u64,
+}
+
+impl Txop {
+    fn new(from: usize, start: Time, end: Time) -> Txop {
+        Txop {
+            from,
+            ppdu_ns: 0,
+            n: 0,
+            m: 0,
+            start,
+            end,
+            slots: 0,
+            rival_drew: true,
+            collide: false,
+            n2: 0,
+            m2: 0,
+            ppdu2_ns: 0,
+        }
+    }
 }
 
 pub struct Medium {
@@ -311,6 +349,8 @@ impl Medium {
             arf: None,
             host_free: Time::ZERO,
             tx_free: Time::ZERO,
+            cw: mac.cw_min,
+            backoff: None,
         };
         Medium {
             phy,
@@ -407,7 +447,15 @@ impl Medium {
         self.stats.busy_ns[t.from] += (end - t.start).ns();
         if let Some(m) = self.meter.as_mut() {
             let data = self.st[t.from].queue.iter().take(t.n).any(|f| f.p.kind != Kind::Ack);
-            let on = if t.from == STA { t.ppdu_ns } else { self.mac.ack_ns };
+            let on = match (t.collide, t.from == STA) {
+                // A collision: the client's own PPDU went out (nothing with RTS/CTS: only its
+                // RTS, not counted), and no Block Ack.
+                (true, _) if self.mac.protection_ns > 0 => 0,
+                (true, true) => t.ppdu_ns,
+                (true, false) => t.ppdu2_ns,
+                (false, true) => t.ppdu_ns,
+                (false, false) => self.mac.ack_ns,
+            };
             m.busy(t.start, end, (t.from == STA) == data, on);
         }
     }
@@ -613,7 +661,12 @@ impl Medium {
         s.tx_free = ready;
         s.host_free = s.host_free.max(now) + Time(host_ns);
         s.queue.push_back(Frame { p, retries: 0, seq, mpdu: NO_MPDU, ready });
+        let head = s.queue.len() == 1;
         self.try_start(now, wake);
+        // A new head frame while the other station counts down its backoff: it joins.
+        if head && self.busy.is_some_and(|t| t.from == 1 - from && !t.rival_drew) {
+            self.rival_counts(from, ready, wake);
+        }
         true
     }
 
@@ -654,11 +707,16 @@ impl Medium {
         if self.foreign_due > Time::ZERO && self.st.iter().any(|s| !s.queue.is_empty()) {
             let end = now + self.foreign_due;
             self.foreign_due = Time::ZERO;
-            self.busy = Some(Txop { from: OTHERS, ppdu_ns: 0, n: 0, m: 0, start: now, end });
+            self.busy = Some(Txop::new(OTHERS, now, end));
             wake.tx_done = Some(end);
             return;
         }
-        // Take turns: the station that did not transmit last goes first.
+        if self.mac.collisions {
+            self.contend(now, wake);
+            return;
+        }
+        // Without collisions (unit tests only): take turns, the station that did not transmit
+        // last first.
         let order = [1 - self.last_from, self.last_from];
         let mut wait: Option<Time> = None;
         for from in order {
@@ -676,9 +734,8 @@ impl Medium {
             );
             // Its frames are prepared already: the channel is busy for the airtime only.
             let end = now + Time(air_ns);
-            self.busy = Some(Txop { from, ppdu_ns, n, m, start: now, end });
+            self.busy = Some(Txop { ppdu_ns, n, m, ..Txop::new(from, now, end) });
             self.last_from = from;
-            self.stats.txops[from] += 1;
             wake.tx_done = Some(end);
             return;
         }
@@ -687,6 +744,190 @@ impl Medium {
             if self.kick.is_none_or(|k| k <= now || w < k) {
                 self.kick = Some(w);
                 wake.tx_done = Some(w);
+            }
+        }
+    }
+
+    /// Backoff slots of station `s`: what it has left of its count, or a new draw uniform in
+    /// [0, CW] (802.11-2016 10.3.4.3).
+    fn backoff_slots(&mut self, s: usize) -> u32 {
+        if let Some(b) = self.st[s].backoff {
+            return b;
+        }
+        let b = (self.rng.next_u64() % (self.st[s].cw as u64 + 1)) as u32;
+        self.st[s].backoff = Some(b);
+        b
+    }
+
+    /// RTS/CTS (if the MAC protects its TXOPs), the PPDU, SIFS and the Block Ack, ns.
+    fn exchange_ns(&self, ppdu_ns: u64) -> u64 {
+        self.mac.protection_ns + ppdu_ns + self.mac.sifs_ns + self.mac.ack_ns
+    }
+
+    /// End of a TXOP whose contention began at `start` (the medium idle from then) and whose
+    /// backoff reached zero at the end of slot `k`, followed by `rest_ns` of exchange; the
+    /// whole is stretched by the beacon header interval's share, as every TXOP is.
+    fn txop_end(&self, start: Time, k: u32, rest_ns: u64) -> Time {
+        start + Time(self.mac.with_beacon_share(self.mac.access_ns + k as u64 * self.mac.slot_ns + rest_ns))
+    }
+
+    /// The first backoff slot a station whose head frame is ready at `since` counts in a
+    /// contention begun at `start`: slot 0 if it was ready within AIFS (it counts from the same
+    /// boundary as the other), else the slot after the one in progress (the medium has been
+    /// idle for AIFS already, so it counts at every slot boundary from then).
+    fn first_slot(&self, start: Time, since: Time) -> u32 {
+        let off = (since - start).ns();
+        let boundary = |k: u64| self.mac.with_beacon_share(self.mac.access_ns + k * self.mac.slot_ns);
+        // Estimate from the unstretched time, then settle on the exact boundary.
+        let raw = match self.mac.beacon_header_ns {
+            0 => off,
+            h => (off as u128 * (self.mac.beacon_interval_ns - h) as u128 / self.mac.beacon_interval_ns as u128) as u64,
+        };
+        let mut k = raw.saturating_sub(self.mac.access_ns) / self.mac.slot_ns.max(1);
+        while k > 0 && boundary(k - 1) > off {
+            k -= 1;
+        }
+        while boundary(k) <= off {
+            k += 1;
+        }
+        k.min(u32::MAX as u64) as u32
+    }
+
+    /// Backoff collisions (`MacTiming::collisions`, on for every path): the medium is idle at
+    /// `now`; every station whose head frame its host has prepared counts down its own backoff
+    /// (what it has left, or a new draw from its own CW; 802.11-2016 10.22.2.2 / 10.3.4.3, the
+    /// DCF of Bianchi, JSAC 2000). The first to reach zero forms its A-MPDU and takes the TXOP;
+    /// the other keeps what is left of its count (frozen while the medium is busy). Both
+    /// reaching zero in the same slot is a collision (`rival_counts`). A station whose head
+    /// frame becomes ready during the backoff joins on the same slot grid. Draws are made in
+    /// station order (AP, then client): deterministic for a seed.
+    fn contend(&mut self, now: Time, wake: &mut AirWake) {
+        let mut ready = [false; 2];
+        let mut wait: Option<Time> = None;
+        for s in [AP, STA] {
+            let Some(head) = self.st[s].queue.front() else { continue };
+            if head.ready > now {
+                wait = Some(wait.map_or(head.ready, |w| w.min(head.ready)));
+            } else {
+                ready[s] = true;
+            }
+        }
+        if !ready[AP] && !ready[STA] {
+            if let Some(w) = wait {
+                // (A wake-up at or before now has fired or is firing: it does not cover w.)
+                if self.kick.is_none_or(|k| k <= now || w < k) {
+                    self.kick = Some(w);
+                    wake.tx_done = Some(w);
+                }
+            }
+            return;
+        }
+        let mut b = [u32::MAX; 2];
+        for s in [AP, STA] {
+            if ready[s] {
+                b[s] = self.backoff_slots(s);
+            }
+        }
+        let from = if b[STA] < b[AP] { STA } else { AP };
+        let slots = b[from];
+        self.st[from].backoff = None;
+        let (n, m, psdu) = self.aggregate(from, now);
+        let ppdu_ns = self.phy.ppdu_ns(psdu, self.st[from].mcs);
+        let end = self.txop_end(now, slots, self.exchange_ns(ppdu_ns));
+        self.busy = Some(Txop { ppdu_ns, n, m, slots, rival_drew: false, ..Txop::new(from, now, end) });
+        self.last_from = from;
+        wake.tx_done = Some(end);
+        // The other station counts from slot 0 if it is ready, or from when it will be.
+        let x = 1 - from;
+        if let Some(since) = self.st[x].queue.front().map(|f| f.ready.max(now)) {
+            self.rival_counts(x, since, wake);
+        }
+    }
+
+    /// Station `x`'s head frame is ready at `since`, during the contention of the TXOP `busy`
+    /// holds (of the other station). If that is before the other's backoff ends, `x` counts its
+    /// own backoff on the same slot grid: ending first, it takes the TXOP (the other keeps the
+    /// rest of its count); in the same slot, both transmit and both exchanges fail; later, it
+    /// keeps the rest of its count. A collision costs, with RTS/CTS, the RTS and the CTS
+    /// timeout (CTSTimeout = SIFS + slot + PHY-RX-START delay, 802.11-2016 10.3.2.9, taken as
+    /// the protection's SIFS + CTS + SIFS); without, the longer PPDU and the Block Ack timeout
+    /// (taken as SIFS + Block Ack).
+    fn rival_counts(&mut self, x: usize, since: Time, wake: &mut AirWake) {
+        let Some(t) = self.busy else { return };
+        if t.rival_drew || t.from != 1 - x {
+            return;
+        }
+        let k0 = self.first_slot(t.start, since);
+        if k0 > t.slots {
+            // Ready only after the backoff ended: it contends for the next TXOP.
+            self.busy = Some(Txop { rival_drew: true, ..t });
+            return;
+        }
+        let b = self.backoff_slots(x);
+        let e = k0 + b;
+        if e < t.slots {
+            self.st[t.from].backoff = Some(t.slots - e);
+            self.st[x].backoff = None;
+            let (n, m, psdu) = self.aggregate(x, since);
+            let ppdu_ns = self.phy.ppdu_ns(psdu, self.st[x].mcs);
+            let end = self.txop_end(t.start, e, self.exchange_ns(ppdu_ns));
+            self.busy = Some(Txop { ppdu_ns, n, m, slots: e, ..Txop::new(x, t.start, end) });
+            self.last_from = x;
+            wake.tx_done = Some(end);
+        } else if e == t.slots {
+            self.st[x].backoff = None;
+            let (n2, m2, psdu2) = self.aggregate(x, since);
+            let ppdu2_ns = self.phy.ppdu_ns(psdu2, self.st[x].mcs);
+            let lost_ns = if self.mac.protection_ns > 0 {
+                self.mac.protection_ns
+            } else {
+                t.ppdu_ns.max(ppdu2_ns) + self.mac.sifs_ns + self.mac.ack_ns
+            };
+            let end = self.txop_end(t.start, t.slots, lost_ns);
+            self.busy = Some(Txop { end, rival_drew: true, collide: true, n2, m2, ppdu2_ns, ..t });
+            wake.tx_done = Some(end);
+        } else {
+            self.st[x].backoff = Some(e - t.slots);
+            self.busy = Some(Txop { rival_drew: true, ..t });
+        }
+    }
+
+    /// After a failed exchange: CW = min(2 (CW + 1) - 1, CWmax) (802.11-2016 10.22.2.2).
+    fn cw_double(&mut self, s: usize) {
+        let cw = &mut self.st[s].cw;
+        *cw = (2 * (*cw + 1) - 1).min(self.mac.cw_max.max(self.mac.cw_min));
+    }
+
+    /// A collision: the first `n` MSDUs (`m` MPDUs) of station `s` were sent and not received;
+    /// each spends a retry (dropped after the last one), as an MPDU lost to errors does, and
+    /// the station's CW doubles.
+    fn fail_head(&mut self, s: usize, n: usize, m: usize, at: Time, dropped: &mut Vec<Packet>, wake: &mut AirWake) {
+        let to = 1 - s;
+        self.stats.mpdus_sent[s] += m as u64;
+        self.stats.mpdus_failed[s] += m as u64;
+        self.failed.clear();
+        for _ in 0..n {
+            let Some(f) = self.st[s].queue.pop_front() else { break };
+            if f.retries as u32 >= self.mac.retry_limit {
+                self.st[s].queue_bytes -= f.p.size_bytes as u64;
+                self.stats.drops_retry[s] += 1;
+                dropped.push(f.p);
+                self.st[to].reorder.skip(f.seq, &mut self.released);
+                self.pass_up(s, at, wake);
+            } else {
+                self.failed.push(Frame { retries: f.retries + 1, ..f });
+            }
+        }
+        while let Some(f) = self.failed.pop() {
+            self.st[s].queue.push_front(f);
+        }
+        self.cw_double(s);
+        // Without RTS/CTS the aggregate went out and was lost: rate adaptation sees it fail.
+        // (A lost RTS is not a data frame's failure.)
+        if self.mac.protection_ns == 0 {
+            if let Some(new) = self.st[s].arf.as_mut().and_then(|a| a.on_txop(m, m)) {
+                self.st[s].mcs = new;
+                self.refresh_per(s);
             }
         }
     }
@@ -734,6 +975,14 @@ impl Medium {
         }
         let to = 1 - from;
         self.count_busy(&t, t.end);
+        self.stats.txops[from] += 1;
+        if t.collide {
+            self.stats.txops[to] += 1;
+            self.stats.collisions += 1;
+            self.fail_head(from, t.n, t.m, t.end, dropped, wake);
+            self.fail_head(to, t.n2, t.m2, t.end, dropped, wake);
+            return;
+        }
         let per_4096 = self.st[from].per_4096;
         self.failed.clear();
         let mut failed_now = 0usize;
@@ -776,6 +1025,14 @@ impl Medium {
                 } else {
                     self.failed.push(Frame { retries: f.retries + 1, ..f });
                 }
+            }
+        }
+        if self.mac.collisions {
+            // No Block Ack (every MPDU lost) is a failed exchange; otherwise it succeeded.
+            if t.m > 0 && failed_now == t.m {
+                self.cw_double(from);
+            } else {
+                self.st[from].cw = self.mac.cw_min;
             }
         }
         // Commodity rate adaptation learns from this TXOP's MPDUs.
@@ -838,8 +1095,15 @@ impl Medium {
         if !up {
             if let Some(t) = self.busy.take().filter(|t| t.from != OTHERS) {
                 self.count_busy(&t, now);
+                self.stats.txops[t.from] += 1;
                 for f in self.st[t.from].queue.iter_mut().take(t.n) {
                     f.retries = f.retries.saturating_add(1);
+                }
+                if t.collide {
+                    self.stats.txops[1 - t.from] += 1;
+                    for f in self.st[1 - t.from].queue.iter_mut().take(t.n2) {
+                        f.retries = f.retries.saturating_add(1);
+                    }
                 }
             }
         } else {
@@ -857,6 +1121,9 @@ impl Medium {
         self.disconnected = true;
         for from in 0..2 {
             let to = 1 - from;
+            // A new association starts its backoff afresh.
+            self.st[from].cw = self.mac.cw_min;
+            self.st[from].backoff = None;
             while let Some(f) = self.st[from].queue.pop_front() {
                 self.st[from].queue_bytes -= f.p.size_bytes as u64;
                 self.stats.drops_retry[from] += 1;
@@ -941,6 +1208,9 @@ mod tests {
     #[test]
     fn aggregates_up_to_the_mpdu_limit_and_alternates() {
         let mut m = medium(0);
+        // With CW 0 two ready stations always collide; this checks aggregation, so they take
+        // turns (backoff contention has its own tests below).
+        m.mac.collisions = false;
         let mut w = AirWake::default();
         // Queue everything while the link is down, so the first TXOP sees the whole backlog.
         m.set_up(Time::ZERO, false, &mut w);
@@ -1034,6 +1304,8 @@ mod tests {
     fn the_other_station_uses_the_channel_while_a_host_prepares() {
         let cost = 12_000;
         let mut m = medium(cost);
+        // CW 0: exact arithmetic, and two ready stations take turns instead of colliding.
+        m.mac.collisions = false;
         let mut w = AirWake::default();
         // 10 AP frames at t = 0 (ready at 12, 24, ... 120 us); the AP's first frame goes
         // alone at 12 us, the rest queue behind it.
