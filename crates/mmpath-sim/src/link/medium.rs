@@ -3,9 +3,10 @@
 //! Each station has its own drop-tail queue; one of them transmits at a time. A transmit
 //! opportunity (TXOP) costs channel access (AIFS + random backoff), optional protection
 //! (RTS/CTS), one PPDU carrying an A-MPDU of up to `max_mpdus` MPDUs (bounded by the A-MPDU
-//! byte limit and the maximum PPDU duration), SIFS and a Block Ack. When both stations have
-//! frames they take turns, which is what equal-priority EDCA contention gives two stations on
-//! average. Every MPDU is lost independently with the packet error rate of its length at the
+//! byte limit and the maximum PPDU duration), SIFS and a Block Ack. The two stations contend
+//! by EDCA backoff, each with its own contention window and counter (binary exponential
+//! backoff, residual counts frozen while the medium is busy, post-backoff), and collide when
+//! both counters end in the same slot (`contend`). Every MPDU is lost independently with the packet error rate of its length at the
 //! station's MCS; lost MPDUs stay at the head of the queue and are retried up to the retry
 //! limit, then dropped (the loss TCP sees).
 //!
