@@ -76,8 +76,16 @@ pub struct MacTiming {
     /// AIFS before the backoff.
     pub access_ns: u64,
     pub slot_ns: u64,
-    /// Backoff drawn uniformly from [0, cw_min] slots.
+    /// Backoff drawn uniformly from [0, CW] slots; CW starts at `cw_min`.
     pub cw_min: u32,
+    /// CW doubles after a failed exchange up to this (802.11-2016 10.22.2.2: CW = min(2(CW + 1)
+    /// - 1, CWmax)) and is reset to `cw_min` after a successful one.
+    pub cw_max: u32,
+    /// Backoff collisions between the two stations (on for every path): each counts down its
+    /// own backoff, drawn from its own CW and kept (frozen) when the other takes the medium
+    /// first; both reaching zero in the same slot fails both exchanges. Off only in unit tests
+    /// that need exact arithmetic: the stations then take turns and never collide.
+    pub collisions: bool,
     /// RTS + SIFS + CTS + SIFS, if the MAC protects every TXOP.
     pub protection_ns: u64,
     pub sifs_ns: u64,
@@ -179,6 +187,9 @@ const RETRY_LIMIT: u32 = 7;
 /// EDCA best effort: AIFSN 3, CWmin 15 (802.11-2016 Table 9-137).
 const AIFSN_BE: u64 = 3;
 const CW_MIN_BE: u32 = 15;
+/// EDCA best effort CWmax = aCWmax = 1023 (802.11-2016 Table 9-137; aCWmax of the OFDM, HT,
+/// VHT and DMG PHYs, Tables 17-21, 19-25, 21-28, 20-32).
+const CW_MAX_BE: u32 = 1023;
 
 impl MacTiming {
     /// 802.11ad CBAP access with RTS/DMG CTS protection at the Control PHY (802.11ad uses
@@ -191,6 +202,8 @@ impl MacTiming {
             access_ns: dmg::SIFS_NS + AIFSN_BE * dmg::SLOT_NS,
             slot_ns: dmg::SLOT_NS,
             cw_min: CW_MIN_BE,
+            cw_max: CW_MAX_BE,
+            collisions: true,
             protection_ns: rts + dmg::SIFS_NS + cts + dmg::SIFS_NS,
             sifs_ns: dmg::SIFS_NS,
             ack_ns: dmg::sc_ppdu_duration_ns(BLOCK_ACK_BYTES, 1),
@@ -214,6 +227,12 @@ impl MacTiming {
             access_ns: vht::SIFS_NS + AIFSN_BE * vht::SLOT_NS,
             slot_ns: vht::SLOT_NS,
             cw_min: CW_MIN_BE,
+            cw_max: CW_MAX_BE,
+            collisions: true,
+            // No RTS/CTS before an aggregate: the seed 002 phone's qcacld-3.0 ini sets
+            // RTSThreshold = 1048576 (docs/models.md, Radio paths), and Linux mac80211 leaves
+            // the RTS threshold off by default (wiphy rts_threshold = (u32)-1). A backoff
+            // collision then costs the whole PPDU and the Block Ack timeout.
             protection_ns: 0,
             sifs_ns: vht::SIFS_NS,
             ack_ns: 32_000,
@@ -236,6 +255,9 @@ impl MacTiming {
             access_ns: sifs + AIFSN_BE * ht::SLOT_NS,
             slot_ns: ht::SLOT_NS,
             cw_min: CW_MIN_BE,
+            cw_max: CW_MAX_BE,
+            collisions: true,
+            // No RTS/CTS (mac80211's default RTS threshold is off; see `vht`).
             protection_ns: 0,
             sifs_ns: sifs,
             ack_ns: 32_000,

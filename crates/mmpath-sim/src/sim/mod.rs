@@ -1478,6 +1478,7 @@ impl Simulation {
                     "mpdus_failed_up": s.mpdus_failed[STA],
                     "txops_down": s.txops[AP],
                     "txops_up": s.txops[STA],
+                    "collisions": s.collisions,
                     "utilization_down": s.busy_ns[AP] as f64 / span,
                     "utilization_up": s.busy_ns[STA] as f64 / span,
                 })
