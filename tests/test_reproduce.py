@@ -39,9 +39,9 @@ EXPECTED = {
     "000-tcp1500": None,
     "000-mtu7912": None,
     "000-weak7912": _xfail(
-        "fast mode: weak/strong TCP mean MCS 1-9: 1.00, 1.00, 0.998, 0.994, 0.960, 0.985, 0.964, 0.880,"
-        " 0.214; weak UDP MCS 1-9: 345, 644, 778, 901, 929, 1120, 1292, 1410, 1248 Mbit/s -- fails: TCP"
-        " MCS 8 weak/strong mean (1020/1158) = 0.880 < 0.85 (degraded by more than 15%)"),
+        "fast mode: weak/strong TCP mean MCS 1-9: 1.00, 1.00, 0.998, 0.992, 0.953, 0.981, 0.955, 0.911,"
+        " 0.676; weak UDP MCS 1-9: 345, 644, 778, 900, 926, 1119, 1290, 1404, 1221 Mbit/s -- fails: TCP"
+        " MCS 8 weak/strong mean (1130/1240) = 0.911 < 0.85 (degraded by more than 15%)"),
     "000-interf": _xfail(
         "fast mode: normalized mean MCS 1-9: ACI 1.00, 1.00, 1.00, 1.00, 1.00, 1.00, 1.00, 1.000, 1.000"
         "; CCI 0.824, 0.715, 0.675, 0.641, 0.626, 0.587, 0.546, 0.514, 0.500; worst loss ACI 0.000 %, C"
@@ -52,36 +52,40 @@ EXPECTED = {
         "S, any run) = 0.000 %, paper 1.00..."),
     "000-concurrent": _xfail(
         "fast mode: link 2 share of its interference-free mean: UDP ACI 1.00, CCI 0.500; TCP ACI 1.00, "
-        "CCI 0.572 -- fails: UDP link 2 ACI / interference-free mean = 1.00, paper 0.500 (within 15%: 0"
+        "CCI 0.600 -- fails: UDP link 2 ACI / interference-free mean = 1.00, paper 0.500 (within 15%: 0"
         ".425..0.575) UDP link 2 CCI / interference-free mean = 0.500, paper 0.250 (within 15%: 0.212.."
-        "0.287) ACI: TCP link 2 share = 1.00 < UDP share 1.00 CCI: TCP link 2 share = 0.572 < UDP share"
+        "0.287) ACI: TCP link 2 share = 1.00 < UDP share 1.00 CCI: TCP link 2 share = 0.600 < UDP share"
         " 0.500"),
     "000-outage": None,
     "001-distance": _xfail(
-        "fast mode: PHY mean (std) Mbit/s: 2 ft 3850 (0.000), 10 ft 3826 (5.43), 20 ft 3479 (7.24), 30 "
-        "ft 2964 (49.7), 50 ft 2426 (41.6), 80 ft 2016 (38.9), 110 ft 1599 (28.9), 130 ft 1397 (11.8), "
-        "145 ft 1239 (27.1), 155 ft 1138 (43.4), 165 ft 1065 (38.0); region RSSI -49.6/-61.8/-65.8 dBm "
-        "-- fails: 30 ft PHY mean = 2964 Mbit/s, paper's range 1317..2935 Mbit/s 30 ft PHY std = 49.7 M"
-        "bit/s >= 10% of the mean (large) 50 ft PHY std = 41.6 Mbit/s >= 10% of the mean (large) 80 ft "
-        "PHY std = 38.9 Mbit/s >= 10% of the mean (large) 110 ft PHY std = 28.9 Mbit/s >= 10% of the me"
-        "an (large) 130 ft PHY std = 11.8 ..."),
+        "fast mode: PHY mean (std) Mbit/s: 2 ft 3850 (0.000), 10 ft 3822 (7.24), 20 ft 3463 (13.6), 30 "
+        "ft 2925 (25.3), 50 ft 2421 (14.5), 80 ft 2025 (23.5), 110 ft 1624 (14.5), 130 ft 1410 (60.6), "
+        "145 ft 1277 (25.3), 155 ft 1163 (47.9), 165 ft 1086 (7.24); region RSSI -49.6/-61.8/-65.8 dBm "
+        "-- fails: 30 ft PHY std = 25.3 Mbit/s >= 10% of the mean (large) 50 ft PHY std = 14.5 Mbit/s >"
+        "= 10% of the mean (large) 80 ft PHY std = 23.5 Mbit/s >= 10% of the mean (large) 110 ft PHY st"
+        "d = 14.5 Mbit/s >= 10% of the mean (large) 130 ft PHY std = 60.6 Mbit/s >= 10% of the mean (la"
+        "rge) 165 ft TCP mean (link broken..."),
     "001-tcp": _xfail(
-        "fast mode: TCP mean (std) Mbit/s: 2 ft 929 (0.030), 10 ft 928 (1.12), 20 ft 845 (97.9), 30 ft "
-        "846 (72.0), 50 ft 778 (50.4), 80 ft 410 (81.8), 110 ft 299 (41.8), 130 ft 258 (30.6), 145 ft 1"
-        "97 (1.05), 155 ft 228 (5.27); sessions by held PHY rate: >=3000 n=4 mean 928, 1500-2500 n=1 81"
-        "4-814, <1500 n=0 mean n/a -- fails: 50 ft TCP mean = 778 Mbit/s, paper's range 200..750 Mbit/s"
-        " 50 ft TCP std = 50.4 Mbit/s >= 10% of the mean (large) sessions holding a PHY rate of 1500-25"
-        "00 more than 75% of the time: 1 of 2 sessions holding a PHY rate < 1500 more than 75% of the t"
-        "ime: 0 of 1 TCP spread (max-min) ..."),
+        "fast mode: TCP mean (std) Mbit/s: 2 ft 929 (0.666), 10 ft 924 (7.70), 20 ft 807 (32.0), 30 ft "
+        "782 (3.56), 50 ft 678 (21.8), 80 ft 366 (32.2), 110 ft 238 (38.0), 130 ft 224 (23.6), 145 ft 1"
+        "95 (8.42), 155 ft 199 (3.50); sessions by held PHY rate: >=3000 n=4 mean 926, 1500-2500 n=0 n/"
+        "a-n/a, <1500 n=0 mean n/a -- fails: 50 ft TCP std = 21.8 Mbit/s >= 10% of the mean (large) 80 "
+        "ft TCP std = 32.2 Mbit/s >= 10% of the mean (large) sessions holding a PHY rate of 1500-2500 m"
+        "ore than 75% of the time: 0 of 2 sessions holding a PHY rate < 1500 more than 75% of the time:"
+        " 0 of 1 TCP spread (max-min) of s..."),
     "003-los": _xfail(
-        "fast mode: base RTT 1 ms: Cubic 1177 Mbit/s, mean RTT 9.61 ms, 0 drop(s) >= 34 % (longest 0.00"
-        "0 s, deepest 0.000); Vegas 175 Mbit/s, 1.55 ms: 6.71x less throughput, 6.22x lower RTT -- fail"
-        "s: Cubic drops of >= 34 % (40 % less 15 %) below the 1 s mean, over all runs = 0.000 >= 1.00 C"
-        "ubic / Vegas mean goodput = 6.71 x, paper 5.00 x (within 15%: 4.25..5.75) Cubic / Vegas mean R"
-        "TT = 6.22 x, paper 8.00 x (within 15%: 6.80..9.20)"),
+        "fast mode: base RTT 1 ms: Cubic 1300 Mbit/s, mean RTT 8.11 ms, 0 drop(s) >= 34 % (longest 0.00"
+        "0 s, deepest 0.000); Vegas 305 Mbit/s, 1.50 ms: 4.27x less throughput, 5.40x lower RTT -- fail"
+        "s: Cubic drops of >= 34 % (40 % less 15 %) below the 1 s mean that recover within the run, ove"
+        "r all runs = 0.000 >= 1.00 Cubic / Vegas mean RTT = 5.40 x, paper 8.00 x (within 15%: 6.80..9."
+        "20)"),
     "003-buffers": None,
     "003-probertt": None,
-    "003-blockage": None,
+    "003-blockage": _xfail(
+        "fast mode: 1 s blockage: re-saturated after Cubic 28.6 s, BBR 1.15 s, Reno 33.5 s, Vegas 33.5 "
+        "s; 5 s blockage: re-saturated after Cubic 29.5 s, BBR 2.80 s, Reno 29.5 s, Vegas 29.5 s; 5 s b"
+        "lockage: PHY back after 0.000 s, Cubic cwnd at +5 s 0.532 of its pre-outage mean -- fails: 5 s"
+        " blockage: Cubic cwnd 5 s after restoration / pre-outage cwnd = 0.532 < 0.5 (stays low)"),
 }
 
 
