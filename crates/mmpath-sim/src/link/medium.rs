@@ -4,19 +4,21 @@
 //! opportunity (TXOP) costs channel access (AIFS + random backoff), optional protection
 //! (RTS/CTS), one PPDU carrying an A-MPDU of up to `max_mpdus` MPDUs (bounded by the A-MPDU
 //! byte limit and the maximum PPDU duration), SIFS and a Block Ack. The two stations contend
-//! by EDCA backoff and collide when both counters end in the same slot (edca.rs). Every MPDU is
-//! lost independently with the packet error rate of its length at the station's MCS (per.rs);
-//! lost MPDUs stay at the head of the queue and are retried up to the retry limit, then
-//! dropped (the loss TCP sees). A packet goes on the air only once its host has prepared it,
-//! and what is received passes the receiving host before it arrives (host.rs).
+//! by EDCA backoff and collide when both counters end in the same slot (medium/edca.rs). Every
+//! MPDU is lost independently with the packet error rate of its length at the station's MCS
+//! (medium/per.rs); lost MPDUs stay at the head of the queue and are retried up to the retry
+//! limit, then dropped (the loss TCP sees). A packet goes on the air only once its host has
+//! prepared it, and what is received passes the receiving host before it arrives
+//! (medium/host.rs).
 //!
 //! This file holds the medium's state and its events (a packet queued, a TXOP's end, the link
-//! going down, up or away) and settles each TXOP; its parts live in:
-//! - aggregation.rs: which queued packets one TXOP carries (A-MPDU of MPDUs / A-MSDUs);
-//! - edca.rs: who transmits when, per-station backoff and collisions;
-//! - host.rs: when a packet to send is ready, and the receive processing;
-//! - per.rs: each station's packet error rate;
-//! - foreign.rs: other stations' airtime share and an interfering link.
+//! going down, up or away) and settles each TXOP. Its parts are child modules, so that they
+//! share the medium's private state without widening its visibility:
+//! - medium/aggregation.rs: which queued packets one TXOP carries (A-MPDU of MPDUs / A-MSDUs);
+//! - medium/edca.rs: who transmits when: per-station backoff, collisions;
+//! - medium/host.rs: when a packet to send is ready, and the receive processing;
+//! - medium/per.rs: each station's packet error rate;
+//! - medium/foreign.rs: other stations' airtime share and an interfering link.
 
 mod aggregation;
 mod edca;
@@ -26,6 +28,7 @@ mod per;
 #[cfg(test)]
 mod testkit;
 
+// Re-exported so that `link::medium::...` keeps naming what it did before the split.
 pub use super::spectrum::{adjacent_rejection_db, cca_thresholds_dbm};
 pub use foreign::{Interferer, MAX_FOREIGN_SHARE};
 pub use host::SharedCpu;

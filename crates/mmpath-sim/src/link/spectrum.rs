@@ -1,7 +1,7 @@
 //! What a transmitter leaks into a neighbouring channel and what a receiver senses: the
 //! standards' transmit spectral masks, the adjacent-channel rejection they bound, and the
 //! clear channel assessment thresholds. Pure functions of the PHY; the medium uses them to
-//! decide how an interferer (medium.rs `Interferer`) reaches our stations.
+//! decide how an interferer (medium/foreign.rs `Interferer`) reaches our stations.
 
 use super::radio::RadioPhy;
 

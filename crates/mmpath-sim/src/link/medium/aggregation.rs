@@ -1,7 +1,8 @@
 //! How a station fills a TXOP: an A-MPDU of up to `max_mpdus` MPDUs (the Block Ack window
 //! counts MPDUs), within the A-MPDU byte limit and the maximum PPDU duration, each MPDU one
 //! MSDU or an A-MSDU of up to `amsdu_msdus` of them within the peer's maximum MPDU length, of
-//! the packets its host has prepared. Lengths follow radio.rs (`mpdu_len`, `ampdu_append`).
+//! the packets its host has prepared. Lengths follow radio.rs (`mpdu_len`, `ampdu_append`:
+//! 802.11-2016 9.3.2.2.2 A-MSDU subframes, 9.7.1 A-MPDU delimiters and padding).
 
 use super::{Medium, NO_MPDU};
 use crate::link::radio::{ampdu_append, mpdu_len};

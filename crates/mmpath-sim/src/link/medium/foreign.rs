@@ -1,7 +1,9 @@
 //! Transmitters on the channel outside the path: other stations that take a share of the
 //! airtime (a contention event) and another link on the same or an adjacent channel (an
 //! interferer). What our stations sense of them takes turns with our TXOPs, as CSMA/CA gives
-//! every backlogged contender one per round; what they do not sense overlaps our MPDUs.
+//! every backlogged contender one per round (the 802.11 performance anomaly, Heusse et al.,
+//! INFOCOM 2003); what they do not sense overlaps our MPDUs, which then see the SINR per.rs
+//! works out. Whether an interferer is sensed follows the CCA rule (spectrum.rs).
 
 use super::{AirWake, Medium, Txop, AP, OTHERS, STA};
 use crate::link::spectrum::cca_thresholds_dbm;

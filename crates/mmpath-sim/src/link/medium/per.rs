@@ -1,6 +1,8 @@
 //! Frame errors on the shared channel: each station's packet error rate at its MCS, from the
-//! received signal (the standard's sensitivity less the device's gain), under an interferer's
-//! overlap (SINR), and for an MPDU of any length; MCS changes (fixed, or ARF) refresh it.
+//! received signal's margin over the standard's sensitivity less the device's gain (radio.rs
+//! `per_4096`: PER 1 % at 4096 octets at the sensitivity, 802.11ad-2012 21.3.7), under an
+//! interferer's overlap (the SINR against the standard's noise floor, kTB + 10 dB), and for an
+//! MPDU of any length (independent bit errors); MCS changes (fixed, or ARF) refresh it.
 
 use super::Medium;
 use crate::link::arf::Arf;
