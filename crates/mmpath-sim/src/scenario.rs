@@ -316,12 +316,12 @@ pub struct InterfererCfg {
     #[serde(default)]
     pub power_db: f64,
     /// Fraction of its transmissions our stations hear and defer to; omitted = the standard's
-    /// CCA rule at its power inside our channel (medium.rs `cca_thresholds_dbm`).
+    /// CCA rule at its power inside our channel (spectrum.rs `cca_thresholds_dbm`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sensed: Option<f64>,
     /// How far below its power the part inside our channel is, dB; default 0 on the same
     /// channel and, on an adjacent one, the rejection its standard's transmit mask allows
-    /// (medium.rs `adjacent_rejection_db`: 20.1 dB for 802.11ad).
+    /// (spectrum.rs `adjacent_rejection_db`: 20.1 dB for 802.11ad).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rejection_db: Option<f64>,
     /// Its MCS; default the top of our path's MCS ladder (a strong-signal link of the same

@@ -12,6 +12,7 @@ pub mod phy;
 pub mod radio;
 pub mod reorder;
 pub mod schedule;
+pub mod spectrum;
 pub mod trace;
 
 use crate::packet::Packet;

@@ -1,0 +1,232 @@
+//! The hosts (driver + CPU) at both ends of the channel. Each station's host spends
+//! `host_pkt_ns` on every packet it sends or receives: one server for both directions, as one
+//! core handling the NIC's soft-IRQs. A packet to send is prepared (DMA-mapped, its descriptor
+//! filled) when it is queued at the MAC, whoever holds the channel meanwhile; it is *ready*
+//! when its host work is done, and a TXOP aggregates only ready packets and holds the channel
+//! for its airtime alone. What a host sends is prepared as soon as it is made (an ACK leaves
+//! from within the receive processing of its segment), so it waits only for the packets sent
+//! before it; the received packets queue behind both, then cross the propagation pipe.
+//! It caps the packet rate, which is what limits 802.11ad at MTU 1500 (seed 000: ~1 Gbit/s of
+//! UDP at MCS 8-9 whatever the signal) while jumbo frames reach multi-Gbit/s.
+
+use super::{AirWake, Medium, STA};
+use crate::packet::{Kind, Packet};
+use crate::time::Time;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// The client host's receive-processing server shared by all its interfaces (energy.rs): when
+/// it is next free, ns. Atomic only to stay `Send`; the simulation is single-threaded.
+pub type SharedCpu = Arc<AtomicU64>;
+
+impl Medium {
+    /// Every packet the client receives also passes its host's shared server, `pkt_ns` each.
+    pub fn set_client_cpu(&mut self, cpu: SharedCpu, pkt_ns: u64) {
+        self.client_cpu = Some((cpu, pkt_ns));
+    }
+
+    /// The client's host spends `ns` more on every data packet it sends (not on ACKs).
+    pub fn set_client_tx_pkt_ns(&mut self, ns: u64) {
+        self.client_tx_pkt_ns = ns;
+    }
+
+    /// When station `from`'s host has prepared a packet of `kind` queued now: after what it
+    /// sent before (not behind received packets still queued, see `Station::tx_free`); that
+    /// work delays the received packets queued behind it.
+    pub(super) fn prepare(&mut self, now: Time, from: usize, kind: Kind) -> Time {
+        let s = &mut self.st[from];
+        let mut host_ns = self.host_pkt_ns;
+        if from == STA && matches!(kind, Kind::Data | Kind::Udp) {
+            host_ns += self.client_tx_pkt_ns;
+        }
+        let ready = s.tx_free.max(now) + Time(host_ns);
+        s.tx_free = ready;
+        s.host_free = s.host_free.max(now) + Time(host_ns);
+        ready
+    }
+
+    /// Hands what the receiver's reorder buffer released to its host, which processes packets
+    /// one after another, then to the propagation pipe.
+    pub(super) fn pass_up(&mut self, from: usize, at: Time, wake: &mut AirWake) {
+        let to = 1 - from;
+        for p in self.released.drain(..) {
+            let rx = &mut self.st[to];
+            rx.host_free = rx.host_free.max(at) + Time(self.host_pkt_ns);
+            let mut done = rx.host_free;
+            // The shared server's cost is per received data segment (how energy.rs derives it).
+            let data = matches!(p.kind, Kind::Data | Kind::Udp);
+            if let (STA, true, Some((cpu, ns))) = (to, data, &self.client_cpu) {
+                done = Time(cpu.load(Ordering::Relaxed).max(done.ns()) + ns);
+                cpu.store(done.ns(), Ordering::Relaxed);
+            }
+            let t = done + self.delay;
+            if self.pipe[from].is_empty() {
+                wake.arrival[from] = Some(t);
+            }
+            self.pipe[from].push_back((t, p));
+        }
+    }
+
+    /// Pops the packet arriving now in direction `from` (sent by station `from`).
+    pub fn on_arrival(&mut self, now: Time, from: usize, wake: &mut AirWake) -> Option<Packet> {
+        match self.pipe[from].front() {
+            Some(&(t, p)) if t <= now => {
+                self.pipe[from].pop_front();
+                if let Some(&(next, _)) = self.pipe[from].front() {
+                    wake.arrival[from] = Some(next);
+                }
+                Some(p)
+            }
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::link::medium::testkit::*;
+
+    /// A backlog of received packets does not hold up what the host sends (an ACK leaves from
+    /// within the processing of its segment), but the sending work delays what is still queued.
+    #[test]
+    fn receive_backlog_does_not_hold_up_a_transmission() {
+        let cost = 12_000;
+        // The client sends a full aggregate in one TXOP (queued while the link is down; its
+        // host has them ready at n x 12 us); the AP's host gets n x 12 us of receive work.
+        let n = MacTiming::dmg().max_mpdus as u64;
+        let (mut m, mut w) = backlogged(medium(cost), STA, n as usize, 1500);
+        let first = w.tx_done.take().expect("the client's first frame ready");
+        assert_eq!(first, Time(cost), "contends when its first frame is ready");
+        let mut dropped = Vec::new();
+        m.on_tx_done(Time(n * cost), &mut w, &mut dropped);
+        let end = w.tx_done.take().expect("client TXOP");
+        assert!(m.busy.is_some_and(|t| t.n == n as usize), "{:?}", m.busy);
+        m.on_tx_done(end, &mut w, &mut dropped);
+        assert_eq!(m.st[AP].host_free, end + Time(n * cost));
+        // An ACK queued at the AP right away is ready after its own work, not after the
+        // backlog, and goes on the air then.
+        w = AirWake::default();
+        m.enqueue(end, AP, pkt(1, 52), &mut w);
+        assert_eq!(m.st[AP].queue[0].ready, end + Time(cost));
+        assert_eq!(w.tx_done, Some(end + Time(cost)));
+        m.on_tx_done(end + Time(cost), &mut w, &mut dropped);
+        assert!(m.busy.is_some_and(|t| t.from == AP && t.start == end + Time(cost)), "{:?}", m.busy);
+        // Its host work pushes the received packets' processing back by one packet.
+        assert_eq!(m.st[AP].host_free, end + Time((n + 1) * cost));
+    }
+
+    /// The host's per-packet cost caps the packet rate when the radio is faster: the host-bound
+    /// rate is exactly 1 / cost (the host prepares frames while the aggregate before is on the
+    /// air), up to the first frame's preparation and the last TXOP's airtime and processing.
+    #[test]
+    fn host_cost_caps_packet_rate() {
+        let cost = 12_000; // 12 us per packet
+        let mut m = medium(cost);
+        let mut w = AirWake::default();
+        for _ in 0..3000 {
+            m.enqueue(Time::ZERO, AP, pkt(0, 1500), &mut w);
+        }
+        // The host has prepared the last one at 3000 x 12 us.
+        assert_eq!(m.st[AP].queue.back().map(|f| f.ready), Some(Time(3000 * cost)));
+        let (got, end) = drain(&mut m, Time::ZERO, w);
+        assert_eq!(got[AP], 3000);
+        // After the last frame is ready: at most one TXOP waiting for it (the one on the air
+        // when it became ready, < 1 ms at MCS 9 with 32 MPDUs), its own, and the receiver's
+        // processing of one aggregate (32 x 12 us).
+        let tail = end - Time(3000 * cost);
+        assert!(tail < Time::from_us(2 * 1000 + 32 * 12), "tail {tail:?}");
+        let pps = 3000.0 / end.secs_f64();
+        assert!(pps <= 1e9 / cost as f64 && pps > 1e9 / cost as f64 * 0.97, "pps {pps}");
+    }
+
+    /// The other station uses the channel while a host prepares its frames (both hosts 12 us per
+    /// packet): the client's TXOP of one ACK goes on the air while the AP's host still
+    /// prepares its 10 packets (ready at 12, 24, ... 120 us); the AP's first TXOP starts when
+    /// its first frame is ready, and the channel is busy for airtime only.
+    #[test]
+    fn the_other_station_uses_the_channel_while_a_host_prepares() {
+        let cost = 12_000;
+        let mut m = medium(cost);
+        // CW 0: exact arithmetic, and two ready stations take turns instead of colliding.
+        m.mac.collisions = false;
+        let mut w = AirWake::default();
+        // 10 AP frames at t = 0 (ready at 12, 24, ... 120 us); the AP's first frame goes
+        // alone at 12 us, the rest queue behind it.
+        for _ in 0..10 {
+            m.enqueue(Time::ZERO, AP, pkt(0, 1500), &mut w);
+        }
+        assert_eq!(w.tx_done, Some(Time(cost)));
+        let mut dropped = Vec::new();
+        m.on_tx_done(Time(cost), &mut w, &mut dropped);
+        let ap_end = w.tx_done.take().expect("AP TXOP");
+        assert!(m.busy.is_some_and(|t| (t.from, t.n, t.start) == (AP, 1, Time(cost))), "{:?}", m.busy);
+        // One DMG TXOP of one 1542-octet MPDU is 69,042 ns (txop_duration_is_the_sum_of_its_parts).
+        assert_eq!(ap_end, Time(cost + 69_042));
+        // An ACK at the client at 20 us is ready at 32 us; when the AP's TXOP ends (81 us) the
+        // client goes first (take turns) though the AP has 5 more ready (24..72 us).
+        m.enqueue(Time(20_000), STA, pkt(1, 52), &mut AirWake::default());
+        m.on_tx_done(ap_end, &mut w, &mut dropped);
+        assert!(m.busy.is_some_and(|t| (t.from, t.n, t.start) == (STA, 1, ap_end)), "{:?}", m.busy);
+        let sta_end = w.tx_done.take().expect("client TXOP");
+        // Meanwhile the AP's host finished the rest (120 us < the client's TXOP end): its next
+        // TXOP carries all 9 at once, on the channel for its airtime only.
+        assert!(sta_end > Time(10 * cost));
+        m.on_tx_done(sta_end, &mut w, &mut dropped);
+        assert!(m.busy.is_some_and(|t| (t.from, t.n, t.start) == (AP, 9, sta_end)), "{:?}", m.busy);
+        let t = m.busy.expect("AP TXOP");
+        let mac = m.mac;
+        let psdu = 8 * 1544 + 1542;
+        let parts = mac.access_ns + mac.protection_ns + m.phy.ppdu_ns(psdu, 9) + mac.sifs_ns + mac.ack_ns;
+        assert_eq!(t.end - t.start, Time(mac.with_beacon_share(parts)));
+    }
+
+    /// One server for both directions: the AP's host receives 4 packets (4 x 12 us queued at
+    /// the TXOP's end), then sends one at the same instant: the send is ready after its own
+    /// 12 us (it is made within the receive processing, tcp_ack_snd_check), and the received
+    /// packets leave the server 12 us later than without it. A second send waits for the
+    /// first (in the order they were queued).
+    #[test]
+    fn receive_and_send_work_share_the_server() {
+        let cost = 12_000;
+        let (mut m, mut w) = backlogged(medium(cost), STA, 4, 1500);
+        let mut dropped = Vec::new();
+        m.on_tx_done(Time(4 * cost), &mut w, &mut dropped);
+        let end = w.tx_done.take().expect("client TXOP");
+        m.on_tx_done(end, &mut w, &mut dropped);
+        assert_eq!(m.st[AP].host_free, end + Time(4 * cost));
+        let arrivals = m.pipe[STA].iter().map(|&(t, _)| t).collect::<Vec<_>>();
+        assert_eq!(arrivals, (1..=4).map(|k| end + Time(k * cost)).collect::<Vec<_>>());
+        let mut w = AirWake::default();
+        m.enqueue(end, AP, pkt(1, 1500), &mut w);
+        m.enqueue(end + Time(1_000), AP, pkt(1, 1500), &mut w);
+        let ready = m.st[AP].queue.iter().map(|f| f.ready).collect::<Vec<_>>();
+        assert_eq!(ready, [end + Time(cost), end + Time(2 * cost)]);
+        assert_eq!(m.st[AP].host_free, end + Time(6 * cost));
+    }
+
+    /// The client's extra cost per data packet it sends: each data packet the client queues is
+    /// ready host_pkt_ns + client_tx_pkt_ns after the one before; the AP's do not pay it.
+    #[test]
+    fn client_transmit_cost_applies_to_its_data_only() {
+        let mut m = medium(4_830);
+        m.set_client_tx_pkt_ns(744);
+        let mut w = AirWake::default();
+        m.set_up(Time::ZERO, false, &mut w);
+        for _ in 0..10 {
+            m.enqueue(Time::ZERO, STA, pkt(0, 1500), &mut w);
+            m.enqueue(Time::ZERO, AP, pkt(0, 1500), &mut w);
+        }
+        assert_eq!(m.st[AP].tx_free, Time(10 * 4_830));
+        assert_eq!(m.st[STA].tx_free, Time(10 * (4_830 + 744)));
+        assert_eq!(m.st[STA].queue[2].ready, Time(3 * (4_830 + 744)));
+        // ACKs from the client cost only host_pkt_ns.
+        let mut m = medium(4_830);
+        m.set_client_tx_pkt_ns(744);
+        let mut w = AirWake::default();
+        let mut ack = pkt(0, 52);
+        ack.kind = Kind::Ack;
+        m.enqueue(Time::ZERO, STA, ack, &mut w);
+        assert_eq!(m.st[STA].tx_free, Time(4_830));
+    }
+}
