@@ -1,0 +1,120 @@
+//! Pacing, as Linux's internal pacing with earliest departure times (Linux 4.20+
+//! net/ipv4/tcp_output.c: tcp_update_skb_after_send, tcp_pacing_check; the rate from
+//! tcp_input.c tcp_update_pacing_rate): when the algorithm asks for it (BBR, SK_PACING_NEEDED)
+//! or the scenario turns it on (the fq qdisc or SO_MAX_PACING_RATE), a packet leaves no earlier
+//! than the pacing schedule, and the next release time is a timer deadline like the RTO.
+//! Also sk_pacing_rate itself, which Linux keeps even without pacing (CUBIC's HyStart and TSQ
+//! read it).
+
+use super::TcpSender;
+use crate::time::Time;
+
+/// Linux pacing ratios used for sk_pacing_rate even without fq (sysctl tcp_pacing_ss_ratio
+/// 200 %, tcp_pacing_ca_ratio 120 %); CUBIC's HyStart reads it.
+const PACING_SS_RATIO: f64 = 2.0;
+const PACING_CA_RATIO: f64 = 1.2;
+/// tcp_update_skb_after_send: the first 10 data segments are not paced ("Original sch_fq does
+/// not pace first 10 MSS").
+const UNPACED_SEGMENTS: u64 = 10;
+
+impl TcpSender {
+    /// The pacing rate in force, bits/s of payload (None: not pacing, or no rate yet).
+    pub fn pacing_rate_bps(&self) -> Option<u64> {
+        if !self.pacing {
+            return None;
+        }
+        match self.cc.pacing_rate_bps() {
+            Some(r) => Some(r),
+            None => self.linux_pacing_rate_bps(),
+        }
+    }
+
+    /// Linux sk_pacing_rate (tcp_update_pacing_rate), bits/s; 0 before the first RTT sample.
+    pub fn stack_pacing_rate_bps(&self) -> u64 {
+        match self.rtt.srtt() {
+            None => 0,
+            Some(s) => {
+                let ratio = if self.w.in_slow_start() { PACING_SS_RATIO } else { PACING_CA_RATIO };
+                (self.w.cwnd as f64 * self.mss as f64 * 8.0 * ratio / s.secs_f64().max(1e-9)) as u64
+            }
+        }
+    }
+
+    /// sk_pacing_rate as tcp_update_pacing_rate sets it: 200 % of cwnd x mss / srtt while
+    /// cwnd < ssthresh / 2, else 120 %, with cwnd at least packets_out; None before an RTT
+    /// sample (Linux leaves the rate unlimited then).
+    fn linux_pacing_rate_bps(&self) -> Option<u64> {
+        let srtt = self.rtt.srtt()?;
+        let ratio = if self.w.cwnd < self.w.ssthresh / 2 { PACING_SS_RATIO } else { PACING_CA_RATIO };
+        let pkts = self.w.cwnd.max(self.sb.packets_out()) as f64;
+        Some((pkts * self.mss as f64 * 8.0 * ratio / srtt.secs_f64().max(1e-9)) as u64)
+    }
+
+    /// tcp_pacing_check: is the next packet held back by the pacing schedule? If so, wait
+    /// for its release time.
+    pub(super) fn pace_blocked(&mut self, now: Time) -> bool {
+        if self.pacing && self.wstamp > now {
+            self.pace_wait = Some(self.wstamp);
+            return true;
+        }
+        false
+    }
+
+    /// tcp_update_skb_after_send: advance the earliest departure time by len / rate, less up
+    /// to half of it as credit for lateness ("take into account OS jitter").
+    pub(super) fn advance_departure(&mut self, now: Time, len: u32) {
+        if !self.pacing {
+            return;
+        }
+        let prior = self.wstamp;
+        self.wstamp = self.wstamp.max(now);
+        if self.stats.segments_sent < UNPACED_SEGMENTS {
+            return;
+        }
+        let Some(rate) = self.pacing_rate_bps().filter(|&r| r > 0) else { return };
+        let mut len_ns = (len as u128 * 8 * 1_000_000_000 / rate as u128) as u64;
+        let credit = (self.wstamp - prior).ns();
+        len_ns -= (len_ns / 2).min(credit);
+        self.wstamp += Time(len_ns);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tcp::sender::testkit::*;
+
+    /// With pacing on, packets leave at the pacing rate: one per len / rate, each release time
+    /// being the sender's timer deadline (the first 10 segments are not paced, as in Linux).
+    #[test]
+    fn pacing_spaces_packets_at_the_pacing_rate() {
+        let mut s = sender_with(1000, cc::build(CcKind::Cubic, &TcpOpts::default()), true);
+        s.set_loss_probes(false); // the loop below follows the pacing timer only
+        s.set_app_limit(u64::MAX);
+        let mut out = Vec::new();
+        s.try_send(Time::ZERO, &mut out);
+        assert_eq!(out.len(), 10, "the initial window leaves at once");
+        // Two segments ACKed after 10 ms: srtt 10 ms, cwnd 12, room for 4 more.
+        out.clear();
+        s.on_ack(Time::from_ms(10), &ack(2000, &[]), &mut out);
+        assert_eq!(out.len(), 1, "one packet, then the pacing schedule holds the next");
+        let rate = s.pacing_rate_bps().expect("pacing rate");
+        // tcp_update_pacing_rate in slow start: 2 x cwnd x mss / srtt.
+        assert_eq!(rate, 2 * 12 * 1000 * 8 * 100);
+        let gap = Time(1000 * 8 * 1_000_000_000 / rate);
+        let mut times = vec![Time::from_ms(10)];
+        while let Some(d) = s.timer_deadline().filter(|&d| d < Time::from_ms(100)) {
+            out.clear();
+            s.on_timer(d, &mut out);
+            for _ in &out {
+                times.push(d);
+            }
+        }
+        assert_eq!(times.len(), 4, "cwnd 12 with 8 in flight: 4 sent, paced");
+        // The first gap is halved: the sender was idle (credit for lateness, up to len / 2).
+        assert_eq!(times[1] - times[0], Time(gap.ns() - gap.ns() / 2));
+        for w in times[1..].windows(2) {
+            assert_eq!(w[1] - w[0], gap, "{times:?}");
+        }
+    }
+}
