@@ -1,0 +1,452 @@
+//! Validation after defaults are filled: ranges, fields that only some paths or flows take, and
+//! cross-references (flow -> path names, MPTCP paths, backup paths, MP_PRIO). Each rule returns
+//! one error naming the field in `--set` syntax. Radio and host fields are checked by
+//! link/device.rs `validate_radio` and energy.rs `validate_host`.
+
+use super::*;
+
+impl Scenario {
+    pub(super) fn validate(&self) -> Result<(), ScenarioError> {
+        fn pos(field: &str, v: f64) -> Result<(), ScenarioError> {
+            if v.is_finite() && v > 0.0 {
+                Ok(())
+            } else {
+                Err(err(field, format!("must be > 0 (got {v})")))
+            }
+        }
+        fn nonneg(field: &str, v: f64) -> Result<(), ScenarioError> {
+            if v.is_finite() && v >= 0.0 {
+                Ok(())
+            } else {
+                Err(err(field, format!("must be >= 0 (got {v})")))
+            }
+        }
+        fn range_u(field: &str, v: u64, lo: u64, hi: u64) -> Result<(), ScenarioError> {
+            if v >= lo && v <= hi {
+                Ok(())
+            } else {
+                Err(err(field, format!("must be between {lo} and {hi} (got {v})")))
+            }
+        }
+        pos("duration_s", self.duration_s)?;
+        if self.duration_s > 86_400.0 {
+            return Err(err("duration_s", format!("must be at most 86400 s (got {})", self.duration_s)));
+        }
+        pos("timeline.sample_ms", self.timeline.sample_ms)?;
+        if self.timeline.sample_ms < 0.1 {
+            return Err(err("timeline.sample_ms", format!("must be >= 0.1 (got {})", self.timeline.sample_ms)));
+        }
+        let b = &self.backbone;
+        pos("backbone.rate_mbps", b.rate_mbps)?;
+        nonneg("backbone.delay_ms", b.delay_ms)?;
+        range_u("backbone.mtu_bytes", b.mtu_bytes as u64, 576, 65_535)?;
+        range_u("backbone.frame_overhead_bytes", b.frame_overhead_bytes as u64, 0, 1_000)?;
+        let bq = b.queue_bytes.unwrap_or(0);
+        if bq < b.mtu_bytes as u64 {
+            return Err(err(
+                "backbone.queue_bytes",
+                format!("must hold at least one MTU ({} bytes) (got {bq})", b.mtu_bytes),
+            ));
+        }
+        if self.path.is_empty() {
+            return Err(err("path", "at least one [[path]] is required"));
+        }
+        if self.path.len() > 64 {
+            return Err(err("path", format!("at most 64 paths are supported (got {})", self.path.len())));
+        }
+        for (i, p) in self.path.iter().enumerate() {
+            let f = |k: &str| format!("path.{i}.{k}");
+            let name = p.name.as_deref().unwrap_or("");
+            if name.is_empty() {
+                return Err(err(f("name"), "must not be empty"));
+            }
+            if self.path[..i].iter().any(|q| q.name.as_deref() == Some(name)) {
+                return Err(err(f("name"), format!("duplicate path name {name:?}; path names must be unique")));
+            }
+            if p.technology == Technology::Wired {
+                match p.rate_mbps {
+                    Some(r) => pos(&f("rate_mbps"), r)?,
+                    None => return Err(err(f("rate_mbps"), "required for a wired path (technology = \"wired\")")),
+                }
+                pos(&f("uplink_rate_mbps"), p.uplink_rate_mbps.or(p.rate_mbps).unwrap_or(0.0))?;
+                for (k, set) in [
+                    ("mcs", p.mcs.is_some()),
+                    ("rate_adaptation", p.rate_adaptation.is_some()),
+                    ("rssi_dbm", p.rssi_dbm.is_some()),
+                    ("signal", p.signal.is_some()),
+                    ("device", p.device.is_some()),
+                    ("bandwidth_mhz", p.bandwidth_mhz.is_some()),
+                    ("streams", p.streams.is_some()),
+                    ("short_gi", p.short_gi.is_some()),
+                    ("band_ghz", p.band_ghz.is_some()),
+                    ("distance_m", p.distance_m.is_some()),
+                    ("path_loss_exponent", p.path_loss_exponent.is_some()),
+                    ("shadowing_db", p.shadowing_db.is_some()),
+                    ("fading_db", p.fading_db.is_some()),
+                    ("coherence_ms", p.coherence_ms.is_some()),
+                    ("event", !p.event.is_empty()),
+                    ("interferer", !p.interferer.is_empty()),
+                ] {
+                    if set {
+                        return Err(err(
+                            f(k),
+                            "only radio paths take this; set technology = \"11ad\", \"11ac\" or \"11n\"",
+                        ));
+                    }
+                }
+            } else {
+                crate::link::device::validate_radio(p, i)?;
+            }
+            crate::energy::validate_host(p, i)?;
+            nonneg(&f("delay_ms"), p.delay_ms)?;
+            range_u(&f("mtu_bytes"), p.mtu_bytes as u64, 576, 65_535)?;
+            range_u(&f("frame_overhead_bytes"), p.frame_overhead_bytes as u64, 0, 1_000)?;
+            let q = p.queue_bytes.unwrap_or(0);
+            if q < p.mtu_bytes as u64 {
+                return Err(err(
+                    f("queue_bytes"),
+                    format!("must hold at least one MTU ({} bytes) (got {q})", p.mtu_bytes),
+                ));
+            }
+            if !(p.loss_pct.is_finite() && (0.0..100.0).contains(&p.loss_pct)) {
+                return Err(err(f("loss_pct"), format!("must be in [0, 100) (got {})", p.loss_pct)));
+            }
+            if let Some(t) = &p.trace {
+                if t.file.trim().is_empty() {
+                    return Err(err(f("trace.file"), "must name a trace file"));
+                }
+                if !(t.bin_ms.is_finite() && t.bin_ms >= 0.001 && t.bin_ms <= 10_000.0) {
+                    return Err(err(f("trace.bin_ms"), format!("must be between 0.001 and 10000 (got {})", t.bin_ms)));
+                }
+                nonneg(&f("trace.start_s"), t.start_s)?;
+            }
+            let mut last = -1.0;
+            for (j, s) in p.schedule.iter().enumerate() {
+                let g = |k: &str| format!("path.{i}.schedule.{j}.{k}");
+                nonneg(&g("t_s"), s.t_s)?;
+                if s.t_s < last {
+                    return Err(err(
+                        g("t_s"),
+                        format!("schedule steps must be in time order ({} after {last})", s.t_s),
+                    ));
+                }
+                last = s.t_s;
+                if let Some(r) = s.rate_mbps {
+                    if p.technology != Technology::Wired {
+                        return Err(err(g("rate_mbps"), "a radio path's rate follows its MCS; schedule `up` only"));
+                    }
+                    // 0 is allowed: the path stalls (up, but no service) until the next step.
+                    nonneg(&g("rate_mbps"), r)?;
+                }
+                if s.rate_mbps.is_none() && s.up.is_none() {
+                    return Err(err(format!("path.{i}.schedule.{j}"), "a step needs `rate_mbps` or `up` (or both)"));
+                }
+            }
+        }
+        if self.flow.is_empty() {
+            return Err(err("flow", "at least one [[flow]] is required"));
+        }
+        if self.flow.len() > 1024 {
+            return Err(err("flow", format!("at most 1024 flows are supported (got {})", self.flow.len())));
+        }
+        let names: Vec<&str> = self.path.iter().filter_map(|p| p.name.as_deref()).collect();
+        for (i, fl) in self.flow.iter().enumerate() {
+            let f = |k: &str| format!("flow.{i}.{k}");
+            let name = fl.name.as_deref().unwrap_or("");
+            if name.is_empty() {
+                return Err(err(f("name"), "must not be empty"));
+            }
+            if self.flow[..i].iter().any(|q| q.name.as_deref() == Some(name)) {
+                return Err(err(f("name"), format!("duplicate flow name {name:?}; flow names must be unique")));
+            }
+            let pname = fl.path.as_deref().unwrap_or("");
+            if !names.contains(&pname) {
+                return Err(err(f("path"), format!("no path named {pname:?} (paths: {})", names.join(", "))));
+            }
+            nonneg(&f("start_s"), fl.start_s)?;
+            let stop = fl.stop_s.unwrap_or(self.duration_s);
+            if !(stop.is_finite() && stop > fl.start_s) {
+                return Err(err(f("stop_s"), format!("must be after start_s ({}) (got {stop})", fl.start_s)));
+            }
+            if fl.start_s >= self.duration_s {
+                return Err(err(
+                    f("start_s"),
+                    format!("must be before the end of the run, duration_s = {} (got {})", self.duration_s, fl.start_s),
+                ));
+            }
+            let app = fl.app.unwrap_or(AppKind::Bulk);
+            match (fl.kind, app) {
+                (FlowKind::Tcp, AppKind::Cbr) => {
+                    return Err(err(f("app"), "`cbr` is a UDP application; TCP flows take `bulk` or `rate`"));
+                }
+                (FlowKind::Mptcp, AppKind::Cbr) => {
+                    return Err(err(f("app"), "`cbr` is a UDP application; MPTCP flows take `bulk` or `rate`"));
+                }
+                (FlowKind::Udp, AppKind::Bulk | AppKind::Rate) => {
+                    return Err(err(f("app"), "UDP flows take `cbr`"));
+                }
+                _ => {}
+            }
+            match app {
+                AppKind::Rate | AppKind::Cbr => match fl.rate_mbps {
+                    Some(r) => pos(&f("rate_mbps"), r)?,
+                    None => {
+                        return Err(err(
+                            f("rate_mbps"),
+                            format!("required for app = \"{}\"", if app == AppKind::Rate { "rate" } else { "cbr" }),
+                        ))
+                    }
+                },
+                AppKind::Bulk => {
+                    if fl.rate_mbps.is_some() {
+                        return Err(err(
+                            f("rate_mbps"),
+                            "only `rate` and `cbr` apps take a rate; remove it or set app = \"rate\"",
+                        ));
+                    }
+                }
+            }
+            if let Some(b) = fl.bytes {
+                if b == 0 {
+                    return Err(err(f("bytes"), "must be > 0 (omit it for an unlimited transfer)"));
+                }
+            }
+            if fl.kind == FlowKind::Udp {
+                if fl.cc.is_some() {
+                    return Err(err(f("cc"), "UDP flows have no congestion control; remove `cc`"));
+                }
+                let mtu = self.path_mtu(pname);
+                if let Some(pb) = fl.packet_bytes {
+                    if pb == 0 || pb + 28 > mtu {
+                        return Err(err(
+                            f("packet_bytes"),
+                            format!("must be between 1 and {} (MTU {mtu} - 28) (got {pb})", mtu - 28),
+                        ));
+                    }
+                }
+            } else if fl.packet_bytes.is_some() {
+                return Err(err(f("packet_bytes"), "only UDP flows take packet_bytes (TCP uses the MSS)"));
+            }
+            self.validate_mptcp(i, fl, &names)?;
+            let t = &fl.tcp;
+            range_u(&f("tcp.initial_cwnd"), t.initial_cwnd as u64, 1, 1000)?;
+            if t.limit_output_bytes != 0 {
+                range_u(&f("tcp.limit_output_bytes"), t.limit_output_bytes, 2048, 1 << 31)?;
+            }
+            pos(&f("tcp.min_rto_ms"), t.min_rto_ms)?;
+            range_u(&f("tcp.rmem_max_bytes"), t.rmem_max(), 4096, 1 << 31)?;
+            range_u(&f("tcp.wmem_max_bytes"), t.wmem_max(), 4096, 1 << 31)?;
+            for (k, b) in [("tcp.rcvbuf_bytes", t.rcvbuf_bytes), ("tcp.sndbuf_bytes", t.sndbuf_bytes)] {
+                if let BufSize::Bytes(v) = b {
+                    range_u(&f(k), v, 2048, 1 << 31)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The MPTCP-only fields: allowed only on MPTCP flows, and consistent with the paths.
+    fn validate_mptcp(&self, i: usize, fl: &FlowCfg, names: &[&str]) -> Result<(), ScenarioError> {
+        let f = |k: &str| format!("flow.{i}.{k}");
+        if fl.kind != FlowKind::Mptcp {
+            let set = [
+                ("paths", fl.paths.is_some()),
+                ("mode", fl.mode.is_some()),
+                ("subflows", fl.subflows.is_some()),
+                ("backup_paths", fl.backup_paths.is_some()),
+                ("kernel", fl.kernel.is_some()),
+                ("scheduler", fl.scheduler.is_some()),
+                ("ratio", fl.ratio.is_some()),
+                ("coupled", fl.coupled.is_some()),
+                ("amuse", fl.amuse.is_some()),
+                ("prio", !fl.prio.is_empty()),
+                ("max_rates_mbps", fl.max_rates_mbps.is_some()),
+            ];
+            if let Some((k, _)) = set.iter().find(|(_, s)| *s) {
+                return Err(err(f(k), "only MPTCP flows (kind = \"mptcp\") take this field"));
+            }
+            return Ok(());
+        }
+        let paths = fl.paths.as_deref().unwrap_or(&[]);
+        if paths.is_empty() {
+            return Err(err(f("paths"), "an MPTCP flow needs at least one path"));
+        }
+        if paths.len() > 8 {
+            return Err(err(f("paths"), format!("at most 8 subflows are supported (got {})", paths.len())));
+        }
+        for (j, p) in paths.iter().enumerate() {
+            if !names.contains(&p.as_str()) {
+                return Err(err(
+                    format!("flow.{i}.paths.{j}"),
+                    format!("no path named {p:?} (paths: {})", names.join(", ")),
+                ));
+            }
+            if paths[..j].contains(p) {
+                return Err(err(format!("flow.{i}.paths.{j}"), format!("path {p:?} is listed twice")));
+            }
+        }
+        for (j, p) in fl.backup_paths.as_deref().unwrap_or(&[]).iter().enumerate() {
+            if !paths.contains(p) {
+                return Err(err(
+                    format!("flow.{i}.backup_paths.{j}"),
+                    format!("{p:?} is not one of this flow's paths ({})", paths.join(", ")),
+                ));
+            }
+        }
+        if let Some(r) = fl.ratio {
+            if r > 100 {
+                return Err(err(f("ratio"), format!("segments per 100 for the first path: 0..=100 (got {r})")));
+            }
+            if !matches!(
+                fl.scheduler,
+                Some(SchedName::Fixedratio | SchedName::Musher | SchedName::Amuse | SchedName::Energy)
+            ) {
+                return Err(err(f("ratio"), "only the fixedratio, musher, amuse and energy schedulers take a ratio"));
+            }
+        }
+        if fl.subflows == Some(SubflowLayout::AddressMesh) {
+            if self.backbone.enabled {
+                return Err(err(
+                    f("subflows"),
+                    "\"address-mesh\" needs a multihomed server: the AP itself is the endpoint \
+                     (backbone.enabled = false); behind a backbone the server has one address (use \"per-path\")",
+                ));
+            }
+            let n = paths.len() * paths.len();
+            if n > 8 {
+                return Err(err(
+                    f("subflows"),
+                    format!("\"address-mesh\" opens one subflow per pair of addresses ({n} for {} paths); at most 8 are supported", paths.len()),
+                ));
+            }
+            if matches!(
+                fl.scheduler,
+                Some(SchedName::Fixedratio | SchedName::Musher | SchedName::Amuse | SchedName::Energy)
+            ) {
+                return Err(err(
+                    f("subflows"),
+                    "the fixedratio, musher, amuse and energy schedulers split traffic between exactly one subflow per path; use \"per-path\"",
+                ));
+            }
+        }
+        if fl.scheduler == Some(SchedName::Energy) && paths.len() != 2 {
+            return Err(err(
+                f("paths"),
+                format!("the energy scheduler bundles exactly two paths (11ad first, then 11ac) (got {})", paths.len()),
+            ));
+        }
+        if let Some(m) = &fl.max_rates_mbps {
+            if fl.scheduler != Some(SchedName::Energy) {
+                return Err(err(f("max_rates_mbps"), "only scheduler = \"energy\" takes max_rates_mbps"));
+            }
+            if m.len() != paths.len() {
+                return Err(err(
+                    f("max_rates_mbps"),
+                    format!("one rate per path in `paths` ({}), got {}", paths.len(), m.len()),
+                ));
+            }
+            for (j, r) in m.iter().enumerate() {
+                if !(r.is_finite() && *r > 0.0 && *r <= 1e6) {
+                    return Err(err(
+                        format!("flow.{i}.max_rates_mbps.{j}"),
+                        format!("must be > 0 and <= 1e6 Mbit/s (got {r})"),
+                    ));
+                }
+            }
+        }
+        if fl.amuse.is_some() && fl.scheduler != Some(SchedName::Amuse) {
+            return Err(err(f("amuse"), "only scheduler = \"amuse\" takes amuse switches"));
+        }
+        for (j, pr) in fl.prio.iter().enumerate() {
+            if !(pr.t_s.is_finite() && pr.t_s >= 0.0) {
+                return Err(err(format!("flow.{i}.prio.{j}.t_s"), format!("must be >= 0 (got {})", pr.t_s)));
+            }
+            if !paths.contains(&pr.path) {
+                return Err(err(
+                    format!("flow.{i}.prio.{j}.path"),
+                    format!("{:?} is not one of this flow's paths ({})", pr.path, paths.join(", ")),
+                ));
+            }
+        }
+        if let Some(p) = &fl.path {
+            if !paths.contains(p) {
+                return Err(err(f("path"), format!("for MPTCP, `path` is the first of `paths` ({})", paths[0])));
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::scenario::testkit::fails;
+    use crate::scenario::*;
+
+    #[test]
+    fn ranges_are_checked() {
+        assert_eq!(fails(r#"{"path":[{"rate_mbps":-5}],"flow":[{}]}"#), "path.0.rate_mbps: must be > 0 (got -5)");
+        let m = fails(r#"{"path":[{"rate_mbps":5}],"flow":[{"path":"wifi"}]}"#);
+        assert_eq!(m, "flow.0.path: no path named \"wifi\" (paths: path0)");
+        let m = fails(r#"{"path":[{"rate_mbps":5}],"flow":[{"kind":"udp"}]}"#);
+        assert!(m.starts_with("flow.0.rate_mbps: required"), "{m}");
+        let m =
+            fails(r#"{"path":[{"rate_mbps":5, "schedule":[{"t_s":2,"up":false},{"t_s":1,"up":true}]}],"flow":[{}]}"#);
+        assert!(m.starts_with("path.0.schedule.1.t_s"), "{m}");
+        let m = fails(r#"{"path":[{"rate_mbps":5}],"flow":[{"tcp":{"rcvbuf_bytes":"big"}}]}"#);
+        assert!(m.starts_with("flow.0.tcp.rcvbuf_bytes: invalid value"), "{m}");
+        assert!(m.contains("\"auto\" or a positive byte count"), "{m}");
+    }
+
+    #[test]
+    fn host_and_energy_knobs_are_validated() {
+        let phone = |extra: &str| {
+            format!(
+                r#"{{"path":[{{"name":"ad","technology":"11ad","device":"rog-phone-2"{extra}}},{{"name":"ac","technology":"11ac","device":"rog-phone-2"}}],"flow":[{{"kind":"mptcp","paths":["ad","ac"],"scheduler":"energy"}}]}}"#
+            )
+        };
+        let sc = Scenario::from_json(&phone(r#","gro":false,"softirq_cpu":"big""#)).expect("valid");
+        assert_eq!(sc.path[0].device.as_deref(), Some("rog-phone-2-11ad"));
+        assert_eq!(sc.path[1].device.as_deref(), Some("rog-phone-2-11ac"));
+        let m = fails(&phone(r#","softirq_cpu":"medium""#));
+        assert!(m.starts_with("path.0.softirq_cpu"), "{m}");
+        let m = fails(r#"{"path":[{"rate_mbps":5,"gro":true}],"flow":[{}]}"#);
+        assert!(m.starts_with("path.0.gro: only a client with a host model"), "{m}");
+        let m = fails(r#"{"path":[{"technology":"11ad","device":"laptop-11ad","gro":true}],"flow":[{}]}"#);
+        assert!(m.starts_with("path.0.gro"), "{m}");
+        let m = fails(&phone("").replace(r#""scheduler":"energy""#, r#""scheduler":"musher","max_rates_mbps":[1,2]"#));
+        assert!(m.starts_with("flow.0.max_rates_mbps: only scheduler"), "{m}");
+        let m = fails(&phone("").replace(r#""scheduler":"energy""#, r#""scheduler":"energy","max_rates_mbps":[1600]"#));
+        assert!(m.starts_with("flow.0.max_rates_mbps: one rate per path"), "{m}");
+        let m =
+            fails(&phone("").replace(r#""scheduler":"energy""#, r#""scheduler":"energy","max_rates_mbps":[1600,-1]"#));
+        assert!(m.starts_with("flow.0.max_rates_mbps.1"), "{m}");
+        let m = fails(&phone("").replace(r#""paths":["ad","ac"]"#, r#""paths":["ad"]"#));
+        assert!(m.starts_with("flow.0.paths: the energy scheduler bundles exactly two paths"), "{m}");
+    }
+
+    /// An address mesh needs a multihomed server, at most 8 subflows, a scheduler that does not
+    /// split by path, and an MPTCP flow; each mistake gets its own message.
+    #[test]
+    fn address_mesh_is_validated() {
+        let three = |extra: &str| {
+            format!(
+                r#"{{"backbone":{{"enabled":false}},"path":[{{"name":"a","rate_mbps":10}},{{"name":"b","rate_mbps":10}},{{"name":"c","rate_mbps":10}}],"flow":[{{"kind":"mptcp","subflows":"address-mesh"{extra}}}]}}"#
+            )
+        };
+        let m = fails(&three(""));
+        assert!(
+            m.starts_with("flow.0.subflows: \"address-mesh\" opens one subflow per pair of addresses (9 for 3 paths)"),
+            "{m}"
+        );
+        let two = three(r#","paths":["a","b"]"#);
+        assert!(Scenario::from_json(&two).is_ok());
+        let m = fails(&three(r#","paths":["a","b"],"scheduler":"fixedratio","ratio":70"#));
+        assert!(m.starts_with("flow.0.subflows: the fixedratio, musher, amuse and energy schedulers"), "{m}");
+        let m = fails(
+            &two.replace(r#""kind":"mptcp","#, r#""kind":"tcp","path":"a","#).replace(r#","paths":["a","b"]"#, ""),
+        );
+        assert!(m.starts_with("flow.0.subflows: only MPTCP flows"), "{m}");
+        let m = fails(&two.replace(r#""enabled":false"#, r#""enabled":true"#));
+        assert!(m.contains("backbone.enabled = false"), "{m}");
+    }
+}
