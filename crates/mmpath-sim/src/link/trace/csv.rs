@@ -1,0 +1,276 @@
+//! mmpath's own CSV trace format (docs/traces.md "mmpath CSV"): a header naming any of the
+//! columns `t_s`, `rate_mbps`, `mcs`, `link_up`, `rssi_dbm`, `snr_db`, `sector`, then one row
+//! per step; an empty cell keeps the previous value. Times and rates are read as exact
+//! decimals. write.rs writes the same format.
+
+use super::lex::{is_comment, numbered_lines, parse_decimal_scaled, parse_finite_f32, parse_int_in, show, Ctx};
+use super::{Trace, TraceError, TraceFormat, TraceStep};
+use crate::time::Time;
+
+pub(super) const CSV_COLUMNS: [&str; 7] = ["t_s", "rate_mbps", "mcs", "link_up", "rssi_dbm", "snr_db", "sector"];
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum CsvCol {
+    T,
+    Rate,
+    Mcs,
+    Up,
+    Rssi,
+    Snr,
+    Sector,
+}
+
+const CSV_COL_KINDS: [CsvCol; 7] =
+    [CsvCol::T, CsvCol::Rate, CsvCol::Mcs, CsvCol::Up, CsvCol::Rssi, CsvCol::Snr, CsvCol::Sector];
+
+pub(super) fn parse_csv(text: &str, cx: &Ctx) -> Result<Trace, TraceError> {
+    let allowed = CSV_COLUMNS.join(", ");
+    let mut lines = numbered_lines(text).filter(|(_, l)| !l.trim().is_empty() && !is_comment(l));
+    let Some((hn, header)) = lines.next() else {
+        return Err(cx.file_err(format!(
+            "empty file: expected a header row naming the columns, then one row per step (allowed columns: {allowed})"
+        )));
+    };
+    let names: Vec<&str> = header.split(',').map(str::trim).collect();
+    if names.iter().any(|c| parse_decimal_scaled(c, 0).is_some()) {
+        return Err(cx.err(
+            hn,
+            format!(
+                "missing header: the first row {} holds numbers; it must name the columns, e.g. \
+                 `t_s,rate_mbps` (allowed columns: {allowed})",
+                show(header)
+            ),
+        ));
+    }
+    let mut cols: Vec<CsvCol> = Vec::with_capacity(names.len());
+    for (i, name) in names.iter().enumerate() {
+        let Some(k) = CSV_COLUMNS.iter().position(|c| c == name) else {
+            let what = if name.is_empty() {
+                format!("column {} of the header has no name", i + 1)
+            } else {
+                format!("unknown column {}", show(name))
+            };
+            return Err(cx.err(hn, format!("{what} (allowed columns: {allowed})")));
+        };
+        if cols.contains(&CSV_COL_KINDS[k]) {
+            return Err(cx.err(hn, format!("column `{name}` appears twice in the header")));
+        }
+        cols.push(CSV_COL_KINDS[k]);
+    }
+    if !cols.contains(&CsvCol::T) {
+        return Err(cx.err(hn, "the header has no `t_s` column (required: seconds from the start of the trace)"));
+    }
+    if ![CsvCol::Rate, CsvCol::Mcs, CsvCol::Up].iter().any(|c| cols.contains(c)) {
+        return Err(cx.err(hn, "the header needs at least one of the columns rate_mbps, mcs, link_up"));
+    }
+
+    let mut steps: Vec<TraceStep> = Vec::new();
+    let mut prev_t: Option<(u64, &str)> = None;
+    for (n, line) in lines {
+        let cells: Vec<&str> = line.split(',').map(str::trim).collect();
+        if cells.len() != cols.len() {
+            return Err(cx.err(
+                n,
+                format!(
+                    "row has {} cells but the header has {} columns ({}); every row needs one cell per \
+                     column (empty = unchanged)",
+                    cells.len(),
+                    cols.len(),
+                    names.join(",")
+                ),
+            ));
+        }
+        let mut step = TraceStep::new(Time::ZERO);
+        for (&col, &cell) in cols.iter().zip(&cells) {
+            if col == CsvCol::T {
+                let ns = csv_time(cell).map_err(|why| {
+                    cx.err(n, format!("column t_s: {why} (allowed: seconds >= 0, e.g. 1.25, non-decreasing)"))
+                })?;
+                if let Some((p, ptxt)) = prev_t {
+                    if ns < p {
+                        return Err(cx.err(
+                            n,
+                            format!(
+                                "column t_s: time goes backwards, {} after {} (allowed: non-decreasing times)",
+                                show(cell),
+                                show(ptxt)
+                            ),
+                        ));
+                    }
+                }
+                prev_t = Some((ns, cell));
+                step.at = Time(ns);
+                continue;
+            }
+            if cell.is_empty() {
+                continue;
+            }
+            let bad = |name: &str, allowed: &str| {
+                cx.err(n, format!("column {name}: {} is not valid (allowed: {allowed})", show(cell)))
+            };
+            match col {
+                CsvCol::T => {}
+                CsvCol::Rate => {
+                    let bps = parse_decimal_scaled(cell, 6)
+                        .ok_or_else(|| bad("rate_mbps", "a number of Mbit/s >= 0; 0 = stalled"))?;
+                    if bps < 0 {
+                        return Err(cx.err(
+                            n,
+                            format!("column rate_mbps: negative rate {} (allowed: >= 0; 0 = stalled)", show(cell)),
+                        ));
+                    }
+                    let bps = u64::try_from(bps).map_err(|_| bad("rate_mbps", "a rate below 1.8e13 Mbit/s"))?;
+                    step.rate_bps = Some(bps);
+                }
+                CsvCol::Mcs => {
+                    let m = parse_int_in(cell, 0, 31, false).ok_or_else(|| bad("mcs", "an integer 0-31"))?;
+                    step.mcs = Some(m as u8);
+                }
+                CsvCol::Up => {
+                    step.up = Some(match cell.to_ascii_lowercase().as_str() {
+                        "1" | "true" => true,
+                        "0" | "false" => false,
+                        _ => return Err(bad("link_up", "0, 1, true or false")),
+                    });
+                }
+                CsvCol::Rssi => {
+                    step.rssi_dbm = Some(parse_finite_f32(cell).ok_or_else(|| bad("rssi_dbm", "a number of dBm"))?);
+                }
+                CsvCol::Snr => {
+                    step.snr_db = Some(parse_finite_f32(cell).ok_or_else(|| bad("snr_db", "a number of dB"))?);
+                }
+                CsvCol::Sector => {
+                    let x = parse_int_in(cell, 0, 65535, false).ok_or_else(|| bad("sector", "an integer 0-65535"))?;
+                    step.sector = Some(x as u16);
+                }
+            }
+        }
+        match steps.last_mut() {
+            Some(last) if last.at == step.at => last.merge(&step),
+            _ => steps.push(step),
+        }
+    }
+    let Some(last) = steps.last() else {
+        return Err(cx.err(hn, "the header is not followed by any row (allowed: at least one row)"));
+    };
+    Ok(Trace { period: last.at, steps, format: TraceFormat::Csv })
+}
+
+fn csv_time(cell: &str) -> Result<u64, String> {
+    if cell.is_empty() {
+        return Err("empty time (every row needs one)".into());
+    }
+    let ns = parse_decimal_scaled(cell, 9).ok_or_else(|| format!("{} is not a number", show(cell)))?;
+    if ns < 0 {
+        return Err(format!("{} is negative", show(cell)));
+    }
+    u64::try_from(ns).map_err(|_| format!("{} is too large (at most 584 years)", show(cell)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::link::trace::testkit::*;
+
+    #[test]
+    fn csv_good() {
+        let text = "# a comment\n\
+                    t_s,rate_mbps,link_up,mcs\n\
+                    0,1000,1,\n\
+                    \n\
+                    0.5,,0,\n\
+                    # gap\n\
+                    1.25,0,true,8\n\
+                    1.25,2310.5,,9\n\
+                    2,,,\n";
+        let t = p(text, TraceFormat::Csv).unwrap();
+        assert_eq!(t.format, TraceFormat::Csv);
+        assert_eq!(t.period, Time::from_secs(2));
+        let s = |ms, rate, up, mcs| TraceStep { rate_bps: rate, up, mcs, ..TraceStep::new(Time::from_ms(ms)) };
+        assert_eq!(
+            t.steps,
+            vec![
+                s(0, Some(1_000_000_000), Some(true), None),
+                s(500, None, Some(false), None),
+                // Two rows at 1.25 s merge, the later cells winning.
+                s(1250, Some(2_310_500_000), Some(true), Some(9)),
+                s(2000, None, None, None),
+            ]
+        );
+        let st = t.state_at(Time::from_ms(1900), false);
+        assert_eq!((st.rate_bps, st.up, st.mcs), (Some(2_310_500_000), Some(true), Some(9)));
+    }
+
+    #[test]
+    fn csv_columns_any_order() {
+        let t = p("sector,snr_db,rssi_dbm,mcs,t_s\n12,21.5,-55,7,0.01\n", TraceFormat::Csv).unwrap();
+        assert_eq!(
+            t.steps,
+            vec![TraceStep {
+                sector: Some(12),
+                snr_db: Some(21.5),
+                rssi_dbm: Some(-55.0),
+                mcs: Some(7),
+                ..TraceStep::new(Time::from_ms(10))
+            }]
+        );
+    }
+
+    #[test]
+    fn csv_errors() {
+        let cases: [(&str, Option<usize>, &[&str]); 16] = [
+            ("", None, &["empty file", "t_s, rate_mbps"]),
+            ("# only\n", None, &["empty file"]),
+            ("0,100\n1,200\n", Some(1), &["missing header", "allowed columns"]),
+            ("t_s,rate_mbps,speed\n", Some(1), &["unknown column `speed`", "allowed columns: t_s, rate_mbps"]),
+            ("t_s,,mcs\n", Some(1), &["column 2 of the header has no name"]),
+            ("t_s,mcs,mcs\n", Some(1), &["`mcs` appears twice"]),
+            ("rate_mbps,mcs\n1,2\n", Some(1), &["no `t_s` column"]),
+            ("t_s,rssi_dbm\n0,-40\n", Some(1), &["at least one of the columns rate_mbps, mcs, link_up"]),
+            ("t_s,rate_mbps\n", Some(1), &["not followed by any row"]),
+            ("t_s,rate_mbps\n0,1\n0.1,fast\n", Some(3), &["column rate_mbps: `fast`", "allowed"]),
+            ("t_s,rate_mbps\n0,1\n0.1,-5\n", Some(3), &["negative rate `-5`", ">= 0"]),
+            ("t_s,rate_mbps\n1,1\n0.5,2\n", Some(3), &["time goes backwards", "`0.5` after `1`", "non-decreasing"]),
+            ("t_s,rate_mbps\n-1,1\n", Some(2), &["column t_s: `-1` is negative", "seconds >= 0"]),
+            ("t_s,rate_mbps\n0,1,2\n", Some(2), &["row has 3 cells but the header has 2 columns"]),
+            ("t_s,mcs\n0,32\n", Some(2), &["column mcs: `32`", "integer 0-31"]),
+            ("t_s,link_up\n0,yes\n", Some(2), &["column link_up: `yes`", "0, 1, true or false"]),
+        ];
+        expect_errors(TraceFormat::Csv, &cases);
+        for (text, needle) in [
+            ("t_s,mcs\n,3\n", "column t_s: empty time"),
+            ("t_s,mcs\nsoon,3\n", "column t_s: `soon` is not a number"),
+            ("t_s,mcs,rssi_dbm\n0,3,inf\n", "column rssi_dbm: `inf`"),
+            ("t_s,mcs,snr_db\n0,3,x\n", "column snr_db: `x`"),
+            ("t_s,mcs,sector\n0,3,70000\n", "column sector: `70000`"),
+            ("t_s,mcs\n0,2.5\n", "column mcs: `2.5`"),
+        ] {
+            expect_errors(TraceFormat::Csv, &[(text, Some(2), &[needle])]);
+        }
+    }
+
+    #[test]
+    fn csv_fixtures() {
+        let t = load_fixture("csv_good.csv", TraceFormat::Csv).unwrap();
+        assert_eq!(t.period, Time::from_secs(3));
+        assert_eq!(t.steps.len(), 5);
+        assert_eq!(t.steps[0].rate_bps, Some(2_310_000_000));
+        assert_eq!(t.steps[1].up, Some(false));
+        assert_eq!(t.state_at(Time::from_ms(2500), false).rate_bps, Some(1_155_000_000));
+        assert_eq!(t.state_at(Time::from_ms(3100), true).rate_bps, Some(2_310_000_000));
+        let cases = [
+            ("csv_no_header.csv", Some(2), "missing header"),
+            ("csv_unknown_column.csv", Some(1), "unknown column `throughput`"),
+            ("csv_missing_t.csv", Some(1), "no `t_s` column"),
+            ("csv_bad_number.csv", Some(4), "column mcs: `high`"),
+            ("csv_negative_rate.csv", Some(3), "negative rate"),
+            ("csv_backwards.csv", Some(4), "time goes backwards"),
+            ("csv_cell_count.csv", Some(3), "row has 2 cells"),
+        ];
+        for (name, line, needle) in cases {
+            let e = load_fixture(name, TraceFormat::Csv).unwrap_err();
+            assert_eq!(e.line, line, "{name}: {e}");
+            assert!(e.message.contains(needle), "{name}: {e}");
+        }
+    }
+}
