@@ -358,7 +358,7 @@ pub struct HostProfile {
     pub default_cpu: CpuClass,
     /// Power of the receive-side host work while the phone receives, mW (`HostRxMeter`).
     pub rx_active_mw: f64,
-    /// The host's socket buffer ceilings, tcp_rmem[2] and tcp_wmem[2], bytes.
+    /// The host's socket buffer ceilings, `tcp_rmem[2]` and `tcp_wmem[2]`, bytes.
     pub tcp_rmem_max: u64,
     pub tcp_wmem_max: u64,
 }

@@ -2,7 +2,7 @@
 //!
 //! Python parses the TOML file, applies `--set` overrides and hands the result over as JSON.
 //! Everything is validated here, once: serde rejects unknown fields and wrong types, and
-//! [`Scenario::validate`] checks ranges and cross-references. Errors name the field with the
+//! `Scenario::validate` checks ranges and cross-references. Errors name the field with the
 //! same dotted path users type after `--set` (`flow.0.cc`). Every field and default is
 //! documented in docs/scenario.md; keep the two in step.
 //!

@@ -1,6 +1,6 @@
 """Reader for the per-10 ms wil6210 CSV layout of the NUWiNS 60 GHz data set.
 
-Same column conventions as the simulator's trace parser (crates/mmpath-sim/src/link/trace.rs,
+Same column conventions as the simulator's trace parser (crates/mmpath-sim/src/link/trace/wil6210.rs,
 ``parse_wil6210``; documented in docs/traces.md, section "wil6210 / NUWiNS"), so a file that
 replays as a trace is also read here:
 

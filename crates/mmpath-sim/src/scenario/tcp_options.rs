@@ -83,11 +83,11 @@ pub struct TcpOpts {
     /// Send buffer: "auto" = Linux send-buffer autotuning up to `wmem_max_bytes`.
     #[serde(default)]
     pub sndbuf_bytes: BufSize,
-    /// tcp_rmem[2] of the receiving host. Unset: the client device's own (a phone's Android
+    /// `tcp_rmem[2]` of the receiving host. Unset: the client device's own (a phone's Android
     /// network buffers, `HostProfile`) when the client receives, else Linux's 6 MB.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rmem_max_bytes: Option<u64>,
-    /// tcp_wmem[2] of the sending host, filled the same way (Linux's 4 MB by default).
+    /// `tcp_wmem[2]` of the sending host, filled the same way (Linux's 4 MB by default).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wmem_max_bytes: Option<u64>,
     #[serde(default = "d_init_cwnd")]
@@ -122,11 +122,11 @@ fn d_limit_output() -> u64 {
 }
 
 impl TcpOpts {
-    /// tcp_rmem[2] in effect (filled by `fill_defaults`; Linux's if read before).
+    /// `tcp_rmem[2]` in effect (filled by `fill_defaults`; Linux's if read before).
     pub fn rmem_max(&self) -> u64 {
         self.rmem_max_bytes.unwrap_or_else(d_rmem_max)
     }
-    /// tcp_wmem[2] in effect.
+    /// `tcp_wmem[2]` in effect.
     pub fn wmem_max(&self) -> u64 {
         self.wmem_max_bytes.unwrap_or_else(d_wmem_max)
     }

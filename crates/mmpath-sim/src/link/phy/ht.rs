@@ -248,7 +248,7 @@ pub const fn difs_ns(band: Band) -> u64 {
     sifs_ns(band) + 2 * SLOT_NS
 }
 
-/// AIFS[AC] = SIFS + AIFSN x slot (802.11-2012 9.2.4.2): 43 us for AC_BE at 5 GHz.
+/// `AIFS[AC]` = SIFS + AIFSN x slot (802.11-2012 9.2.4.2): 43 us for AC_BE at 5 GHz.
 pub const fn aifs_ns(band: Band, aifsn: u64) -> u64 {
     sifs_ns(band) + aifsn * SLOT_NS
 }

@@ -180,7 +180,7 @@ pub const SLOT_NS: u64 = 9_000;
 pub const DIFS_NS: u64 = SIFS_NS + 2 * SLOT_NS;
 /// AIFSN of AC_BE (802.11-2012 Table 8-105, default EDCA parameter set).
 pub const AIFSN_BE: u64 = 3;
-/// AIFS[AC_BE] = SIFS + 3 slots = 43 us (802.11-2012 9.2.4.2).
+/// `AIFS[AC_BE]` = SIFS + 3 slots = 43 us (802.11-2012 9.2.4.2).
 pub const AIFS_BE_NS: u64 = SIFS_NS + AIFSN_BE * SLOT_NS;
 /// aCWmin / aCWmax (OFDM PHY values, 802.11-2012 Table 18-17; AC_BE uses them unchanged).
 pub const CW_MIN: u32 = 15;
