@@ -27,6 +27,7 @@ bench: $(STAMP)
 lint: $(STAMP)
 	cargo clippy --workspace --all-targets -- -D warnings
 	cargo fmt --all -- --check
+	RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps
 
 setup: $(STAMP)
 
