@@ -1,0 +1,334 @@
+//! Building a run from a scenario: the backbone's and wired paths' links, each radio path's
+//! channel, medium (with its power meter and the client's shared receive server) and rate
+//! adaptation, a trace to replay, the flows (MPTCP connections in sim/mptcp.rs) and the first
+//! events. Random streams are seeded per link and per path here, in this order.
+
+use super::{mbps_to_bps, routes, Ev, Flow, FlowCounters, Hop, PathState, RadioState, Replay, Simulation, UserFlow};
+use super::{mptcp, INTERVAL};
+use crate::app::App;
+use crate::energy;
+use crate::engine::{EventQueue, RngStream};
+use crate::link::channel::Channel;
+use crate::link::device;
+use crate::link::medium::{Medium, SharedCpu, AP, STA};
+use crate::link::radio::ideal_mcs;
+use crate::link::schedule::Schedule;
+use crate::link::trace::{self as chtrace, TraceFormat, TraceOpts, TraceStep};
+use crate::link::{Link, LinkCfg};
+use crate::packet::{TCP_HEADER_BYTES, UDP_HEADER_BYTES};
+use crate::scenario::{AppKind, FlowKind, RateAdaptation, Scenario, ScenarioError, Technology, TraceFormatCfg};
+use crate::tcp::cc;
+use crate::tcp::receiver::{ReceiverCfg, TcpReceiver};
+use crate::tcp::sender::{SenderCfg, TcpSender};
+use crate::time::Time;
+use crate::trace::{Bins, EventCols, TimelineCols};
+
+impl Simulation {
+    /// Loads path `i`'s trace, if it has one; trace errors name the scenario field.
+    fn load_replay(sc: &Scenario, i: usize) -> Result<Option<Replay>, ScenarioError> {
+        let Some(t) = &sc.path[i].trace else { return Ok(None) };
+        let field = format!("path.{i}.trace");
+        let format = match t.format {
+            TraceFormatCfg::Mahimahi => TraceFormat::Mahimahi,
+            TraceFormatCfg::Csv => TraceFormat::Csv,
+            TraceFormatCfg::Wil6210 => TraceFormat::Wil6210,
+        };
+        let opts = TraceOpts { bin: Time::from_ms_f64(t.bin_ms), ..TraceOpts::default() };
+        let tr = chtrace::load(std::path::Path::new(&t.file), format, &opts)
+            .map_err(|e| ScenarioError { field: format!("{field}.file"), message: e.to_string() })?;
+        if !tr.steps.iter().any(|s| s.rate_bps.is_some() || s.up.is_some()) {
+            return Err(ScenarioError {
+                field: format!("{field}.file"),
+                message: format!(
+                    "{}: the trace sets neither a rate nor the link status; replaying MCS or RSSI alone needs the \
+                     802.11 path model, which a fixed-rate path does not have",
+                    t.file
+                ),
+            });
+        }
+        Ok(Some(Replay {
+            steps: tr.steps,
+            period: tr.period,
+            looping: t.looping,
+            next: 0,
+            offset: Time::from_secs_f64(t.start_s),
+        }))
+    }
+
+    pub fn new(sc: Scenario, seed: u64) -> Result<Simulation, ScenarioError> {
+        let replays = (0..sc.path.len()).map(|i| Self::load_replay(&sc, i)).collect::<Result<Vec<_>, _>>()?;
+        let mut replays = replays.into_iter();
+        let end = Time::from_secs_f64(sc.duration_s);
+        let mut links = Vec::new();
+        let mut link_rng = Vec::new();
+        let mut add_link = |cfg: LinkCfg, links: &mut Vec<Link>| -> u16 {
+            let id = links.len() as u16;
+            links.push(Link::new(cfg));
+            link_rng.push(RngStream::new(seed, 0x1000 + id as u64));
+            id
+        };
+        // Backbone: links 0 (AP -> server... no: server -> AP, "down") and 1 (AP -> server).
+        let bb = &sc.backbone;
+        let bb_links = if bb.enabled {
+            let cfg = LinkCfg {
+                rate_bps: mbps_to_bps(bb.rate_mbps),
+                delay: Time::from_ms_f64(bb.delay_ms),
+                queue_cap_bytes: bb.queue_bytes.unwrap_or(0),
+                frame_overhead_bytes: bb.frame_overhead_bytes,
+                loss_prob: 0.0,
+            };
+            let d = add_link(cfg.clone(), &mut links);
+            let u = add_link(cfg, &mut links);
+            Some((d, u))
+        } else {
+            None
+        };
+        let mut paths = Vec::new();
+        let mut media = Vec::new();
+        let mut media_path = Vec::new();
+        // One client device: its interfaces share one receive server (energy.rs).
+        let client_cpu = SharedCpu::default();
+        // ... and one receive-side host power meter, created with its first metered radio.
+        let mut client_host: Option<energy::SharedHost> = None;
+        for (pi, p) in sc.path.iter().enumerate() {
+            let replay = replays.next().flatten();
+            let name = p.name.clone().unwrap_or_default();
+            if p.technology == Technology::Wired {
+                let down_bps = mbps_to_bps(p.rate_mbps.unwrap_or(0.0));
+                let up_bps = mbps_to_bps(p.uplink_rate_mbps.or(p.rate_mbps).unwrap_or(0.0));
+                let mk = |rate_bps| LinkCfg {
+                    rate_bps,
+                    delay: Time::from_ms_f64(p.delay_ms),
+                    queue_cap_bytes: p.queue_bytes.unwrap_or(0),
+                    frame_overhead_bytes: p.frame_overhead_bytes,
+                    loss_prob: p.loss_pct / 100.0,
+                };
+                let down = add_link(mk(down_bps), &mut links);
+                let up = add_link(mk(up_bps), &mut links);
+                paths.push(PathState {
+                    name,
+                    hops: [Hop::Wire(down), Hop::Wire(up)],
+                    radio: None,
+                    base_down_bps: down_bps,
+                    base_up_bps: up_bps,
+                    mtu: p.mtu_bytes,
+                    schedule: Schedule::from_cfg(&p.schedule),
+                    replay,
+                    mcs: f64::NAN,
+                    rssi_dbm: f64::NAN,
+                    snr_db: f64::NAN,
+                    scan_held: None,
+                    scan_run: None,
+                    channel_log: vec![TraceStep {
+                        rate_bps: Some(down_bps),
+                        up: Some(true),
+                        ..TraceStep::new(Time::ZERO)
+                    }],
+                });
+                continue;
+            }
+            // A radio path: one shared medium; its channel draws the signal on the path's own
+            // random stream.
+            let dev = device::device_of(p);
+            let phy = device::radio_phy(p);
+            let channel = Channel::new(
+                p,
+                dev.eirp_gain_dbm,
+                device::fspl_1m_db(p),
+                Time::from_ms_f64(dev.retrain_ms),
+                device::association(p, dev),
+                RngStream::new(seed, 0x2000 + pi as u64),
+            );
+            let rssi = channel.rssi_dbm();
+            let adaptation = p.rate_adaptation.unwrap_or(RateAdaptation::Ideal);
+            let ladder = device::mcs_ladder(p, dev);
+            let mac = device::mac_timing(p, dev);
+            // A backlogged sender's MPDU (an A-MSDU where the device packs them).
+            let mpdu_bytes = mac.full_mpdu_bytes(p.mtu_bytes);
+            let mcs = match (p.mcs, adaptation) {
+                (Some(m), _) => m,
+                (None, RateAdaptation::Ideal) => {
+                    ideal_mcs(&phy, rssi, dev.rx_gain_db, mpdu_bytes, &ladder).unwrap_or(ladder[0])
+                }
+                // ARF starts at the top of its ladder and learns.
+                (None, _) => *ladder.last().expect("a radio path has at least one MCS"),
+            };
+            let mut m = Medium::new(
+                phy,
+                mac,
+                dev.host_pkt_ns,
+                Time::from_ms_f64(p.delay_ms),
+                p.queue_bytes.unwrap_or(0),
+                mcs,
+                RngStream::new(seed, 0x3000 + pi as u64),
+            );
+            // The client's power meter and shared receive server (energy.rs).
+            if let Some(pw) = energy::radio_power(dev.name) {
+                let mut meter = energy::RadioMeter::new(pw);
+                if let Some(h) = energy::host_of(dev.name) {
+                    let host = client_host.get_or_insert_with(|| energy::HostRxMeter::shared(h.rx_active_mw));
+                    meter = meter.with_host(host);
+                }
+                m.set_meter(meter);
+            }
+            if let Some(ns) = energy::path_rx_pkt_ns(p) {
+                m.set_client_cpu(client_cpu.clone(), ns);
+            }
+            m.set_signal(rssi, dev.rx_gain_db);
+            m.set_client_tx_pkt_ns(dev.client_tx_pkt_ns);
+            if adaptation == RateAdaptation::Commodity {
+                m.use_arf(AP, ladder.clone());
+                m.use_arf(STA, ladder.clone());
+            }
+            let radio = RadioState { rx_gain_db: dev.rx_gain_db, adaptation, mpdu_bytes, ladder, channel };
+            let mi = media.len() as u16;
+            media.push(m);
+            media_path.push(pi as u16);
+            let rate = phy.rate_bps(mcs);
+            paths.push(PathState {
+                name,
+                hops: [Hop::Air(mi, AP as u8), Hop::Air(mi, STA as u8)],
+                radio: Some(radio),
+                base_down_bps: rate,
+                base_up_bps: rate,
+                mtu: p.mtu_bytes,
+                schedule: Schedule::from_cfg(&p.schedule),
+                replay,
+                mcs: mcs as f64,
+                rssi_dbm: rssi,
+                snr_db: f64::NAN,
+                scan_held: None,
+                scan_run: None,
+                channel_log: vec![TraceStep {
+                    up: Some(true),
+                    mcs: Some(mcs),
+                    rssi_dbm: Some(rssi as f32),
+                    ..TraceStep::new(Time::ZERO)
+                }],
+            });
+        }
+        let mut flows = Vec::new();
+        let mut conns = Vec::new();
+        let mut user_flows = Vec::new();
+        for (i, f) in sc.flow.iter().enumerate() {
+            if f.kind == FlowKind::Mptcp {
+                let c = conns.len() as u16;
+                conns.push(mptcp::build(&sc, i, c, &paths, bb_links, &mut flows, end, seed));
+                user_flows.push(UserFlow::Conn(c));
+                continue;
+            }
+            user_flows.push(UserFlow::Single(flows.len() as u16));
+            let pname = f.path.clone().unwrap_or_default();
+            let pi = paths.iter().position(|p| p.name == pname).unwrap_or(0);
+            let ps = &paths[pi];
+            let (fwd, rev, hops) = routes(bb_links, ps.hops, f.direction);
+            let mtu = sc.path_mtu(&pname);
+            let mss = mtu - TCP_HEADER_BYTES;
+            let app_kind = f.app.unwrap_or(AppKind::Bulk);
+            let payload = f.packet_bytes.unwrap_or(mtu - UDP_HEADER_BYTES);
+            let fi = flows.len() as u16;
+            let (sender, receiver) = if f.kind == FlowKind::Tcp {
+                let t = &f.tcp;
+                let cc = cc::build_seeded(f.cc.unwrap_or(crate::scenario::CcKind::Cubic), t, seed, fi);
+                let mut sender = TcpSender::new(SenderCfg {
+                    flow: fi,
+                    mss,
+                    initial_cwnd: t.initial_cwnd,
+                    min_rto: Time::from_ms_f64(t.min_rto_ms),
+                    sndbuf: t.sndbuf_bytes,
+                    wmem_max: t.wmem_max(),
+                    cc,
+                    pacing: t.pacing,
+                });
+                sender.apply_sysctls(t);
+                (
+                    Some(sender),
+                    Some(TcpReceiver::new(ReceiverCfg {
+                        flow: fi,
+                        mss,
+                        rcvbuf: t.rcvbuf_bytes,
+                        rmem_max: t.rmem_max(),
+                        delayed_ack: t.delayed_ack,
+                    })),
+                )
+            } else {
+                (None, None)
+            };
+            flows.push(Flow {
+                name: f.name.clone().unwrap_or_default(),
+                owner: i as u16,
+                conn: None,
+                kind: f.kind,
+                app_kind,
+                direction: f.direction,
+                path: pi as u16,
+                ack_path: pi as u16,
+                route_fwd: fwd,
+                route_rev: rev,
+                hops,
+                start: Time::from_secs_f64(f.start_s),
+                stop: Time::from_secs_f64(f.stop_s.unwrap_or(sc.duration_s)).min(end),
+                app: App::new(app_kind, f.rate_mbps, f.bytes, payload),
+                mss,
+                sender,
+                receiver,
+                sender_timer: None,
+                receiver_timer: None,
+                counters: FlowCounters::default(),
+                bins: Bins::new(INTERVAL.ns(), end.ns()),
+            });
+        }
+        let sample_every = Time::from_ms_f64(sc.timeline.sample_ms).max(Time::from_us(100));
+        let n_samples = (end.ns() / sample_every.ns()) as usize + 1;
+        let mut sim = Simulation {
+            seed,
+            q: EventQueue::new(),
+            links,
+            link_rng,
+            media_path,
+            media,
+            dropped: Vec::with_capacity(64),
+            paths,
+            timeline: TimelineCols::with_capacity(n_samples * (flows.len() + conns.len())),
+            flows,
+            conns,
+            user_flows,
+            out: Vec::with_capacity(64),
+            end,
+            sample_every,
+            events: EventCols::default(),
+            finished: false,
+            sc,
+        };
+        for i in 0..sim.flows.len() {
+            let f = &sim.flows[i];
+            if f.conn.is_some() {
+                continue; // MPTCP subflows are fed by their connection
+            }
+            let (start, stop) = (f.start, f.stop);
+            sim.q.schedule(start, Ev::AppTick(i as u16));
+            sim.q.schedule(stop, Ev::AppStop(i as u16));
+        }
+        for c in 0..sim.conns.len() {
+            sim.schedule_conn(c as u16);
+        }
+        for (i, p) in sim.paths.iter().enumerate() {
+            if let Some(t) = p.schedule.next_time() {
+                sim.q.schedule(t, Ev::PathStep(i as u16));
+            }
+            if let Some(t) = p.replay.as_ref().and_then(|r| r.next_time()) {
+                sim.q.schedule(t, Ev::TraceStep(i as u16));
+            }
+            if let Some(r) = &p.radio {
+                if r.channel.fades() {
+                    sim.q.schedule(r.channel.coherence(), Ev::Fade(i as u16));
+                }
+                if let Some(t) = r.channel.next_action_time() {
+                    sim.q.schedule(t, Ev::ChannelAction(i as u16));
+                }
+            }
+        }
+        sim.q.schedule(Time::ZERO, Ev::Sample);
+        Ok(sim)
+    }
+}

@@ -1,0 +1,238 @@
+//! A path's changes over time: its schedule of rate and up/down steps, a replayed trace, the
+//! radio channel's fading and events (blockage, attenuation, contention, interference, scans),
+//! the MCS the rate adaptation picks for a new signal, and the two records of all this: the
+//! events table and the path's channel log.
+
+use super::{Ev, Hop, Simulation};
+use crate::link::channel::Action;
+use crate::link::medium::{AirWake, AP, STA};
+use crate::link::radio::ideal_mcs;
+use crate::link::trace::TraceStep;
+use crate::link::Wake;
+use crate::mptcp::sched;
+use crate::scenario::RateAdaptation;
+use crate::time::Time;
+use crate::trace::{EV_DOWN, EV_RATE, EV_UP};
+
+impl Simulation {
+    pub(super) fn on_path_step(&mut self, now: Time, pi: u16) {
+        while let Some(step) = self.paths[pi as usize].schedule.take_due(now) {
+            if let Some(r) = step.rate_bps {
+                let ps = &self.paths[pi as usize];
+                // The uplink follows the downlink's change in proportion.
+                let up_rate = (ps.base_up_bps as u128 * r as u128 / ps.base_down_bps as u128) as u64;
+                self.set_path_rate(now, pi, r, Some(up_rate));
+            }
+            if let Some(u) = step.up {
+                self.set_path_up(now, pi, u);
+            }
+        }
+        if let Some(t) = self.paths[pi as usize].schedule.next_time() {
+            self.q.schedule(t, Ev::PathStep(pi));
+        }
+    }
+
+    /// Applies every trace step due now. A trace drives the downlink's rate (the direction
+    /// capacity traces describe) and the link status of both directions.
+    pub(super) fn on_trace_step(&mut self, now: Time, pi: u16) {
+        loop {
+            let Some(r) = self.paths[pi as usize].replay.as_mut() else { return };
+            match r.next_time() {
+                Some(t) if t <= now => {}
+                Some(t) => {
+                    self.q.schedule(t, Ev::TraceStep(pi));
+                    return;
+                }
+                None => return,
+            }
+            let step = r.take().expect("a step is due");
+            if let Some(rate) = step.rate_bps {
+                self.set_path_rate(now, pi, rate, None);
+            }
+            if let Some(u) = step.up {
+                self.set_path_up(now, pi, u);
+            }
+            let ps = &mut self.paths[pi as usize];
+            let radio = ps.radio.is_some();
+            if let Some(m) = step.mcs {
+                ps.mcs = m as f64;
+            }
+            if let Some(r) = step.rssi_dbm {
+                ps.rssi_dbm = r as f64;
+            }
+            if let Some(x) = step.snr_db {
+                ps.snr_db = x as f64;
+            }
+            if radio && (step.mcs.is_some() || step.rssi_dbm.is_some()) {
+                self.update_radio(now, pi, step.mcs);
+            }
+            if step.mcs.is_some() || step.rssi_dbm.is_some() || step.snr_db.is_some() || step.sector.is_some() {
+                self.log_channel(now, pi, TraceStep { at: now, rate_bps: None, up: None, ..step });
+            }
+        }
+    }
+
+    fn set_path_rate(&mut self, now: Time, pi: u16, down_bps: u64, up_bps: Option<u64>) {
+        let [down, up] = self.paths[pi as usize].hops;
+        for (h, rate) in [(down, Some(down_bps)), (up, up_bps)] {
+            let (Hop::Wire(l), Some(rate)) = (h, rate) else { continue };
+            let mut wake = Wake::default();
+            self.links[l as usize].set_rate(now, rate, &mut wake);
+            self.apply_wake(l, wake);
+        }
+        self.push_event(now, pi, EV_RATE, down_bps as f64 / 1e6);
+        self.log_channel(now, pi, TraceStep { rate_bps: Some(down_bps), ..TraceStep::new(now) });
+    }
+
+    fn set_path_up(&mut self, now: Time, pi: u16, u: bool) {
+        if self.switch_path(now, pi, u) {
+            self.conn_link_event(now, pi, if u { sched::LinkEvent::Up } else { sched::LinkEvent::Down });
+        }
+    }
+
+    /// Takes a path's hops down or up, with its event and channel-log rows; false if it already
+    /// was so.
+    pub(super) fn switch_path(&mut self, now: Time, pi: u16, u: bool) -> bool {
+        let hops = self.paths[pi as usize].hops;
+        let was = self.hop_up(hops[0]);
+        if was == u {
+            return false;
+        }
+        for h in hops {
+            match h {
+                Hop::Wire(l) => {
+                    let mut wake = Wake::default();
+                    if let Some(d) = self.links[l as usize].set_up(now, u, &mut wake) {
+                        self.count_drop(&d);
+                    }
+                    self.apply_wake(l, wake);
+                }
+                Hop::Air(m, from) => {
+                    if from as usize == AP {
+                        let mut wake = AirWake::default();
+                        self.media[m as usize].set_up(now, u, &mut wake);
+                        self.apply_air_wake(m, wake);
+                    }
+                }
+            }
+        }
+        self.push_event(now, pi, if u { EV_UP } else { EV_DOWN }, f64::NAN);
+        self.log_channel(now, pi, TraceStep { up: Some(u), ..TraceStep::new(now) });
+        true
+    }
+
+    /// A radio path loses its link (blockage, antenna turn): its queued frames are dropped.
+    fn disconnect(&mut self, now: Time, pi: u16) {
+        if let Hop::Air(m, _) = self.paths[pi as usize].hops[0] {
+            let mut wake = AirWake::default();
+            let mut dropped = std::mem::take(&mut self.dropped);
+            self.media[m as usize].disconnect(now, &mut wake, &mut dropped);
+            for p in dropped.drain(..) {
+                self.count_drop(&p);
+            }
+            self.dropped = dropped;
+            self.apply_air_wake(m, wake);
+        }
+    }
+
+    /// A radio path's signal changed (channel process or trace), or a trace forces an MCS:
+    /// give the medium the new signal, re-pick the MCS (ideal adaptation; ARF adapts on its own
+    /// from the TXOPs that follow) and record what changed.
+    fn update_radio(&mut self, now: Time, pi: u16, forced_mcs: Option<u8>) {
+        let ps = &self.paths[pi as usize];
+        let (Some(r), Hop::Air(m, _)) = (&ps.radio, ps.hops[0]) else { return };
+        let rssi = ps.rssi_dbm;
+        let medium = &mut self.media[m as usize];
+        medium.set_signal(rssi, r.rx_gain_db);
+        let pick = match (forced_mcs, r.adaptation) {
+            (Some(x), _) => Some(x),
+            (None, RateAdaptation::Ideal) => ideal_mcs(medium.phy(), rssi, r.rx_gain_db, r.mpdu_bytes, &r.ladder),
+            _ => None,
+        };
+        if let Some(x) = pick {
+            medium.set_mcs(AP, x);
+            medium.set_mcs(STA, x);
+        }
+        self.note_mcs(now, pi);
+    }
+
+    /// Records a change of the path's (downlink) MCS as an event and in the channel log.
+    pub(super) fn note_mcs(&mut self, now: Time, pi: u16) {
+        let ps = &self.paths[pi as usize];
+        let Hop::Air(m, _) = ps.hops[0] else { return };
+        let medium = &self.media[m as usize];
+        let mcs = medium.mcs(AP);
+        if ps.mcs == mcs as f64 {
+            return;
+        }
+        let rate = medium.rate_bps(AP);
+        self.paths[pi as usize].mcs = mcs as f64;
+        self.push_event(now, pi, EV_RATE, rate as f64 / 1e6);
+        self.log_channel(now, pi, TraceStep { mcs: Some(mcs), ..TraceStep::new(now) });
+    }
+
+    pub(super) fn on_fade(&mut self, now: Time, pi: u16) {
+        let Some(r) = self.paths[pi as usize].radio.as_mut() else { return };
+        r.channel.fade();
+        let (rssi, next) = (r.channel.rssi_dbm(), now + r.channel.coherence());
+        self.paths[pi as usize].rssi_dbm = rssi;
+        self.update_radio(now, pi, None);
+        if next <= self.end {
+            self.q.schedule(next, Ev::Fade(pi));
+        }
+    }
+
+    pub(super) fn on_channel_action(&mut self, now: Time, pi: u16) {
+        loop {
+            let Some(r) = self.paths[pi as usize].radio.as_mut() else { return };
+            let Some(a) = r.channel.take_due(now) else { break };
+            let rssi = r.channel.rssi_dbm();
+            match a {
+                Action::Contend(load_mbps) => {
+                    if let Hop::Air(m, _) = self.paths[pi as usize].hops[0] {
+                        let md = &mut self.media[m as usize];
+                        // The other stations send at about this path's PHY rate: their share of
+                        // airtime is their load over that rate.
+                        let share = load_mbps * 1e6 / md.rate_bps(AP).max(1) as f64;
+                        md.set_foreign_share(share);
+                    }
+                }
+                Action::Interfere(i) => {
+                    if let Hop::Air(m, _) = self.paths[pi as usize].hops[0] {
+                        self.media[m as usize].set_interferer(i);
+                    }
+                }
+                Action::Attenuate(_) | Action::Base(_) => {
+                    self.paths[pi as usize].rssi_dbm = rssi;
+                    self.update_radio(now, pi, None);
+                    self.log_channel(now, pi, TraceStep { rssi_dbm: Some(rssi as f32), ..TraceStep::new(now) });
+                }
+                Action::Down => {
+                    self.set_path_up(now, pi, false);
+                    self.disconnect(now, pi);
+                }
+                Action::Up => self.set_path_up(now, pi, true),
+                Action::ScanStart(pattern) => self.scan_request(now, pi, pattern),
+            }
+        }
+        if let Some(t) = self.paths[pi as usize].radio.as_ref().and_then(|r| r.channel.next_action_time()) {
+            self.q.schedule(t, Ev::ChannelAction(pi));
+        }
+    }
+
+    /// Appends to the path's channel record, merging changes made at the same instant.
+    fn log_channel(&mut self, now: Time, pi: u16, step: TraceStep) {
+        let log = &mut self.paths[pi as usize].channel_log;
+        match log.last_mut() {
+            Some(last) if last.at == now => last.merge(&step),
+            _ => log.push(step),
+        }
+    }
+
+    fn push_event(&mut self, now: Time, path: u16, kind: i8, value: f64) {
+        self.events.t_s.push(now.secs_f64());
+        self.events.path.push(path as i32);
+        self.events.kind.push(kind);
+        self.events.value.push(value);
+    }
+}
