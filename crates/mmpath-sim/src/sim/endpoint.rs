@@ -38,7 +38,7 @@ impl Simulation {
     pub(super) fn arrive(&mut self, now: Time, mut p: Packet) {
         let f = p.flow;
         // TSQ on a radio first hop: released when the frame is through the air (wired first
-        // hops release at their TX completion, in on_tx_done).
+        // hops release at their TX completion, in on_tx_done, route.rs).
         if p.hop == 0 && p.kind == Kind::Data && matches!(self.route_hop(&p), Hop::Air(..)) {
             self.left_first_hop(now, p.flow, p.len as u64 + TCP_HEADER_BYTES as u64);
         }
