@@ -7,7 +7,7 @@
     res.timeline     # cross-layer samples (docs/trace-schema.md)
     res.events       # link / protocol events
 
-Readers (one module each): iperf3.py, pcap.py, ss.py, iw.py, wil6210.py, mmpath_run.py;
+Readers (one module each; pcap/ is a package): iperf3.py, pcap/, ss.py, iw.py, wil6210.py, mmpath_run.py;
 alignment in align.py; outputs in timeline.py, summary.py, report.py. See docs/analyze.md.
 """
 

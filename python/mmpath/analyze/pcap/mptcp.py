@@ -1,0 +1,172 @@
+"""MPTCP (RFC 8684) above the subflows: connection identity from keys/tokens, data-level throughput
+from data ACKs, and reinjections from DSS mappings."""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+import pandas as pd
+
+from .metrics import _bin_sum
+from .options import ACK, ADD_ADDR, DSS, MP_CAPABLE, MP_JOIN, MP_PRIO, SYN
+from .packets import _name
+
+
+def _reinjections(maps):
+    """Count data-level bytes sent again on a *different* subflow (MPTCP reinjection).
+
+    `maps` are DSS mappings (t, subflow, dsn, dsn_is_64bit, length) as captured. A mapping is a
+    reinjection when part of its data-sequence range was mapped earlier (in capture time) on another
+    subflow. Repeats on the same subflow (TSO segments of one mapping, subflow retransmissions) are
+    not reinjections; they are counted by the subflow's TCP analysis. Capture order across subflows
+    is not DSN order (each path has its own queue), so the test is on range overlap, not on the
+    highest DSN seen: a sweep over mappings sorted by DSN start, comparing only ranges that overlap.
+    """
+    if not maps:
+        return 0, 0, []
+    base = min(m[2] for m in maps) if all(m[3] for m in maps) else maps[0][2]
+    rows = {}
+    for t, sf, dsn, is64, ln in maps:
+        mod = 1 << 64 if is64 else 1 << 32
+        rel = (dsn - base) % mod
+        if rel >= mod // 2:
+            rel -= mod
+        k = (sf, rel, ln)
+        if k not in rows or t < rows[k]:
+            rows[k] = t  # first time this exact mapping appeared on this subflow
+    items = sorted(((rel, rel + ln, t, sf) for (sf, rel, ln), t in rows.items()))
+    active: list[tuple[int, int, float, int]] = []  # ranges that may still overlap later starts
+    reinj: dict[tuple, int] = {}
+    for s0, e0, t, sf in items:
+        active = [a for a in active if a[1] > s0]
+        for s1, e1, t1, sf1 in active:
+            if sf1 == sf:
+                continue
+            ov = min(e0, e1) - max(s0, s1)
+            if ov <= 0:
+                continue
+            # the later of the two in capture time is the copy
+            later = (s0, e0, t, sf) if t > t1 else (s1, e1, t1, sf1)
+            reinj[later] = max(reinj.get(later, 0), ov)
+        active.append((s0, e0, t, sf))
+    ev = sorted((t, sf, b) for (s0, e0, t, sf), b in reinj.items())
+    return len(ev), int(sum(b for _, _, b in ev)), [(float(t), sf, b) for t, sf, b in ev]
+
+
+def _token(key: bytes) -> str:
+    # RFC 8684 3.1: the token is the most significant 32 bits of SHA-256(key); IDSN the least
+    # significant 64 bits.
+    return hashlib.sha256(key).digest()[:4].hex()
+
+
+def _idsn(key: bytes) -> int:
+    return int.from_bytes(hashlib.sha256(key).digest()[-8:], "big")
+
+
+def _connection_map(tcp, events):
+    """MPTCP connection identity from MP_CAPABLE keys, subflows joined by token (RFC 8684 3.1, 3.2).
+
+    Returns (conn_of: initiator-direction key -> connection name, backup: MP_JOIN initiator key ->
+    backup bit); MP_PRIO and ADD_ADDR (not echo) are appended to `events`.
+    """
+    conn_of: dict[tuple, str] = {}  # canonical (initiator) key -> connection name
+    token_conn: dict[str, str] = {}
+    sub_info: dict[tuple, dict] = {}
+    for key, d in tcp.items():
+        for idx, st, f in d.mptcp:
+            if st == MP_CAPABLE and (f[2] is not None):
+                fl = d.flags[idx]
+                if fl & SYN and fl & ACK:
+                    # SYN/ACK: responder's key -> the responder's token (the one joins use)
+                    ini = (key[2], key[3], key[0], key[1])
+                    tok = _token(f[2])
+                    info = sub_info.setdefault(ini, {})
+                    info.update(resp_token=tok, resp_idsn=_idsn(f[2]))
+                elif f[3] is not None:
+                    ini = key
+                    info = sub_info.setdefault(ini, {})
+                    info.update(init_token=_token(f[2]), init_idsn=_idsn(f[2]),
+                                resp_token=_token(f[3]), resp_idsn=_idsn(f[3]))
+    for ini, info in sub_info.items():
+        if "resp_token" in info:
+            cname = "mptcp-" + info["resp_token"]
+            conn_of[ini] = cname
+            token_conn[info["resp_token"]] = cname
+            if "init_token" in info:
+                token_conn[info["init_token"]] = cname
+    backup: dict[tuple, bool] = {}
+    for key, d in tcp.items():
+        for idx, st, f in d.mptcp:
+            if st == MP_JOIN and f[0] == "syn":
+                tok = f[3].hex()
+                if tok in token_conn:
+                    conn_of[key] = token_conn[tok]
+                backup[key] = bool(f[1])
+            elif st == MP_PRIO:
+                events.append((float(d.ts[idx]), "", "mp_prio", float(f[0]),
+                               f"{_name(key)} sets backup={f[0]}"))
+            elif st == ADD_ADDR and not f[0]:
+                events.append((float(d.ts[idx]), "", "add_addr", np.nan,
+                               f"{_name(key)} announces {f[2]} (id {f[1]})"))
+    return conn_of, backup
+
+
+def _connection_flows(per_conn_subflows, tcp, fine_s, flows, bin_frames, events):
+    """MPTCP connection level: data-level delivered bytes (data ACKs) and reinjections.
+
+    Appends one `mptcp` flow per connection to `flows`, its data-level bins to `bin_frames` and
+    reinjection events to `events`.
+    """
+    for cname, subs in per_conn_subflows.items():
+        maps = []  # (t, subflow, dsn, len)
+        dacks = []  # (t, data_ack)
+        for k2, a, flow in subs:
+            rv = tcp.get((k2[2], k2[3], k2[0], k2[1]))
+            for idx, st, f in a.mptcp:
+                if st == DSS and f[1] is not None and f[3]:
+                    maps.append((a.ts[idx], flow["subflow"], f[1][0], f[1][1], f[3]))
+            if rv is not None:
+                for idx, st, f in rv.mptcp:
+                    if st == DSS and f[0] is not None:
+                        dacks.append((rv.ts[idx], f[0][0], f[0][1]))
+        reinj_n, reinj_bytes, reinj_events = _reinjections(maps)
+        for t, sf, nbytes in reinj_events:
+            events.append((t, "", "reinjection", float(nbytes), f"{cname} subflow {sf}"))
+        # Data ACKs: delivered at the data level
+        conn_bytes = None
+        if dacks:
+            dacks.sort(key=lambda x: x[0])
+            dt_ = np.array([x[0] for x in dacks])
+            base = dacks[0][1]
+            mod = 1 << 64 if dacks[0][2] else 1 << 32
+            rel = np.array([((v - base) % mod) for _, v, _ in dacks], dtype=float)
+            rel[rel > mod / 2] = 0  # an old (lower) data ACK after wrap: no progress
+            cm = np.maximum.accumulate(rel)
+            inc = np.diff(np.concatenate([[0.0], cm]))
+            conn_bytes = float(cm[-1])
+            tb, vb = _bin_sum(dt_, inc, fine_s)
+        sub_bytes = sum(f["bytes"] for _, _, f in subs)
+        if conn_bytes is None or conn_bytes <= 0:
+            conn_bytes = float(sub_bytes)
+            tb, vb = None, None
+        starts = [f["start"] for _, _, f in subs]
+        ends = [f["end"] for _, _, f in subs]
+        dur = max(max(ends) - min(starts), 1e-9)
+        cf = {
+            "name": cname, "kind": "mptcp", "bytes": int(conn_bytes), "start": min(starts), "end": max(ends),
+            "duration_s": dur, "mbps": conn_bytes * 8 / dur / 1e6,
+            "subflows": [f["name"] for _, _, f in subs], "paths": [f["path"] for _, _, f in subs],
+            "retransmits": sum(f["retransmits"] for _, _, f in subs),
+            "reinjections": reinj_n, "reinjected_bytes": int(reinj_bytes),
+            "path_shares": {f["path"]: (f["bytes"] / sub_bytes if sub_bytes else 0.0) for _, _, f in subs},
+            "backup_subflows": [f["subflow"] for _, _, f in subs if f.get("backup")],
+        }
+        flows.append(cf)
+        if tb is not None:
+            bin_frames.append(pd.DataFrame({"t": tb, "dt": fine_s, "flow": cname if False else cname,
+                                            "subflow": -1, "path": "", "bytes": vb}))
+        # connection row uses the connection+direction name for consistency with subflow rows
+        if tb is not None:
+            bin_frames[-1]["flow"] = subs[0][2]["connection"]
+        cf["name"] = subs[0][2]["connection"]
