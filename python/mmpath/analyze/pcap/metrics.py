@@ -169,8 +169,13 @@ def _bin_sum(t: np.ndarray, v: np.ndarray, t_bin: float) -> tuple[np.ndarray, np
 
 
 def _last_per_bin(t, v, t_bin):
+    """The latest sample of each bin, one per bin. Captures are not always in time order (several
+    interfaces or pcapng sections, clock steps), so the samples are put in time order first; a
+    stable sort keeps capture order among equal timestamps and leaves ordered input as it was."""
     if t.size == 0:
         return t, v
+    order = np.argsort(t, kind="stable")
+    t, v = t[order], v[order]
     k = np.floor(t / t_bin).astype(np.int64)
     last = np.flatnonzero(np.diff(np.append(k, k[-1] + 1)) != 0)
     return k[last] * t_bin, v[last]
