@@ -1,0 +1,245 @@
+//! Building an MPTCP connection from its scenario flow (sim/build.rs calls `build` for each flow
+//! of kind "mptcp"): the scheduler the flow names (src/mptcp/sched), the (client address, server
+//! address) pairs its path manager opens subflows between (v0.9x fullmesh path manager,
+//! full_mesh_create_subflows in net/mptcp/mptcp_fullmesh.c), a crossed subflow's routes, each
+//! subflow's TCP sender and receiver (MSS clamped to the smaller path's as tcp_mss_clamp, less the
+//! DSS option; the connection-level window of RFC 8684 3.3.5), the backup flag (v0.9x low_prio /
+//! rcv_low_prio, net/mptcp/mptcp_sched.c) and the MP_PRIO schedule.
+
+use super::{ConnStats, MpConn, SubState, SYN_TIMEOUT};
+use crate::app::App;
+use crate::mptcp::conn::{MapQueue, Reassembly, ReinjectQueue};
+use crate::mptcp::sched::{self, SchedKind};
+use crate::packet::{DSS_DATA_BYTES, TCP_HEADER_BYTES};
+use crate::scenario::{
+    AppKind, BufSize, CcKind, CoupledName, Direction, FlowKind, Kernel, MptcpMode, Scenario, SchedName, SubflowLayout,
+};
+use crate::sim::{routes, Flow, FlowCounters, Hop, PathState, INTERVAL};
+use crate::tcp::cc::{self, CongestionControl};
+use crate::tcp::receiver::{ReceiverCfg, TcpReceiver};
+use crate::tcp::sender::{SenderCfg, TcpSender};
+use crate::time::Time;
+use crate::trace::Bins;
+
+fn sched_kind(f: &crate::scenario::FlowCfg) -> SchedKind {
+    let ratio = f.ratio.unwrap_or(50);
+    match f.scheduler.unwrap_or(SchedName::Default) {
+        SchedName::Default | SchedName::Upstream => SchedKind::Default,
+        SchedName::Minrtt => SchedKind::MinRtt,
+        SchedName::Roundrobin => SchedKind::RoundRobin,
+        SchedName::Redundant => SchedKind::Redundant,
+        SchedName::Blest => SchedKind::Blest,
+        SchedName::Ecf => SchedKind::Ecf,
+        SchedName::Fixedratio => SchedKind::FixedRatio { ratio },
+        SchedName::Musher => SchedKind::MuSher { initial_ratio: ratio },
+        SchedName::Amuse => {
+            let a = f.amuse.unwrap_or_default();
+            SchedKind::AMuSe { initial_ratio: ratio, scan: a.scan, contention: a.contention, blockage: a.blockage }
+        }
+        SchedName::Energy => {
+            let uplink = f.direction == Direction::Upload;
+            let m = f.max_rates_mbps.as_deref().unwrap_or(sched::energy::default_max_rates_mbps(uplink));
+            SchedKind::Energy { initial_ratio: f.ratio, max_mbps: [m[0], m[1]], uplink }
+        }
+    }
+}
+
+/// The (client address, server address) pairs a connection opens subflows between, as indices
+/// into its paths: the per-path ones first (in path order, the first carrying MP_CAPABLE), then
+/// for an address mesh the crossed ones, in the order the v0.9x fullmesh path manager walks its
+/// local then remote addresses (full_mesh_create_subflows).
+fn address_pairs(n: usize, layout: SubflowLayout) -> Vec<(usize, usize)> {
+    let mut v: Vec<(usize, usize)> = (0..n).map(|k| (k, k)).collect();
+    if layout == SubflowLayout::AddressMesh {
+        for a in 0..n {
+            v.extend((0..n).filter(|&b| b != a).map(|b| (a, b)));
+        }
+    }
+    v
+}
+
+/// A crossed subflow's routes (no backbone: the AP is the server): the data on `data` path's
+/// hop in the data's direction, the ACKs on `ack` path's hop back.
+fn crossed_routes(data: [Hop; 2], ack: [Hop; 2], dir: Direction) -> ([Hop; 2], [Hop; 2], u8) {
+    let ([data_down, data_up], [ack_down, ack_up]) = (data, ack);
+    match dir {
+        Direction::Upload => ([data_up, data_up], [ack_down, ack_down], 1),
+        Direction::Download => ([data_down, data_down], [ack_up, ack_up], 1),
+    }
+}
+
+/// Builds scenario flow `i` as connection `c`, appending its subflows to `flows`.
+#[allow(clippy::too_many_arguments)]
+pub(in crate::sim) fn build(
+    sc: &Scenario,
+    i: usize,
+    c: u16,
+    paths: &[PathState],
+    bb_links: Option<(u16, u16)>,
+    flows: &mut Vec<Flow>,
+    end: Time,
+    seed: u64,
+) -> MpConn {
+    let f = &sc.flow[i];
+    let t = &f.tcp;
+    let names = f.paths.clone().unwrap_or_default();
+    let backups = f.backup_paths.clone().unwrap_or_default();
+    let pairs = address_pairs(names.len(), f.subflows.unwrap_or(SubflowLayout::PerPath));
+    let cc_kind = f.cc.unwrap_or(CcKind::Cubic);
+    let coupled = f.coupled.unwrap_or(CoupledName::Uncoupled);
+    let mut ccs: Vec<Box<dyn CongestionControl>> = match coupled {
+        // Each subflow's controller gets its own random stream (BBR's ProbeBW start phase),
+        // labelled by the internal flow it will be.
+        CoupledName::Uncoupled => {
+            (0..pairs.len()).map(|j| cc::build_seeded(cc_kind, t, seed, (flows.len() + j) as u16)).collect()
+        }
+        CoupledName::Lia => sched::coupled::build(sched::coupled::CoupledKind::Lia, pairs.len()),
+        CoupledName::Olia => sched::coupled::build(sched::coupled::CoupledKind::Olia, pairs.len()),
+        CoupledName::Balia => sched::coupled::build(sched::coupled::CoupledKind::Balia, pairs.len()),
+    };
+    // The connection's buffers. Receive: SO_RCVBUF as given, or the ceiling Linux's
+    // autotuning reaches (half of tcp_rmem[2] is window, as for a single TCP socket). Send:
+    // SO_SNDBUF as given, or tcp_wmem[2].
+    let rcv_window = match t.rcvbuf_bytes {
+        BufSize::Bytes(b) => b,
+        BufSize::Auto => t.rmem_max() / 2,
+    };
+    let sndbuf = match t.sndbuf_bytes {
+        BufSize::Bytes(b) => b,
+        BufSize::Auto => t.wmem_max(),
+    };
+    let start = Time::from_secs_f64(f.start_s);
+    let stop = Time::from_secs_f64(f.stop_s.unwrap_or(sc.duration_s)).min(end);
+    let mut subs = Vec::new();
+    let index = |k: usize| paths.iter().position(|p| p.name == names[k]).unwrap_or(0);
+    for (j, &(ck, sk)) in pairs.iter().enumerate() {
+        let (cp, sp) = (index(ck), index(sk));
+        // Source-address routing: the data leaves on its sender's address's path, the ACKs on
+        // the receiver's (the same path for a per-path subflow).
+        let (data_pi, ack_pi) = if f.direction == Direction::Upload { (cp, sp) } else { (sp, cp) };
+        let (fwd, rev, hops) = if cp == sp {
+            routes(bb_links, paths[cp].hops, f.direction)
+        } else {
+            crossed_routes(paths[data_pi].hops, paths[ack_pi].hops, f.direction)
+        };
+        // Each end announces the MSS of the path its SYN leaves on, and sends no more than the
+        // peer announced (tcp_mss_clamp): a crossed subflow gets the smaller path's. The DSS
+        // option takes its room out of every segment's payload.
+        let mtu = sc.path_mtu(&names[ck]).min(sc.path_mtu(&names[sk]));
+        let mss = mtu - TCP_HEADER_BYTES - DSS_DATA_BYTES;
+        let pi = data_pi;
+        let fi = flows.len() as u16;
+        let mut sender = TcpSender::new(SenderCfg {
+            flow: fi,
+            mss,
+            initial_cwnd: t.initial_cwnd,
+            min_rto: Time::from_ms_f64(t.min_rto_ms),
+            // The connection's send buffer limits what is scheduled; the subflow holds only
+            // what it was given.
+            sndbuf: BufSize::Bytes(1 << 40),
+            wmem_max: 1 << 40,
+            cc: ccs.remove(0),
+            pacing: t.pacing,
+        });
+        sender.apply_sysctls(t);
+        // Subflows advertise the connection's window (RFC 8684 3.3.5): no subflow-level
+        // limit beyond it.
+        let receiver = TcpReceiver::new(ReceiverCfg {
+            flow: fi,
+            mss,
+            rcvbuf: BufSize::Bytes(rcv_window.max(2 * mss as u64)),
+            rmem_max: t.rmem_max(),
+            delayed_ack: t.delayed_ack,
+        });
+        let label = if ck == sk { names[ck].clone() } else { format!("{}>{}", names[ck], names[sk]) };
+        flows.push(Flow {
+            name: format!("{}/{}", f.name.clone().unwrap_or_default(), label),
+            owner: i as u16,
+            conn: Some((c, j as u8)),
+            kind: FlowKind::Tcp,
+            app_kind: AppKind::Bulk,
+            direction: f.direction,
+            path: pi as u16,
+            ack_path: ack_pi as u16,
+            route_fwd: fwd,
+            route_rev: rev,
+            hops,
+            start,
+            stop,
+            app: App::Bulk { bytes: Some(0) },
+            mss,
+            sender: Some(sender),
+            receiver: Some(receiver),
+            sender_timer: None,
+            receiver_timer: None,
+            counters: FlowCounters::default(),
+            bins: Bins::new(INTERVAL.ns(), end.ns()),
+        });
+        subs.push(SubState {
+            flow: fi,
+            maps: MapQueue::default(),
+            // MP_CAPABLE on the first path completed before the test started.
+            established: j == 0,
+            established_at: (j == 0).then_some(start),
+            // v0.9x treats a subflow as backup if either end flagged it (low_prio or
+            // rcv_low_prio, mptcp_sched.c): a crossed subflow touching a backup address is one.
+            backup: backups.contains(&names[ck]) || backups.contains(&names[sk]),
+            pf: false,
+            stale: false,
+            stale_count: 0,
+            stale_una: 0,
+            hs_deadline: None,
+            hs_rto: SYN_TIMEOUT,
+            pre_loss: None,
+            scanning: false,
+            scheduled_bytes: 0,
+            reinjected_bytes: 0,
+        });
+    }
+    let app_kind = f.app.unwrap_or(AppKind::Bulk);
+    // An MP_PRIO for an address applies to every subflow with an end on it.
+    let prio = f
+        .prio
+        .iter()
+        .flat_map(|p| {
+            let k = names.iter().position(|n| n == &p.path).unwrap_or(0);
+            let t = Time::from_secs_f64(p.t_s);
+            pairs.iter().enumerate().filter(move |(_, &(a, b))| a == k || b == k).map(move |(j, _)| (t, j, p.backup))
+        })
+        .collect();
+    let sched = sched::build(&sched_kind(f));
+    let pacing_in_views = sched.reads_pacing_rate();
+    MpConn {
+        owner: i as u16,
+        name: f.name.clone().unwrap_or_default(),
+        kernel: f.kernel.unwrap_or(Kernel::Upstream),
+        mode: f.mode.unwrap_or(MptcpMode::Fullmesh),
+        coupled,
+        cc: cc_kind,
+        sched,
+        subs,
+        app: App::new(app_kind, f.rate_mbps, f.bytes, 0),
+        app_kind,
+        direction: f.direction,
+        start,
+        stop,
+        data_limit: 0,
+        data_nxt: 0,
+        data_una: 0,
+        peer_right: rcv_window,
+        sndbuf,
+        reinject: ReinjectQueue::default(),
+        rx: Reassembly::new(rcv_window),
+        views: Vec::with_capacity(8),
+        pacing_in_views,
+        actions: Vec::with_capacity(8),
+        delivered_bytes: 0,
+        goodput_bytes: 0,
+        bins: Bins::new(INTERVAL.ns(), end.ns()),
+        stats: ConnStats::default(),
+        tick_at: None,
+        prio,
+        app_done: false,
+        carriers: std::collections::VecDeque::with_capacity(1024),
+    }
+}

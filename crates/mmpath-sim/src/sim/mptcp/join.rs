@@ -1,0 +1,77 @@
+//! The path manager's MP_JOIN handshake on every subflow but the first: SYN, SYN/ACK, ACK on the
+//! subflow's own path (RFC 8684 3.2; the client sends only after the server's ACK, "the fourth
+//! ACK"), retransmitted after Linux's TCP_TIMEOUT_INIT (1 s), doubling.
+
+use crate::packet::{Kind, Packet, Way, SYN_BYTES};
+use crate::scenario::Direction;
+use crate::sim::{Ev, Simulation};
+use crate::time::Time;
+
+impl Simulation {
+    /// The subflow's handshake is due (at the start) or timed out: send (again) its SYN.
+    pub(in crate::sim) fn join_timer(&mut self, now: Time, f: u16) {
+        let Some((c, j)) = self.flows[f as usize].conn else { return };
+        let st = &mut self.conns[c as usize].subs[j as usize];
+        if st.established {
+            return;
+        }
+        match st.hs_deadline {
+            Some(d) if now < d => return,
+            Some(_) => st.hs_rto = Time(st.hs_rto.ns() * 2),
+            None => {}
+        }
+        let d = now + st.hs_rto;
+        st.hs_deadline = Some(d);
+        self.q.schedule(d, Ev::JoinTimer(f));
+        let client_to_server = self.client_to_server(f);
+        self.send_handshake(now, f, 0, client_to_server);
+    }
+
+    /// The way along the subflow's route from the client to the server.
+    fn client_to_server(&self, f: u16) -> Way {
+        match self.flows[f as usize].direction {
+            Direction::Download => Way::Reverse,
+            Direction::Upload => Way::Forward,
+        }
+    }
+
+    fn send_handshake(&mut self, now: Time, f: u16, step: u64, way: Way) {
+        let mut p = Packet::empty(f, Kind::Syn, way);
+        p.seq = step;
+        p.size_bytes = SYN_BYTES;
+        self.send(now, p);
+    }
+
+    /// A handshake segment reached its end: answer it, or, at the data sender, the subflow
+    /// is established. MP_JOIN: SYN, SYN/ACK, ACK; the server may send once it has the third
+    /// segment; the client only after the server's ACK of it (RFC 8684 3.2, "the fourth ACK").
+    pub(in crate::sim) fn on_handshake(&mut self, now: Time, p: &Packet) {
+        let f = p.flow;
+        let Some((c, j)) = self.flows[f as usize].conn else { return };
+        let c2s = self.client_to_server(f);
+        let last = match self.flows[f as usize].direction {
+            Direction::Download => 2,
+            Direction::Upload => 3,
+        };
+        if p.seq >= last {
+            let st = &mut self.conns[c as usize].subs[j as usize];
+            if !st.established {
+                st.established = true;
+                st.established_at = Some(now);
+                st.hs_deadline = None;
+                self.conn_push(now, c);
+            }
+            return;
+        }
+        let back = if p.way == c2s {
+            if c2s == Way::Forward {
+                Way::Reverse
+            } else {
+                Way::Forward
+            }
+        } else {
+            c2s
+        };
+        self.send_handshake(now, f, p.seq + 1, back);
+    }
+}

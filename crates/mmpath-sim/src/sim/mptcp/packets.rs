@@ -1,0 +1,78 @@
+//! Data-level sequencing on the wire: DSS stamped on every segment leaving a subflow (RFC 8684
+//! 3.3: the DSN mapping on data, DATA_ACK and window on ACKs), the receiver's reassembly into the
+//! connection's byte stream, and the sender's side of a data ACK (the window's right edge is never
+//! retracted, RFC 8684 3.3.5; a valid ACK clears pf as v0.9x tcp_ack, anything revives a stale
+//! subflow as upstream does).
+
+use crate::packet::{Kind, Packet, DSS_ACK_BYTES, DSS_DATA_BYTES};
+use crate::sim::Simulation;
+use crate::tcp::cc::CaState;
+use crate::time::Time;
+
+impl Simulation {
+    // ----- packets -----
+
+    /// Stamps DSS information on a packet leaving a subflow endpoint.
+    pub(in crate::sim) fn conn_stamp(&mut self, (c, j): (u16, u8), p: &mut Packet) {
+        let cn = &self.conns[c as usize];
+        match p.kind {
+            Kind::Data => {
+                let (dsn, covered) = cn.subs[j as usize].maps.dsn_of(p.seq).expect("every sent byte is mapped");
+                assert!(covered >= p.len as u64, "a segment never straddles two mappings");
+                p.dsn = dsn;
+                p.size_bytes += DSS_DATA_BYTES;
+            }
+            Kind::Ack => {
+                p.data_ack = cn.rx.data_ack;
+                p.data_wnd = cn.rx.window();
+                p.size_bytes += DSS_ACK_BYTES;
+            }
+            _ => {}
+        }
+    }
+
+    pub(in crate::sim) fn conn_on_data(&mut self, now: Time, (c, _j): (u16, u8), p: &Packet) {
+        let cn = &mut self.conns[c as usize];
+        let delivered = cn.rx.on_data(p.dsn, p.len as u64);
+        if delivered > 0 {
+            cn.bins.add(now.ns(), delivered);
+            cn.delivered_bytes += delivered;
+            if now >= cn.start && now <= cn.stop {
+                cn.goodput_bytes += delivered;
+            }
+        }
+    }
+
+    pub(in crate::sim) fn conn_on_ack(&mut self, now: Time, (c, j): (u16, u8), p: &Packet, prior_una: u64) {
+        let cn = &mut self.conns[c as usize];
+        if p.data_ack > cn.data_una {
+            cn.data_una = p.data_ack.min(cn.data_nxt);
+            while cn.carriers.front().is_some_and(|&(end, _)| end <= cn.data_una) {
+                cn.carriers.pop_front();
+            }
+        }
+        cn.peer_right = cn.peer_right.max(p.data_ack + p.data_wnd);
+        let st = &mut cn.subs[j as usize];
+        let s = self.flows[st.flow as usize].sender.as_ref().expect("tcp");
+        let acked = s.snd_una - prior_una.min(s.snd_una);
+        st.maps.prune(s.snd_una);
+        // Anything from the peer revives a stale subflow (upstream); a valid ACK clears pf
+        // (v0.9x tcp_ack).
+        st.stale = false;
+        st.stale_count = 0;
+        if acked > 0 {
+            st.pf = false;
+            if s.state != CaState::Loss {
+                st.pre_loss = None;
+            }
+        }
+        if acked > 0 {
+            cn.sched.on_ack(now, j as usize, acked);
+        }
+        let pi = self.flows[cn.subs[j as usize].flow as usize].path;
+        if self.paths[pi as usize].scan_held.is_some() {
+            self.start_held_scan(now, pi);
+        }
+        self.conn_push(now, c);
+    }
+}
