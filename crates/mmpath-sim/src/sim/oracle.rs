@@ -10,7 +10,7 @@ use serde_json::Value;
 
 impl Simulation {
     /// The oracle's checks on internal flow `i` (a TCP or UDP flow, or an MPTCP subflow; its
-    /// connection's own checks are in sim/mptcp.rs, `conn_summary`), recorded through `check`
+    /// connection's own checks are in sim/mptcp/output.rs, `conn_summary`), recorded through `check`
     /// in summary.json's order. Returns the flow's data packets still in the network.
     pub(super) fn check_flow(&self, i: usize, check: &mut CheckFn<'_>, checks: &mut Vec<Value>) -> u64 {
         let f = &self.flows[i];
