@@ -462,14 +462,24 @@ impl Medium {
             }
             self.after_exchange(&t);
         }
-        // Commodity rate adaptation learns from this TXOP's MPDUs.
-        if let Some(new) = self.st[from].arf.as_mut().and_then(|a| a.on_txop(t.m, failed_now)) {
-            self.st[from].mcs = new;
-            self.refresh_per(from);
+        self.rate_feedback(from, t.m, failed_now);
+        self.requeue_failed(from);
+    }
+
+    /// Commodity rate adaptation (ARF) of station `s` learns from a TXOP: `m` MPDUs sent,
+    /// `failed` of them lost.
+    fn rate_feedback(&mut self, s: usize, m: usize, failed: usize) {
+        if let Some(new) = self.st[s].arf.as_mut().and_then(|a| a.on_txop(m, failed)) {
+            self.st[s].mcs = new;
+            self.refresh_per(s);
         }
-        // Failed MPDUs go back to the head, in their original order.
+    }
+
+    /// The frames `retry_or_drop` kept for another attempt go back to the head of station
+    /// `s`'s queue, in their original order.
+    fn requeue_failed(&mut self, s: usize) {
         while let Some(f) = self.failed.pop() {
-            self.st[from].queue.push_front(f);
+            self.st[s].queue.push_front(f);
         }
     }
 

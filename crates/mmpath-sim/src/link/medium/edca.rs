@@ -24,13 +24,10 @@ impl Medium {
                 continue;
             }
             let (n, m, psdu) = self.aggregate(from, now);
-            let backoff = self.mac.slot_ns * (self.rng.next_u64() % (self.mac.cw_min as u64 + 1));
+            let slots = (self.rng.next_u64() % (self.mac.cw_min as u64 + 1)) as u32;
             let ppdu_ns = self.phy.ppdu_ns(psdu, self.st[from].mcs);
-            let air_ns = self.mac.with_beacon_share(
-                self.mac.access_ns + backoff + self.mac.protection_ns + ppdu_ns + self.mac.sifs_ns + self.mac.ack_ns,
-            );
             // Its frames are prepared already: the channel is busy for the airtime only.
-            let end = now + Time(air_ns);
+            let end = self.txop_end(now, slots, self.exchange_ns(ppdu_ns));
             self.busy = Some(Txop { ppdu_ns, n, m, ..Txop::new(from, now, end) });
             self.last_from = from;
             wake.tx_done = Some(end);
@@ -231,17 +228,12 @@ impl Medium {
             let Some(f) = self.st[s].queue.pop_front() else { break };
             self.retry_or_drop(s, f, at, dropped, wake);
         }
-        while let Some(f) = self.failed.pop() {
-            self.st[s].queue.push_front(f);
-        }
+        self.requeue_failed(s);
         self.cw_double(s);
         // Without RTS/CTS the aggregate went out and was lost: rate adaptation sees it fail.
         // (A lost RTS is not a data frame's failure.)
         if self.mac.protection_ns == 0 {
-            if let Some(new) = self.st[s].arf.as_mut().and_then(|a| a.on_txop(m, m)) {
-                self.st[s].mcs = new;
-                self.refresh_per(s);
-            }
+            self.rate_feedback(s, m, m);
         }
     }
 }
