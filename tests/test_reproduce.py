@@ -239,3 +239,44 @@ def test_exit_codes_follow_the_verdicts(run_cli, test_claims, tmp_path):
     rc, out, _ = run_cli("reproduce", "test-error", "--fast", "--out", tmp_path / "e")
     assert rc == 1
     assert "test-error  ERROR" in out and "no_such_field" in out
+
+
+# --------------------------------------------------------------------------- guards against dead runs
+# The real fast-run tables, altered to what a dead or stalled run records: each guard must hold on
+# the real data and fail on the altered one.
+
+
+def _held(claim_id, runs, mode, fragment):
+    _, items = CLAIMS[claim_id].check(runs, mode)
+    hits = [c for c in items if fragment in c.text]
+    assert hits, (fragment, [c.text for c in items])
+    return all(c.ok for c in hits)
+
+
+def test_distance_guard_fails_a_session_that_lost_its_link(fast):
+    runs = fast.data["001-distance"].runs
+    mode = Mode.make(fast=True)
+    assert _held("001-distance", runs, mode, "with the link up")
+    lost = runs.copy()
+    lost.loc[lost.index[lost["distance_ft"] == 80][0], "link_up_frac"] = 0.3
+    assert not _held("001-distance", lost, mode, "with the link up")
+
+
+def test_blockage_guard_fails_a_cubic_flow_that_never_resumes(fast):
+    runs = fast.data["003-blockage"].runs
+    mode = Mode.make(fast=True)
+    assert _held("003-blockage", runs, mode, "carries traffic again")
+    stalled = runs.copy()
+    stalled.loc[stalled["cc"] == "cubic", "resumed"] = False
+    assert not _held("003-blockage", stalled, mode, "carries traffic again")
+
+
+def test_probertt_counts_dips_in_every_run(fast):
+    runs = fast.data["003-steady"].runs
+    mode = Mode.make(fast=True)
+    assert _held("003-probertt", runs, mode, "fewest in any run")
+    b = runs.index[(runs["cc"] == "bbr") & (runs["rtt_ms"] == 1.0)]
+    uneven = runs.copy()
+    uneven.loc[b[0], "drops"] = 0  # one run without dips, the other with extra: the mean would pass
+    uneven.loc[b[1], "drops"] = 2 * int(runs.loc[b[1], "drops"]) + 2
+    assert not _held("003-probertt", uneven, mode, "fewest in any run")

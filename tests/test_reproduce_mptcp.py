@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from mmpath.reproduce import reproduce
+from mmpath.reproduce import CLAIMS, Mode, reproduce
 
 
 def _xfail(reason: str):
@@ -85,3 +85,35 @@ def test_every_claim_evaluated_with_plots(fast):
                    "002-energy-aware", "004-scan", "004-contention", "004-blockage"):
         png = fast.out / f"{exp_id}.png"
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", exp_id
+
+
+# --------------------------------------------------------------------------- guards against dead runs
+# The real fast-run tables, altered to what a dead or stalled run records: each guard must hold on
+# the real data and fail on the altered one (a guard that cannot fail would let a dead run pass).
+
+
+def _held(claim_id, runs, mode, fragment):
+    _, items = CLAIMS[claim_id].check(runs, mode)
+    hits = [c for c in items if fragment in c.text]
+    assert hits, (fragment, [c.text for c in items])
+    return all(c.ok for c in hits)
+
+
+def test_backup_power_needs_the_source_rate_delivered(fast):
+    runs = fast.data["002-backup-power"].runs
+    mode = Mode.make(fast=True)
+    assert _held("002-backup-power", runs, mode, "mean goodput")
+    dead = runs.assign(goodput_mbps=0.0)
+    assert not _held("002-backup-power", dead, mode, "mean goodput")
+
+
+def test_blockage_resume_guard_fails_a_subflow_that_never_comes_back(fast):
+    runs = fast.data["004-blockage"].runs
+    mode = Mode.make(fast=True)
+    assert _held("004-blockage", runs, mode, "every run uses the 11ad subflow again")
+    never = runs.copy()
+    d = never["kind"] == "default"
+    never.loc[d, "resumed"] = False
+    never.loc[d, "resume_delay_s"] = 16.5  # the time left in the 25 s run: a lower bound
+    assert not _held("004-blockage", never, mode, "every run uses the 11ad subflow again")
+    assert not _held("004-blockage", never, mode, "default: delay from link back")
