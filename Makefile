@@ -36,7 +36,7 @@ $(STAMP): $(RUST_SRC) $(PY_SRC)
 	@command -v cargo >/dev/null || { echo "mmpath: cargo not found; install a Rust toolchain (https://rustup.rs)"; exit 2; }
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q "maturin>=1.5,<2" numpy pandas pyarrow matplotlib pytest dpkt hypothesis
+	$(PY) -m pip install -q "maturin>=1.5,<2" numpy pandas pyarrow matplotlib pytest dpkt hypothesis "dask[distributed]"
 	$(VENV)/bin/maturin develop --release -q
 	@touch $(STAMP)
 

@@ -139,6 +139,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_analyze_parser(sub)
     from .capture import add_parser as add_capture_parser  # `mmpath capture`: capture.py
     add_capture_parser(sub)
+    from .sweep.cli import add_parser as add_sweep_parser  # `mmpath sweep`: sweep/
+    add_sweep_parser(sub)
     return p
 
 
@@ -155,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)  # exits 2 with usage on a bad flag
     if not getattr(args, "func", None):
         parser.print_usage(sys.stderr)
-        _err("error: a command is required (run, scenarios, reproduce, analyze, capture)")
+        _err("error: a command is required (run, scenarios, reproduce, analyze, capture, sweep)")
         return 2
     try:
         return args.func(args)

@@ -55,3 +55,35 @@ def _is_tty(stream: TextIO) -> bool:
         return stream.isatty()
     except (AttributeError, ValueError):  # closed or exotic streams: treat as not a terminal
         return False
+
+
+class RunCounter:
+    """Runs done / total on one stderr line (`mmpath reproduce`, `mmpath sweep`), only on a
+    terminal, like Progress."""
+
+    def __init__(self, total: int, enabled: bool = True, stream: TextIO | None = None,
+                 label: str = "running") -> None:
+        self.stream = stream if stream is not None else sys.stderr
+        self.total = total
+        self.label = label
+        self.enabled = bool(enabled) and _is_tty(self.stream) and total > 0
+        self.done = 0
+        self._last = 0.0
+
+    def step(self) -> None:
+        self.done += 1
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        if self.done < self.total and now - self._last < _MIN_INTERVAL_S:
+            return
+        self._last = now
+        frac = self.done / self.total
+        bar = "#" * int(round(frac * _WIDTH))
+        self.stream.write(f"\r{self.label} [{bar:<{_WIDTH}}] {self.done}/{self.total} runs {frac * 100:5.1f}%")
+        self.stream.flush()
+
+    def close(self) -> None:
+        if self.enabled and self.done:
+            self.stream.write("\r\x1b[2K")
+            self.stream.flush()

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import os
 import signal
-import sys
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
-from typing import Any, Iterable, TextIO
+from typing import Any, Iterable
 
 import pandas as pd
 
+from ..progress import RunCounter
 from . import registry
 from .registry import Claim, Experiment, Mode, Point
 
@@ -95,39 +95,6 @@ def run_one(exp_id: str, index: int, point: Point, seed: int, mode: Mode) -> dic
     return {"exp": exp_id, "index": index, "seed": seed, "row": row, "series": series, "error": error}
 
 
-class _Bar:
-    """runs done / total on one stderr line, only on a terminal (quiet when piped)."""
-
-    def __init__(self, total: int, enabled: bool, stream: TextIO | None = None) -> None:
-        self.stream = stream or sys.stderr
-        self.total = total
-        try:
-            tty = self.stream.isatty()
-        except (AttributeError, ValueError):
-            tty = False
-        self.enabled = enabled and tty and total > 0
-        self.done = 0
-        self._last = 0.0
-
-    def step(self) -> None:
-        self.done += 1
-        if not self.enabled:
-            return
-        now = time.monotonic()
-        if self.done < self.total and now - self._last < 0.1:
-            return
-        self._last = now
-        frac = self.done / self.total
-        bar = "#" * int(round(frac * 30))
-        self.stream.write(f"\rreproducing [{bar:<30}] {self.done}/{self.total} runs {frac * 100:5.1f}%")
-        self.stream.flush()
-
-    def close(self) -> None:
-        if self.enabled:
-            self.stream.write("\r\x1b[2K")
-            self.stream.flush()
-
-
 def _ignore_sigint() -> None:
     """Workers leave Ctrl-C to the parent, which cancels the queued runs (no traceback per worker)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -162,7 +129,7 @@ def run(claims: Iterable[Claim], mode: Mode, workers: int | None = None,
                 tasks += [(exp_id, i, p, s) for s in mode.seeds]
 
     results: list[dict[str, Any]] = []
-    bar = _Bar(len(tasks), progress)
+    bar = RunCounter(len(tasks), progress, label="reproducing")
     pool = ProcessPoolExecutor(max_workers=workers or os.cpu_count(), initializer=_ignore_sigint) \
         if tasks else None
     try:

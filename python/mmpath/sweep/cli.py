@@ -1,0 +1,75 @@
+"""`mmpath sweep SWEEP.toml [--workers N] [--dask ADDRESS] [--out DIR]`.
+
+Exit status: 0 when every run finished with its invariants holding, 1 when a run failed or an
+invariant did not hold (the table is still written: the other runs are valid), 2 for a bad sweep
+file or flag (nothing runs, nothing is written).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+DEFAULT_OUT_ROOT = Path("mmpath-out") / "sweep"
+
+
+def _err(msg: str) -> None:
+    print("mmpath: " + " ".join(str(msg).split()), file=sys.stderr)
+
+
+def _workers(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a positive integer (got {text!r})") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer (got {text!r})")
+    return n
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    p = subparsers.add_parser(
+        "sweep", help="run a grid of scenario overrides x seeds in parallel, one results table",
+        description="Run every combination of a sweep file's [grid] (scenario overrides) with each seed, on "
+                    "this machine's cores or a Dask cluster, and write one results table (Parquet + CSV). "
+                    "The sweep file's format: docs/sweep.md.")
+    p.add_argument("sweep", metavar="SWEEP.toml", help="the sweep file")
+    p.add_argument("--workers", type=_workers, metavar="N",
+                   help="processes on this machine (default: one per CPU)")
+    p.add_argument("--dask", metavar="ADDRESS",
+                   help="run on the Dask cluster whose scheduler is at ADDRESS (e.g. tcp://10.0.0.5:8786) "
+                        "instead of local processes")
+    p.add_argument("--out", metavar="DIR", help=f"output folder (default: {DEFAULT_OUT_ROOT}/<sweep name>)")
+    p.add_argument("--no-progress", action="store_true", help="never show the progress bar")
+    p.set_defaults(func=run)
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    from . import load_sweep
+    from . import run as run_sweep
+
+    if args.dask and args.workers:
+        _err("error: --workers and --dask exclude each other (the Dask cluster has its own workers)")
+        return 2
+    spec = load_sweep(args.sweep)  # a SweepError ends here with one line and status 2 (cli.main)
+    out = Path(args.out) if args.out else DEFAULT_OUT_ROOT / spec.name
+    n_local = args.workers or os.cpu_count() or 1
+    where = f"the Dask cluster at {args.dask}" if args.dask else f"{n_local} local worker{'s' * (n_local > 1)}"
+    _err(f"sweep {spec.name}: {len(spec.points)} points x {len(spec.seeds)} seeds = {len(spec.runs)} runs "
+         f"on {where}")
+    res = run_sweep(spec, workers=args.workers, dask=args.dask, out=out, progress=not args.no_progress)
+    print(res.summary_text())
+    print(f"{len(spec.runs)} runs in {res.wall_s:.1f} s; table: {out / 'results.parquet'} (and .csv)")
+    sys.stdout.flush()
+    for r, msg in [(r, res.errors[r.index]) for r in spec.runs if r.index in res.errors]:
+        vals = ", ".join(f"{k} = {v!r}" for k, v in r.values)
+        _err(f"run failed: point {r.point} ({vals}), seed {r.seed}: {msg}")
+    if "invariants_ok" in res.table:
+        bad = res.table[(res.table["error"] == "") & (~res.table["invariants_ok"].astype(bool))]
+        for _, row in bad.drop_duplicates(["point", "seed"]).iterrows():
+            _err(f"invariant check failed: point {row['point']}, seed {row['seed']} (see its summary with "
+                 f"`mmpath run` and the same overrides)")
+    return 0 if res.ok else 1

@@ -1,0 +1,114 @@
+"""A sweep's results: one table (a row per run and flow), written as Parquet and CSV beside a
+sweep.json that records what was run, and the per-point summary `mmpath sweep` prints.
+
+The table's columns: `point` (grid point index), `seed`, one column per grid key (named as in the
+sweep file, e.g. ``flow.0.scheduler``), `flow`, the flow's metrics (execute.FLOW_FIELDS, RTT
+mean / p95, ``subflow_<path>_mbps`` for MPTCP), the run's `sim_s`, `wall_s`, `events`,
+`invariants_ok`, and `error` (empty unless that run failed). Rows are ordered by point, seed and
+flow, whatever order the runs finished in.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from .spec import Run, SweepSpec
+
+ID_COLUMNS = ("point", "seed")
+
+
+def _cell(v: Any) -> Any:
+    # Grid values go into one column each; a list or table value is kept as its JSON text.
+    return json.dumps(v, sort_keys=True) if isinstance(v, (list, dict)) else v
+
+
+def table(spec: SweepSpec, done: dict[int, list[dict[str, Any]]], errors: dict[int, str]) -> pd.DataFrame:
+    rows: list[dict[str, Any]] = []
+    for r in spec.runs:
+        ident: dict[str, Any] = {"point": r.point, "seed": r.seed}
+        for k, v in r.values:
+            ident[k] = _cell(v)
+        if r.index in errors:
+            rows.append({**ident, "error": errors[r.index]})
+            continue
+        for fr in done.get(r.index, []):
+            rows.append({**ident, **fr, "error": ""})
+    df = pd.DataFrame(rows)
+    if "error" not in df:
+        df["error"] = ""
+    df["error"] = df["error"].fillna("")
+    return df
+
+
+def _mean_std(values: list[float]) -> tuple[float, float]:
+    xs = [float(v) for v in values if v is not None and not (isinstance(v, float) and math.isnan(v))]
+    if not xs:
+        return math.nan, math.nan
+    m = sum(xs) / len(xs)
+    sd = math.sqrt(sum((x - m) ** 2 for x in xs) / (len(xs) - 1)) if len(xs) > 1 else 0.0
+    return m, sd
+
+
+def summary_rows(spec: SweepSpec, df: pd.DataFrame) -> tuple[list[str], list[list[str]]]:
+    """Per grid point and flow: goodput mean and std over the seeds, runs done / failed."""
+    header = [*spec.keys, "flow", "runs", "goodput Mbps", "std", "failed"]
+    out = []
+    for pi, values in enumerate(spec.points):
+        sel = df[df["point"] == pi]
+        failed = int((sel["error"] != "").sum())
+        ok = sel[sel["error"] == ""]
+        flows = list(dict.fromkeys(ok["flow"])) if "flow" in ok else []
+        cells = [str(_cell(v)) for _, v in values]
+        if not flows:
+            out.append([*cells, "-", "0", "-", "-", str(failed)])
+            continue
+        for f in flows:
+            g = ok[ok["flow"] == f]
+            m, sd = _mean_std(list(g["goodput_mbps"]))
+            out.append([*cells, str(f), str(len(g)), f"{m:.1f}", f"{sd:.1f}", str(failed)])
+    return header, out
+
+
+def format_rows(header: list[str], rows: list[list[str]]) -> str:
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
+    numeric = {"runs", "goodput Mbps", "std", "failed"}
+
+    def line(cells: list[str]) -> str:
+        return "  ".join(c.rjust(w) if h in numeric else c.ljust(w)
+                         for c, w, h in zip(cells, widths, header)).rstrip()
+
+    return "\n".join([line(header), line(["-" * w for w in widths]), *(line(r) for r in rows)])
+
+
+def write(spec: SweepSpec, df: pd.DataFrame, out: Path, meta: dict[str, Any]) -> None:
+    """results.parquet, results.csv and sweep.json into `out` (created if needed)."""
+    out.mkdir(parents=True, exist_ok=True)
+    df.to_parquet(out / "results.parquet", index=False)
+    df.to_csv(out / "results.csv", index=False)
+    grid: dict[str, list[Any]] = {k: [] for k in spec.keys}
+    for point in spec.points:
+        for k, v in point:
+            if not any(_cell(v) == _cell(w) for w in grid[k]):
+                grid[k].append(v)
+    doc = {
+        "name": spec.name,
+        "description": spec.description,
+        "source": spec.source,
+        "scenario": spec.scenario if isinstance(spec.scenario, str) else "<inline table>",
+        "set": spec.base,
+        "grid": grid,
+        "points": [{k: v for k, v in p} for p in spec.points],
+        "seeds": spec.seeds,
+        "runs": len(spec.runs),
+        **meta,
+    }
+    (out / "sweep.json").write_text(json.dumps(doc, indent=2, default=str) + "\n", encoding="utf-8")
+
+
+def failed_runs(spec: SweepSpec, errors: dict[int, str]) -> list[tuple[Run, str]]:
+    return [(r, errors[r.index]) for r in spec.runs if r.index in errors]

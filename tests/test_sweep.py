@@ -1,0 +1,178 @@
+"""`mmpath sweep`: grid x seeds expansion, the table's contents against direct runs, the same table
+from local processes and from a Dask cluster, variants, failed runs, and bad sweep files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import mmpath
+import mmpath.sweep
+from mmpath.cli import main
+from mmpath.sweep import execute
+
+GRID = {
+    "scenario": "11ad-bulk",
+    "runs": 2,
+    "set": {"duration_s": 0.5},
+    "grid": {"flow.0.cc": ["cubic", "reno", "bbr"], "path.0.mtu_bytes": [1500, 7912]},
+}
+
+
+def _write(tmp_path: Path, text: str, name: str = "study.toml") -> Path:
+    p = tmp_path / name
+    p.write_text(text, encoding="utf-8")
+    return p
+
+
+def _no_wall(df: pd.DataFrame) -> pd.DataFrame:
+    return df.drop(columns=["wall_s"])
+
+
+def test_grid_times_seeds_and_the_rows_are_the_runs_themselves():
+    res = mmpath.sweep.run(GRID, workers=1)
+    t = res.table
+    assert res.ok and not res.errors
+    # 3 x 2 points, seeds 1..2, one flow: 12 rows in point-major order.
+    assert len(t) == 12
+    assert t["point"].tolist() == [p for p in range(6) for _ in (1, 2)]
+    assert t["seed"].tolist() == [1, 2] * 6
+    assert t["flow.0.cc"].tolist() == [cc for cc in ("cubic", "reno", "bbr") for _ in range(4)]
+    assert t["path.0.mtu_bytes"].tolist() == [m for _ in range(3) for m in (1500, 1500, 7912, 7912)]
+    # The congestion control that actually ran is the grid's (the core reports it back).
+    assert (t["cc"] == t["flow.0.cc"]).all()
+    # Each row equals the same run done directly (an independent call path: mmpath.run).
+    for _, row in t.iloc[[0, 7, 11]].iterrows():
+        direct = mmpath.run("11ad-bulk", seed=int(row["seed"]), overrides={
+            "duration_s": 0.5, "flow.0.cc": row["flow.0.cc"], "path.0.mtu_bytes": int(row["path.0.mtu_bytes"])})
+        f = direct.summary["flows"][0]
+        assert row["goodput_mbps"] == f["goodput_mbps"]
+        assert row["retransmits"] == f["retransmits"]
+        assert row["rtt_mean_ms"] == f["rtt_ms"]["mean"]
+    # A bigger MTU carries more per packet: a real dependence the table must show.
+    by_mtu = t.groupby("path.0.mtu_bytes")["goodput_mbps"].mean()
+    assert by_mtu[7912] > by_mtu[1500]
+
+
+def test_same_table_whatever_the_number_of_workers():
+    one = mmpath.sweep.run(GRID, workers=1).table
+    two = mmpath.sweep.run(GRID, workers=2).table
+    pd.testing.assert_frame_equal(_no_wall(one), _no_wall(two))
+
+
+def test_same_table_on_a_dask_cluster():
+    distributed = pytest.importorskip("distributed", reason="dask.distributed is installed by `make setup`")
+    local = mmpath.sweep.run(GRID, workers=1).table
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
+                                  dashboard_address=None) as cluster:
+        on_dask = mmpath.sweep.run(GRID, dask=cluster.scheduler_address)
+    assert on_dask.ok
+    pd.testing.assert_frame_equal(_no_wall(local), _no_wall(on_dask.table))
+
+
+def test_variants_are_a_grid_dimension():
+    res = mmpath.sweep.run({"scenario": "default", "seeds": [3], "set": {"duration_s": 0.5},
+                            "grid": {"variant": ["tcp-11ad", "fullmesh", "backup"]}}, workers=1)
+    t = res.table
+    assert t["variant"].tolist() == ["tcp-11ad", "fullmesh", "backup"]
+    assert t["kind"].tolist() == ["tcp", "mptcp", "mptcp"]
+    assert t["mode"].tolist()[1:] == ["fullmesh", "backup"]
+    # MPTCP rows carry per-subflow goodput; the single-path row has none.
+    assert pd.isna(t.loc[0, "subflow_11ac_mbps"]) and t.loc[1, "subflow_11ac_mbps"] > 0
+
+
+def test_cli_writes_table_csv_and_sweep_json(tmp_path, capsys):
+    f = _write(tmp_path, """name = "cc"
+scenario = "11ad-bulk"
+seeds = [4, 5]
+[set]
+duration_s = 0.5
+[grid]
+"flow.0.cc" = ["cubic", "vegas"]
+""")
+    out = tmp_path / "out"
+    assert main(["sweep", str(f), "--workers", "1", "--out", str(out), "--no-progress"]) == 0
+    printed = capsys.readouterr().out
+    assert "vegas" in printed and "4 runs" in printed
+    pq = pd.read_parquet(out / "results.parquet")
+    csv = pd.read_csv(out / "results.csv", keep_default_na=False)
+    assert len(pq) == len(csv) == 4
+    assert pq["seed"].tolist() == [4, 5, 4, 5]
+    assert csv["goodput_mbps"].round(6).tolist() == pq["goodput_mbps"].round(6).tolist()
+    doc = json.loads((out / "sweep.json").read_text())
+    assert doc["grid"] == {"flow.0.cc": ["cubic", "vegas"]}
+    assert doc["seeds"] == [4, 5] and doc["runs"] == 4 and doc["failed_runs"] == 0
+
+
+def test_a_failed_run_is_reported_and_the_others_kept(tmp_path, monkeypatch, capsys):
+    real = execute.run_one
+
+    def flaky(run):
+        if run.index == 1:
+            raise RuntimeError("worker lost")
+        return real(run)
+
+    monkeypatch.setattr(execute, "run_one", flaky)
+    f = _write(tmp_path, 'scenario = "11ad-bulk"\nruns = 2\n[set]\nduration_s = 0.3\n[grid]\n"flow.0.cc" = ["reno"]\n')
+    out = tmp_path / "out"
+    assert main(["sweep", str(f), "--workers", "1", "--out", str(out), "--no-progress"]) == 1
+    err = capsys.readouterr().err
+    assert "run failed: point 0 (flow.0.cc = 'reno'), seed 2: RuntimeError: worker lost" in err
+    t = pd.read_parquet(out / "results.parquet")
+    assert t["error"].tolist() == ["", "RuntimeError: worker lost"]
+    assert t.loc[0, "goodput_mbps"] > 0 and pd.isna(t.loc[1, "goodput_mbps"])
+
+
+BAD = [
+    ('scenario = "11ad-bulk"\n', "grid: required"),
+    ('scenario = "11ad-bulk"\nfoo = 1\n[grid]\n"flow.0.cc" = ["reno"]\n', "foo: unknown field (allowed: name,"),
+    ('[grid]\n"flow.0.cc" = ["reno"]\n', "scenario: required"),
+    ('scenario = "nope"\n[grid]\n"flow.0.cc" = ["reno"]\n', "scenario file not found: nope"),
+    ('scenario = "11ad-bulk"\n[grid]\n"flow.0.cc" = []\n', 'grid."flow.0.cc": must be a non-empty list'),
+    ('scenario = "11ad-bulk"\n[grid]\n"flow.0.cc" = "reno"\n', 'grid."flow.0.cc": must be a non-empty list'),
+    ('scenario = "11ad-bulk"\n[grid]\n"flow.0.cc" = ["reno", "reno"]\n', "lists the value 'reno' twice"),
+    ('scenario = "11ad-bulk"\nruns = 2\nseeds = [1]\n[grid]\n"flow.0.cc" = ["reno"]\n', "not both"),
+    ('scenario = "11ad-bulk"\nseeds = [1, -2]\n[grid]\n"flow.0.cc" = ["reno"]\n', "seeds.1: must be an integer >= 0"),
+    ('scenario = "11ad-bulk"\nseeds = [1, 1]\n[grid]\n"flow.0.cc" = ["reno"]\n', "lists a seed twice"),
+    ('scenario = "11ad-bulk"\nruns = 0\n[grid]\n"flow.0.cc" = ["reno"]\n', "runs: must be an integer >= 1"),
+    ('scenario = "11ad-bulk"\n[set]\n"flow.0.cc" = "reno"\n[grid]\n"flow.0.cc" = ["bbr"]\n',
+     "also set in [set]"),
+    ('scenario = "11ad-bulk"\n[grid]\nseed = [1, 2]\n', "seeds are given by `seeds` or `runs`"),
+    ('scenario = "11ad-bulk"\n[grid]\n"flow.0.cc" = ["reno", "westwood"]\n',
+     "grid point 1 (flow.0.cc = 'westwood'): 11ad-bulk.toml (bundled): flow.0.cc: unknown variant `westwood`"),
+    ('scenario = "11ad-bulk"\n[grid]\n"path.0.nope" = [1]\n', "grid point 0 (path.0.nope = 1)"),
+    ('scenario = "default"\n[grid]\n"path.0.mcs" = [6]\n', "has [[variant]] entries"),
+    ('scenario = "default"\n[grid]\nvariant = ["nope"]\n', "unknown variant 'nope' (allowed: tcp-11ad,"),
+    ('scenario = "11ad-bulk"\n[grid]\nvariant = ["a"]\n', "has no [[variant]] entries"),
+    ('scenario = "11ad-bulk"\nruns = 60000\n[grid]\n"flow.0.cc" = ["reno", "bbr"]\n', "more than 100000"),
+    ('scenario = "11ad-bulk"\n[grid\n', "invalid TOML"),
+]
+
+
+@pytest.mark.parametrize("text, message", BAD, ids=[m for _, m in BAD])
+def test_bad_sweep_files_get_one_line_and_nothing_runs(tmp_path, capsys, monkeypatch, text, message):
+    def never(run):  # validation happens before any run
+        raise AssertionError("a run started")
+
+    monkeypatch.setattr(execute, "run_one", never)
+    f = _write(tmp_path, text)
+    out = tmp_path / "out"
+    assert main(["sweep", str(f), "--workers", "1", "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"mmpath: error: {f}: "), err
+    assert message in err[0], err[0]
+    assert not out.exists()
+
+
+def test_bad_flags(tmp_path, capsys):
+    f = _write(tmp_path, 'scenario = "11ad-bulk"\n[grid]\n"flow.0.cc" = ["reno"]\n')
+    with pytest.raises(SystemExit) as e:
+        main(["sweep", str(f), "--workers", "0"])
+    assert e.value.code == 2
+    assert main(["sweep", str(f), "--workers", "2", "--dask", "tcp://127.0.0.1:1"]) == 2
+    assert "exclude each other" in capsys.readouterr().err
+    assert main(["sweep", str(tmp_path / "missing.toml")]) == 2
+    assert "no such sweep file" in capsys.readouterr().err
