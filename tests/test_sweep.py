@@ -176,3 +176,30 @@ def test_bad_flags(tmp_path, capsys):
     assert "exclude each other" in capsys.readouterr().err
     assert main(["sweep", str(tmp_path / "missing.toml")]) == 2
     assert "no such sweep file" in capsys.readouterr().err
+
+
+def test_reproduce_runs_the_same_on_a_dask_cluster():
+    """`mmpath reproduce --dask`: the same runs table as local processes (executor.py serves both)."""
+    distributed = pytest.importorskip("distributed", reason="dask.distributed is installed by `make setup`")
+    from mmpath.reproduce import reproduce
+
+    local = reproduce(["000-outage"], fast=True, workers=1, plots=False)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
+                                  dashboard_address=None) as cluster:
+        on_dask = reproduce(["000-outage"], fast=True, dask=cluster.scheduler_address, plots=False)
+    a, b = local.data["000-outage"].runs, on_dask.data["000-outage"].runs
+    assert len(a) > 0 and not local.data["000-outage"].failures
+    pd.testing.assert_frame_equal(_no_wall(a), _no_wall(b))
+    assert on_dask.results["000-outage"].verdict.status == local.results["000-outage"].verdict.status
+
+
+def test_unreachable_dask_scheduler_is_one_line(tmp_path, capsys, monkeypatch):
+    from mmpath import executor
+
+    monkeypatch.setattr(executor, "DASK_CONNECT_TIMEOUT_S", 1)
+    f = _write(tmp_path, 'scenario = "11ad-bulk"\n[grid]\n"flow.0.cc" = ["reno"]\n')
+    out = tmp_path / "out"
+    assert main(["sweep", str(f), "--dask", "tcp://127.0.0.1:1", "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith("mmpath: error: --dask tcp://127.0.0.1:1: cannot reach a Dask scheduler"), err
+    assert not out.exists()

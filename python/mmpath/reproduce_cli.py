@@ -39,6 +39,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--out", metavar="DIR", help=f"output folder (default: {DEFAULT_OUT})")
     p.add_argument("--fast", action="store_true",
                    help="quick check: 2 runs per point, 3 s scenarios, fewer sweep points where a claim allows")
+    p.add_argument("--workers", type=_positive, metavar="N", help="processes on this machine (default: one per CPU)")
+    p.add_argument("--dask", metavar="ADDRESS",
+                   help="run on the Dask cluster whose scheduler is at ADDRESS (e.g. tcp://10.0.0.5:8786)")
     p.add_argument("--list", action="store_true", help="list the claim ids with their claims and exit")
     p.add_argument("--no-progress", action="store_true", help="never show the progress bar")
     p.set_defaults(func=run)
@@ -58,9 +61,12 @@ def run(args: argparse.Namespace) -> int:
     except rp.UnknownClaim as e:
         _err(f"error: {e}")
         return 2
+    if args.dask and args.workers:
+        _err("error: --workers and --dask exclude each other (the Dask cluster has its own workers)")
+        return 2
     out = Path(args.out) if args.out else DEFAULT_OUT
     rep = rp.reproduce(args.ids or ["all"], runs=args.runs, out=out, fast=args.fast,
-                       progress=not args.no_progress)
+                       progress=not args.no_progress, workers=args.workers, dask=args.dask)
     print(console(rep))
     if not args.out:
         _err(f"outputs written to {out}/ (choose with --out DIR)")

@@ -73,7 +73,7 @@ def evaluate(claim: Claim, data: ExperimentData, mode: Mode) -> Verdict:
 
 def reproduce(ids: Iterable[str] = ("all",), runs: int | None = None, out: str | os.PathLike | None = None,
               fast: bool = False, workers: int | None = None, progress: bool = False,
-              plots: bool = True) -> Report:
+              plots: bool = True, dask: str | None = None) -> Report:
     """Run the claims ``ids`` ("all" for every one) and return their verdicts.
 
     runs     runs per point (seeds 1..runs); default 10, or 2 with ``fast``
@@ -81,12 +81,13 @@ def reproduce(ids: Iterable[str] = ("all",), runs: int | None = None, out: str |
              report.md and report.html there
     fast     2 runs per point, 3 s scenarios, thinned sweeps where the claim allows
     workers  worker processes (default: os.cpu_count())
+    dask     run on the Dask cluster whose scheduler is at this address instead (docs/sweep.md)
     """
     from . import runner
 
     claims = select(ids)
     mode = Mode.make(fast=fast, runs=runs)
-    data = runner.run(claims, mode, workers=workers, progress=progress)
+    data = runner.run(claims, mode, workers=workers, progress=progress, dask=dask)
     results = {c.id: ClaimResult(c, evaluate(c, data[c.experiment], mode)) for c in claims}
     rep = Report(mode=mode, results=results, data=data)
     if out is not None:

@@ -8,15 +8,13 @@ table is the same whatever order the workers finished in.
 
 from __future__ import annotations
 
-import os
-import signal
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 import pandas as pd
 
+from ..executor import map_unordered
 from ..progress import RunCounter
 from . import registry
 from .registry import Claim, Experiment, Mode, Point
@@ -95,11 +93,6 @@ def run_one(exp_id: str, index: int, point: Point, seed: int, mode: Mode) -> dic
     return {"exp": exp_id, "index": index, "seed": seed, "row": row, "series": series, "error": error}
 
 
-def _ignore_sigint() -> None:
-    """Workers leave Ctrl-C to the parent, which cancels the queued runs (no traceback per worker)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
 def _validate(points: list[Point]) -> dict[int, str]:
     """Check each point's scenario once in this process, so a field the core does not know yet
     fails one point with one message instead of N runs in the workers."""
@@ -115,8 +108,9 @@ def _validate(points: list[Point]) -> dict[int, str]:
 
 
 def run(claims: Iterable[Claim], mode: Mode, workers: int | None = None,
-        progress: bool = True) -> dict[str, ExperimentData]:
-    """Run every point each selected claim needs, ``mode.runs`` times (seeds 1..N)."""
+        progress: bool = True, dask: str | None = None) -> dict[str, ExperimentData]:
+    """Run every point each selected claim needs, ``mode.runs`` times (seeds 1..N), on local
+    processes or on the Dask cluster at ``dask`` (mmpath/executor.py)."""
     todo = plan(claims, mode)
     failures: dict[str, list[tuple[dict[str, Any], int | None, str]]] = {e: [] for e in todo}
     tasks: list[tuple[str, int, Point, int]] = []
@@ -130,23 +124,16 @@ def run(claims: Iterable[Claim], mode: Mode, workers: int | None = None,
 
     results: list[dict[str, Any]] = []
     bar = RunCounter(len(tasks), progress, label="reproducing")
-    pool = ProcessPoolExecutor(max_workers=workers or os.cpu_count(), initializer=_ignore_sigint) \
-        if tasks else None
     try:
-        if pool is not None:
-            futures = [pool.submit(run_one, exp_id, i, p, s, mode) for exp_id, i, p, s in tasks]
-            for f in as_completed(futures):
-                results.append(f.result())
-                bar.step()
-    except BaseException:
-        # Ctrl-C (or a broken pool): drop the queued runs instead of waiting for all of them.
-        if pool is not None:
-            pool.shutdown(wait=False, cancel_futures=True)
-        raise
+        args = [(exp_id, i, p, s, mode) for exp_id, i, p, s in tasks]
+        for k, r, err in map_unordered(run_one, args, workers=workers, dask=dask):
+            if err is not None:  # run_one reports its own failures; this is a lost worker
+                exp_id, i, _, s = tasks[k]
+                r = {"exp": exp_id, "index": i, "seed": s, "row": None, "series": None, "error": err}
+            results.append(r)
+            bar.step()
     finally:
         bar.close()
-    if pool is not None:
-        pool.shutdown()
 
     out: dict[str, ExperimentData] = {}
     for exp_id, points in todo.items():

@@ -6,7 +6,7 @@ Dask cluster, gathered into one results table (INTERFACE.md `mmpath sweep`).
     res.table                       # pandas DataFrame, a row per run and flow (results.py)
     res.ok                          # every run finished and every invariant held
 
-The sweep file's format: spec.py. What runs where: execute.py. The table and files: results.py.
+The sweep file's format: spec.py. One run and its rows: execute.py; where runs execute: ../executor.py. The table and files: results.py.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import pandas as pd
 
 from ..progress import RunCounter
 from . import results as _results
-from .execute import run_dask, run_local
+from .execute import execute_runs
 from .spec import SweepError, SweepSpec, load_sweep
 
 __all__ = ["SweepError", "SweepResult", "load_sweep", "run"]
@@ -59,7 +59,7 @@ def run(sweep: str | os.PathLike | Mapping[str, Any], workers: int | None = None
     spec = sweep if isinstance(sweep, SweepSpec) else load_sweep(sweep)
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
         raise SweepError(f"workers: must be an integer >= 1 (got {workers!r})")
-    stream = run_dask(spec.runs, dask) if dask else run_local(spec.runs, workers)
+    stream = execute_runs(spec.runs, workers=workers, dask=dask)
     done: dict[int, list[dict[str, Any]]] = {}
     errors: dict[int, str] = {}
     bar = RunCounter(len(spec.runs), progress, label="sweeping")
