@@ -141,6 +141,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_capture_parser(sub)
     from .sweep.cli import add_parser as add_sweep_parser  # `mmpath sweep`: sweep/
     add_sweep_parser(sub)
+    from .emu.cli import add_parser as add_emu_parser  # `mmpath emu run`: emu/
+    add_emu_parser(sub)
     return p
 
 
@@ -157,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)  # exits 2 with usage on a bad flag
     if not getattr(args, "func", None):
         parser.print_usage(sys.stderr)
-        _err("error: a command is required (run, scenarios, reproduce, analyze, capture, sweep)")
+        _err("error: a command is required (run, scenarios, reproduce, analyze, capture, sweep, emu)")
         return 2
     try:
         return args.func(args)

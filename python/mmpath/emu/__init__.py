@@ -1,0 +1,178 @@
+"""The emulation engine (`mmpath emu run`): the same scenario over the real Linux kernel's TCP and
+MPTCP, in network namespaces, with real iperf3 and real captures.
+
+    import mmpath.emu
+    res = mmpath.emu.run("blockage", overrides={"flow.0.kernel": "linux-upstream",
+                                                "flow.0.scheduler": "default"}, out="emu-out")
+    res.goodput_mbps, res.path_mbps, res.intervals      # from iperf3 -J and the interfaces
+    res.analysis                                        # mmpath.analyze on iperf3.json + pcaps
+
+How: each path's capacity over time comes from the scenario's own link model (capacity.py: the
+simulator saturates the path alone), a trace-driven HTB shaper replays it on the path's veth
+(shaper.py), and iperf3 runs between a server and a client namespace (netns.py, traffic.py). What
+the machine and the scenario must allow: checks.py. docs/emulate.md.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from ..outputs import staged_folder
+from ..scenario import Overrides, ScenarioSpec, load_scenario
+from . import capacity, checks, netns, shaper, traffic
+from .checks import EmuError
+
+__all__ = ["EmuError", "EmuResult", "run"]
+
+DEFAULT_FRAME_OVERHEAD = 38  # Ethernet header, FCS, preamble and gap: what the path's queue counts per frame
+
+
+@dataclass
+class EmuResult:
+    scenario: Any
+    goodput_mbps: float
+    path_mbps: dict[str, float]
+    intervals: pd.DataFrame
+    capacities: dict[str, capacity.Capacity]
+    meta: dict[str, Any] = field(default_factory=dict)
+    analysis: Any = None
+    out: Path | None = None
+
+
+def _iperf_intervals(doc: dict[str, Any]) -> pd.DataFrame:
+    rows = []
+    for iv in doc.get("intervals", []):
+        s = iv.get("sum", {})
+        rows.append({"t_s": float(s.get("start", 0.0)), "bytes": int(s.get("bytes", 0)),
+                     "mbps": float(s.get("bits_per_second", 0.0)) / 1e6})
+    return pd.DataFrame(rows, columns=["t_s", "bytes", "mbps"])
+
+
+def _goodput(doc: dict[str, Any], udp: bool) -> float:
+    end = doc.get("end", {})
+    s = end.get("sum") if udp else end.get("sum_received")
+    return float((s or {}).get("bits_per_second", 0.0)) / 1e6
+
+
+def run(scenario: ScenarioSpec, overrides: Overrides = None, seed: int | None = None,
+        out: str | os.PathLike | None = None, capture: bool = True) -> EmuResult:
+    sc = load_scenario(scenario, overrides, seed=seed)
+    if sc.variants:
+        raise EmuError(f"{sc.source}: has [[variant]] entries; emulate one configuration at a time "
+                       "(apply a variant's overrides with --set)")
+    cfg = sc.config
+    flow = checks.scenario(cfg)
+    kind = flow["kind"]
+    checks.machine(need_mptcp=kind == "mptcp")
+    direction = flow.get("direction", "download")
+    start_s = float(flow.get("start_s") or 0.0)
+    stop_s = float(flow.get("stop_s") or sc.duration_s)
+    duration = stop_s - start_s
+    if duration < 1.0:
+        raise EmuError(f"flow.0: {duration:g} s of traffic is too short to emulate (allowed: at least 1 s)")
+
+    paths = cfg["path"]
+    names = [str(p["name"]) for p in paths]
+    caps = {n: capacity.probe(cfg, i, direction, sc.duration_s, sc.seed) for i, n in enumerate(names)}
+    mtus = [int(p.get("mtu_bytes") or 1500) for p in paths]
+    backup: set[str] = set()
+    if kind == "mptcp" and flow.get("mode") == "backup":
+        backup = set(flow.get("backup_paths") or names[1:])
+
+    out_path = Path(out) if out is not None else None
+    # Written into a staging folder that replaces `out` only when everything worked (nothing
+    # half-written); without `out`, a temporary folder that goes away.
+    with (staged_folder(out_path) if out_path is not None else tempfile.TemporaryDirectory()) as tmp:
+        tmp = Path(tmp)
+        res = _emulate(sc, cfg, flow, names, mtus, backup, caps, direction, start_s, duration, tmp, capture)
+        if out_path is not None:
+            from ..analyze import analyze
+
+            inputs = [tmp / "iperf3.json", *(tmp / f"{n}.pcap" for n in names if (tmp / f"{n}.pcap").is_file())]
+            try:
+                res.analysis = analyze([str(p) for p in inputs], out=tmp / "analysis")
+            except Exception as e:  # noqa: BLE001 - the raw outputs stand without the analysis
+                res.meta["analysis_error"] = f"{type(e).__name__}: {' '.join(str(e).split())}"
+            (tmp / "emu.json").write_text(json.dumps(res.meta, indent=2, default=str) + "\n", encoding="utf-8")
+            res.out = out_path
+    return res
+
+
+def _emulate(sc, cfg, flow, names, mtus, backup, caps, direction, start_s, duration, tmp: Path,
+             capture: bool) -> EmuResult:
+    kind = flow["kind"]
+    (tmp / "scenario.json").write_text(json.dumps(cfg, indent=2) + "\n", encoding="utf-8")
+    for n, c in caps.items():
+        (tmp / f"capacity-{n}.csv").write_text(c.csv(), encoding="utf-8")
+    topo = netns.build(names, mtus, mptcp=kind == "mptcp", backup=backup)
+    shp = None
+    try:
+        targets = []
+        for link, p in zip(topo.paths, cfg["path"]):
+            ns, ifname = (topo.srv, link.srv_if) if direction == "download" else (topo.cli, link.cli_if)
+            frame = link.mtu + int(p.get("frame_overhead_bytes") or DEFAULT_FRAME_OVERHEAD)
+            qpkts = max(int(int(p.get("queue_bytes") or 1000 * link.mtu) // frame), 2)
+            cap = caps[link.name]
+            shaper.install(ns, ifname, float(cap.mbps[0]), link.mtu, qpkts)
+            shaper.check_installed(ns, ifname)
+            targets.append((ns, ifname, cap, link.mtu, qpkts))
+        srv_log, cli_log = tmp / "iperf3-server.json", tmp / "iperf3.json"
+        server = traffic.start_server(topo, kind == "mptcp", srv_log)
+        caps_running = traffic.start_captures(topo, tmp) if capture else []
+        before = {t[1]: netns.tx_bytes(t[0], t[1]) for t in targets}
+        shp = shaper.Shaper(targets)
+        t0 = shp.start()
+        if start_s > 0:
+            time.sleep(start_s)
+        cmd = traffic.client_cmd(topo, flow, duration, cli_log)
+        try:
+            client = subprocess.run(cmd, capture_output=True, text=True, timeout=duration + 30)
+        except subprocess.TimeoutExpired:
+            raise EmuError(f"iperf3 did not finish within {duration + 30:g} s") from None
+        wall = time.monotonic() - t0
+        shp.stop()
+        after = {t[1]: netns.tx_bytes(t[0], t[1]) for t in targets}
+        notes = traffic.stop_captures(caps_running)
+        try:
+            server.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+        try:
+            doc = json.loads(cli_log.read_text())
+        except (OSError, ValueError):
+            doc = {}
+        if client.returncode != 0 or "error" in doc:
+            why = doc.get("error") or " ".join((client.stderr or client.stdout).split())
+            raise EmuError(f"iperf3 failed: {why}")
+    finally:
+        if shp is not None:
+            shp.stop()
+        netns.teardown(topo)
+    path_mbps = {link.name: (after[t[1]] - before[t[1]]) * 8 / 1e6 / duration for link, t in zip(topo.paths, targets)}
+    meta = {
+        "scenario": sc.name,
+        "seed": sc.seed,
+        "engine": "emulation",
+        "kernel": platform.release(),
+        "flow": {k: flow.get(k) for k in ("kind", "cc", "direction", "mode")},
+        "base_rtt_ms": {"scenario": checks.base_rtt_ms(cfg), "emulated": "veth, ~0.05 (no netem: delay left out)"},
+        "goodput_mbps": _goodput(doc, kind == "udp"),
+        "path_mbps": path_mbps,
+        "capacity_mean_mbps": {n: float(c.mbps.mean()) for n, c in caps.items()},
+        "shaper": {"changes": shp.applied if shp else 0, "latest_change_s": shp.late_s if shp else None},
+        "wall_s": wall,
+        "captures": notes,
+        "iperf3": doc.get("start", {}).get("version"),
+    }
+    return EmuResult(scenario=sc, goodput_mbps=meta["goodput_mbps"], path_mbps=path_mbps,
+                     intervals=_iperf_intervals(doc), capacities=caps, meta=meta)

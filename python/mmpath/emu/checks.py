@@ -1,0 +1,100 @@
+"""What `mmpath emu run` needs from the machine and from the scenario, checked before anything is
+set up, each failure one line naming what is missing or unsupported and what is allowed.
+
+The machine: root (network namespaces, tc), iproute2 (`ip`, `tc`), iperf3, tcpdump, and for MPTCP
+flows the kernel's MPTCP (net.mptcp) and `mptcpize` (mptcpd), which makes iperf3's sockets MPTCP.
+
+The scenario: one flow (TCP or MPTCP, bulk; or UDP), up to 4 paths. MPTCP runs the kernel's own
+scheduler and path manager, i.e. `kernel = "linux-upstream"` with `scheduler = "default"`; the
+schedulers mmpath models from papers (minRTT, MuSher, AMuSe...) exist only in the simulator.
+Congestion control: what the kernel offers (net.ipv4.tcp_available_congestion_control).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+from ..errors import MmpathError
+
+MAX_PATHS = 4
+# Without sch_netem the emulator cannot add delay: veth pairs give ~0.05 ms. Scenarios whose base
+# RTT is at most this are run with the delay left out (reported in the summary); above it the
+# delay shapes the result (Cubic's window, BBR's pacing) and the run is refused.
+MAX_IGNORED_RTT_MS = 2.0
+
+
+class EmuError(MmpathError):
+    """The machine or the scenario cannot be emulated: one line, what is missing and what is allowed."""
+
+
+def _proc(path: str) -> str | None:
+    try:
+        return Path(path).read_text().strip()
+    except OSError:
+        return None
+
+
+def machine(need_mptcp: bool) -> None:
+    if os.geteuid() != 0:
+        raise EmuError("emulation needs root (network namespaces and tc): run as root, e.g. with sudo")
+    tools = ["ip", "tc", "iperf3", "tcpdump"] + (["mptcpize"] if need_mptcp else [])
+    missing = [t for t in tools if shutil.which(t) is None]
+    if missing:
+        raise EmuError(f"emulation needs {', '.join(missing)} on PATH (Debian: apt-get install iproute2 iperf3 "
+                       f"tcpdump mptcpize; `make setup` installs them when run as root)")
+    if need_mptcp and _proc("/proc/sys/net/mptcp/enabled") is None:
+        raise EmuError("this kernel has no MPTCP (no /proc/sys/net/mptcp): MPTCP flows need Linux >= 5.6 "
+                       "with CONFIG_MPTCP")
+
+
+def congestion_controls() -> list[str]:
+    return (_proc("/proc/sys/net/ipv4/tcp_available_congestion_control") or "").split()
+
+
+def scenario(config: dict[str, Any]) -> dict[str, Any]:
+    """The flow the emulator runs; EmuError for anything it cannot run faithfully."""
+    paths = config.get("path", [])
+    flows = config.get("flow", [])
+    if len(flows) != 1:
+        raise EmuError(f"flow: the emulator runs exactly one flow (got {len(flows)}); sweep the flows one by one")
+    f = flows[0]
+    if not 1 <= len(paths) <= MAX_PATHS:
+        raise EmuError(f"path: the emulator builds 1 to {MAX_PATHS} paths (got {len(paths)})")
+    kind = f.get("kind")
+    if kind not in ("tcp", "mptcp", "udp"):
+        raise EmuError(f"flow.0.kind: {kind!r} cannot be emulated (allowed: tcp, mptcp, udp)")
+    if kind != "udp" and f.get("app") not in (None, "bulk"):
+        raise EmuError(f"flow.0.app: {f.get('app')!r} cannot be emulated (allowed: bulk, as iperf3 sends)")
+    if kind in ("tcp", "mptcp"):
+        cc = f.get("cc", "cubic")
+        have = congestion_controls()
+        if have and cc not in have:
+            raise EmuError(f"flow.0.cc: this kernel has no {cc!r} (available: {', '.join(have)})")
+    if kind == "mptcp":
+        if f.get("kernel") not in (None, "linux-upstream"):
+            raise EmuError(f"flow.0.kernel: {f.get('kernel')!r}: the emulator runs this machine's kernel MPTCP "
+                           "(allowed: \"linux-upstream\"; set flow.0.kernel=linux-upstream)")
+        if f.get("scheduler") not in (None, "default", "upstream"):
+            raise EmuError(f"flow.0.scheduler: {f.get('scheduler')!r} exists only in the simulator; the kernel "
+                           "schedules with its own (allowed: \"default\")")
+        if f.get("subflows") not in (None, "per-path"):
+            raise EmuError("flow.0.subflows: the emulator opens one subflow per path (allowed: \"per-path\")")
+        if f.get("coupled") not in (None, "uncoupled"):
+            raise EmuError(f"flow.0.coupled: {f.get('coupled')!r}: upstream Linux MPTCP has no coupled "
+                           "congestion control (allowed: \"uncoupled\")")
+    rtt = base_rtt_ms(config)
+    if rtt > MAX_IGNORED_RTT_MS:
+        raise EmuError(f"base RTT {rtt:g} ms: adding delay needs sch_netem, which this kernel lacks (allowed: a "
+                       f"base RTT of at most {MAX_IGNORED_RTT_MS:g} ms, left out of the emulation)")
+    return f
+
+
+def base_rtt_ms(config: dict[str, Any]) -> float:
+    """The scenario's propagation RTT: twice the backbone's and the slowest path's one-way delay."""
+    bb = config.get("backbone") or {}
+    one_way = float(bb.get("delay_ms") or 0.0) if bb.get("enabled", True) else 0.0
+    one_way += max((float(p.get("delay_ms") or 0.0) for p in config.get("path", [])), default=0.0)
+    return 2.0 * one_way

@@ -1,0 +1,127 @@
+"""The trace-driven link shaper: on each path's data-sending interface an HTB class holds the rate of
+the path's capacity trace (capacity.py) and a drop-tail FIFO of the path's queue length; every bin
+(100 ms) the rate moves to the trace's next value, and while the trace says the link is down the
+FIFO's limit is 0, so everything sent then is lost, as on a blocked 60 GHz link. Commands go to one
+long-lived `tc -batch` per namespace (a fork per change would cost more than a bin at Gbit/s).
+
+Only the data direction is shaped; the ACK direction is an unshaped veth.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import threading
+import time
+
+from .capacity import Capacity
+from .checks import EmuError
+from .netns import sh
+
+LEAF = "10:"
+# HTB needs a bucket of at least a timer tick's worth of data to hold a Gbit/s rate (the kernel's
+# HTB works in 64 ns units but dequeues on softirq timers of ~1 ms): 1 ms at the rate, at least
+# two full frames.
+BURST_S = 0.001
+
+
+def _burst(rate_mbps: float, mtu: int) -> int:
+    return max(int(rate_mbps * 1e6 / 8 * BURST_S), 2 * (mtu + 14))
+
+
+def _rate_args(rate_mbps: float, mtu: int) -> list[str]:
+    r = f"{max(rate_mbps, 0.01):.3f}mbit"
+    b = str(_burst(rate_mbps, mtu))
+    return ["rate", r, "ceil", r, "burst", b, "cburst", b]
+
+
+def install(ns: str, ifname: str, first_mbps: float, mtu: int, queue_pkts: int) -> None:
+    sh("tc", "qdisc", "add", "dev", ifname, "root", "handle", "1:", "htb", "default", "1", "r2q", "1000", ns=ns)
+    sh("tc", "class", "add", "dev", ifname, "parent", "1:", "classid", "1:1", "htb", *_rate_args(first_mbps, mtu),
+       "quantum", "60000", ns=ns)
+    limit = queue_pkts if first_mbps > 0 else 0
+    sh("tc", "qdisc", "add", "dev", ifname, "parent", "1:1", "handle", LEAF, "pfifo", "limit", str(limit), ns=ns)
+
+
+class Shaper:
+    """Replays every path's capacity from `start()` on, one bin at a time, in a thread."""
+
+    def __init__(self, targets: list[tuple[str, str, Capacity, int, int]]) -> None:
+        # (namespace, interface, capacity, mtu, queue packets)
+        self.targets = targets
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._procs: dict[str, subprocess.Popen] = {}
+        self.applied = 0
+        self.late_s = 0.0
+
+    def _proc(self, ns: str) -> subprocess.Popen:
+        if ns not in self._procs:
+            self._procs[ns] = subprocess.Popen(["ip", "netns", "exec", ns, "tc", "-force", "-batch", "-"],
+                                               stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                               stderr=subprocess.DEVNULL, text=True)
+        return self._procs[ns]
+
+    def start(self) -> float:
+        for ns, *_ in self.targets:
+            self._proc(ns)
+        t0 = time.monotonic()
+        self._thread = threading.Thread(target=self._run, args=(t0,), daemon=True)
+        self._thread.start()
+        return t0
+
+    def _run(self, t0: float) -> None:
+        bin_s = self.targets[0][2].bin_s
+        n_bins = max(len(c.mbps) for _, _, c, _, _ in self.targets)
+        # What each interface holds now: the rate installed with bin 0, up if it was > 0.
+        state = [(float(c.mbps[0]), float(c.mbps[0]) > 0) for _, _, c, _, _ in self.targets]
+        for i in range(1, n_bins):
+            wait = t0 + i * bin_s - time.monotonic()
+            if wait > 0 and self._stop.wait(wait):
+                return
+            self.late_s = max(self.late_s, -wait)
+            for k, (ns, ifname, cap, mtu, qpkts) in enumerate(self.targets):
+                if i >= len(cap.mbps):
+                    continue
+                rate, (held, was_up) = float(cap.mbps[i]), state[k]
+                up = rate > 0
+                lines = []
+                if up and rate != held:
+                    lines.append(" ".join(["class change dev", ifname, "parent 1: classid 1:1 htb",
+                                           *_rate_args(rate, mtu)]))
+                    held = rate
+                if up != was_up:
+                    lines.append(f"qdisc change dev {ifname} parent 1:1 handle {LEAF} pfifo limit {qpkts if up else 0}")
+                state[k] = (held, up)
+                if lines and not self._send(ns, lines):
+                    return
+
+    def _send(self, ns: str, lines: list[str]) -> bool:
+        p = self._proc(ns)
+        try:
+            p.stdin.write("\n".join(lines) + "\n")
+            p.stdin.flush()
+        except (BrokenPipeError, OSError):
+            return False
+        self.applied += len(lines)
+        return True
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        for p in self._procs.values():
+            try:
+                p.stdin.close()
+            except OSError:
+                pass
+            try:
+                p.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                p.kill()
+        self._procs.clear()
+
+
+def check_installed(ns: str, ifname: str) -> None:
+    out = sh("tc", "qdisc", "show", "dev", ifname, ns=ns)
+    if "htb" not in out or "pfifo" not in out:
+        raise EmuError(f"the shaper on {ifname} did not install (tc shows: {' '.join(out.split())})")

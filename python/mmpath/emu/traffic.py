@@ -1,0 +1,85 @@
+"""The traffic and the captures: real iperf3 (server in the server namespace, client in the
+client's; `-R` for a download), made MPTCP by `mptcpize run` (an LD_PRELOAD that opens
+IPPROTO_MPTCP sockets) for MPTCP flows, and tcpdump on every path's client interface.
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+from .checks import EmuError
+from .netns import Topology, sh
+
+PORT = 5201
+# iperf3 -l for UDP: one datagram per packet at the path's MTU (IPv4 20 + UDP 8 bytes of headers).
+UDP_HEADERS = 28
+CAPTURE_SNAPLEN = 128  # headers (TCP options, MPTCP DSS) without payload
+
+
+def _mptcp(cmd: list[str], on: bool) -> list[str]:
+    return ["mptcpize", "run", *cmd] if on else cmd
+
+
+def start_server(topo: Topology, mptcp: bool, log: Path) -> subprocess.Popen:
+    cmd = _mptcp(["iperf3", "-s", "-1", "-J", "-p", str(PORT), "--logfile", str(log)], mptcp)
+    p = subprocess.Popen(["ip", "netns", "exec", topo.srv, *cmd], stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        if f":{PORT}" in sh("ss", "-Hltn", ns=topo.srv, check=False):
+            return p
+        if p.poll() is not None:
+            raise EmuError(f"iperf3 server did not start: {' '.join((p.stderr.read() or '').split())}")
+        time.sleep(0.05)
+    p.kill()
+    raise EmuError("iperf3 server did not listen within 5 s")
+
+
+def client_cmd(topo: Topology, flow: dict[str, Any], duration_s: float, log: Path) -> list[str]:
+    kind = flow["kind"]
+    first = topo.path(flow.get("path") or topo.paths[0].name)
+    if kind == "mptcp":
+        paths = flow.get("paths") or [p.name for p in topo.paths]
+        first = topo.path(paths[0])
+    cmd = ["iperf3", "-c", first.srv_addr, "-p", str(PORT), "-t", f"{duration_s:g}", "-J", "-i", "0.1",
+           "--logfile", str(log), "-B", first.cli_addr]
+    if flow.get("direction", "download") == "download":
+        cmd.append("-R")
+    if kind == "udp":
+        cmd += ["-u", "-b", f"{float(flow.get('rate_mbps') or 1000):g}M", "-l", str(first.mtu - UDP_HEADERS)]
+    else:
+        cmd += ["-C", str(flow.get("cc") or "cubic")]
+    return ["ip", "netns", "exec", topo.cli, *_mptcp(cmd, kind == "mptcp")]
+
+
+def start_captures(topo: Topology, out: Path) -> list[tuple[subprocess.Popen, Path]]:
+    caps = []
+    for link in topo.paths:
+        f = out / f"{link.name}.pcap"
+        p = subprocess.Popen(["ip", "netns", "exec", topo.cli, "tcpdump", "-i", link.cli_if, "-s",
+                              str(CAPTURE_SNAPLEN), "-U", "-w", str(f), "tcp or udp"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        caps.append((p, f))
+    # tcpdump prints "listening on" once its socket is open; give it a moment.
+    time.sleep(0.3)
+    return caps
+
+
+def stop_captures(caps: list[tuple[subprocess.Popen, Path]]) -> list[str]:
+    notes = []
+    for p, f in caps:
+        if p.poll() is None:
+            p.send_signal(signal.SIGINT)
+        try:
+            _, err = p.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            _, err = p.communicate()
+        for line in (err or "").splitlines():
+            if "dropped by kernel" in line or "captured" in line:
+                notes.append(f"{f.name}: {line.strip()}")
+    return notes
