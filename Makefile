@@ -11,12 +11,16 @@ export PATH := $(abspath $(VENV))/bin:$(HOME)/.cargo/bin:$(PATH)
 RUST_SRC := $(shell find crates -name '*.rs' -o -name Cargo.toml 2>/dev/null) Cargo.toml Cargo.lock
 PY_SRC   := $(shell find python -name '*.py' -o -name '*.toml' 2>/dev/null) pyproject.toml
 
-.PHONY: demo test test-rust test-py bench lint setup clean
+.PHONY: demo test test-rust test-py bench lint setup clean emu-tools
+
+# The emulation engine's system tools (docs/emulate.md): installed from Debian when missing and we
+# are root (the emulator needs root anyway); elsewhere the emulation tests skip, saying why.
+EMU_TOOLS := iperf3 tcpdump mptcpize ethtool
 
 demo: $(STAMP)
 	$(VENV)/bin/mmpath run
 
-test: $(STAMP)
+test: $(STAMP) emu-tools
 	cargo test --release --workspace --exclude mmpath-py
 	$(PY) -m pytest -q
 
@@ -39,6 +43,15 @@ $(STAMP): $(RUST_SRC) $(PY_SRC)
 	$(PY) -m pip install -q "maturin>=1.5,<2" numpy pandas pyarrow matplotlib pytest dpkt hypothesis "dask[distributed]"
 	$(VENV)/bin/maturin develop --release -q
 	@touch $(STAMP)
+
+emu-tools:
+	@missing=""; for t in $(EMU_TOOLS); do command -v $$t >/dev/null || missing="$$missing $$t"; done; \
+	if [ -n "$$missing" ] && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		echo "mmpath: installing the emulator's tools:$$missing"; \
+		DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq$$missing iproute2 >/dev/null || \
+		echo "mmpath: could not install$$missing; the emulation tests will skip"; \
+	fi
 
 clean:
 	rm -rf $(VENV) target

@@ -1,0 +1,154 @@
+"""The emulation engine on this machine's kernel: real iperf3 over shaped veth pairs in network
+namespaces. Needs root and iperf3 / tcpdump / mptcpize (`make test` installs them as root); skips
+otherwise, saying what is missing. Each run is a few seconds of real traffic at a few hundred
+Mbit/s, far below what veth and iperf3 sustain on two cores, so the shaper, not the machine, sets
+the rates these tests check."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+
+import pytest
+
+from mmpath.cli import main
+
+
+TOOLS = ("ip", "tc", "iperf3", "tcpdump", "mptcpize")
+_missing = [t for t in TOOLS if shutil.which(t) is None]
+pytestmark = [
+    pytest.mark.skipif(os.geteuid() != 0, reason="emulation needs root (network namespaces, tc)"),
+    pytest.mark.skipif(bool(_missing), reason=f"emulation needs {', '.join(_missing)} (make emu-tools)"),
+]
+
+
+def _wired(name: str, rate: float, **more) -> dict:
+    return {"name": name, "rate_mbps": rate, "mtu_bytes": 1500, **more}
+
+
+def _scenario(paths: list[dict], flow: dict, duration: float = 3.0) -> dict:
+    return {"name": "emu-test", "duration_s": duration, "backbone": {"enabled": False},
+            "path": paths, "flow": [{"name": "f", "stop_s": duration, **flow}]}
+
+
+def _emulate(sc: dict, out=None, capture=False):
+    import mmpath.emu
+
+    return mmpath.emu.run(sc, out=out, capture=capture)
+
+
+def test_single_path_tcp_fills_the_shaped_rate():
+    res = _emulate(_scenario([_wired("a", 300.0)], {"kind": "tcp", "path": "a", "cc": "cubic"}))
+    cap = float(res.capacities["a"].mbps.mean())
+    # The probe's UDP rate on a 300 Mbit/s link of 1500-byte frames: payload share of the frame.
+    assert 280 < cap <= 300, cap
+    # TCP over the shaped veth: ~all of it (IP/TCP headers and the slow-start second aside).
+    assert 0.85 * cap < res.goodput_mbps <= 1.02 * cap, (res.goodput_mbps, cap)
+    # The shaper, not the machine, set the rate: what left the interface is the shaped rate.
+    assert 0.9 * 300 < res.path_mbps["a"] <= 1.03 * 300, res.path_mbps
+
+
+def test_kernel_mptcp_adds_both_paths():
+    res = _emulate(_scenario([_wired("a", 200.0), _wired("b", 100.0)],
+                             {"kind": "mptcp", "paths": ["a", "b"], "kernel": "linux-upstream",
+                              "scheduler": "default", "cc": "cubic"}))
+    # Both subflows carried data on their own path (interface counters), and the connection got
+    # more than either path alone could carry.
+    assert res.path_mbps["a"] > 150 and res.path_mbps["b"] > 70, res.path_mbps
+    assert res.goodput_mbps > 230, res.goodput_mbps
+
+
+def test_backup_path_stays_idle_while_the_first_works():
+    res = _emulate(_scenario([_wired("a", 200.0), _wired("b", 100.0)],
+                             {"kind": "mptcp", "paths": ["a", "b"], "mode": "backup", "kernel": "linux-upstream",
+                              "scheduler": "default", "cc": "cubic"}))
+    assert res.path_mbps["a"] > 150, res.path_mbps
+    assert res.path_mbps["b"] < 5, res.path_mbps
+
+
+def test_blockage_stops_the_flow_and_it_comes_back(tmp_path):
+    # A radio path whose beam is blocked 1.5-2.5 s (then 0.5 s re-training): the capacity trace
+    # is 0 there, the shaper drops everything, TCP stalls and then resumes.
+    path = {"name": "ad", "technology": "11ad", "device": "generic-11ad", "mcs": 4, "mtu_bytes": 1500,
+            "event": [{"kind": "blockage", "t_s": 1.5, "duration_s": 1.0, "retrain_ms": 500.0}]}
+    out = tmp_path / "emu"
+    res = _emulate(_scenario([path], {"kind": "tcp", "path": "ad", "cc": "cubic"}, duration=5.0), out=out,
+                   capture=True)
+    cap = res.capacities["ad"]
+    assert cap.at(2.0) == 0 and cap.at(1.0) > 500 and cap.at(4.0) > 500
+    iv = res.intervals
+    before = iv[(iv.t_s >= 0.5) & (iv.t_s < 1.4)]["mbps"].mean()
+    during = iv[(iv.t_s >= 1.7) & (iv.t_s < 2.9)]["mbps"].max()
+    after = iv[(iv.t_s >= 4.2)]["mbps"].mean()
+    assert before > 400 and during < 5 and after > 300, (before, during, after)
+    # The output folder: the real iperf3 -J, a capture, the capacity trace, and the analysis of them.
+    doc = json.loads((out / "iperf3.json").read_text())
+    assert doc["start"]["test_start"]["protocol"] == "TCP"
+    assert (out / "ad.pcap").stat().st_size > 10_000
+    assert (out / "capacity-ad.csv").read_text().startswith("t_s,rate_mbps,link_up\n")
+    summary = json.loads((out / "analysis" / "summary.json").read_text())
+    assert summary["flows"], summary
+    meta = json.loads((out / "emu.json").read_text())
+    assert meta["goodput_mbps"] == res.goodput_mbps
+
+
+@pytest.mark.parametrize("flow, message", [
+    ({"kind": "mptcp", "paths": ["a", "b"], "kernel": "linux-v0.9x", "scheduler": "minrtt"},
+     "flow.0.kernel: 'linux-v0.9x': the emulator runs this machine's kernel MPTCP"),
+    ({"kind": "mptcp", "paths": ["a", "b"], "kernel": "linux-upstream", "scheduler": "musher"},
+     "flow.0.scheduler: 'musher' exists only in the simulator"),
+    ({"kind": "tcp", "path": "a", "cc": "vegas"}, None),
+])
+
+
+def test_what_cannot_be_emulated_is_refused_in_one_line(tmp_path, capsys, flow, message):
+    have = open("/proc/sys/net/ipv4/tcp_available_congestion_control").read().split()
+    if message is None:
+        if "vegas" in have:
+            pytest.skip("this kernel has Vegas")
+        message = "flow.0.cc: this kernel has no 'vegas'"
+    sc = _scenario([_wired("a", 100.0), _wired("b", 100.0)], flow)
+    f = tmp_path / "sc.toml"
+    f.write_text(_toml(sc))
+    out = tmp_path / "out"
+    assert main(["emu", "run", str(f), "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and message in err[0], err
+    assert not out.exists()
+    # Nothing is left behind in the kernel either.
+    assert "mmpath" not in subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+
+
+def test_a_long_base_rtt_needs_netem(tmp_path, capsys):
+    sc = _scenario([_wired("a", 100.0, delay_ms=25.0)], {"kind": "tcp", "path": "a"})
+    f = tmp_path / "sc.toml"
+    f.write_text(_toml(sc))
+    assert main(["emu", "run", str(f)]) == 2
+    assert "base RTT 50 ms: adding delay needs sch_netem" in capsys.readouterr().err
+
+
+def _toml(sc: dict) -> str:
+    """A scenario dict as TOML (tables and arrays of tables), enough for these tests."""
+    def val(v):
+        if isinstance(v, bool):
+            return "true" if v else "false"
+        if isinstance(v, str):
+            return json.dumps(v)
+        if isinstance(v, list):
+            return "[" + ", ".join(val(x) for x in v) + "]"
+        if isinstance(v, dict):
+            return "{" + ", ".join(f"{k} = {val(x)}" for k, x in v.items()) + "}"
+        return repr(v)
+
+    lines = []
+    for k, v in sc.items():
+        if k in ("path", "flow"):
+            continue
+        lines.append(f"{k} = {val(v)}")
+    for section in ("path", "flow"):
+        for item in sc.get(section, []):
+            lines.append(f"[[{section}]]")
+            lines += [f"{k} = {val(v)}" for k, v in item.items()]
+    return "\n".join(lines) + "\n"
