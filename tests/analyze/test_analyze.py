@@ -361,8 +361,20 @@ def test_capture_runs_command_and_samples_ss(tmp_path, run_cli):
     if shutil.which("ss") is None:
         pytest.skip("ss (iproute2) not installed")
     import sys
+    # The command runs until the sampler has written three samples (not for a fixed time, which a
+    # loaded machine could make too short); 60 s is only a deadline for a sampler that never writes.
+    child = ("import sys, time\n"
+             "end = time.monotonic() + 60\n"
+             "while time.monotonic() < end:\n"
+             "    try:\n"
+             "        if open(sys.argv[1]).read().count('# mmpath-capture ss ') >= 3:\n"
+             "            break\n"
+             "    except FileNotFoundError:\n"
+             "        pass\n"
+             "    time.sleep(0.01)\n"
+             "print('hi')\n")
     rc, out, err = run_cli("capture", "--out", tmp_path / "c", "--interval", "0.05", "--",
-                           sys.executable, "-c", "import time; time.sleep(0.3); print('hi')")
+                           sys.executable, "-c", child, tmp_path / "c" / "ss.log")
     assert rc == 0, err
     meta = json.loads((tmp_path / "c" / "capture.json").read_text())
     assert meta["exit_status"] == 0 and meta["samples"]["ss.log"] >= 3
