@@ -132,10 +132,18 @@ def test_failed_write_leaves_nothing(small_run, tmp_path):
     assert target.read_text() == "a file, not a folder"
 
 
-def test_save_overwrites_previous_run(small_run, tmp_path):
+def test_save_overwrites_previous_run(small_run, small_toml, tmp_path):
+    """A folder holding another run's outputs (0.2 s) gets this run's (0.5 s): the same files a
+    save into an empty folder writes. (Saving one result twice could not tell an overwrite from
+    a save that left the folder alone.)"""
     res, _ = small_run
     out = tmp_path / "o"
+    mmpath.run(small_toml, overrides={"duration_s": 0.2}).save(out, report=False)
+    assert json.loads((out / "summary.json").read_text())["sim_s"] == pytest.approx(0.2)
     res.save(out, report=False)
-    before = (out / "summary.json").read_text()
-    res.save(out, report=False)
-    assert (out / "summary.json").read_text() == before
+    fresh = res.save(tmp_path / "fresh", report=False)
+    assert json.loads((out / "summary.json").read_text())["sim_s"] == pytest.approx(0.5)
+    for name in ("summary.json", "intervals.csv", "iperf3.json"):
+        assert (out / name).read_bytes() == (fresh / name).read_bytes(), name
+    pd.testing.assert_frame_equal(pd.read_parquet(out / "timeline.parquet"),
+                                  pd.read_parquet(fresh / "timeline.parquet"))

@@ -7,12 +7,14 @@ import json
 import shutil
 from pathlib import Path
 
+import dpkt
 import numpy as np
 import pandas as pd
 import pytest
 
 import mmpath
 from mmpath.analyze import iperf3, iw, pcap, ss, wil6210
+from mmpath.analyze.pcap import _reinjections
 
 from conftest import assert_one_line_error
 
@@ -78,7 +80,6 @@ def test_pcap_tcp_flow_details():
 
 def test_pcap_decoding_matches_dpkt():
     """Cross-check the struct-based decoder against dpkt on a real capture."""
-    dpkt = pytest.importorskip("dpkt")
     path = FX / "tcp" / "capture.pcap"
     want: dict = {}
     with open(path, "rb") as fh:
@@ -139,9 +140,64 @@ def test_mptcp_backup_takeover_detected(analyses):
     assert tk["backup_share_after"] > 0.9
 
 
-def test_reinjections_counted(analyses):
-    c = max((c for c in analyses["mptcp"].summary["connections"]), key=lambda c: c["bytes"])
-    assert c["reinjections"] is not None and c["reinjected_bytes"] >= 0
+def test_reinjection_rule_on_hand_made_mappings():
+    """The rule on mappings (t, subflow, dsn, dsn_is_64bit, length) worked out by hand."""
+    maps = [
+        (0.0, 0, 1000, True, 100),  # [1000, 1100) on subflow 0
+        (0.1, 1, 1100, True, 100),  # [1100, 1200) on 1: adjacent, no overlap
+        (0.2, 0, 1000, True, 100),  # the same mapping again on 0: a subflow retransmission
+        (0.3, 1, 1050, True, 100),  # [1050, 1150) on 1: 1050..1100 was mapped on 0 at 0.0 -> 50 B
+        (0.4, 0, 1100, True, 40),  # [1100, 1140) on 0: mapped on 1 at 0.1 and 0.3 -> 40 B (once)
+    ]
+    assert _reinjections(maps) == (2, 90, [(0.3, 1, 50), (0.4, 0, 40)])
+    # 32-bit DSNs across the wrap: 2^32 - 10 + 20 wraps to 10, so [5, 15) overlaps it by 5 B.
+    wrap = [(0.0, 0, 2**32 - 10, False, 20), (0.5, 1, 5, False, 10)]
+    assert _reinjections(wrap) == (1, 5, [(0.5, 1, 5)])
+    assert _reinjections([]) == (0, 0, [])
+
+
+def _dss_data_mappings(path):
+    """Every DSS mapping on a segment with payload, decoded with dpkt (not mmpath's decoder):
+    (t, subflow 4-tuple, dsn, length). RFC 8684 3.3: option kind 30, subtype 2; flags A (0x01)
+    data ACK present, a (0x02) 8-byte ACK, M (0x04) mapping present, m (0x08) 8-byte DSN; the
+    mapping is DSN, subflow sequence number (4 B), data-level length (2 B)."""
+    out = []
+    with open(path, "rb") as fh:
+        for ts, buf in dpkt.pcap.Reader(fh):
+            ip = dpkt.sll2.SLL2(buf).data  # tcpdump -i any
+            if not isinstance(ip, dpkt.ip.IP) or not isinstance(ip.data, dpkt.tcp.TCP) or not ip.data.data:
+                continue
+            t = ip.data
+            for kind, d in dpkt.tcp.parse_opts(t.opts):
+                if kind != 30 or len(d) < 2 or d[0] >> 4 != 2 or not d[1] & 0x04:
+                    continue
+                i = 2 + ((8 if d[1] & 0x02 else 4) if d[1] & 0x01 else 0)
+                n = 8 if d[1] & 0x08 else 4
+                length = int.from_bytes(d[i + n + 4:i + n + 6], "big")
+                if length:
+                    out.append((ts, (bytes(ip.src), t.sport, bytes(ip.dst), t.dport),
+                                int.from_bytes(d[i:i + n], "big"), length))
+    return out
+
+
+@pytest.mark.parametrize("name,count", [("mptcp", 1), ("mptcp_backup", 2)])
+def test_reinjections_agree_with_a_brute_force_count(analyses, name, count):
+    """Reinjected data on the real captures against an all-pairs count over an independent
+    decode: a mapping's first appearance is a reinjection when another subflow mapped part of its
+    range earlier; its size is the largest such overlap. (The fixtures' DSNs are 64-bit and
+    random per connection, so mappings of different connections never overlap.)"""
+    first = {}
+    for t, sf, dsn, ln in _dss_data_mappings(FX / name / "capture.pcap"):
+        first[(sf, dsn, ln)] = min(t, first.get((sf, dsn, ln), t))
+    want = []
+    for (sf, dsn, ln), t in first.items():
+        ov = [min(dsn + ln, d2 + l2) - max(dsn, d2) for (sf2, d2, l2), t2 in first.items() if sf2 != sf and t2 < t]
+        if max(ov, default=0) > 0:
+            want.append(max(ov))
+    assert len(want) == count, want  # the captures do hold reinjections: the check is not vacuous
+    conns = [c for c in analyses[name].summary["connections"] if c["source"].endswith("capture.pcap")]
+    c = max(conns, key=lambda c: c["bytes"])
+    assert (c["reinjections"], c["reinjected_bytes"]) == (len(want), sum(want))
 
 
 def test_pcapng_and_linux_sll2(tmp_path):
@@ -305,8 +361,20 @@ def test_capture_runs_command_and_samples_ss(tmp_path, run_cli):
     if shutil.which("ss") is None:
         pytest.skip("ss (iproute2) not installed")
     import sys
+    # The command runs until the sampler has written three samples (not for a fixed time, which a
+    # loaded machine could make too short); 60 s is only a deadline for a sampler that never writes.
+    child = ("import sys, time\n"
+             "end = time.monotonic() + 60\n"
+             "while time.monotonic() < end:\n"
+             "    try:\n"
+             "        if open(sys.argv[1]).read().count('# mmpath-capture ss ') >= 3:\n"
+             "            break\n"
+             "    except FileNotFoundError:\n"
+             "        pass\n"
+             "    time.sleep(0.01)\n"
+             "print('hi')\n")
     rc, out, err = run_cli("capture", "--out", tmp_path / "c", "--interval", "0.05", "--",
-                           sys.executable, "-c", "import time; time.sleep(0.3); print('hi')")
+                           sys.executable, "-c", child, tmp_path / "c" / "ss.log")
     assert rc == 0, err
     meta = json.loads((tmp_path / "c" / "capture.json").read_text())
     assert meta["exit_status"] == 0 and meta["samples"]["ss.log"] >= 3

@@ -18,17 +18,16 @@ TCP_HEAD = (FX / "tcp" / "capture.pcap").read_bytes()[:6000]
 SS_TEXT = (FX / "tcp" / "ss.log").read_text()[:4000]
 IPERF = json.loads((FX / "tcp_p2_bidir" / "client.json").read_text())
 
-SETTINGS = settings(max_examples=150, deadline=None,
+# derandomize: the examples come from a hash of each test function, not a fresh random seed, and
+# database=None: no replay of examples saved by earlier runs; so every run of the suite tests the
+# same inputs and a failure reproduces. (Wider exploration: raise max_examples in a local run.)
+SETTINGS = settings(max_examples=150, deadline=None, derandomize=True, database=None,
                     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 
 
 def _check(tmp_path, name, data, kind=None):
     p = tmp_path / name
-    if isinstance(data, str):
-        p.write_text(data, encoding="utf-8", errors="surrogatepass") if False else p.write_bytes(
-            data.encode("utf-8", "replace"))
-    else:
-        p.write_bytes(data)
+    p.write_bytes(data.encode("utf-8", "replace") if isinstance(data, str) else data)
     try:
         read_one(p, kind)
     except AnalyzeInputError as e:

@@ -199,7 +199,8 @@ fn bad_trace_file_is_a_scenario_error_naming_the_field() {
     assert!(e.starts_with("path.0.trace.file: "), "{e}");
     assert!(e.contains("mahimahi_decreasing.trace:"), "{e}");
     let missing = r#"{"path": [{"rate_mbps": 10, "trace": {"file": "/nonexistent/x.csv"}}], "flow": [{}]}"#;
-    assert!(Simulation::from_json(missing, 1).is_err());
+    let e = Simulation::from_json(missing, 1).err().expect("a missing trace file must be rejected").to_string();
+    assert!(e.starts_with("path.0.trace.file: ") && e.contains("/nonexistent/x.csv"), "{e}");
 }
 
 /// A wil6210 log replays link status and reports MCS and RSSI in the timeline.
@@ -634,6 +635,9 @@ fn blockage_drops_queued_frames_scan_keeps_them() {
     let (s, out) = run(json, 1);
     assert_eq!(s["invariants"]["ok"], true);
     assert!(flow(&s, 0)["rto_count"].as_u64().unwrap() >= 4);
+    // The frames queued at the blockage are dropped (the same link without the event drops
+    // none: a strong signal at MCS 9 and a queue the TSQ-limited sender does not fill).
+    assert!(s["paths"][0]["drops_down"].as_u64().unwrap() > 0, "{}", s["paths"][0]);
     let iv = &out.intervals;
     let resumed = (0..iv.t_s.len()).find(|&i| iv.t_s[i] >= 8.5 && iv.bytes[i] * 80 > 100_000_000).map(|i| iv.t_s[i]);
     let t = resumed.expect("TCP resumes");

@@ -356,6 +356,8 @@ mod tests {
         assert_eq!(m.stats.collisions, 1);
         assert_eq!((m.st[AP].cw, m.st[STA].cw), (1, 1));
         for s in [AP, STA] {
+            // All three MPDUs are still queued (nothing given up), each with one retry spent.
+            assert_eq!(m.st[s].queue.len(), 3);
             assert!(m.st[s].queue.iter().all(|f| f.retries == 1));
             assert_eq!((m.stats.txops[s], m.stats.mpdus_failed[s], m.stats.bytes_delivered[s]), (1, 3, 0));
         }
