@@ -173,8 +173,11 @@ fn v09x_rto_sets_pf_and_reinjects() {
     assert!(*pf.last().unwrap() < 7.0, "pf cleared by a valid ACK");
 }
 
-/// Upstream: the subflow turns stale only after stale_loss_cnt (4) fruitless RTOs, and its data
-/// is reinjected then, not at the first RTO.
+/// Upstream: the subflow turns stale when the connection's own retransmission timer has found
+/// it silent more than stale_loss_cnt (4) times in a row (net/mptcp/pm.c
+/// mptcp_pm_subflow_chk_stale), and its data is reinjected then, not at its first RTO. The
+/// timer's interval is the healthy subflow's RTO (B: 200 ms floor + ~5 ms), not A's own
+/// backed-off one: stale after ~5 intervals, not after 0.2 + 0.4 + 0.8 + 1.6 s of A's RTOs.
 #[test]
 fn upstream_marks_stale_after_four_timeouts() {
     let json = two_paths(
@@ -189,13 +192,33 @@ fn upstream_marks_stale_after_four_timeouts() {
     let first = |code: i8| (0..t.t_s.len()).find(|&i| t.subflow[i] == 0 && t.sf_state[i] == code).map(|i| t.t_s[i]);
     assert_eq!(first(1), None, "upstream has no pf flag");
     let stale = first(2).expect("A goes stale");
-    // RTOs at least 0.2, 0.4, 0.8, 1.6 s apart (backoff from the 200 ms floor): the 4th
-    // expires no sooner than 3 s after the link went down, and not at the first.
-    assert!(stale > 4.0 && stale < 6.0, "stale at {stale}");
+    // Link down at 1 s; the data ACK stops moving once A's last delivered data is acknowledged;
+    // then 5 intervals of ~0.2 s: stale between 2.0 and 2.5 s, long before A's 4th RTO (>= 4 s).
+    assert!(stale > 2.0 && stale < 2.5, "stale at {stale}");
     assert!(s["flows"][0]["reinjections"].as_u64().unwrap() > 0);
     let last_stale =
         (0..t.t_s.len()).rev().filter(|&i| t.subflow[i] == 0 && t.sf_state[i] == 2).map(|i| t.t_s[i]).next();
     assert!(last_stale.unwrap() < 11.9, "stale cleared once A hears from the peer");
+}
+
+/// Upstream, no failure: the data ACK keeps moving, so the connection's retransmission timer
+/// is restarted before it can fire and no subflow is ever counted stale or reinjected; a
+/// subflow whose link is merely slower (30 ms) is not mistaken for a dead one.
+#[test]
+fn upstream_healthy_subflows_never_go_stale() {
+    let json = two_paths(
+        r#""rate_mbps": 100, "delay_ms": 2"#,
+        r#""rate_mbps": 20, "delay_ms": 30"#,
+        r#""kernel": "linux-upstream""#,
+        6.0,
+    );
+    let (s, out) = run(&json, 1);
+    ok(&s);
+    let t = &out.timeline;
+    assert!((0..t.t_s.len()).all(|i| t.sf_state[i] != 2), "a subflow went stale");
+    assert_eq!(s["flows"][0]["reinjections"].as_u64(), Some(0));
+    let slow = sub_bytes(&out, 1, 1.0, 6.0);
+    assert!(slow > 2_000_000, "the slow subflow keeps carrying data: {slow}");
 }
 
 /// Backup mode: the backup subflow carries nothing while the primary works, takes over when it

@@ -83,7 +83,8 @@ def run(scenario: ScenarioSpec, overrides: Overrides = None, seed: int | None = 
 
     paths = cfg["path"]
     names = [str(p["name"]) for p in paths]
-    caps = {n: capacity.probe(cfg, i, direction, sc.duration_s, sc.seed) for i, n in enumerate(names)}
+    caps = {n: capacity.probe(cfg, i, direction, sc.duration_s, sc.seed, tcp=kind != "udp")
+            for i, n in enumerate(names)}
     mtus = [int(p.get("mtu_bytes") or 1500) for p in paths]
     backup: set[str] = set()
     if kind == "mptcp" and flow.get("mode") == "backup":

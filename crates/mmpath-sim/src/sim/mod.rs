@@ -82,6 +82,8 @@ enum Ev {
     JoinTimer(u16),
     /// A scan under way on this path changes channel (leaves for a dwell, comes back, ends).
     ScanStep(u16),
+    /// Upstream MPTCP's connection-level retransmission timer (sim/mptcp/stale.rs).
+    ConnRtx(u16),
 }
 
 struct RadioState {
@@ -323,6 +325,7 @@ impl Simulation {
             Ev::Prio(c) => self.conn_prio(now, c),
             Ev::JoinTimer(f) => self.join_timer(now, f),
             Ev::ScanStep(p) => self.scan_step(now, p),
+            Ev::ConnRtx(c) => self.conn_rtx_timer(now, c),
             Ev::Sample => {
                 self.sample(now);
                 let next = now + self.sample_every;

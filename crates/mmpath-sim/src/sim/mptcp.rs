@@ -7,8 +7,9 @@
 //!   numbers (`MapQueue`); every data segment leaving a subflow is stamped with its DSN;
 //! - receiving: every data segment's DSN range goes into the connection's reassembly buffer
 //!   (`Reassembly`); ACKs carry the data ACK and the connection-level window back;
-//! - failures: an RTO marks the subflow pf (linux-v0.9x) or, after stale_loss_cnt fruitless
-//!   timeouts, stale (linux-upstream), and its outstanding data is reinjected on the others;
+//! - failures: an RTO marks the subflow pf (linux-v0.9x); the connection's own retransmission
+//!   timer marks it stale after stale_loss_cnt intervals without an ACK (linux-upstream); either
+//!   way its outstanding data is reinjected on the others;
 //! - path manager: MP_CAPABLE is done before t = 0 (iperf3 starts its clock once connected);
 //!   every other subflow does its MP_JOIN handshake on its own path from the flow's start,
 //!   retrying with TCP's SYN timeout (1 s, doubling) when a step is lost.
@@ -19,7 +20,8 @@
 //! - schedule.rs: views, the scheduler's decision loop, chunk assignment;
 //! - actions.rs: the scheduler's side effects (penalty, opportunistic retransmission, ...);
 //! - packets.rs: DSS stamping, reassembly, data ACKs;
-//! - failure.rs: pf / stale handling on an RTO, reinjection;
+//! - failure.rs: pf handling on an RTO (v0.9x), reinjection;
+//! - stale.rs: upstream's connection-level retransmission timer and stale subflows;
 //! - events.rs: link events, scheduler ticks, MP_PRIO;
 //! - join.rs: the MP_JOIN handshake;
 //! - output.rs: the timeline row and summary entry.
@@ -33,6 +35,7 @@ mod join;
 mod output;
 mod packets;
 mod schedule;
+mod stale;
 
 pub(super) use build::build;
 
@@ -83,7 +86,10 @@ pub(super) struct SubState {
     pub pf: bool,
     pub stale: bool,
     stale_count: u32,
-    stale_una: u64,
+    /// When the subflow last received anything (tcp_sock rcv_tstamp), and its value when the
+    /// current count of fruitless connection-level retransmission intervals began (stale.rs).
+    last_ack: Time,
+    stale_stamp: Time,
     /// Handshake retransmission deadline and current timeout.
     hs_deadline: Option<Time>,
     hs_rto: Time,
@@ -162,6 +168,10 @@ pub(super) struct MpConn {
     pub bins: Bins,
     pub stats: ConnStats,
     tick_at: Option<Time>,
+    /// Upstream's connection-level retransmission timer (stale.rs): its deadline, and the time
+    /// of the one engine event queued for it.
+    rtx_at: Option<Time>,
+    rtx_event: Option<Time>,
     /// MP_PRIO changes still to come: (time, subflow, backup).
     prio: Vec<(Time, usize, bool)>,
     /// A bytes-limited transfer has been written completely (its tail may be sub-MSS).

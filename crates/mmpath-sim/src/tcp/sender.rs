@@ -268,6 +268,11 @@ impl TcpSender {
         self.cc.name()
     }
 
+    /// When the retransmission timer fires, if armed (icsk_timeout of ICSK_TIME_RETRANS).
+    pub fn rto_deadline(&self) -> Option<Time> {
+        self.rto_at
+    }
+
     pub fn app_limit(&self) -> u64 {
         self.app_limit
     }

@@ -1,10 +1,10 @@
 //! A subflow's RTO and the kernel's failure handling: v0.9x tcp_retransmit_timer ->
-//! mptcp_reinject_data (pf at once, the outstanding data back to the meta level); upstream
-//! mptcp_subflow_timeout / mptcp_pm_subflows_chk_stale (stale after net.mptcp.stale_loss_cnt
-//! timeouts without progress, net/mptcp/ctrl.c, when another subflow is usable). The pre-loss
-//! window is kept for MuSher's and AMuSe's restore.
+//! mptcp_reinject_data (pf at once, the outstanding data back to the meta level). Upstream does
+//! nothing MPTCP-specific on a subflow RTO: its stale detection runs on the connection's own
+//! retransmission timer (stale.rs). The pre-loss window is kept for MuSher's and AMuSe's
+//! restore.
 
-use super::{SenderSnapshot, SubState, STALE_LOSS_CNT};
+use super::{SenderSnapshot, SubState};
 use crate::scenario::Kernel;
 use crate::sim::Simulation;
 use crate::tcp::cc::CaState;
@@ -34,22 +34,9 @@ impl Simulation {
                 st.pf = true;
                 true
             }
-            // Upstream: mptcp_subflow_timeout / mptcp_pm_subflows_chk_stale: stale after
-            // stale_loss_cnt timeouts without progress, if another subflow is usable.
-            Kernel::Upstream => {
-                if una == st.stale_una {
-                    st.stale_count += 1;
-                } else {
-                    st.stale_count = 1;
-                    st.stale_una = una;
-                }
-                if st.stale_count >= STALE_LOSS_CNT && others_ok(&cn.subs) {
-                    cn.subs[j as usize].stale = true;
-                    true
-                } else {
-                    false
-                }
-            }
+            // Upstream: a subflow's own RTO is plain TCP; staleness is counted by the
+            // connection's retransmission timer (stale.rs).
+            Kernel::Upstream => false,
         };
         if reinject_now && others_ok(&cn.subs) {
             let st = &cn.subs[j as usize];

@@ -45,7 +45,8 @@ impl Simulation {
 
     pub(in crate::sim) fn conn_on_ack(&mut self, now: Time, (c, j): (u16, u8), p: &Packet, prior_una: u64) {
         let cn = &mut self.conns[c as usize];
-        if p.data_ack > cn.data_una {
+        let data_advanced = p.data_ack > cn.data_una;
+        if data_advanced {
             cn.data_una = p.data_ack.min(cn.data_nxt);
             while cn.carriers.front().is_some_and(|&(end, _)| end <= cn.data_una) {
                 cn.carriers.pop_front();
@@ -56,8 +57,9 @@ impl Simulation {
         let s = self.flows[st.flow as usize].sender.as_ref().expect("tcp");
         let acked = s.snd_una - prior_una.min(s.snd_una);
         st.maps.prune(s.snd_una);
-        // Anything from the peer revives a stale subflow (upstream); a valid ACK clears pf
-        // (v0.9x tcp_ack).
+        // Anything from the peer revives a stale subflow (upstream: rcv_tstamp moves, and the
+        // next check, stale.rs, resets its count); a valid ACK clears pf (v0.9x tcp_ack).
+        st.last_ack = now;
         st.stale = false;
         st.stale_count = 0;
         if acked > 0 {
@@ -72,6 +74,9 @@ impl Simulation {
         let pi = self.flows[cn.subs[j as usize].flow as usize].path;
         if self.paths[pi as usize].scan_held.is_some() {
             self.start_held_scan(now, pi);
+        }
+        if data_advanced {
+            self.conn_rtx_on_progress(now, c);
         }
         self.conn_push(now, c);
     }

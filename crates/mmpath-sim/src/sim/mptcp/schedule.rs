@@ -119,6 +119,7 @@ impl Simulation {
             }
         }
         self.flush_conn(now, c);
+        self.conn_rtx_on_push(now, c);
     }
 
     /// Gives subflow `j` its next chunk: a reinjection if one is queued, else new data within
