@@ -124,13 +124,18 @@ def _emulate(sc, cfg, flow, names, mtus, backup, caps, direction, start_s, durat
             frame = link.mtu + int(p.get("frame_overhead_bytes") or DEFAULT_FRAME_OVERHEAD)
             qpkts = max(int(int(p.get("queue_bytes") or 1000 * link.mtu) // frame), 2)
             cap = caps[link.name]
-            shaper.install(ns, ifname, float(cap.mbps[0]), link.mtu, qpkts)
+            up0 = bool(cap.mbps[0] > 0)
+            shaper.install(ns, ifname, float(cap.mbps[0]), link.mtu, qpkts, up0)
             shaper.check_installed(ns, ifname)
-            targets.append((ns, ifname, cap, link.mtu, qpkts))
+            targets.append((ns, ifname, cap, link.mtu, qpkts, True))
+            # The reverse direction: not shaped, but down when the link is.
+            rns, rif = (topo.cli, link.cli_if) if direction == "download" else (topo.srv, link.srv_if)
+            shaper.install(rns, rif, shaper.GATE_MBPS, link.mtu, qpkts, up0)
+            targets.append((rns, rif, cap, link.mtu, qpkts, False))
         srv_log, cli_log = tmp / "iperf3-server.json", tmp / "iperf3.json"
         server = traffic.start_server(topo, kind == "mptcp", srv_log)
         caps_running = traffic.start_captures(topo, tmp) if capture else []
-        before = {t[1]: netns.tx_bytes(t[0], t[1]) for t in targets}
+        before = {(t[0], t[1]): netns.tx_bytes(t[0], t[1]) for t in targets if t[5]}
         shp = shaper.Shaper(targets)
         t0 = shp.start()
         if start_s > 0:
@@ -142,7 +147,7 @@ def _emulate(sc, cfg, flow, names, mtus, backup, caps, direction, start_s, durat
             raise EmuError(f"iperf3 did not finish within {duration + 30:g} s") from None
         wall = time.monotonic() - t0
         shp.stop()
-        after = {t[1]: netns.tx_bytes(t[0], t[1]) for t in targets}
+        after = {(t[0], t[1]): netns.tx_bytes(t[0], t[1]) for t in targets if t[5]}
         notes = traffic.stop_captures(caps_running)
         try:
             server.wait(timeout=10)
@@ -159,7 +164,9 @@ def _emulate(sc, cfg, flow, names, mtus, backup, caps, direction, start_s, durat
         if shp is not None:
             shp.stop()
         netns.teardown(topo)
-    path_mbps = {link.name: (after[t[1]] - before[t[1]]) * 8 / 1e6 / duration for link, t in zip(topo.paths, targets)}
+    shaped = [t for t in targets if t[5]]
+    path_mbps = {link.name: (after[(t[0], t[1])] - before[(t[0], t[1])]) * 8 / 1e6 / duration
+                 for link, t in zip(topo.paths, shaped)}
     meta = {
         "scenario": sc.name,
         "seed": sc.seed,

@@ -4,7 +4,8 @@ the path's capacity trace (capacity.py) and a drop-tail FIFO of the path's queue
 FIFO's limit is 0, so everything sent then is lost, as on a blocked 60 GHz link. Commands go to one
 long-lived `tc -batch` per namespace (a fork per change would cost more than a bin at Gbit/s).
 
-Only the data direction is shaped; the ACK direction is an unshaped veth.
+Only the data direction is shaped. The other direction (ACKs) gets the same gate at a fixed,
+unlimiting rate (GATE_MBPS): a blocked 60 GHz link carries nothing either way.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ LEAF = "10:"
 # HTB works in 64 ns units but dequeues on softirq timers of ~1 ms): 1 ms at the rate, at least
 # two full frames.
 BURST_S = 0.001
+# The reverse direction's rate: above anything a veth pair carries here, so only the gate acts.
+GATE_MBPS = 40_000.0
 
 
 def _burst(rate_mbps: float, mtu: int) -> int:
@@ -34,19 +37,21 @@ def _rate_args(rate_mbps: float, mtu: int) -> list[str]:
     return ["rate", r, "ceil", r, "burst", b, "cburst", b]
 
 
-def install(ns: str, ifname: str, first_mbps: float, mtu: int, queue_pkts: int) -> None:
+def install(ns: str, ifname: str, rate_mbps: float, mtu: int, queue_pkts: int, up: bool) -> None:
+    """HTB at `rate_mbps` over a FIFO of `queue_pkts`, or of none while the link is down."""
     sh("tc", "qdisc", "add", "dev", ifname, "root", "handle", "1:", "htb", "default", "1", "r2q", "1000", ns=ns)
-    sh("tc", "class", "add", "dev", ifname, "parent", "1:", "classid", "1:1", "htb", *_rate_args(first_mbps, mtu),
+    sh("tc", "class", "add", "dev", ifname, "parent", "1:", "classid", "1:1", "htb", *_rate_args(rate_mbps, mtu),
        "quantum", "60000", ns=ns)
-    limit = queue_pkts if first_mbps > 0 else 0
+    limit = queue_pkts if up else 0
     sh("tc", "qdisc", "add", "dev", ifname, "parent", "1:1", "handle", LEAF, "pfifo", "limit", str(limit), ns=ns)
 
 
 class Shaper:
     """Replays every path's capacity from `start()` on, one bin at a time, in a thread."""
 
-    def __init__(self, targets: list[tuple[str, str, Capacity, int, int]]) -> None:
-        # (namespace, interface, capacity, mtu, queue packets)
+    def __init__(self, targets: list[tuple[str, str, Capacity, int, int, bool]]) -> None:
+        # (namespace, interface, capacity, mtu, queue packets, shaped: the rate follows the
+        # capacity; else only the up / down gate does)
         self.targets = targets
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -71,21 +76,21 @@ class Shaper:
 
     def _run(self, t0: float) -> None:
         bin_s = self.targets[0][2].bin_s
-        n_bins = max(len(c.mbps) for _, _, c, _, _ in self.targets)
+        n_bins = max(len(t[2].mbps) for t in self.targets)
         # What each interface holds now: the rate installed with bin 0, up if it was > 0.
-        state = [(float(c.mbps[0]), float(c.mbps[0]) > 0) for _, _, c, _, _ in self.targets]
+        state = [(float(t[2].mbps[0]), float(t[2].mbps[0]) > 0) for t in self.targets]
         for i in range(1, n_bins):
             wait = t0 + i * bin_s - time.monotonic()
             if wait > 0 and self._stop.wait(wait):
                 return
             self.late_s = max(self.late_s, -wait)
-            for k, (ns, ifname, cap, mtu, qpkts) in enumerate(self.targets):
+            for k, (ns, ifname, cap, mtu, qpkts, shaped) in enumerate(self.targets):
                 if i >= len(cap.mbps):
                     continue
                 rate, (held, was_up) = float(cap.mbps[i]), state[k]
                 up = rate > 0
                 lines = []
-                if up and rate != held:
+                if shaped and up and rate != held:
                     lines.append(" ".join(["class change dev", ifname, "parent 1: classid 1:1 htb",
                                            *_rate_args(rate, mtu)]))
                     held = rate

@@ -86,6 +86,12 @@ class Experiment:
     points: Callable[[Mode], list[Point]]
     measure: Measure
     plot: Plot | None = None
+    # How one run is done: run(point, seed) -> a result `measure` reads (default: mmpath.run
+    # on the point's scenario, i.e. the simulator).
+    run: Callable[[Point, int], Any] | None = None
+    # Its runs take wall-clock time on this machine (emulation): they run one at a time in the
+    # main process after every other run, so that neither they nor the others share the CPU.
+    exclusive: bool = False
 
 
 @dataclass
@@ -145,7 +151,7 @@ def claim(c: Claim) -> Claim:
 
 def load() -> None:
     """Import the seed modules, which register their experiments and claims."""
-    from . import seed000, seed000_mptcp, seed001, seed002, seed003, seed004  # noqa: F401
+    from . import seed000, seed000_mptcp, seed001, seed002, seed003, seed004, xkernel  # noqa: F401
 
 
 def known_ids() -> list[str]:

@@ -71,7 +71,7 @@ def run_one(exp_id: str, index: int, point: Point, seed: int, mode: Mode) -> dic
     exp = registry.EXPERIMENTS[exp_id]
     t0 = time.perf_counter()
     try:
-        res = mmpath_run(dict(point.scenario), seed=seed)
+        res = exp.run(point, seed) if exp.run is not None else mmpath_run(dict(point.scenario), seed=seed)
         measured = exp.measure(res, point, mode)
     except Exception as e:  # a bug or a rejected scenario: reported, never a crash of the pool
         return {"exp": exp_id, "index": index, "seed": seed, "row": None, "series": None,
@@ -79,10 +79,11 @@ def run_one(exp_id: str, index: int, point: Point, seed: int, mode: Mode) -> dic
     series = None
     if isinstance(measured, tuple):
         measured, series = measured
-    row = {**point.key, "seed": seed, **measured, "invariants_ok": res.ok,
+    ok = getattr(res, "ok", True)
+    row = {**point.key, "seed": seed, **measured, "invariants_ok": ok,
            "wall_s": time.perf_counter() - t0}
     error = None
-    if not res.ok:
+    if not ok:
         error = "invariant check failed: " + "; ".join(
             f"{c.get('flow')}: {c.get('check')}: {c.get('detail')}" for c in res.failed_checks)
     if series is not None:
@@ -124,14 +125,19 @@ def run(claims: Iterable[Claim], mode: Mode, workers: int | None = None,
 
     results: list[dict[str, Any]] = []
     bar = RunCounter(len(tasks), progress, label="reproducing")
+    # Exclusive experiments (emulation: real time on this machine) run after the others, one
+    # at a time, here.
+    solo = [t for t in tasks if registry.EXPERIMENTS[t[0]].exclusive]
+    shared = [t for t in tasks if not registry.EXPERIMENTS[t[0]].exclusive]
     try:
-        args = [(exp_id, i, p, s, mode) for exp_id, i, p, s in tasks]
-        for k, r, err in map_unordered(run_one, args, workers=workers, dask=dask):
-            if err is not None:  # run_one reports its own failures; this is a lost worker
-                exp_id, i, _, s = tasks[k]
-                r = {"exp": exp_id, "index": i, "seed": s, "row": None, "series": None, "error": err}
-            results.append(r)
-            bar.step()
+        for batch, kw in ((shared, {"workers": workers, "dask": dask}), (solo, {"workers": 1})):
+            args = [(exp_id, i, p, s, mode) for exp_id, i, p, s in batch]
+            for k, r, err in map_unordered(run_one, args, **kw):
+                if err is not None:  # run_one reports its own failures; this is a lost worker
+                    exp_id, i, _, s = batch[k]
+                    r = {"exp": exp_id, "index": i, "seed": s, "row": None, "series": None, "error": err}
+                results.append(r)
+                bar.step()
     finally:
         bar.close()
 
