@@ -15,6 +15,7 @@ import pytest
 import mmpath
 from mmpath.analyze import iperf3, iw, pcap, ss, wil6210
 from mmpath.analyze.pcap import _reinjections
+from mmpath.analyze.pcap.mptcp import _data_mapping
 
 from conftest import assert_one_line_error
 
@@ -156,16 +157,29 @@ def test_reinjection_rule_on_hand_made_mappings():
     assert _reinjections([]) == (0, 0, [])
 
 
-def _dss_data_mappings(path):
-    """Every DSS mapping on a segment with payload, decoded with dpkt (not mmpath's decoder):
-    (t, subflow 4-tuple, dsn, length). RFC 8684 3.3: option kind 30, subtype 2; flags A (0x01)
-    data ACK present, a (0x02) 8-byte ACK, M (0x04) mapping present, m (0x08) 8-byte DSN; the
-    mapping is DSN, subflow sequence number (4 B), data-level length (2 B)."""
+def test_data_fin_only_and_payloadless_mappings_are_not_data():
+    """RFC 8684 3.3.3: a DATA_FIN takes one octet of data-sequence space, counted in the mapping's
+    Data-Level Length but not sent as payload; DSS fields are (data_ack, (dsn, 64bit), ssn, len, F)."""
+    assert _data_mapping(1400, (None, (80, True), 1, 1400, False)) == (80, True, 1400)
+    # the RFC's example: DSN 80, length 11, DATA_FIN -> 10 octets of data (80..89), DATA_FIN is 90
+    assert _data_mapping(10, (None, (80, True), 1, 11, True)) == (80, True, 10)
+    assert _data_mapping(0, (None, (90, True), 0, 1, True)) is None  # DATA_FIN-only segment
+    assert _data_mapping(0, (None, (90, False), 5, 100, False)) is None  # a mapping on no payload
+    assert _data_mapping(0, ((7, True), None, None, None, False)) is None  # pure data ACK
+    assert _data_mapping(1, (None, (90, True), 0, 1, True)) is None  # nothing left but the DATA_FIN
+
+
+def _dss_mappings(path):
+    """Every DSS mapping in a capture, decoded with dpkt (not mmpath's decoder): (t, subflow
+    4-tuple, dsn, data-level length, TCP payload length, DATA_FIN). RFC 8684 3.3: option kind 30,
+    subtype 2; flags A (0x01) data ACK present, a (0x02) 8-byte ACK, M (0x04) mapping present,
+    m (0x08) 8-byte DSN, F (0x10) DATA_FIN; the mapping is DSN, subflow sequence number (4 B),
+    data-level length (2 B)."""
     out = []
     with open(path, "rb") as fh:
         for ts, buf in dpkt.pcap.Reader(fh):
             ip = dpkt.sll2.SLL2(buf).data  # tcpdump -i any
-            if not isinstance(ip, dpkt.ip.IP) or not isinstance(ip.data, dpkt.tcp.TCP) or not ip.data.data:
+            if not isinstance(ip, dpkt.ip.IP) or not isinstance(ip.data, dpkt.tcp.TCP):
                 continue
             t = ip.data
             for kind, d in dpkt.tcp.parse_opts(t.opts):
@@ -174,30 +188,76 @@ def _dss_data_mappings(path):
                 i = 2 + ((8 if d[1] & 0x02 else 4) if d[1] & 0x01 else 0)
                 n = 8 if d[1] & 0x08 else 4
                 length = int.from_bytes(d[i + n + 4:i + n + 6], "big")
-                if length:
-                    out.append((ts, (bytes(ip.src), t.sport, bytes(ip.dst), t.dport),
-                                int.from_bytes(d[i:i + n], "big"), length))
+                out.append((ts, (bytes(ip.src), t.sport, bytes(ip.dst), t.dport),
+                            int.from_bytes(d[i:i + n], "big"), length, len(t.data), bool(d[1] & 0x10)))
     return out
 
 
-@pytest.mark.parametrize("name,count", [("mptcp", 1), ("mptcp_backup", 2)])
-def test_reinjections_agree_with_a_brute_force_count(analyses, name, count):
-    """Reinjected data on the real captures against an all-pairs count over an independent
-    decode: a mapping's first appearance is a reinjection when another subflow mapped part of its
-    range earlier; its size is the largest such overlap. (The fixtures' DSNs are 64-bit and
-    random per connection, so mappings of different connections never overlap.)"""
+def _brute_force_reinjections(mappings, data_only=True):
+    """All-pairs count: a mapping's first appearance (per subflow) is a reinjection when another
+    subflow mapped part of its range earlier; its size is the largest such overlap. With
+    `data_only`, mappings on segments without payload are skipped and a DATA_FIN's octet is taken
+    off the length (RFC 8684 3.3.3); without it, every mapping counts (the old, wrong rule)."""
     first = {}
-    for t, sf, dsn, ln in _dss_data_mappings(FX / name / "capture.pcap"):
-        first[(sf, dsn, ln)] = min(t, first.get((sf, dsn, ln), t))
+    for t, sf, dsn, ln, plen, fin in mappings:
+        if data_only:
+            if plen == 0:
+                continue
+            ln -= fin
+        if ln > 0:
+            first[(sf, dsn, ln)] = min(t, first.get((sf, dsn, ln), t))
     want = []
     for (sf, dsn, ln), t in first.items():
         ov = [min(dsn + ln, d2 + l2) - max(dsn, d2) for (sf2, d2, l2), t2 in first.items() if sf2 != sf and t2 < t]
         if max(ov, default=0) > 0:
-            want.append(max(ov))
+            want.append((t, max(ov)))
+    return sorted(want)
+
+
+# every capture holding MPTCP: (fixture, file, reinjections, what counting payload-less mappings gives)
+MPTCP_CAPTURES = [("mptcp", "capture.pcap", 1, 7), ("mptcp_backup", "capture.pcap", 2, 2),
+                  ("mptcp_backup", "server.pcap", 5, 7)]
+
+
+@pytest.mark.parametrize("name,file,count,count_payloadless", MPTCP_CAPTURES)
+def test_reinjections_agree_with_a_brute_force_count(analyses, name, file, count, count_payloadless):
+    """Reinjected data on the real captures against an all-pairs count over an independent decode,
+    every event of every connection and direction (the fixtures' DSNs are 64-bit and random per
+    connection direction, so mappings of different connections never overlap)."""
+    maps = _dss_mappings(FX / name / file)
+    want = _brute_force_reinjections(maps)
     assert len(want) == count, want  # the captures do hold reinjections: the check is not vacuous
-    conns = [c for c in analyses[name].summary["connections"] if c["source"].endswith("capture.pcap")]
-    c = max(conns, key=lambda c: c["bytes"])
-    assert (c["reinjections"], c["reinjected_bytes"]) == (len(want), sum(want))
+    # ... and DATA_FINs repeated on several subflows, which the rule must not count (3 captures:
+    # iperf3's control and data connections close with a DATA_FIN on each subflow)
+    assert len(_brute_force_reinjections(maps, data_only=False)) == count_payloadless
+    a = analyses[name]
+    src = str(FX / name / file)
+    ev = a.events[(a.events["source"] == src) & (a.events["kind"] == "reinjection")]
+    off = next(s["offset_s"] for s in a.summary["sources"] if s["path"] == src)
+    got = sorted(zip(ev["t_s"] - off + a.summary["origin_unix_s"], ev["value"].astype(int)))
+    assert [b for _, b in got] == [b for _, b in want]
+    assert [t for t, _ in got] == pytest.approx([t for t, _ in want], abs=1e-5)
+    # the connection rows (every MPTCP connection and direction in the capture) say the same
+    conns = [f for f in a.summary["flows"] if f["source"] == src and f.get("kind") == "mptcp"]
+    assert sum(f["reinjections"] for f in conns) == len(want)
+    assert sum(f["reinjected_bytes"] for f in conns) == sum(b for _, b in want)
+
+
+def test_data_fin_repeats_are_not_reinjections_on_the_mptcp_fixture(analyses):
+    """Regression: iperf3's control connection closes with a 1-byte data-level DATA_FIN on each of
+    its subflows; these were counted as 3 reinjections (events said 4, the data connection 1)."""
+    s = analyses["mptcp"].summary
+    mp = {f["name"]: f for f in s["flows"] if f.get("kind") == "mptcp"}
+    ctrl = [f for f in mp.values() if f["bytes"] < 10_000]
+    assert len(ctrl) == 2  # the control connection's two directions
+    assert all((f["reinjections"], f["reinjected_bytes"]) == (0, 0) for f in ctrl), ctrl
+    (c,) = s["connections"]
+    assert (c["reinjections"], c["reinjected_bytes"]) == (1, 5120)
+    assert s["events"].get("reinjection", 0) == c["reinjections"] == sum(f["reinjections"] for f in mp.values())
+    for name in ("mptcp", "mptcp_backup"):  # the events table and the connection rows agree
+        s = analyses[name].summary
+        assert s["events"].get("reinjection", 0) == sum(f["reinjections"] for f in s["flows"]
+                                                        if f.get("kind") == "mptcp")
 
 
 def test_pcapng_and_linux_sll2(tmp_path):

@@ -16,9 +16,10 @@ from .packets import _name
 def _reinjections(maps):
     """Count data-level bytes sent again on a *different* subflow (MPTCP reinjection).
 
-    `maps` are DSS mappings (t, subflow, dsn, dsn_is_64bit, length) as captured. A mapping is a
-    reinjection when part of its data-sequence range was mapped earlier (in capture time) on another
-    subflow. Repeats on the same subflow (TSO segments of one mapping, subflow retransmissions) are
+    `maps` are DSS mappings (t, subflow, dsn, dsn_is_64bit, length) of data as captured: only
+    mappings on segments that carry payload, with a DATA_FIN's octet taken off (see
+    `_data_mapping`). A mapping is a reinjection when part of its data-sequence range was mapped
+    earlier (in capture time) on another subflow. Repeats on the same subflow (TSO segments of one mapping, subflow retransmissions) are
     not reinjections; they are counted by the subflow's TCP analysis. Capture order across subflows
     is not DSN order (each path has its own queue), so the test is on range overlap, not on the
     highest DSN seen: a sweep over mappings sorted by DSN start, comparing only ranges that overlap.
@@ -52,6 +53,22 @@ def _reinjections(maps):
         active.append((s0, e0, t, sf))
     ev = sorted((t, sf, b) for (s0, e0, t, sf), b in reinj.items())
     return len(ev), int(sum(b for _, _, b in ev)), [(float(t), sf, b) for t, sf, b in ev]
+
+
+def _data_mapping(plen: int, fields):
+    """(dsn, dsn_is_64bit, data length) of a DSS option's mapping that maps data, else None.
+
+    RFC 8684 3.3.3: a DATA_FIN occupies one octet of data-sequence space, counted in the
+    Data-Level Length but not sent as payload ("a segment with DSN 80, and Data-Level Length 11,
+    with DATA_FIN set, would map 10 octets"), and it may be repeated on any subflow. So a mapping
+    on a segment without TCP payload (a DATA_FIN-only segment; 3.3.1 pure data ACKs carry no
+    mapping) maps no data and is never a (re)injection, and a DATA_FIN's octet is not data.
+    """
+    data_ack, dsn, ssn, dlen, data_fin = fields
+    if dsn is None or not dlen or plen <= 0:
+        return None
+    n = dlen - 1 if data_fin else dlen
+    return (dsn[0], dsn[1], n) if n > 0 else None
 
 
 def _token(key: bytes) -> str:
@@ -119,13 +136,15 @@ def _connection_flows(per_conn_subflows, tcp, fine_s, flows, bin_frames, events)
     reinjection events to `events`.
     """
     for cname, subs in per_conn_subflows.items():
-        maps = []  # (t, subflow, dsn, len)
+        maps = []  # (t, subflow, dsn, dsn_is_64bit, data length): data mappings only
         dacks = []  # (t, data_ack)
         for k2, a, flow in subs:
             rv = tcp.get((k2[2], k2[3], k2[0], k2[1]))
             for idx, st, f in a.mptcp:
-                if st == DSS and f[1] is not None and f[3]:
-                    maps.append((a.ts[idx], flow["subflow"], f[1][0], f[1][1], f[3]))
+                if st == DSS:
+                    m = _data_mapping(a.plen[idx], f)
+                    if m is not None:
+                        maps.append((a.ts[idx], flow["subflow"], *m))
             if rv is not None:
                 for idx, st, f in rv.mptcp:
                     if st == DSS and f[0] is not None:
