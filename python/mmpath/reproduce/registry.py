@@ -213,9 +213,9 @@ class Checks:
         return bool(ok)
 
     def within(self, what: str, value: float, target: float, unit: str = "",
-               tol: float = TOLERANCE) -> bool:
+               tol: float = TOLERANCE, ref: str = "paper") -> bool:
         ok = np.isfinite(value) and abs(value - target) <= tol * abs(target)
-        return self.add(f"{what} = {fmt(value, unit)}, paper {fmt(target, unit)} "
+        return self.add(f"{what} = {fmt(value, unit)}, {ref} {fmt(target, unit)} "
                         f"(within {tol:.0%}: {fmt(target * (1 - tol))}..{fmt(target * (1 + tol))})", ok)
 
     def inside(self, what: str, value: float, lo: float, hi: float, unit: str = "") -> bool:

@@ -13,8 +13,11 @@
 //!   net.mptcp.stale_loss_cnt (4) while another active subflow has fewer than
 //!   max(stale_loss_cnt - 1, 1) (mptcp_pm_subflows_chk_stale), the subflow is marked stale and
 //!   its pending data is sent again on the others (__mptcp_retransmit_pending_data);
-//! - __mptcp_retrans also resends the oldest unacknowledged data, but only on a subflow with
-//!   nothing outstanding, which a backlogged transfer never has: not modelled.
+//! - then __mptcp_retrans resends the oldest data not yet data-ACKed (the first data fragment,
+//!   up to RETRANS_BYTES) on a subflow with nothing outstanding at TCP level, a non-backup one
+//!   first (a backup only when no subflow made progress: min stale_count > 1). A backlogged
+//!   transfer has such a subflow once the peer's window is held by a hole on a failed path:
+//!   the healthy subflow drains, and this retransmission is what fills the hole.
 //!
 //! So a blocked subflow goes stale after ~5 intervals of the *healthy* subflows' RTO (about a
 //! second), not after its own exponentially backed-off RTOs (0.2 + 0.4 + 0.8 + 1.6 s).
@@ -26,6 +29,10 @@ use crate::time::Time;
 
 /// Linux TCP_RTO_MIN (200 ms): the MPTCP timer's interval when no subflow timer is pending.
 const TCP_RTO_MIN: Time = Time::from_ms(200);
+/// What one __mptcp_retrans resends: the first data fragment of the retransmit queue. Fragments
+/// are filled from the socket's page frag (sk_page_frag: 32 KiB compound pages, SKB_FRAG_PAGE_ORDER
+/// = 3) by mptcp_sendmsg, so a backlogged sender's fragments are up to 32 KiB.
+const RETRANS_BYTES: u64 = 32 * 1024;
 
 impl Simulation {
     /// mptcp_set_timeout + mptcp_reset_rtx_timer: the connection's retransmission timer runs
@@ -106,16 +113,49 @@ impl Simulation {
             None => return,
         }
         cn.rtx_at = None;
-        self.conn_chk_stale(c);
+        let min_stale = self.conn_chk_stale(c);
+        self.conn_retrans(now, c, min_stale);
         if self.conns[c as usize].data_una < self.conns[c as usize].data_nxt {
             self.conn_rtx_restart(now, c);
         }
         self.conn_push(now, c);
     }
 
+    /// __mptcp_retrans: the oldest data not yet data-ACKed goes out again on a subflow with
+    /// nothing outstanding (mptcp_subflow_get_retrans's pick), if there is one.
+    fn conn_retrans(&mut self, now: Time, c: u16, min_stale: u32) {
+        let cn = &self.conns[c as usize];
+        if cn.data_una >= cn.data_nxt {
+            return;
+        }
+        let (mut pick, mut backup) = (None, None);
+        for (j, st) in cn.subs.iter().enumerate() {
+            let s = self.flows[st.flow as usize].sender.as_ref().expect("tcp");
+            if !st.established || st.stale || s.snd_una < s.app_limit() {
+                continue;
+            }
+            if st.backup {
+                backup = backup.or(Some(j));
+            } else {
+                pick = pick.or(Some(j));
+            }
+        }
+        // "use backup only if there are no progresses anywhere"
+        let Some(j) = pick.or(if min_stale > 1 { backup } else { None }) else { return };
+        let dsn = cn.data_una;
+        let len = RETRANS_BYTES.min(cn.data_nxt - dsn);
+        let cn = &mut self.conns[c as usize];
+        cn.stats.reinjections += 1;
+        cn.stats.reinjected_bytes += len;
+        cn.subs[j].reinjected_bytes += len;
+        self.give(now, c, j, dsn, len);
+    }
+
     /// mptcp_subflow_get_retrans's walk: mptcp_pm_subflow_chk_stale on every subflow with data
-    /// outstanding, then mptcp_pm_subflows_chk_stale on one past the limit.
-    fn conn_chk_stale(&mut self, c: u16) {
+    /// outstanding, then mptcp_pm_subflows_chk_stale on one past the limit. Returns the lowest
+    /// stale_count among them (u32::MAX if none had data outstanding).
+    fn conn_chk_stale(&mut self, c: u16) -> u32 {
+        let mut min_stale = u32::MAX;
         let n = self.conns[c as usize].subs.len();
         for j in 0..n {
             let cn = &mut self.conns[c as usize];
@@ -127,14 +167,16 @@ impl Simulation {
             if st.stale_count == 0 {
                 st.stale_stamp = st.last_ack;
                 st.stale_count = 1;
-                continue;
-            }
-            if st.stale_stamp != st.last_ack {
+            } else if st.stale_stamp != st.last_ack {
                 st.stale_count = 0;
                 st.stale = false;
+            } else {
+                st.stale_count = st.stale_count.saturating_add(1);
+            }
+            min_stale = min_stale.min(st.stale_count);
+            if st.stale_count <= 1 {
                 continue;
             }
-            st.stale_count = st.stale_count.saturating_add(1);
             if st.stale || st.stale_count <= STALE_LOSS_CNT {
                 continue;
             }
@@ -155,5 +197,6 @@ impl Simulation {
             st.maps.for_each_range(una, nxt, |d, l| reinject.push(d, l));
             self.reclaim(c, j);
         }
+        min_stale
     }
 }
