@@ -92,7 +92,9 @@ EXPECTED = {
 def test_expectations_cover_every_claim():
     from test_reproduce_mptcp import EXPECTED as MPTCP  # seeds 002 / 004 (their own fast run)
 
-    assert sorted(list(EXPECTED) + list(MPTCP)) == sorted(known_ids())
+    # x-kernel compares with a real-time emulation on this kernel, whose outcome varies from run
+    # to run: tests/test_emu.py runs it and checks what it measured, not its verdict.
+    assert sorted(list(EXPECTED) + list(MPTCP) + ["x-kernel"]) == sorted(known_ids())
 
 
 @pytest.mark.parametrize("cid", [pytest.param(c, marks=m) if m else c for c, m in EXPECTED.items()])
