@@ -34,7 +34,6 @@ from .checks import EmuError
 
 __all__ = ["EmuError", "EmuResult", "run"]
 
-DEFAULT_FRAME_OVERHEAD = 38  # Ethernet header, FCS, preamble and gap: what the path's queue counts per frame
 
 
 @dataclass
@@ -120,18 +119,18 @@ def _emulate(sc, cfg, flow, names, mtus, backup, caps, direction, start_s, durat
     try:
         targets = []
         for link, p in zip(topo.paths, cfg["path"]):
-            ns, ifname = (topo.srv, link.srv_if) if direction == "download" else (topo.cli, link.cli_if)
-            frame = link.mtu + int(p.get("frame_overhead_bytes") or DEFAULT_FRAME_OVERHEAD)
-            qpkts = max(int(int(p.get("queue_bytes") or 1000 * link.mtu) // frame), 2)
+            # Data leaves the AP toward the client (download) or the client toward the AP (upload).
+            ns, ifname = (topo.ap, link.ap_if) if direction == "download" else (topo.cli, link.cli_if)
+            qbytes = max(int(p.get("queue_bytes") or 1000 * link.mtu), 2 * shaper.GSO_MAX_BYTES)
             cap = caps[link.name]
             up0 = bool(cap.mbps[0] > 0)
-            shaper.install(ns, ifname, float(cap.mbps[0]), link.mtu, qpkts, up0)
+            shaper.install(ns, ifname, float(cap.mbps[0]), link.mtu, qbytes, up0)
             shaper.check_installed(ns, ifname)
-            targets.append((ns, ifname, cap, link.mtu, qpkts, True))
+            targets.append((ns, ifname, cap, link.mtu, qbytes, True))
             # The reverse direction: not shaped, but down when the link is.
-            rns, rif = (topo.cli, link.cli_if) if direction == "download" else (topo.srv, link.srv_if)
-            shaper.install(rns, rif, shaper.GATE_MBPS, link.mtu, qpkts, up0)
-            targets.append((rns, rif, cap, link.mtu, qpkts, False))
+            rns, rif = (topo.cli, link.cli_if) if direction == "download" else (topo.ap, link.ap_if)
+            shaper.install(rns, rif, shaper.GATE_MBPS, link.mtu, qbytes, up0)
+            targets.append((rns, rif, cap, link.mtu, qbytes, False))
         srv_log, cli_log = tmp / "iperf3-server.json", tmp / "iperf3.json"
         server = traffic.start_server(topo, kind == "mptcp", srv_log)
         caps_running = traffic.start_captures(topo, tmp) if capture else []

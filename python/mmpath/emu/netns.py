@@ -1,7 +1,11 @@
-"""The emulated network: two network namespaces, a server and a client, joined by one veth pair per
-scenario path (the radio links), each with its own subnet: path k is 10.199.(k+1).0/24, the server
-.1 and the client .2. The client routes by source address (one routing table per path), so a
-socket bound to a path's address, or an MPTCP subflow from it, leaves over that path.
+"""The emulated network, the scenario's topology (docs/scenario.md): a server namespace behind a
+backbone veth to an AP namespace (a router), and one veth pair per scenario path between the AP
+and the client (the radio links), each with its own subnet: path k is 10.199.(k+1).0/24, the AP
+.1 and the client .2; the backbone is 10.198.0.0/24 (server .1, AP .2). Data crosses the AP,
+so a link that is down drops the server's packets at the AP, as a blocked 60 GHz link does, not in
+the sender's own queue (where Linux TCP would see the drop locally). The client routes by source
+address (one routing table per path), so a socket bound to a path's address, or an MPTCP subflow
+from it, leaves over that path.
 
 For MPTCP the kernel's in-kernel path manager opens the subflows: every path but the first is a
 client endpoint with the `subflow` flag (`backup` too for backup-mode paths), and the limits allow
@@ -29,15 +33,19 @@ def sh(*args: str, ns: str | None = None, check: bool = True, timeout: float = 2
     return p.stdout
 
 
+SERVER_ADDR = "10.198.0.1"
+AP_BACKBONE_ADDR = "10.198.0.2"
+
+
 @dataclass
 class PathLink:
     index: int
     name: str
     mtu: int
     cli_if: str
-    srv_if: str
+    ap_if: str
     cli_addr: str
-    srv_addr: str
+    ap_addr: str
 
 
 @dataclass
@@ -53,31 +61,48 @@ class Topology:
     def cli(self) -> str:
         return f"{self.tag}-cli"
 
+    @property
+    def ap(self) -> str:
+        return f"{self.tag}-ap"
+
+    @property
+    def srv_addr(self) -> str:
+        return SERVER_ADDR
+
     def path(self, name: str) -> PathLink:
         return next(p for p in self.paths if p.name == name)
+
+
+def _veth(a_ns: str, a_if: str, a_addr: str, b_ns: str, b_if: str, b_addr: str, mtu: int) -> None:
+    sh("ip", "link", "add", a_if, "netns", a_ns, "type", "veth", "peer", "name", b_if, "netns", b_ns)
+    for ns, ifname, addr in ((a_ns, a_if, a_addr), (b_ns, b_if, b_addr)):
+        sh("ip", "-n", ns, "link", "set", ifname, "mtu", str(mtu))
+        sh("ip", "-n", ns, "addr", "add", f"{addr}/24", "dev", ifname)
+        sh("ip", "-n", ns, "link", "set", ifname, "up")
+        # Segmentation offloads stay on (veth passes TSO/GSO super-packets of up to 64 KiB): per
+        # packet work at 2 Gbit/s through a forwarding namespace would otherwise make the CPU,
+        # not the shaper, the bottleneck on a small machine. The shaper counts bytes (bfifo).
 
 
 def build(path_names: list[str], mtus: list[int], mptcp: bool, backup: set[str]) -> Topology:
     topo = Topology(tag=f"mmpath{os.getpid()}")
     try:
-        for ns in (topo.srv, topo.cli):
+        for ns in (topo.srv, topo.ap, topo.cli):
             sh("ip", "netns", "add", ns)
             sh("ip", "-n", ns, "link", "set", "lo", "up")
+        sh("sysctl", "-qw", "net.ipv4.ip_forward=1", ns=topo.ap)
+        _veth(topo.srv, "bb0", SERVER_ADDR, topo.ap, "bb1", AP_BACKBONE_ADDR, max(mtus))
+        sh("ip", "-n", topo.srv, "route", "add", "10.199.0.0/16", "via", AP_BACKBONE_ADDR)
         for k, (name, mtu) in enumerate(zip(path_names, mtus)):
-            link = PathLink(index=k, name=name, mtu=mtu, cli_if=f"p{k}c", srv_if=f"p{k}s",
-                            cli_addr=f"10.199.{k + 1}.2", srv_addr=f"10.199.{k + 1}.1")
-            sh("ip", "link", "add", link.cli_if, "netns", topo.cli, "type", "veth",
-               "peer", "name", link.srv_if, "netns", topo.srv)
-            for ns, ifname, addr in ((topo.cli, link.cli_if, link.cli_addr), (topo.srv, link.srv_if, link.srv_addr)):
-                sh("ip", "-n", ns, "link", "set", ifname, "mtu", str(mtu))
-                sh("ip", "-n", ns, "addr", "add", f"{addr}/24", "dev", ifname)
-                sh("ip", "-n", ns, "link", "set", ifname, "up")
-                # No segmentation offloads: the shaper and the captures see wire-sized packets.
-                sh("ethtool", "-K", ifname, "tso", "off", "gso", "off", "gro", "off", ns=ns, check=False)
+            link = PathLink(index=k, name=name, mtu=mtu, cli_if=f"p{k}c", ap_if=f"p{k}a",
+                            cli_addr=f"10.199.{k + 1}.2", ap_addr=f"10.199.{k + 1}.1")
+            _veth(topo.ap, link.ap_if, link.ap_addr, topo.cli, link.cli_if, link.cli_addr, mtu)
             table = str(100 + k)
             sh("ip", "-n", topo.cli, "rule", "add", "from", link.cli_addr, "table", table)
-            sh("ip", "-n", topo.cli, "route", "add", "default", "via", link.srv_addr, "dev", link.cli_if,
+            sh("ip", "-n", topo.cli, "route", "add", "default", "via", link.ap_addr, "dev", link.cli_if,
                "table", table)
+            if k == 0:
+                sh("ip", "-n", topo.cli, "route", "add", "default", "via", link.ap_addr, "dev", link.cli_if)
             topo.paths.append(link)
         if mptcp:
             for ns in (topo.srv, topo.cli):
@@ -94,7 +119,7 @@ def build(path_names: list[str], mtus: list[int], mptcp: bool, backup: set[str])
 
 
 def teardown(topo: Topology) -> None:
-    for ns in (topo.cli, topo.srv):
+    for ns in (topo.cli, topo.ap, topo.srv):
         subprocess.run(["ip", "netns", "del", ns], capture_output=True)
 
 

@@ -1,7 +1,7 @@
 """The trace-driven link shaper: on each path's data-sending interface an HTB class holds the rate of
-the path's capacity trace (capacity.py) and a drop-tail FIFO of the path's queue length; every bin
-(100 ms) the rate moves to the trace's next value, and while the trace says the link is down the
-FIFO's limit is 0, so everything sent then is lost, as on a blocked 60 GHz link. Commands go to one
+the path's capacity trace (capacity.py) and a drop-tail byte FIFO (bfifo) of the path's queue
+length; every bin (100 ms) the rate moves to the trace's next value, and while the trace says the
+link is down the FIFO's limit is 0, so everything sent then is lost, as on a blocked 60 GHz link. Commands go to one
 long-lived `tc -batch` per namespace (a fork per change would cost more than a bin at Gbit/s).
 
 Only the data direction is shaped. The other direction (ACKs) gets the same gate at a fixed,
@@ -21,14 +21,18 @@ from .netns import sh
 LEAF = "10:"
 # HTB needs a bucket of at least a timer tick's worth of data to hold a Gbit/s rate (the kernel's
 # HTB works in 64 ns units but dequeues on softirq timers of ~1 ms): 1 ms at the rate, at least
-# two full frames.
+# two of the largest packets it sees (GSO_MAX_BYTES).
 BURST_S = 0.001
 # The reverse direction's rate: above anything a veth pair carries here, so only the gate acts.
 GATE_MBPS = 40_000.0
 
 
+# The largest packet the shaper sees: a GSO/TSO super-packet (64 KiB) plus its headers.
+GSO_MAX_BYTES = 65_536 + 256
+
+
 def _burst(rate_mbps: float, mtu: int) -> int:
-    return max(int(rate_mbps * 1e6 / 8 * BURST_S), 2 * (mtu + 14))
+    return max(int(rate_mbps * 1e6 / 8 * BURST_S), 2 * GSO_MAX_BYTES, 2 * (mtu + 14))
 
 
 def _rate_args(rate_mbps: float, mtu: int) -> list[str]:
@@ -37,20 +41,20 @@ def _rate_args(rate_mbps: float, mtu: int) -> list[str]:
     return ["rate", r, "ceil", r, "burst", b, "cburst", b]
 
 
-def install(ns: str, ifname: str, rate_mbps: float, mtu: int, queue_pkts: int, up: bool) -> None:
-    """HTB at `rate_mbps` over a FIFO of `queue_pkts`, or of none while the link is down."""
+def install(ns: str, ifname: str, rate_mbps: float, mtu: int, queue_bytes: int, up: bool) -> None:
+    """HTB at `rate_mbps` over a byte FIFO of `queue_bytes`, or of none while the link is down."""
     sh("tc", "qdisc", "add", "dev", ifname, "root", "handle", "1:", "htb", "default", "1", "r2q", "1000", ns=ns)
     sh("tc", "class", "add", "dev", ifname, "parent", "1:", "classid", "1:1", "htb", *_rate_args(rate_mbps, mtu),
        "quantum", "60000", ns=ns)
-    limit = queue_pkts if up else 0
-    sh("tc", "qdisc", "add", "dev", ifname, "parent", "1:1", "handle", LEAF, "pfifo", "limit", str(limit), ns=ns)
+    limit = queue_bytes if up else 0
+    sh("tc", "qdisc", "add", "dev", ifname, "parent", "1:1", "handle", LEAF, "bfifo", "limit", str(limit), ns=ns)
 
 
 class Shaper:
     """Replays every path's capacity from `start()` on, one bin at a time, in a thread."""
 
     def __init__(self, targets: list[tuple[str, str, Capacity, int, int, bool]]) -> None:
-        # (namespace, interface, capacity, mtu, queue packets, shaped: the rate follows the
+        # (namespace, interface, capacity, mtu, queue bytes, shaped: the rate follows the
         # capacity; else only the up / down gate does)
         self.targets = targets
         self._stop = threading.Event()
@@ -84,7 +88,7 @@ class Shaper:
             if wait > 0 and self._stop.wait(wait):
                 return
             self.late_s = max(self.late_s, -wait)
-            for k, (ns, ifname, cap, mtu, qpkts, shaped) in enumerate(self.targets):
+            for k, (ns, ifname, cap, mtu, qbytes, shaped) in enumerate(self.targets):
                 if i >= len(cap.mbps):
                     continue
                 rate, (held, was_up) = float(cap.mbps[i]), state[k]
@@ -95,7 +99,7 @@ class Shaper:
                                            *_rate_args(rate, mtu)]))
                     held = rate
                 if up != was_up:
-                    lines.append(f"qdisc change dev {ifname} parent 1:1 handle {LEAF} pfifo limit {qpkts if up else 0}")
+                    lines.append(f"qdisc change dev {ifname} parent 1:1 handle {LEAF} bfifo limit {qbytes if up else 0}")
                 state[k] = (held, up)
                 if lines and not self._send(ns, lines):
                     return
@@ -128,5 +132,5 @@ class Shaper:
 
 def check_installed(ns: str, ifname: str) -> None:
     out = sh("tc", "qdisc", "show", "dev", ifname, ns=ns)
-    if "htb" not in out or "pfifo" not in out:
+    if "htb" not in out or "bfifo" not in out:
         raise EmuError(f"the shaper on {ifname} did not install (tc shows: {' '.join(out.split())})")

@@ -45,7 +45,7 @@ def client_cmd(topo: Topology, flow: dict[str, Any], duration_s: float, log: Pat
     if kind == "mptcp":
         paths = flow.get("paths") or [p.name for p in topo.paths]
         first = topo.path(paths[0])
-    cmd = ["iperf3", "-c", first.srv_addr, "-p", str(PORT), "-t", f"{duration_s:g}", "-J", "-i", "0.1",
+    cmd = ["iperf3", "-c", topo.srv_addr, "-p", str(PORT), "-t", f"{duration_s:g}", "-J", "-i", "0.1",
            "--logfile", str(log), "-B", first.cli_addr]
     if flow.get("direction", "download") == "download":
         cmd.append("-R")
