@@ -218,7 +218,9 @@ enum Mutation {
 
 fn nasty_char() -> impl Strategy<Value = char> {
     prop_oneof![
-        prop::sample::select("0123456789.,;-+eE:#\n\r \t\"'()[]_NnaIif\u{0}\u{1b}\u{7f}\u{85}\u{feff}é".chars().collect::<Vec<_>>()),
+        prop::sample::select(
+            "0123456789.,;-+eE:#\n\r \t\"'()[]_NnaIif\u{0}\u{1b}\u{7f}\u{85}\u{feff}é".chars().collect::<Vec<_>>()
+        ),
         any::<char>(),
     ]
 }
