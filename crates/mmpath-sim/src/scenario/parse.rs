@@ -128,6 +128,16 @@ mod tests {
     }
 
     #[test]
+    fn control_characters_in_values_are_escaped() {
+        // Found by tests/fuzz_scenarios.rs: an unknown name was echoed raw, escape sequence
+        // and line ends included.
+        let e = crate::Scenario::from_json(r#"{"path":[{"technology":"\u001b[2J\r\n"}],"flow":[{}]}"#).unwrap_err();
+        let m = e.to_string();
+        assert!(m.starts_with("path.0.technology: unknown variant `\\u{1b}[2J\\r\\n`"), "{m}");
+        assert!(!m.chars().any(char::is_control), "{m}");
+    }
+
+    #[test]
     fn integer_ranges_are_said_in_numbers() {
         // Found by tests/fuzz_scenarios.rs: serde's "expected u8" named a Rust type.
         let m = fails(r#"{"path":[{"technology":"11ac","mcs":4413893268521814655}],"flow":[{}]}"#);
