@@ -203,7 +203,7 @@ fn mutate(doc: &mut Value, picks: &[(usize, Edit)]) {
             Edit::Scale(k) => {
                 if let Some(x) = n.as_f64() {
                     let y = x * k;
-                    *n = if n.is_u64() && y >= 0.0 && y < 1.8e19 && y.fract() == 0.0 {
+                    *n = if n.is_u64() && (0.0..1.8e19).contains(&y) && y.fract() == 0.0 {
                         Value::from(y as u64)
                     } else {
                         Value::from(y)
