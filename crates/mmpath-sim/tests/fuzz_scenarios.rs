@@ -119,6 +119,14 @@ enum Edit {
     AddField(String, Value),
     EmptyIt,
     DupFirst,
+    /// Replay a trace on path k (mod the number of paths).
+    SetTrace(usize, Value),
+}
+
+/// A path's `trace` table replaying one of the parser fixtures.
+fn trace(name: &str, format: &str) -> Value {
+    let file = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/traces").join(name);
+    serde_json::json!({"file": file.display().to_string(), "format": format})
 }
 
 fn odd_value() -> impl Strategy<Value = Value> {
@@ -160,6 +168,10 @@ fn odd_value() -> impl Strategy<Value = Value> {
             serde_json::json!({"t_s": 1.0}),
             serde_json::json!([{"t_s": -1.0, "up": false}]),
             serde_json::json!({"file": "/nonexistent/trace.csv", "format": "csv"}),
+            trace("mahimahi_good.trace", "mahimahi"),
+            trace("csv_good.csv", "csv"),
+            trace("wil6210_good.csv", "wil6210"),
+            trace("wil6210_bad_mcs.csv", "wil6210"),
         ]),
         (-1e12f64..1e12).prop_map(Value::from),
         any::<i64>().prop_map(Value::from),
@@ -175,11 +187,27 @@ fn edit() -> impl Strategy<Value = Edit> {
             .prop_map(|(k, v)| Edit::AddField(k.to_string(), v)),
         1 => Just(Edit::EmptyIt),
         1 => Just(Edit::DupFirst),
+        1 => (any::<usize>(), prop::sample::select(vec![
+            trace("mahimahi_good.trace", "mahimahi"),
+            trace("csv_good.csv", "csv"),
+            trace("wil6210_good.csv", "wil6210"),
+            trace("wil6210_headerless.txt", "wil6210"),
+            trace("csv_backwards.csv", "csv"),
+        ])).prop_map(|(k, v)| Edit::SetTrace(k, v)),
     ]
 }
 
 fn mutate(doc: &mut Value, picks: &[(usize, Edit)]) {
     for (pick, e) in picks {
+        if let Edit::SetTrace(k, v) = e {
+            if let Some(paths) = doc.get_mut("path").and_then(Value::as_array_mut).filter(|a| !a.is_empty()) {
+                let n = paths.len();
+                if let Value::Object(m) = &mut paths[k % n] {
+                    m.insert("trace".into(), v.clone());
+                }
+            }
+            continue;
+        }
         let mut all = Vec::new();
         nodes(doc, &mut Vec::new(), &mut all);
         let path = &all[pick % all.len()];
@@ -228,7 +256,7 @@ fn mutate(doc: &mut Value, picks: &[(usize, Edit)]) {
                     }
                 }
             }
-            Edit::Remove => {}
+            Edit::Remove | Edit::SetTrace(..) => {}
         }
     }
 }
@@ -294,7 +322,7 @@ fn check_mutant(label: &str, doc: &Value) {
         }
     };
     if std::env::var("MMPATH_FUZZ_VERBOSE").is_ok() {
-        eprintln!("accepted: {label}, runs: {}", rates_small(doc));
+        eprintln!("accepted: {label}, runs: {}, trace: {}", rates_small(doc), json.contains("\"trace\""));
     }
     // Normalized JSON reads back to the same scenario.
     let again = Scenario::from_json(&sc.to_json()).unwrap_or_else(|e| panic!("{label}: normalized form rejected: {e}"));
@@ -320,7 +348,7 @@ fn check_mutant(label: &str, doc: &Value) {
 }
 
 proptest! {
-    #![proptest_config(config(600))]
+    #![proptest_config(config(4000))]
 
     #[test]
     fn mutated_scenarios(seed in 0usize..64, picks in prop::collection::vec((any::<usize>(), edit()), 1..4)) {

@@ -317,7 +317,7 @@ fn seed_text() -> impl Strategy<Value = String> {
 }
 
 proptest! {
-    #![proptest_config(config(2000))]
+    #![proptest_config(config(6000))]
 
     /// A valid Mahimahi trace parses; every pass carries all of its opportunities (within the
     /// rounding of one bit/s per bin); a timestamp earlier than the one before is rejected at
@@ -407,7 +407,7 @@ proptest! {
 }
 
 proptest! {
-    #![proptest_config(config(500))]
+    #![proptest_config(config(2000))]
 
     /// Random bytes read from a file: non-UTF-8 is one error naming the line, the rest parses or fails cleanly.
     #[test]
