@@ -239,6 +239,45 @@ def test_fuzz_analyze_file(tmp_path, data):
     check_rejected(rc, err, out, argv)
 
 
+@pytest.fixture(scope="module")
+def run_folder(tmp_path_factory):
+    """A small mmpath run folder (what `mmpath analyze RUN` reads)."""
+    import mmpath
+
+    d = tmp_path_factory.mktemp("run") / "run"
+    mmpath.run("11ad-bulk", overrides={"duration_s": 0.2}).save(d, report=False)
+    return d
+
+
+@settings(SETTINGS, max_examples=30 * SCALE)
+@given(st.data())
+def test_fuzz_analyze_run_folder(tmp_path, run_folder, data):
+    """An mmpath run folder with one of its files damaged, cut or removed."""
+    import shutil
+
+    d = Path(tempfile.mkdtemp(dir=tmp_path)) / "run"
+    shutil.copytree(run_folder, d)
+    name = data.draw(st.sampled_from(["summary.json", "intervals.csv", "timeline.parquet"]))
+    f = d / name
+    if data.draw(st.integers(0, 5)) == 0:
+        f.unlink()
+    elif name == "summary.json" and data.draw(st.booleans()):
+        doc = json.loads(f.read_text())
+        key = data.draw(st.sampled_from(sorted(doc)))
+        doc[key] = data.draw(st.sampled_from([None, "x", -1, 1e308, [], {}, [{}], {"name": 1}]))
+        f.write_text(json.dumps(doc))
+    else:
+        f.write_bytes(_mutate_bytes(data, f.read_bytes()))
+    kind = data.draw(st.sampled_from(["", "run:"]))
+    out = fresh(tmp_path)
+    argv = ["analyze", f"{kind}{d}", "--out", out, "--no-report"]
+    rc, err = call(argv)
+    if rc == 0:
+        assert "Traceback" not in err and (out / "summary.json").is_file()
+        return
+    check_rejected(rc, err, out, argv)
+
+
 NUMS = ["nan", "inf", "-inf", "-1", "0", "1e300", "-1e300", "x", "", "1e-9", "5"]
 
 
