@@ -17,7 +17,9 @@ DEFAULT_OUT_ROOT = Path("mmpath-out")
 
 def _err(msg: str) -> None:
     # One line, always: messages from the core or from the OS may carry newlines.
-    print("mmpath: " + " ".join(str(msg).split()), file=sys.stderr)
+    from mmpath.errors import one_line  # escapes control characters a user typed
+
+    print("mmpath: " + one_line(msg), file=sys.stderr)
 
 
 def _version() -> str:

@@ -7,6 +7,7 @@ per variant.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -42,7 +43,12 @@ def variant_scenarios(base: Scenario, spec: ScenarioSpec, overrides: Overrides =
         try:
             sc = load_scenario(spec, merged, seed=seed)
         except ScenarioError as e:
-            raise ScenarioError(f"variant {name!r}: {e}") from None
+            # load_scenario blames every override on `--set`; say when the variant set the field.
+            msg = str(e)
+            blamed = re.search(r" \(from --set ([^)]*)\)$", msg)
+            if blamed and blamed.group(1) not in user:
+                msg = f"{msg[:blamed.start()]} (from the variant's set {blamed.group(1)})"
+            raise ScenarioError(f"variant {name!r}: {msg}") from None
         out.append((name, sc))
     return out
 

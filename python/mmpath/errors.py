@@ -9,6 +9,16 @@ traceback for these. Anything else that escapes is a bug and keeps its traceback
 from __future__ import annotations
 
 
+def one_line(msg: object) -> str:
+    """A message as the CLI prints it: whitespace runs (line ends included) collapsed to one
+    space, and any other unprintable character (an escape sequence typed into a value) written
+    as a Python escape, so the message stays one line a terminal shows as it is."""
+    text = " ".join(str(msg).split())
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+
+
 class MmpathError(Exception):
     """Base class of the errors caused by user input (exit status 2 in the CLI)."""
 

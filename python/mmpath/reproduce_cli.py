@@ -14,7 +14,9 @@ DEFAULT_OUT = Path("mmpath-out") / "reproduce"
 
 
 def _err(msg: str) -> None:
-    print("mmpath: " + " ".join(str(msg).split()), file=sys.stderr)
+    from mmpath.errors import one_line  # escapes control characters a user typed
+
+    print("mmpath: " + one_line(msg), file=sys.stderr)
 
 
 def _positive(text: str) -> int:

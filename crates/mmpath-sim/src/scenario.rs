@@ -45,13 +45,49 @@ pub struct ScenarioError {
     pub message: String,
 }
 
+/// Writes `s` with control characters escaped (`\r`, `\u{1b}`): a value the user typed and an
+/// error message quotes (an unknown name, a file path) cannot break the one-line message.
+fn write_printable(f: &mut fmt::Formatter<'_>, s: &str) -> fmt::Result {
+    for c in s.chars() {
+        if c.is_control() {
+            write!(f, "{}", c.escape_default())?;
+        } else {
+            fmt::Write::write_char(f, c)?;
+        }
+    }
+    Ok(())
+}
+
+/// Rust prints a huge or tiny f64 with every digit (`1e300` as 301 characters): a number of
+/// more than 24 characters in a message is written in exponent form instead.
+fn shorten_numbers(s: &str) -> std::borrow::Cow<'_, str> {
+    let is_num = |c: char| c.is_ascii_digit() || c == '.';
+    if !s.split(|c: char| !is_num(c)).any(|run| run.len() > 24) {
+        return s.into();
+    }
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(i) = rest.find(|c: char| c.is_ascii_digit()) {
+        out.push_str(&rest[..i]);
+        let run_len = rest[i..].find(|c: char| !is_num(c)).unwrap_or(rest.len() - i);
+        let run = &rest[i..i + run_len];
+        match run.parse::<f64>() {
+            Ok(v) if run.len() > 24 => out.push_str(&format!("{v:e}")),
+            _ => out.push_str(run),
+        }
+        rest = &rest[i + run_len..];
+    }
+    out.push_str(rest);
+    out.into()
+}
+
 impl fmt::Display for ScenarioError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.field.is_empty() {
-            write!(f, "{}", self.message)
-        } else {
-            write!(f, "{}: {}", self.field, self.message)
+        if !self.field.is_empty() {
+            write_printable(f, &self.field)?;
+            f.write_str(": ")?;
         }
+        write_printable(f, &shorten_numbers(&self.message))
     }
 }
 

@@ -13,6 +13,7 @@ alignment in align.py; outputs in timeline.py, summary.py, report.py. See docs/a
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 from dataclasses import dataclass, field
@@ -55,6 +56,18 @@ def analyze(paths, out: str | os.PathLike | None = None, *, offsets: dict[str, f
 
     if not (0.001 <= bin_s <= 60):
         raise AnalyzeInputError("--bin", f"{bin_s} s is out of range", "0.001-60 seconds")
+    # NaN or an infinity here ended in a traceback (--offset) or a NaN in the summary
+    # (--expected, --baseline); found by tests/analyze/test_cli_fuzz.py.
+    for name, secs in (offsets or {}).items():
+        if not math.isfinite(secs) or abs(secs) > 1e9:
+            raise AnalyzeInputError("--offset", f"{name}={secs}: the shift is not a number of seconds in range",
+                                    "a number of seconds between -1e9 and 1e9")
+    for name, mbps in (baselines or {}).items():
+        if not (math.isfinite(mbps) and mbps > 0):
+            raise AnalyzeInputError("--baseline", f"{name}={mbps}: not a throughput", "a finite number of Mbit/s > 0")
+    if expected_mbps is not None and not (math.isfinite(expected_mbps) and expected_mbps > 0):
+        raise AnalyzeInputError("--expected", f"{expected_mbps} Mbit/s is not a throughput",
+                                "a finite number of Mbit/s > 0")
     sources = load(paths)
     table, origin = al.align(sources, offsets)
     intervals, timeline, events = tl.build(sources, table, origin, bin_s)

@@ -11,7 +11,9 @@ DEFAULT_OUT = Path("mmpath-out") / "analyze"
 
 
 def _err(msg: str) -> None:
-    print("mmpath: " + " ".join(str(msg).split()), file=sys.stderr)
+    from mmpath.errors import one_line  # escapes control characters a user typed
+
+    print("mmpath: " + one_line(msg), file=sys.stderr)
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:

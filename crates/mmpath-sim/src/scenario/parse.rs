@@ -30,11 +30,25 @@ fn tidy(msg: &str) -> String {
     if msg == "expected value" {
         return "expected a name in quotes: one of the values docs/scenario.md lists for this field".into();
     }
+    // Integer fields name their range, not their Rust type ("expected u8").
     msg.replace("floating point", "number")
         .replace("expected f64", "expected a number")
         .replace("expected u64", "expected a non-negative integer")
-        .replace("expected u32", "expected a non-negative integer")
+        .replace("expected u32", "expected an integer from 0 to 4294967295")
+        .replace("expected u16", "expected an integer from 0 to 65535")
+        .replace("expected u8", "expected an integer from 0 to 255")
 }
+/// True if the JSON syntax error at `line`:`column` (1-based, as serde_json reports them) is
+/// a `NaN`, `Infinity` or `-Infinity` token.
+fn non_finite_at(json: &str, line: usize, column: usize) -> bool {
+    let Some(text) = json.split('\n').nth(line.saturating_sub(1)) else { return false };
+    let at = column.saturating_sub(1).min(text.len());
+    // The column points at the token's first byte or just past it; look at both.
+    let from = text[..at].rfind(|c: char| !c.is_ascii_alphanumeric() && c != '-').map_or(0, |i| i + 1);
+    let token: String = text[from..].chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '-').collect();
+    matches!(token.as_str(), "NaN" | "Infinity" | "-Infinity")
+}
+
 impl Scenario {
     /// Parses, fills defaults and validates a scenario given as JSON.
     pub fn from_json(json: &str) -> Result<Scenario, ScenarioError> {
@@ -42,6 +56,11 @@ impl Scenario {
         let mut sc: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
             let field = dotted(e.path());
             let inner = e.into_inner();
+            if inner.is_syntax() && non_finite_at(json, inner.line(), inner.column()) {
+                // Python's json.dumps writes a TOML `nan` / `inf` as NaN / Infinity, which
+                // serde_json only calls "expected value".
+                return err(field, "must be a finite number (got NaN or an infinity)");
+            }
             let msg = inner.to_string();
             // serde_json appends " at line L column C" which points into the generated JSON,
             // not the user's file: drop it.
@@ -91,6 +110,42 @@ mod tests {
             m,
             "flow.0.mode: expected a name in quotes: one of the values docs/scenario.md lists for this field"
         );
+    }
+
+    #[test]
+    fn nan_and_infinity_are_said_to_be_numbers() {
+        // Found by tests/fuzz_scenarios.rs: `--set duration_s=nan` reached the core as NaN and
+        // was reported as "expected a name in quotes".
+        for tok in ["NaN", "Infinity", "-Infinity"] {
+            let m = fails(&format!(r#"{{"duration_s": {tok}, "path":[{{"rate_mbps":1}}],"flow":[{{}}]}}"#));
+            assert_eq!(m, "duration_s: must be a finite number (got NaN or an infinity)", "{tok}");
+            let m = fails(&format!(r#"{{"path":[{{"rate_mbps":{tok}}}],"flow":[{{}}]}}"#));
+            assert_eq!(m, "path.0.rate_mbps: must be a finite number (got NaN or an infinity)", "{tok}");
+        }
+        // A name given as a number keeps its own message.
+        let m = fails(r#"{"path":[{"rate_mbps":5}],"flow":[{"kind":"mptcp","mode":3}]}"#);
+        assert!(m.contains("expected a name in quotes"), "{m}");
+    }
+
+    #[test]
+    fn control_characters_in_values_are_escaped() {
+        // Found by tests/fuzz_scenarios.rs: an unknown name was echoed raw, escape sequence
+        // and line ends included.
+        let e = crate::Scenario::from_json(r#"{"path":[{"technology":"\u001b[2J\r\n"}],"flow":[{}]}"#).unwrap_err();
+        let m = e.to_string();
+        assert!(m.starts_with("path.0.technology: unknown variant `\\u{1b}[2J\\r\\n`"), "{m}");
+        assert!(!m.chars().any(char::is_control), "{m}");
+    }
+
+    #[test]
+    fn integer_ranges_are_said_in_numbers() {
+        // Found by tests/fuzz_scenarios.rs: serde's "expected u8" named a Rust type.
+        let m = fails(r#"{"path":[{"technology":"11ac","mcs":4413893268521814655}],"flow":[{}]}"#);
+        assert_eq!(m, "path.0.mcs: invalid value: integer `4413893268521814655`, expected an integer from 0 to 255");
+        let m = fails(r#"{"path":[{"technology":"11ac","streams":-1}],"flow":[{}]}"#);
+        assert!(m.ends_with("expected an integer from 0 to 255"), "{m}");
+        let m = fails(r#"{"path":[{"rate_mbps":5,"mtu_bytes":4294967296}],"flow":[{}]}"#);
+        assert!(m.ends_with("expected an integer from 0 to 4294967295"), "{m}");
     }
 
     #[test]

@@ -21,6 +21,28 @@ impl Scenario {
                 Err(err(field, format!("must be >= 0 (got {v})")))
             }
         }
+        // Upper bounds that only catch typos (a rate or delay off by many powers of ten), far
+        // beyond any link mmpath models: a 10 Tbit/s rate, a one-day delay (the longest run).
+        const MAX_RATE_MBPS: f64 = 1e7;
+        const MAX_DELAY_MS: f64 = 86_400_000.0;
+        fn rate(field: &str, v: f64, zero_ok: bool) -> Result<(), ScenarioError> {
+            if zero_ok {
+                nonneg(field, v)?
+            } else {
+                pos(field, v)?
+            }
+            if v > MAX_RATE_MBPS {
+                return Err(err(field, format!("must be at most {MAX_RATE_MBPS:e} Mbit/s (got {v})")));
+            }
+            Ok(())
+        }
+        fn delay(field: &str, v: f64) -> Result<(), ScenarioError> {
+            nonneg(field, v)?;
+            if v > MAX_DELAY_MS {
+                return Err(err(field, format!("must be at most {MAX_DELAY_MS} ms, one day (got {v})")));
+            }
+            Ok(())
+        }
         fn range_u(field: &str, v: u64, lo: u64, hi: u64) -> Result<(), ScenarioError> {
             if v >= lo && v <= hi {
                 Ok(())
@@ -37,8 +59,8 @@ impl Scenario {
             return Err(err("timeline.sample_ms", format!("must be >= 0.1 (got {})", self.timeline.sample_ms)));
         }
         let b = &self.backbone;
-        pos("backbone.rate_mbps", b.rate_mbps)?;
-        nonneg("backbone.delay_ms", b.delay_ms)?;
+        rate("backbone.rate_mbps", b.rate_mbps, false)?;
+        delay("backbone.delay_ms", b.delay_ms)?;
         range_u("backbone.mtu_bytes", b.mtu_bytes as u64, 576, 65_535)?;
         range_u("backbone.frame_overhead_bytes", b.frame_overhead_bytes as u64, 0, 1_000)?;
         let bq = b.queue_bytes.unwrap_or(0);
@@ -65,10 +87,10 @@ impl Scenario {
             }
             if p.technology == Technology::Wired {
                 match p.rate_mbps {
-                    Some(r) => pos(&f("rate_mbps"), r)?,
+                    Some(r) => rate(&f("rate_mbps"), r, false)?,
                     None => return Err(err(f("rate_mbps"), "required for a wired path (technology = \"wired\")")),
                 }
-                pos(&f("uplink_rate_mbps"), p.uplink_rate_mbps.or(p.rate_mbps).unwrap_or(0.0))?;
+                rate(&f("uplink_rate_mbps"), p.uplink_rate_mbps.or(p.rate_mbps).unwrap_or(0.0), false)?;
                 for (k, set) in [
                     ("mcs", p.mcs.is_some()),
                     ("rate_adaptation", p.rate_adaptation.is_some()),
@@ -98,7 +120,7 @@ impl Scenario {
                 crate::link::device::validate_radio(p, i)?;
             }
             crate::energy::validate_host(p, i)?;
-            nonneg(&f("delay_ms"), p.delay_ms)?;
+            delay(&f("delay_ms"), p.delay_ms)?;
             range_u(&f("mtu_bytes"), p.mtu_bytes as u64, 576, 65_535)?;
             range_u(&f("frame_overhead_bytes"), p.frame_overhead_bytes as u64, 0, 1_000)?;
             let q = p.queue_bytes.unwrap_or(0);
@@ -136,7 +158,7 @@ impl Scenario {
                         return Err(err(g("rate_mbps"), "a radio path's rate follows its MCS; schedule `up` only"));
                     }
                     // 0 is allowed: the path stalls (up, but no service) until the next step.
-                    nonneg(&g("rate_mbps"), r)?;
+                    rate(&g("rate_mbps"), r, true)?;
                 }
                 if s.rate_mbps.is_none() && s.up.is_none() {
                     return Err(err(format!("path.{i}.schedule.{j}"), "a step needs `rate_mbps` or `up` (or both)"));
@@ -189,7 +211,7 @@ impl Scenario {
             }
             match app {
                 AppKind::Rate | AppKind::Cbr => match fl.rate_mbps {
-                    Some(r) => pos(&f("rate_mbps"), r)?,
+                    Some(r) => rate(&f("rate_mbps"), r, false)?,
                     None => {
                         return Err(err(
                             f("rate_mbps"),
@@ -395,6 +417,61 @@ mod tests {
         let m = fails(r#"{"path":[{"rate_mbps":5}],"flow":[{"tcp":{"rcvbuf_bytes":"big"}}]}"#);
         assert!(m.starts_with("flow.0.tcp.rcvbuf_bytes: invalid value"), "{m}");
         assert!(m.contains("\"auto\" or a positive byte count"), "{m}");
+    }
+
+    #[test]
+    fn huge_rates_and_delays_are_typos() {
+        // Found by tests/fuzz_scenarios.rs: rates and delays of 1e300 were accepted (and
+        // saturated to u64::MAX bit/s or ns in the run).
+        for (json, want) in [
+            (
+                r#"{"path":[{"rate_mbps":1e300}],"flow":[{}]}"#,
+                "path.0.rate_mbps: must be at most 1e7 Mbit/s (got 1e300)",
+            ),
+            (
+                r#"{"path":[{"rate_mbps":5,"uplink_rate_mbps":2e7}],"flow":[{}]}"#,
+                "path.0.uplink_rate_mbps: must be at most",
+            ),
+            (
+                r#"{"backbone":{"rate_mbps":1e18},"path":[{"rate_mbps":5}],"flow":[{}]}"#,
+                "backbone.rate_mbps: must be at most",
+            ),
+            (
+                r#"{"path":[{"rate_mbps":5}],"flow":[{"kind":"udp","rate_mbps":1e8}]}"#,
+                "flow.0.rate_mbps: must be at most",
+            ),
+            (
+                r#"{"path":[{"rate_mbps":5,"schedule":[{"t_s":1,"rate_mbps":1e9}]}],"flow":[{}]}"#,
+                "path.0.schedule.0.rate_mbps: must be at most",
+            ),
+            (
+                r#"{"path":[{"rate_mbps":5,"delay_ms":1e300}],"flow":[{}]}"#,
+                "path.0.delay_ms: must be at most 86400000 ms, one day (got 1e300)",
+            ),
+            (
+                r#"{"backbone":{"delay_ms":9e7},"path":[{"rate_mbps":5}],"flow":[{}]}"#,
+                "backbone.delay_ms: must be at most",
+            ),
+        ] {
+            let m = fails(json);
+            assert!(m.starts_with(want), "{json}: {m}");
+        }
+        // Found by tests/fuzz_scenarios.rs: a huge or tiny number was printed with all its digits.
+        assert_eq!(
+            fails(r#"{"path":[{"rate_mbps":-1e300}],"flow":[{}]}"#),
+            "path.0.rate_mbps: must be > 0 (got -1e300)"
+        );
+        let m = fails(r#"{"timeline":{"sample_ms":1e-300},"path":[{"rate_mbps":5}],"flow":[{}]}"#);
+        assert_eq!(m, "timeline.sample_ms: must be >= 0.1 (got 1e-300)");
+        assert_eq!(
+            fails(
+                r#"{"path":[{"technology":"11ad","event":[{"kind":"blockage","t_s":-1e30,"duration_s":1}]}],"flow":[{}]}"#
+            ),
+            "path.0.event.0.t_s: must be >= 0 (got -1e30)"
+        );
+        // The bounds themselves are allowed; a schedule step may still stall the link (0).
+        let ok = r#"{"backbone":{"rate_mbps":1e7,"delay_ms":86400000},"path":[{"rate_mbps":1e7,"schedule":[{"t_s":1,"rate_mbps":0}]}],"flow":[{}]}"#;
+        assert!(Scenario::from_json(ok).is_ok());
     }
 
     #[test]

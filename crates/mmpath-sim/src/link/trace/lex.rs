@@ -23,9 +23,18 @@ pub(super) fn numbered_lines(text: &str) -> impl Iterator<Item = (usize, &str)> 
     text.split('\n').enumerate().map(|(i, l)| (i + 1, l.strip_suffix('\r').unwrap_or(l)))
 }
 
-/// A value quoted for an error message, cut to 40 characters.
+/// A value quoted for an error message, cut to 40 characters. Control characters (a stray
+/// `\r`, a tab, an escape sequence) are written as escapes so that the message stays one
+/// printable line.
 pub(super) fn show(s: &str) -> String {
-    let mut out: String = s.chars().take(40).collect();
+    let mut out = String::new();
+    for c in s.chars().take(40) {
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
     if s.chars().nth(40).is_some() {
         out.push_str("...");
     }
@@ -170,6 +179,16 @@ pub(super) fn is_comment(line: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shown_values_stay_on_one_line() {
+        // Found by tests/fuzz_traces.rs: a bare `\r` inside a line was echoed into the message.
+        assert_eq!(show("a\rb\tc\u{1b}[2J"), "`a\\rb\\tc\\u{1b}[2J`");
+        assert_eq!(show(&"x".repeat(41)), format!("`{}...`", "x".repeat(40)));
+        let e = super::super::parse("1\n2\r\r3\n", "t", super::super::TraceFormat::Mahimahi, &Default::default())
+            .unwrap_err();
+        assert!(e.to_string().contains("`2\\r\\r3`") && !e.to_string().contains('\r'), "{e}");
+    }
 
     #[test]
     fn decimal_parser_is_exact() {

@@ -89,7 +89,7 @@ fn wil_column(raw: &str) -> Result<WilCol, String> {
     let (key, unit) = split_header(raw);
     let unit = unit.as_deref();
     let bad_unit = |allowed: &str| {
-        Err(format!("column {} has unit `{}` (allowed: {allowed})", show(raw), unit.unwrap_or_default()))
+        Err(format!("column {} has unit {} (allowed: {allowed})", show(raw), show(unit.unwrap_or_default())))
     };
     let k = key.as_str();
     if WIL_TIME_NAMES.contains(&k) {
@@ -455,6 +455,12 @@ mod tests {
         ] {
             expect_errors(TraceFormat::Wil6210, &[(text, Some(2), &[needle])]);
         }
+        // Found by tests/fuzz_traces.rs: the unit was echoed raw (control characters, any length).
+        let e = err("time (\u{1b}[2J\r),mcs\n0,1\n", TraceFormat::Wil6210);
+        assert!(e.message.contains("has unit `\\u{1b}[2j`"), "{e}");
+        assert!(!e.message.chars().any(char::is_control), "{e}");
+        let e = err(&format!("rssi ({}),mcs\n0,1\n", "u".repeat(500)), TraceFormat::Wil6210);
+        assert!(e.message.len() < 300, "{e}");
     }
 
     #[test]
