@@ -14,7 +14,9 @@ DEFAULT_OUT_ROOT = Path("mmpath-out") / "emu"
 
 
 def _err(msg: str) -> None:
-    print("mmpath: " + " ".join(str(msg).split()), file=sys.stderr)
+    from ..errors import one_line  # one line, control characters escaped
+
+    print("mmpath: " + one_line(msg), file=sys.stderr)
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
