@@ -46,6 +46,9 @@ class _Accepted(Exception):
 def no_sim(monkeypatch):
     """Stop `mmpath run` right after the core has built the simulation."""
     import mmpath.api as api
+    # Imported before api.simulate is patched: compare.py binds `simulate` when first imported,
+    # and a first import under the patch would keep the fake after the test.
+    import mmpath.compare as compare
 
     def fake(scenario, show_progress=False, scheduler=None):
         from mmpath import _core
@@ -58,9 +61,7 @@ def no_sim(monkeypatch):
         raise _Accepted
 
     monkeypatch.setattr(api, "simulate", fake)
-    import mmpath.compare as compare  # variant scenarios run through compare.py
-
-    monkeypatch.setattr(compare, "simulate", fake)
+    monkeypatch.setattr(compare, "simulate", fake)  # variant scenarios run through compare.py
 
 
 def fresh(tmp_path: Path) -> Path:
