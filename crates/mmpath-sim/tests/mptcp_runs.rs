@@ -176,8 +176,9 @@ fn v09x_rto_sets_pf_and_reinjects() {
 /// Upstream: the subflow turns stale when the connection's own retransmission timer has found
 /// it silent more than stale_loss_cnt (4) times in a row (net/mptcp/pm.c
 /// mptcp_pm_subflow_chk_stale), and its data is reinjected then, not at its first RTO. The
-/// timer's interval is the healthy subflow's RTO (B: 200 ms floor + ~5 ms), not A's own
-/// backed-off one: stale after ~5 intervals, not after 0.2 + 0.4 + 0.8 + 1.6 s of A's RTOs.
+/// timer's interval is the time left on the healthy subflow's pending retransmit timer (B,
+/// cwnd-limited here, has its RTO of ~0.2 s pending), not A's own backed-off one: stale after ~5
+/// intervals, not after 0.2 + 0.4 + 0.8 + 1.6 s of A's RTOs.
 #[test]
 fn upstream_marks_stale_after_four_timeouts() {
     let json = two_paths(

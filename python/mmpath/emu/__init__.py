@@ -148,6 +148,8 @@ def _emulate(sc, cfg, flow, names, mtus, backup, caps, direction, start_s, durat
         shp.stop()
         after = {(t[0], t[1]): netns.tx_bytes(t[0], t[1]) for t in targets if t[5]}
         notes = traffic.stop_captures(caps_running)
+        counters = {"server": netns.mptcp_counters(topo.srv), "client": netns.mptcp_counters(topo.cli)} \
+            if kind == "mptcp" else {}
         try:
             server.wait(timeout=10)
         except subprocess.TimeoutExpired:
@@ -179,6 +181,7 @@ def _emulate(sc, cfg, flow, names, mtus, backup, caps, direction, start_s, durat
         "shaper": {"changes": shp.applied if shp else 0, "latest_change_s": shp.late_s if shp else None},
         "wall_s": wall,
         "captures": notes,
+        "kernel_mptcp_counters": counters,
         "iperf3": doc.get("start", {}).get("version"),
     }
     return EmuResult(scenario=sc, goodput_mbps=meta["goodput_mbps"], path_mbps=path_mbps,

@@ -128,3 +128,21 @@ def tx_bytes(ns: str, ifname: str) -> int:
         return int(sh("cat", f"/sys/class/net/{ifname}/statistics/tx_bytes", ns=ns).strip())
     except (EmuError, ValueError):
         return 0
+
+
+def mptcp_counters(ns: str) -> dict[str, int]:
+    """The namespace's non-zero MPTCP MIB counters (MPTcpExt* of /proc/net/netstat: joins,
+    reinjections, stale subflows, retransmissions...), for emu.json."""
+    try:
+        text = sh("cat", "/proc/net/netstat", ns=ns)
+    except EmuError:
+        return {}
+    lines = text.splitlines()
+    out: dict[str, int] = {}
+    for head, vals in zip(lines[::2], lines[1::2]):
+        names, nums = head.split(), vals.split()
+        if names and names[0] == "MPTcpExt:":
+            for n, v in zip(names[1:], nums[1:]):
+                if v.isdigit() and int(v):
+                    out[n] = int(v)
+    return out

@@ -18,7 +18,11 @@ from .capacity import Capacity
 from .checks import EmuError
 from .netns import sh
 
-LEAF = "10:"
+# Going down swaps the leaf FIFO for a new empty one (the other handle): a replaced qdisc is
+# destroyed with whatever it held, so the frames queued when the link broke are lost, as a
+# 60 GHz driver frees the station's ring on disconnect (docs/models.md). Changing the limit alone
+# would leave them to drain during the outage.
+LEAVES = ("10:", "11:")
 # HTB needs a bucket of at least a timer tick's worth of data to hold a Gbit/s rate (the kernel's
 # HTB works in 64 ns units but dequeues on softirq timers of ~1 ms): 1 ms at the rate, at least
 # two of the largest packets it sees (GSO_MAX_BYTES).
@@ -47,7 +51,8 @@ def install(ns: str, ifname: str, rate_mbps: float, mtu: int, queue_bytes: int, 
     sh("tc", "class", "add", "dev", ifname, "parent", "1:", "classid", "1:1", "htb", *_rate_args(rate_mbps, mtu),
        "quantum", "60000", ns=ns)
     limit = queue_bytes if up else 0
-    sh("tc", "qdisc", "add", "dev", ifname, "parent", "1:1", "handle", LEAF, "bfifo", "limit", str(limit), ns=ns)
+    sh("tc", "qdisc", "add", "dev", ifname, "parent", "1:1", "handle", LEAVES[0], "bfifo", "limit", str(limit),
+       ns=ns)
 
 
 class Shaper:
@@ -81,8 +86,10 @@ class Shaper:
     def _run(self, t0: float) -> None:
         bin_s = self.targets[0][2].bin_s
         n_bins = max(len(t[2].mbps) for t in self.targets)
-        # What each interface holds now: the rate installed with bin 0, up if it was > 0.
+        # What each interface holds now: the rate installed with bin 0, up if it was > 0, and
+        # which leaf handle its FIFO has.
         state = [(float(t[2].mbps[0]), float(t[2].mbps[0]) > 0) for t in self.targets]
+        leaf = [0 for _ in self.targets]
         for i in range(1, n_bins):
             wait = t0 + i * bin_s - time.monotonic()
             if wait > 0 and self._stop.wait(wait):
@@ -98,8 +105,11 @@ class Shaper:
                     lines.append(" ".join(["class change dev", ifname, "parent 1: classid 1:1 htb",
                                            *_rate_args(rate, mtu)]))
                     held = rate
-                if up != was_up:
-                    lines.append(f"qdisc change dev {ifname} parent 1:1 handle {LEAF} bfifo limit {qbytes if up else 0}")
+                if was_up and not up:
+                    leaf[k] = 1 - leaf[k]
+                    lines.append(f"qdisc replace dev {ifname} parent 1:1 handle {LEAVES[leaf[k]]} bfifo limit 0")
+                elif up and not was_up:
+                    lines.append(f"qdisc change dev {ifname} parent 1:1 handle {LEAVES[leaf[k]]} bfifo limit {qbytes}")
                 state[k] = (held, up)
                 if lines and not self._send(ns, lines):
                     return

@@ -268,9 +268,11 @@ impl TcpSender {
         self.cc.name()
     }
 
-    /// When the retransmission timer fires, if armed (icsk_timeout of ICSK_TIME_RETRANS).
-    pub fn rto_deadline(&self) -> Option<Time> {
-        self.rto_at
+    /// When the socket's retransmit timer slot fires, if armed: Linux keeps one (icsk_timeout),
+    /// holding the loss probe, RACK's reordering timeout or the RTO (icsk_pending says which);
+    /// here they are separate deadlines, and the slot's is the earliest armed one.
+    pub fn xmit_timer_deadline(&self) -> Option<Time> {
+        [self.tlp_at, self.reo_at, self.rto_at].into_iter().flatten().min()
     }
 
     pub fn app_limit(&self) -> u64 {

@@ -5,7 +5,8 @@
 //!   new data is pushed with none pending and whenever the data ACK advances with data still
 //!   unacknowledged (__mptcp_clean_una), stopped when everything is data-ACKed. Its interval
 //!   (mptcp_set_timeout / mptcp_timeout_from_subflow) is the longest time left on the pending
-//!   RTO timer of any subflow that is not counting losses (stale_count == 0), else TCP_RTO_MIN;
+//!   retransmit timer (icsk_timeout: the RTO, or the tail loss probe while that is armed) of any
+//!   subflow that is not counting losses (stale_count == 0), else TCP_RTO_MIN;
 //! - each time it fires (mptcp_retransmit_timer -> mptcp_worker -> __mptcp_retrans ->
 //!   mptcp_subflow_get_retrans), every subflow with data outstanding is checked
 //!   (mptcp_pm_subflow_chk_stale): if nothing has arrived on it since the previous check
@@ -48,7 +49,7 @@ impl Simulation {
                 continue;
             }
             let s = self.flows[st.flow as usize].sender.as_ref().expect("tcp");
-            if let Some(t) = s.rto_deadline() {
+            if let Some(t) = s.xmit_timer_deadline() {
                 if t > now && t - now > tout {
                     tout = t - now;
                 }
