@@ -26,18 +26,17 @@ import shutil
 import signal
 import socket
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
 
+from .cliargs import print_error
 from .errors import MmpathError
 
 MARK = "# mmpath-capture"
 
 
-def _err(msg: str) -> None:
-    print("mmpath: " + " ".join(str(msg).split()), file=sys.stderr)
+_err = print_error  # cliargs.py: one line on stderr, control characters escaped
 
 
 def _wireless_interfaces() -> list[str]:

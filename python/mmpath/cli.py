@@ -9,17 +9,14 @@ import sys
 import tomllib
 from pathlib import Path
 
+from .cliargs import print_error
 from .errors import MmpathError
 
 DEFAULT_SCENARIO = "default"
 DEFAULT_OUT_ROOT = Path("mmpath-out")
 
 
-def _err(msg: str) -> None:
-    # One line, always: messages from the core or from the OS may carry newlines.
-    from mmpath.errors import one_line  # escapes control characters a user typed
-
-    print("mmpath: " + one_line(msg), file=sys.stderr)
+_err = print_error  # cliargs.py: one line on stderr, control characters escaped
 
 
 def _version() -> str:

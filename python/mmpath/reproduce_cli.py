@@ -10,23 +10,12 @@ import argparse
 import sys
 from pathlib import Path
 
+from .cliargs import positive_int, print_error
+
 DEFAULT_OUT = Path("mmpath-out") / "reproduce"
 
 
-def _err(msg: str) -> None:
-    from mmpath.errors import one_line  # escapes control characters a user typed
-
-    print("mmpath: " + one_line(msg), file=sys.stderr)
-
-
-def _positive(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a positive integer (got {text!r})") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer (got {text!r})")
-    return n
+_err = print_error  # cliargs.py: one line on stderr, control characters escaped
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -36,12 +25,12 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                     "paper measured, what mmpath measured, the criterion and PASS/FAIL. Exit 1 on any FAIL.")
     p.add_argument("ids", nargs="*", metavar="ID",
                    help="claim ids (e.g. 000-mtu7912 001-tcp) or 'all' (the default)")
-    p.add_argument("--runs", type=_positive, metavar="N",
+    p.add_argument("--runs", type=positive_int, metavar="N",
                    help="runs per scenario point, seeds 1..N (default 10; 2 with --fast)")
     p.add_argument("--out", metavar="DIR", help=f"output folder (default: {DEFAULT_OUT})")
     p.add_argument("--fast", action="store_true",
                    help="quick check: 2 runs per point, 3 s scenarios, fewer sweep points where a claim allows")
-    p.add_argument("--workers", type=_positive, metavar="N", help="processes on this machine (default: one per CPU)")
+    p.add_argument("--workers", type=positive_int, metavar="N", help="processes on this machine (default: one per CPU)")
     p.add_argument("--dask", metavar="ADDRESS",
                    help="run on the Dask cluster whose scheduler is at ADDRESS (e.g. tcp://10.0.0.5:8786)")
     p.add_argument("--list", action="store_true", help="list the claim ids with their claims and exit")

@@ -7,13 +7,12 @@ import os
 import sys
 from pathlib import Path
 
+from ..cliargs import print_error
+
 DEFAULT_OUT = Path("mmpath-out") / "analyze"
 
 
-def _err(msg: str) -> None:
-    from mmpath.errors import one_line  # escapes control characters a user typed
-
-    print("mmpath: " + one_line(msg), file=sys.stderr)
+_err = print_error  # cliargs.py: one line on stderr, control characters escaped
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:

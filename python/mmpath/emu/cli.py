@@ -10,13 +10,12 @@ import argparse
 import sys
 from pathlib import Path
 
+from ..cliargs import print_error
+
 DEFAULT_OUT_ROOT = Path("mmpath-out") / "emu"
 
 
-def _err(msg: str) -> None:
-    from ..errors import one_line  # one line, control characters escaped
-
-    print("mmpath: " + one_line(msg), file=sys.stderr)
+_err = print_error  # cliargs.py: one line on stderr, control characters escaped
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:

@@ -12,23 +12,12 @@ import os
 import sys
 from pathlib import Path
 
+from ..cliargs import positive_int, print_error
+
 DEFAULT_OUT_ROOT = Path("mmpath-out") / "sweep"
 
 
-def _err(msg: str) -> None:
-    from ..errors import one_line  # one line, control characters escaped
-
-    print("mmpath: " + one_line(msg), file=sys.stderr)
-
-
-def _workers(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a positive integer (got {text!r})") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer (got {text!r})")
-    return n
+_err = print_error  # cliargs.py: one line on stderr, control characters escaped
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -38,7 +27,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                     "this machine's cores or a Dask cluster, and write one results table (Parquet + CSV). "
                     "The sweep file's format: docs/sweep.md.")
     p.add_argument("sweep", metavar="SWEEP.toml", help="the sweep file")
-    p.add_argument("--workers", type=_workers, metavar="N",
+    p.add_argument("--workers", type=positive_int, metavar="N",
                    help="processes on this machine (default: one per CPU)")
     p.add_argument("--dask", metavar="ADDRESS",
                    help="run on the Dask cluster whose scheduler is at ADDRESS (e.g. tcp://10.0.0.5:8786) "
