@@ -50,7 +50,7 @@ def _wireless_interfaces() -> list[str]:
     return out
 
 
-class _Sampler(threading.Thread):
+class Sampler(threading.Thread):
     """Runs `argv` every `interval_s` and appends its output under a timestamp mark."""
 
     def __init__(self, kind: str, argvs: list[list[str]], path: Path, interval_s: float):
@@ -119,10 +119,10 @@ def capture(cmd: list[str], out: str | os.PathLike = "mmpath-capture", *, interv
     except OSError as e:
         raise MmpathError(f"capture: cannot create {out}: {e.strerror}") from None
 
-    samplers: list[_Sampler] = []
+    samplers: list[Sampler] = []
     notes: list[str] = []
     if shutil.which("ss"):
-        samplers.append(_Sampler("ss", [["ss", "-tinO"]], out / "ss.log", interval_s))
+        samplers.append(Sampler("ss", [["ss", "-tinO"]], out / "ss.log", interval_s))
     else:
         notes.append("ss not found (install iproute2): no ss.log")
     ifs = _wireless_interfaces() if iw is None else iw
@@ -130,7 +130,7 @@ def capture(cmd: list[str], out: str | os.PathLike = "mmpath-capture", *, interv
         notes.append("iw not found (install iw): no iw logs")
         ifs = []
     for ifname in ifs:
-        samplers.append(_Sampler("iw", [["iw", "dev", ifname, "station", "dump"], ["iw", "dev", ifname, "link"]],
+        samplers.append(Sampler("iw", [["iw", "dev", ifname, "station", "dump"], ["iw", "dev", ifname, "link"]],
                                  out / f"iw-{ifname}.log", interval_s))
     if iw is None and not ifs:
         notes.append("no wireless interface found: no iw logs")

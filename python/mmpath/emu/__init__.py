@@ -34,6 +34,10 @@ from .checks import EmuError
 
 __all__ = ["EmuError", "EmuResult", "run"]
 
+# How often the sender's sockets are sampled with `ss -tinO` when capturing (each ss run costs a
+# few ms of CPU on this machine; 50 ms resolves a 200 ms RTO backoff step).
+SS_INTERVAL_S = 0.05
+
 
 
 @dataclass
@@ -99,6 +103,8 @@ def run(scenario: ScenarioSpec, overrides: Overrides = None, seed: int | None = 
             from ..analyze import analyze
 
             inputs = [tmp / "iperf3.json", *(tmp / f"{n}.pcap" for n in names if (tmp / f"{n}.pcap").is_file())]
+            if (tmp / "ss.log").is_file():
+                inputs.append(tmp / "ss.log")
             try:
                 res.analysis = analyze([str(p) for p in inputs], out=tmp / "analysis")
             except Exception as e:  # noqa: BLE001 - the raw outputs stand without the analysis
@@ -134,6 +140,14 @@ def _emulate(sc, cfg, flow, names, mtus, backup, caps, direction, start_s, durat
         srv_log, cli_log = tmp / "iperf3-server.json", tmp / "iperf3.json"
         server = traffic.start_server(topo, kind == "mptcp", srv_log)
         caps_running = traffic.start_captures(topo, tmp) if capture else []
+        # The sender's TCP state (cwnd, RTT, RTO of every subflow), as `mmpath capture` samples it.
+        ss = None
+        if capture:
+            from ..capture import Sampler
+
+            sender_ns = topo.srv if direction == "download" else topo.cli
+            ss = Sampler("ss", [["ip", "netns", "exec", sender_ns, "ss", "-tinO"]], tmp / "ss.log", SS_INTERVAL_S)
+            ss.start()
         before = {(t[0], t[1]): netns.tx_bytes(t[0], t[1]) for t in targets if t[5]}
         shp = shaper.Shaper(targets)
         t0 = shp.start()
@@ -148,6 +162,9 @@ def _emulate(sc, cfg, flow, names, mtus, backup, caps, direction, start_s, durat
         shp.stop()
         after = {(t[0], t[1]): netns.tx_bytes(t[0], t[1]) for t in targets if t[5]}
         notes = traffic.stop_captures(caps_running)
+        if ss is not None:
+            ss.stop.set()
+            ss.join(timeout=5)
         counters = {"server": netns.mptcp_counters(topo.srv), "client": netns.mptcp_counters(topo.cli)} \
             if kind == "mptcp" else {}
         try:
