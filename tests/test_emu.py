@@ -88,6 +88,9 @@ def test_blockage_stops_the_flow_and_it_comes_back(tmp_path):
     assert doc["start"]["test_start"]["protocol"] == "TCP"
     assert (out / "ad.pcap").stat().st_size > 10_000
     assert (out / "capacity-ad.csv").read_text().startswith("t_s,rate_mbps,link_up\n")
+    # The sender's sockets, sampled by ss: the data socket backs its RTO off during the blockage.
+    ss = (out / "ss.log").read_text()
+    assert ss.count("# mmpath-capture ss t=") > 50 and "backoff:" in ss
     summary = json.loads((out / "analysis" / "summary.json").read_text())
     assert summary["flows"], summary
     meta = json.loads((out / "emu.json").read_text())
