@@ -41,7 +41,8 @@ def read(path) -> Source:
     if not need <= set(iv.columns):
         raise AnalyzeInputError(d / "intervals.csv", f"missing columns {sorted(need - set(iv.columns))}",
                                 "t_s, flow, subflow, path, bytes, mbps (docs/outputs.md)")
-    iv["path"] = iv["path"].fillna("").astype(str)
+    # An all-empty path column (connection rows only) reads as float NaN: cast before filling.
+    iv["path"] = iv["path"].astype(object).fillna("").astype(str)
     iv["flow"] = iv["flow"].astype(str)
     # bins are 100 ms except the last, which may be shorter (docs/outputs.md)
     sim_s = float(summary.get("sim_s") or (iv["t_s"].max() + 0.1))
