@@ -109,3 +109,42 @@ def load_without_wall_time(path: Path) -> dict:
     for k in WALL_TIME_KEYS:
         d.pop(k)
     return d
+
+
+def to_toml(doc: dict) -> str:
+    """A small TOML writer for test scenarios: top-level values, tables, and arrays of tables
+    ([[path]], [[flow]]); strings quoted as JSON (a subset of TOML's basic strings)."""
+
+    def val(v):
+        if isinstance(v, bool):
+            return "true" if v else "false"
+        if isinstance(v, str):
+            return json.dumps(v)
+        if isinstance(v, list):
+            return "[" + ", ".join(val(x) for x in v) + "]"
+        if isinstance(v, dict):
+            return "{ " + ", ".join(f"{k} = {val(x)}" for k, x in v.items()) + " }"
+        return repr(v)
+
+    lines = [f"{k} = {val(v)}" for k, v in doc.items() if not isinstance(v, (list, dict))]
+    for k, v in doc.items():
+        if isinstance(v, dict):
+            lines.append(f"[{k}]")
+            lines += [f"{a} = {val(b)}" for a, b in v.items()]
+    for k, v in doc.items():
+        if isinstance(v, list):
+            for item in v:
+                lines.append(f"[[{k}]]")
+                lines += [f"{a} = {val(b)}" for a, b in item.items()]
+    return "\n".join(lines) + "\n"
+
+
+def claim_checks_hold(claim_id: str, runs, mode, fragment: str) -> bool:
+    """Whether every check of `claim_id` whose text contains `fragment` holds on `runs` (the
+    dead-run guard tests: a guard must hold on the real table and fail on an altered one)."""
+    from mmpath.reproduce import CLAIMS
+
+    _, items = CLAIMS[claim_id].check(runs, mode)
+    hits = [c for c in items if fragment in c.text]
+    assert hits, (fragment, [c.text for c in items])
+    return all(c.ok for c in hits)

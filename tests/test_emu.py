@@ -13,6 +13,7 @@ import subprocess
 
 import pytest
 
+from conftest import to_toml
 from mmpath.cli import main
 
 
@@ -114,7 +115,7 @@ def test_what_cannot_be_emulated_is_refused_in_one_line(tmp_path, capsys, flow, 
         message = "flow.0.cc: this kernel has no 'vegas'"
     sc = _scenario([_wired("a", 100.0), _wired("b", 100.0)], flow)
     f = tmp_path / "sc.toml"
-    f.write_text(_toml(sc))
+    f.write_text(to_toml(sc))
     out = tmp_path / "out"
     assert main(["emu", "run", str(f), "--out", str(out)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
@@ -127,7 +128,7 @@ def test_what_cannot_be_emulated_is_refused_in_one_line(tmp_path, capsys, flow, 
 def test_a_long_base_rtt_needs_netem(tmp_path, capsys):
     sc = _scenario([_wired("a", 100.0, delay_ms=25.0)], {"kind": "tcp", "path": "a"})
     f = tmp_path / "sc.toml"
-    f.write_text(_toml(sc))
+    f.write_text(to_toml(sc))
     assert main(["emu", "run", str(f)]) == 2
     assert "base RTT 50 ms: adding delay needs sch_netem" in capsys.readouterr().err
 
@@ -152,28 +153,3 @@ def test_x_kernel_compares_both_engines_on_the_same_runs():
     v = rep.results["x-kernel"].verdict
     assert v.status in ("PASS", "FAIL") and len(v.checks) == 5
     assert any("mean goodput, simulation vs emulation" in c.text for c in v.checks)
-
-
-def _toml(sc: dict) -> str:
-    """A scenario dict as TOML (tables and arrays of tables), enough for these tests."""
-    def val(v):
-        if isinstance(v, bool):
-            return "true" if v else "false"
-        if isinstance(v, str):
-            return json.dumps(v)
-        if isinstance(v, list):
-            return "[" + ", ".join(val(x) for x in v) + "]"
-        if isinstance(v, dict):
-            return "{" + ", ".join(f"{k} = {val(x)}" for k, x in v.items()) + "}"
-        return repr(v)
-
-    lines = []
-    for k, v in sc.items():
-        if k in ("path", "flow"):
-            continue
-        lines.append(f"{k} = {val(v)}")
-    for section in ("path", "flow"):
-        for item in sc.get(section, []):
-            lines.append(f"[[{section}]]")
-            lines += [f"{k} = {val(v)}" for k, v in item.items()]
-    return "\n".join(lines) + "\n"

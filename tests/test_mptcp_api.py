@@ -8,7 +8,7 @@ import mmpath
 from mmpath import SchedulerError
 from mmpath.errors import ScenarioError
 
-from conftest import assert_one_line_error
+from conftest import assert_one_line_error, to_toml
 
 TWO_PATHS = {
     "name": "two-paths",
@@ -115,38 +115,10 @@ def test_bad_mptcp_fields_one_clear_error(run_cli, tmp_path, flow, fragment):
     assert fragment in str(e.value), str(e.value)
     # The CLI says the same in one line, exit 2, no traceback.
     toml = tmp_path / "bad.toml"
-    toml.write_text(_toml(sc))
+    toml.write_text(to_toml(sc))
     rc, _, err = run_cli("run", str(toml), "--out", tmp_path / "o")
     assert rc == 2
     assert_one_line_error(err, fragment)
-
-
-def _toml(doc) -> str:
-    """A tiny TOML writer for these flat test scenarios."""
-    def val(v):
-        if isinstance(v, bool):
-            return "true" if v else "false"
-        if isinstance(v, str):
-            return '"' + v + '"'
-        if isinstance(v, list):
-            return "[" + ", ".join(val(x) for x in v) + "]"
-        if isinstance(v, dict):
-            return "{ " + ", ".join(f"{k} = {val(x)}" for k, x in v.items()) + " }"
-        return repr(v)
-    lines = []
-    for k, v in doc.items():
-        if not isinstance(v, (list, dict)):
-            lines.append(f"{k} = {val(v)}")
-    for k, v in doc.items():
-        if isinstance(v, dict):
-            lines.append(f"[{k}]")
-            lines += [f"{a} = {val(b)}" for a, b in v.items()]
-    for k, v in doc.items():
-        if isinstance(v, list):
-            for item in v:
-                lines.append(f"[[{k}]]")
-                lines += [f"{a} = {val(b)}" for a, b in item.items()]
-    return "\n".join(lines) + "\n"
 
 
 def test_mesh_ap_scenario_opens_an_address_mesh():

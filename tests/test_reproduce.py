@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 from conftest import assert_one_line_error
+from conftest import claim_checks_hold as _held
 from mmpath.reproduce import CLAIMS, Mode, UnknownClaim, known_ids, reproduce, select
 from mmpath.reproduce import registry, runner
 from mmpath.reproduce.registry import Check, Claim, Experiment, Point
@@ -248,11 +249,6 @@ def test_exit_codes_follow_the_verdicts(run_cli, test_claims, tmp_path):
 # the real data and fail on the altered one.
 
 
-def _held(claim_id, runs, mode, fragment):
-    _, items = CLAIMS[claim_id].check(runs, mode)
-    hits = [c for c in items if fragment in c.text]
-    assert hits, (fragment, [c.text for c in items])
-    return all(c.ok for c in hits)
 
 
 def test_distance_guard_fails_a_session_that_lost_its_link(fast):

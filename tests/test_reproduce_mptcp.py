@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from mmpath.reproduce import CLAIMS, Mode, reproduce
+from conftest import claim_checks_hold as _held
+from mmpath.reproduce import Mode, reproduce
 
 
 def _xfail(reason: str):
@@ -92,11 +93,6 @@ def test_every_claim_evaluated_with_plots(fast):
 # the real data and fail on the altered one (a guard that cannot fail would let a dead run pass).
 
 
-def _held(claim_id, runs, mode, fragment):
-    _, items = CLAIMS[claim_id].check(runs, mode)
-    hits = [c for c in items if fragment in c.text]
-    assert hits, (fragment, [c.text for c in items])
-    return all(c.ok for c in hits)
 
 
 def test_backup_power_needs_the_source_rate_delivered(fast):

@@ -36,9 +36,6 @@ from .errors import MmpathError
 MARK = "# mmpath-capture"
 
 
-_err = print_error  # cliargs.py: one line on stderr, control characters escaped
-
-
 def _wireless_interfaces() -> list[str]:
     """Interfaces the kernel lists as wireless (/sys/class/net/IF/wireless or phy80211)."""
     out = []
@@ -182,8 +179,8 @@ def capture(cmd: list[str], out: str | os.PathLike = "mmpath-capture", *, interv
     (out / "capture.json").write_text(json.dumps(meta, indent=2) + "\n")
     if not quiet:
         for n in notes:
-            _err(f"capture: {n}")
-        _err(f"capture: wrote {out}{os.sep} (analyze with: mmpath analyze {out})")
+            print_error(f"capture: {n}")
+        print_error(f"capture: wrote {out}{os.sep} (analyze with: mmpath analyze {out})")
     return rc
 
 

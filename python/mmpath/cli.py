@@ -16,9 +16,6 @@ DEFAULT_SCENARIO = "default"
 DEFAULT_OUT_ROOT = Path("mmpath-out")
 
 
-_err = print_error  # cliargs.py: one line on stderr, control characters escaped
-
-
 def _version() -> str:
     from . import __version__
 
@@ -48,7 +45,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     # Outputs are written even when an invariant failed: they are what one debugs from.
     result.save(out)
     if not args.out:
-        _err(f"outputs written to {out}{os.sep} (choose with --out DIR)")
+        print_error(f"outputs written to {out}{os.sep} (choose with --out DIR)")
     if args.json:
         sys.stdout.write(summary_json(result))
     else:
@@ -57,7 +54,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     sys.stdout.flush()
     if not result.ok:
         for c in result.failed_checks:
-            _err(f"invariant check failed: flow {c.get('flow')}: {c.get('check')}: {c.get('detail')}")
+            print_error(f"invariant check failed: flow {c.get('flow')}: {c.get('check')}: {c.get('detail')}")
         return 1
     return 0
 
@@ -71,7 +68,7 @@ def _run_variants(args: argparse.Namespace, spec, sc, out: Path) -> int:
 
     cmp = compare(spec, args.overrides, seed=args.seed, out=out, progress=not args.no_progress)
     if not args.out:
-        _err(f"outputs written to {out}{os.sep} (one folder per variant, compare.csv, compare.png)")
+        print_error(f"outputs written to {out}{os.sep} (one folder per variant, compare.csv, compare.png)")
     if args.json:
         doc = {name: r.summary for name, r in cmp.results.items()}
         sys.stdout.write(json.dumps(doc, indent=2) + "\n")
@@ -85,7 +82,7 @@ def _run_variants(args: argparse.Namespace, spec, sc, out: Path) -> int:
     if not cmp.ok:
         for name, r in cmp.results.items():
             for c in r.failed_checks:
-                _err(f"variant {name}: invariant check failed: flow {c.get('flow')}: {c.get('check')}: {c.get('detail')}")
+                print_error(f"variant {name}: invariant check failed: flow {c.get('flow')}: {c.get('check')}: {c.get('detail')}")
         return 1
     return 0
 
@@ -95,7 +92,7 @@ def cmd_scenarios(args: argparse.Namespace) -> int:
 
     found = bundled_scenarios()
     if not found:
-        _err("no bundled scenarios found")
+        print_error("no bundled scenarios found")
         return 0
     width = max(len(n) for n in found)
     for name, entry in found.items():
@@ -158,25 +155,25 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)  # exits 2 with usage on a bad flag
     if not getattr(args, "func", None):
         parser.print_usage(sys.stderr)
-        _err("error: a command is required (run, scenarios, reproduce, analyze, capture, sweep, emu)")
+        print_error("error: a command is required (run, scenarios, reproduce, analyze, capture, sweep, emu)")
         return 2
     try:
         return args.func(args)
     except MmpathError as e:
-        _err(f"error: {e}")
+        print_error(f"error: {e}")
         return 2
     except (FileNotFoundError, tomllib.TOMLDecodeError) as e:
-        _err(f"error: {e}")
+        print_error(f"error: {e}")
         return 2
     except ValueError as e:
         # scenario.py converts the core's ScenarioError (a ValueError); this is the safety net for
         # any path that does not, because a user mistake must never end in a traceback.
         if _is_core_scenario_error(e):
-            _err(f"error: {e}")
+            print_error(f"error: {e}")
             return 2
         raise
     except KeyboardInterrupt:
-        _err("interrupted")
+        print_error("interrupted")
         return 130
     except BrokenPipeError:
         # `mmpath run --json | head`: the reader left; stop quietly like other Unix tools.

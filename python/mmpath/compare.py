@@ -92,19 +92,12 @@ def compare(spec: ScenarioSpec, overrides: Overrides = None, seed: int | None = 
 
 
 def format_table(table: pd.DataFrame) -> str:
+    from .table import align
+
     cols = list(table.columns)
-    cells = [[c.replace("_mbps", " Mbps").replace("_MB", " MB") for c in cols]]
-    for _, r in table.iterrows():
-        cells.append([f"{r[c]:.1f}" if isinstance(r[c], float) else str(r[c]) for c in cols])
-    widths = [max(len(row[i]) for row in cells) for i in range(len(cols))]
-    text_cols = {0, 1, 2}
-    lines = []
-    for k, row in enumerate(cells):
-        lines.append("  ".join(c.ljust(w) if i in text_cols else c.rjust(w)
-                               for i, (c, w) in enumerate(zip(row, widths))).rstrip())
-        if k == 0:
-            lines.append("  ".join("-" * w for w in widths))
-    return "\n".join(lines)
+    header = [c.replace("_mbps", " Mbps").replace("_MB", " MB") for c in cols]
+    rows = [[f"{r[c]:.1f}" if isinstance(r[c], float) else str(r[c]) for c in cols] for _, r in table.iterrows()]
+    return align(header, rows, 3)
 
 
 def plot(cmp: Comparison, path: Path) -> None:

@@ -15,9 +15,6 @@ from .cliargs import positive_int, print_error
 DEFAULT_OUT = Path("mmpath-out") / "reproduce"
 
 
-_err = print_error  # cliargs.py: one line on stderr, control characters escaped
-
-
 def add_parser(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
         "reproduce", help="run the seed papers' experiments and check each claim",
@@ -50,16 +47,16 @@ def run(args: argparse.Namespace) -> int:
     try:
         rp.select(args.ids)
     except rp.UnknownClaim as e:
-        _err(f"error: {e}")
+        print_error(f"error: {e}")
         return 2
     if args.dask and args.workers:
-        _err("error: --workers and --dask exclude each other (the Dask cluster has its own workers)")
+        print_error("error: --workers and --dask exclude each other (the Dask cluster has its own workers)")
         return 2
     out = Path(args.out) if args.out else DEFAULT_OUT
     rep = rp.reproduce(args.ids or ["all"], runs=args.runs, out=out, fast=args.fast,
                        progress=not args.no_progress, workers=args.workers, dask=args.dask)
     print(console(rep))
     if not args.out:
-        _err(f"outputs written to {out}/ (choose with --out DIR)")
+        print_error(f"outputs written to {out}/ (choose with --out DIR)")
     sys.stdout.flush()
     return 0 if rep.ok else 1

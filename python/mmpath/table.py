@@ -52,17 +52,22 @@ def flow_rows(summary: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     return HEADER, rows
 
 
-def format_table(summary: dict[str, Any]) -> str:
-    header, rows = flow_rows(summary)
+def align(header: list[str], rows: list[list[str]], n_left: int) -> str:
+    """A plain-text table: the first `n_left` columns left-aligned (text), the rest
+    right-aligned (numbers), a dashed rule under the header. Shared by `mmpath run`, the variant
+    comparison (compare.py) and `mmpath sweep`."""
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
 
     def line(cells: list[str]) -> str:
-        return "  ".join(c.ljust(w) if i < _LEFT else c.rjust(w)
+        return "  ".join(c.ljust(w) if i < n_left else c.rjust(w)
                          for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
 
-    out = [line(header), "  ".join("-" * w for w in widths)]
-    out += [line(r) for r in rows]
-    return "\n".join(out)
+    return "\n".join([line(header), "  ".join("-" * w for w in widths), *(line(r) for r in rows)])
+
+
+def format_table(summary: dict[str, Any]) -> str:
+    header, rows = flow_rows(summary)
+    return align(header, rows, _LEFT)
 
 
 def _si(x: float) -> str:

@@ -7,21 +7,11 @@
 
 use mmpath_sim::{Scenario, Simulation, Time};
 use proptest::prelude::*;
+
+mod common;
+use common::config;
 use serde_json::Value;
 use std::path::PathBuf;
-
-/// Fixed seed (reproducible runs); `MMPATH_FUZZ_SEED` picks another, `MMPATH_FUZZ_SCALE`
-/// multiplies the number of cases.
-fn config(cases: u32) -> ProptestConfig {
-    let env = |k: &str| std::env::var(k).ok().and_then(|v| v.parse::<u64>().ok());
-    let scale = env("MMPATH_FUZZ_SCALE").unwrap_or(1) as u32;
-    ProptestConfig {
-        cases: cases.saturating_mul(scale),
-        failure_persistence: None,
-        rng_seed: proptest::test_runner::RngSeed::Fixed(env("MMPATH_FUZZ_SEED").unwrap_or(20261122)),
-        ..ProptestConfig::default()
-    }
-}
 
 /// Sets `doc[key]` for a dotted `--set` key (python/mmpath/scenario.py apply_override).
 fn set_dotted(doc: &mut Value, key: &str, v: Value) {

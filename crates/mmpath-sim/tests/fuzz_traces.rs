@@ -8,22 +8,12 @@
 use mmpath_sim::link::trace::{load, parse, write_csv, Trace, TraceError, TraceFormat, TraceOpts};
 use mmpath_sim::Time;
 use proptest::prelude::*;
+
+mod common;
+use common::config;
 use std::path::PathBuf;
 
 const LABEL: &str = "fuzz.trace";
-
-/// Fixed seed (reproducible runs); `MMPATH_FUZZ_SEED` picks another, `MMPATH_FUZZ_SCALE`
-/// multiplies the number of cases (e.g. 100 for a long exploration).
-fn config(cases: u32) -> ProptestConfig {
-    let env = |k: &str| std::env::var(k).ok().and_then(|v| v.parse::<u64>().ok());
-    let scale = env("MMPATH_FUZZ_SCALE").unwrap_or(1) as u32;
-    ProptestConfig {
-        cases: cases.saturating_mul(scale),
-        failure_persistence: None,
-        rng_seed: proptest::test_runner::RngSeed::Fixed(env("MMPATH_FUZZ_SEED").unwrap_or(20261122)),
-        ..ProptestConfig::default()
-    }
-}
 
 fn fixtures() -> Vec<String> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/traces");

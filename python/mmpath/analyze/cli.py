@@ -12,9 +12,6 @@ from ..cliargs import print_error
 DEFAULT_OUT = Path("mmpath-out") / "analyze"
 
 
-_err = print_error  # cliargs.py: one line on stderr, control characters escaped
-
-
 def add_parser(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
         "analyze", help="analyze iperf3 -J, pcap, ss, iw, wil6210 logs or an mmpath run folder",
@@ -69,5 +66,5 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(format_summary(res.summary))
     if not args.out:
-        _err(f"outputs written to {out}{os.sep} (choose with --out DIR)")
+        print_error(f"outputs written to {out}{os.sep} (choose with --out DIR)")
     return 0

@@ -15,9 +15,6 @@ from ..cliargs import print_error
 DEFAULT_OUT_ROOT = Path("mmpath-out") / "emu"
 
 
-_err = print_error  # cliargs.py: one line on stderr, control characters escaped
-
-
 def add_parser(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
         "emu", help="run a scenario over the real Linux TCP/MPTCP in network namespaces (root)",
@@ -39,7 +36,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 def _usage(p: argparse.ArgumentParser):
     def f(args: argparse.Namespace) -> int:
         p.print_usage(sys.stderr)
-        _err("error: emu needs a command (run)")
+        print_error("error: emu needs a command (run)")
         return 2
     return f
 
@@ -55,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
         res = emulate(args.scenario, args.overrides, seed=args.seed, out=out, capture=not args.no_capture)
     except EmuError as e:
         if str(e).startswith("iperf3 failed"):
-            _err(f"error: {e}")
+            print_error(f"error: {e}")
             return 1
         raise
     m = res.meta
@@ -66,6 +63,6 @@ def run(args: argparse.Namespace) -> int:
         print(f"  {name}: {mbps:.1f} Mbit/s sent (capacity mean {m['capacity_mean_mbps'][name]:.1f})")
     print(f"  base RTT: scenario {m['base_rtt_ms']['scenario']:g} ms, emulated ~0.05 ms (no netem)")
     if "analysis_error" in m:
-        _err(f"analysis of the captures failed: {m['analysis_error']}")
+        print_error(f"analysis of the captures failed: {m['analysis_error']}")
     print(f"outputs: {out}/ (iperf3.json, pcaps, capacity-*.csv, emu.json, analysis/)")
     return 0

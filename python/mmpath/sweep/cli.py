@@ -17,9 +17,6 @@ from ..cliargs import positive_int, print_error
 DEFAULT_OUT_ROOT = Path("mmpath-out") / "sweep"
 
 
-_err = print_error  # cliargs.py: one line on stderr, control characters escaped
-
-
 def add_parser(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
         "sweep", help="run a grid of scenario overrides x seeds in parallel, one results table",
@@ -43,13 +40,13 @@ def run(args: argparse.Namespace) -> int:
     from . import run as run_sweep
 
     if args.dask and args.workers:
-        _err("error: --workers and --dask exclude each other (the Dask cluster has its own workers)")
+        print_error("error: --workers and --dask exclude each other (the Dask cluster has its own workers)")
         return 2
     spec = load_sweep(args.sweep)  # a SweepError ends here with one line and status 2 (cli.main)
     out = Path(args.out) if args.out else DEFAULT_OUT_ROOT / spec.name
     n_local = args.workers or os.cpu_count() or 1
     where = f"the Dask cluster at {args.dask}" if args.dask else f"{n_local} local worker{'s' * (n_local > 1)}"
-    _err(f"sweep {spec.name}: {len(spec.points)} points x {len(spec.seeds)} seeds = {len(spec.runs)} runs "
+    print_error(f"sweep {spec.name}: {len(spec.points)} points x {len(spec.seeds)} seeds = {len(spec.runs)} runs "
          f"on {where}")
     res = run_sweep(spec, workers=args.workers, dask=args.dask, out=out, progress=not args.no_progress)
     print(res.summary_text())
@@ -57,10 +54,10 @@ def run(args: argparse.Namespace) -> int:
     sys.stdout.flush()
     for r, msg in [(r, res.errors[r.index]) for r in spec.runs if r.index in res.errors]:
         vals = ", ".join(f"{k} = {v!r}" for k, v in r.values)
-        _err(f"run failed: point {r.point} ({vals}), seed {r.seed}: {msg}")
+        print_error(f"run failed: point {r.point} ({vals}), seed {r.seed}: {msg}")
     if "invariants_ok" in res.table:
         bad = res.table[(res.table["error"] == "") & (~res.table["invariants_ok"].astype(bool))]
         for _, row in bad.drop_duplicates(["point", "seed"]).iterrows():
-            _err(f"invariant check failed: point {row['point']}, seed {row['seed']} (see its summary with "
+            print_error(f"invariant check failed: point {row['point']}, seed {row['seed']} (see its summary with "
                  f"`mmpath run` and the same overrides)")
     return 0 if res.ok else 1

@@ -11,7 +11,6 @@ flow, whatever order the runs finished in.
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 from typing import Any
 
@@ -45,15 +44,6 @@ def table(spec: SweepSpec, done: dict[int, list[dict[str, Any]]], errors: dict[i
     return df
 
 
-def _mean_std(values: list[float]) -> tuple[float, float]:
-    xs = [float(v) for v in values if v is not None and not (isinstance(v, float) and math.isnan(v))]
-    if not xs:
-        return math.nan, math.nan
-    m = sum(xs) / len(xs)
-    sd = math.sqrt(sum((x - m) ** 2 for x in xs) / (len(xs) - 1)) if len(xs) > 1 else 0.0
-    return m, sd
-
-
 def summary_rows(spec: SweepSpec, df: pd.DataFrame) -> tuple[list[str], list[list[str]]]:
     """Per grid point and flow: goodput mean and std over the seeds, runs done / failed."""
     header = [*spec.keys, "flow", "runs", "goodput Mbps", "std", "failed"]
@@ -69,20 +59,16 @@ def summary_rows(spec: SweepSpec, df: pd.DataFrame) -> tuple[list[str], list[lis
             continue
         for f in flows:
             g = ok[ok["flow"] == f]
-            m, sd = _mean_std(list(g["goodput_mbps"]))
+            x = pd.to_numeric(g["goodput_mbps"], errors="coerce").dropna()
+            m, sd = x.mean(), (x.std() if len(x) > 1 else 0.0)
             out.append([*cells, str(f), str(len(g)), f"{m:.1f}", f"{sd:.1f}", str(failed)])
     return header, out
 
 
 def format_rows(header: list[str], rows: list[list[str]]) -> str:
-    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
-    numeric = {"runs", "goodput Mbps", "std", "failed"}
+    from ..table import align
 
-    def line(cells: list[str]) -> str:
-        return "  ".join(c.rjust(w) if h in numeric else c.ljust(w)
-                         for c, w, h in zip(cells, widths, header)).rstrip()
-
-    return "\n".join([line(header), line(["-" * w for w in widths]), *(line(r) for r in rows)])
+    return align(header, rows, len(header) - 4)  # runs, goodput, std, failed are numbers
 
 
 def write(spec: SweepSpec, df: pd.DataFrame, out: Path, meta: dict[str, Any]) -> None:

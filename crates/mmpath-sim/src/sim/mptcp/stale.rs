@@ -105,10 +105,7 @@ impl Simulation {
             Some(t) if t <= now => {}
             Some(t) => {
                 // Restarted since this event was queued: wait for the new deadline.
-                if cn.rtx_event.is_none() {
-                    cn.rtx_event = Some(t);
-                    self.q.schedule(t, Ev::ConnRtx(c));
-                }
+                self.conn_rtx_set(c, Some(t));
                 return;
             }
             None => return,
