@@ -15,7 +15,8 @@ PY_SRC   := $(shell find python -name '*.py' -o -name '*.toml' 2>/dev/null) pypr
 
 # The emulation engine's system tools (docs/emulate.md): installed from Debian when missing and we
 # are root (the emulator needs root anyway); elsewhere the emulation tests skip, saying why.
-EMU_TOOLS := iperf3 tcpdump mptcpize ethtool
+# (iptables: the delay line's NFQUEUE rules, docs/emulate.md.)
+EMU_TOOLS := iperf3 tcpdump mptcpize ethtool iptables
 
 demo: $(STAMP)
 	$(VENV)/bin/mmpath run
@@ -42,6 +43,8 @@ $(STAMP): $(RUST_SRC) $(PY_SRC)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q "maturin>=1.5,<2" numpy pandas pyarrow matplotlib pytest dpkt hypothesis "dask[distributed]"
 	$(VENV)/bin/maturin develop --release -q
+	cargo build --release -q -p mmpath-delay
+	install -m 755 target/release/mmpath-delay $(VENV)/bin/mmpath-delay
 	@touch $(STAMP)
 
 emu-tools:

@@ -29,7 +29,7 @@ import pandas as pd
 
 from ..outputs import staged_folder
 from ..scenario import Overrides, ScenarioSpec, load_scenario
-from . import capacity, checks, netns, shaper, traffic
+from . import capacity, checks, delay, netns, shaper, tcpconf, traffic
 from .checks import EmuError
 
 __all__ = ["EmuError", "EmuResult", "run"]
@@ -76,7 +76,8 @@ def run(scenario: ScenarioSpec, overrides: Overrides = None, seed: int | None = 
     cfg = sc.config
     flow = checks.scenario(cfg)
     kind = flow["kind"]
-    checks.machine(need_mptcp=kind == "mptcp")
+    delays_us = delay.one_way_us(cfg)
+    checks.machine(need_mptcp=kind == "mptcp", need_delay=any(d > 0 for d in delays_us))
     direction = flow.get("direction", "download")
     start_s = float(flow.get("start_s") or 0.0)
     stop_s = float(flow.get("stop_s") or sc.duration_s)
@@ -98,7 +99,8 @@ def run(scenario: ScenarioSpec, overrides: Overrides = None, seed: int | None = 
     # half-written); without `out`, a temporary folder that goes away.
     with (staged_folder(out_path) if out_path is not None else tempfile.TemporaryDirectory()) as tmp:
         tmp = Path(tmp)
-        res = _emulate(sc, cfg, flow, names, mtus, backup, caps, direction, start_s, duration, tmp, capture)
+        res = _emulate(sc, cfg, flow, names, mtus, backup, caps, direction, start_s, duration, tmp, capture,
+                       delays_us)
         if out_path is not None:
             from ..analyze import analyze
 
@@ -114,15 +116,33 @@ def run(scenario: ScenarioSpec, overrides: Overrides = None, seed: int | None = 
     return res
 
 
+def _shape_backbone(topo: netns.Topology, cfg: dict[str, Any]) -> None:
+    """A backbone slower than 10 GbE is shaped at its rate, both ways, with its queue. At 10 GbE it
+    is left alone: it is not the bottleneck for any radio here, and this machine's veth
+    forwarding tops out near 3 Gbit/s anyway."""
+    bb = cfg.get("backbone") or {}
+    rate = float(bb.get("rate_mbps") or 0.0)
+    if not bb.get("enabled", True) or rate <= 0 or rate >= 10_000:
+        return
+    mtu = int(bb.get("mtu_bytes") or 1500)
+    qbytes = max(int(bb.get("queue_bytes") or 1000 * mtu), 2 * shaper.GSO_MAX_BYTES)
+    for ns, ifname in ((topo.srv, "bb0"), (topo.ap, "bb1")):
+        shaper.install(ns, ifname, rate, mtu, qbytes, True)
+
+
 def _emulate(sc, cfg, flow, names, mtus, backup, caps, direction, start_s, duration, tmp: Path,
-             capture: bool) -> EmuResult:
+             capture: bool, delays_us: list[int]) -> EmuResult:
     kind = flow["kind"]
     (tmp / "scenario.json").write_text(json.dumps(cfg, indent=2) + "\n", encoding="utf-8")
     for n, c in caps.items():
         (tmp / f"capacity-{n}.csv").write_text(c.csv(), encoding="utf-8")
     topo = netns.build(names, mtus, mptcp=kind == "mptcp", backup=backup)
     shp = None
+    line = delay.DelayLine(topo, delays_us)
     try:
+        tcp_set = tcpconf.apply(topo, flow)
+        _shape_backbone(topo, cfg)
+        line.start()
         targets = []
         for link, p in zip(topo.paths, cfg["path"]):
             # Data leaves the AP toward the client (download) or the client toward the AP (upload).
@@ -160,6 +180,7 @@ def _emulate(sc, cfg, flow, names, mtus, backup, caps, direction, start_s, durat
             raise EmuError(f"iperf3 did not finish within {duration + 30:g} s") from None
         wall = time.monotonic() - t0
         shp.stop()
+        delay_stats = line.stop()
         after = {(t[0], t[1]): netns.tx_bytes(t[0], t[1]) for t in targets if t[5]}
         notes = traffic.stop_captures(caps_running)
         if ss is not None:
@@ -181,6 +202,9 @@ def _emulate(sc, cfg, flow, names, mtus, backup, caps, direction, start_s, durat
     finally:
         if shp is not None:
             shp.stop()
+        if line.proc is not None:
+            line.proc.kill()
+            line.proc.communicate()
         netns.teardown(topo)
     shaped = [t for t in targets if t[5]]
     path_mbps = {link.name: (after[(t[0], t[1])] - before[(t[0], t[1])]) * 8 / 1e6 / duration
@@ -191,7 +215,11 @@ def _emulate(sc, cfg, flow, names, mtus, backup, caps, direction, start_s, durat
         "engine": "emulation",
         "kernel": platform.release(),
         "flow": {k: flow.get(k) for k in ("kind", "cc", "direction", "mode")},
-        "base_rtt_ms": {"scenario": checks.base_rtt_ms(cfg), "emulated": "veth, ~0.05 (no netem: delay left out)"},
+        "base_rtt_ms": {"scenario": checks.base_rtt_ms(cfg),
+                        "emulated": {n: 2 * us / 1000.0 for n, us in zip(names, delays_us)},
+                        "note": "plus ~0.05 ms of veth forwarding; the delay line's lateness is in delay_line"},
+        "delay_line": delay_stats,
+        "tcp_settings": tcp_set,
         "goodput_mbps": _goodput(doc, kind == "udp"),
         "path_mbps": path_mbps,
         "capacity_mean_mbps": {n: float(c.mbps.mean()) for n, c in caps.items()},

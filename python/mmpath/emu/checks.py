@@ -20,10 +20,6 @@ from typing import Any
 from ..errors import MmpathError
 
 MAX_PATHS = 4
-# Without sch_netem the emulator cannot add delay: veth pairs give ~0.05 ms. Scenarios whose base
-# RTT is at most this are run with the delay left out (reported in the summary); above it the
-# delay shapes the result (Cubic's window, BBR's pacing) and the run is refused.
-MAX_IGNORED_RTT_MS = 2.0
 
 
 class EmuError(MmpathError):
@@ -37,14 +33,15 @@ def _proc(path: str) -> str | None:
         return None
 
 
-def machine(need_mptcp: bool) -> None:
+def machine(need_mptcp: bool, need_delay: bool = False) -> None:
     if os.geteuid() != 0:
         raise EmuError("emulation needs root (network namespaces and tc): run as root, e.g. with sudo")
-    tools = ["ip", "tc", "iperf3", "tcpdump"] + (["mptcpize"] if need_mptcp else [])
+    tools = ["ip", "tc", "iperf3", "tcpdump"] + (["mptcpize"] if need_mptcp else []) + \
+        (["iptables"] if need_delay else [])
     missing = [t for t in tools if shutil.which(t) is None]
     if missing:
         raise EmuError(f"emulation needs {', '.join(missing)} on PATH (Debian: apt-get install iproute2 iperf3 "
-                       f"tcpdump mptcpize; `make setup` installs them when run as root)")
+                       f"tcpdump mptcpize iptables; `make test` installs them when run as root)")
     if need_mptcp and _proc("/proc/sys/net/mptcp/enabled") is None:
         raise EmuError("this kernel has no MPTCP (no /proc/sys/net/mptcp): MPTCP flows need Linux >= 5.6 "
                        "with CONFIG_MPTCP")
@@ -85,10 +82,9 @@ def scenario(config: dict[str, Any]) -> dict[str, Any]:
         if f.get("coupled") not in (None, "uncoupled"):
             raise EmuError(f"flow.0.coupled: {f.get('coupled')!r}: upstream Linux MPTCP has no coupled "
                            "congestion control (allowed: \"uncoupled\")")
-    rtt = base_rtt_ms(config)
-    if rtt > MAX_IGNORED_RTT_MS:
-        raise EmuError(f"base RTT {rtt:g} ms: adding delay needs sch_netem, which this kernel lacks (allowed: a "
-                       f"base RTT of at most {MAX_IGNORED_RTT_MS:g} ms, left out of the emulation)")
+    from .tcpconf import check as check_tcp
+
+    check_tcp(f)
     return f
 
 

@@ -61,7 +61,10 @@ def run(args: argparse.Namespace) -> int:
     print(f"  goodput (iperf3): {res.goodput_mbps:.1f} Mbit/s")
     for name, mbps in res.path_mbps.items():
         print(f"  {name}: {mbps:.1f} Mbit/s sent (capacity mean {m['capacity_mean_mbps'][name]:.1f})")
-    print(f"  base RTT: scenario {m['base_rtt_ms']['scenario']:g} ms, emulated ~0.05 ms (no netem)")
+    rtts = ", ".join(f"{n} {v:g} ms" for n, v in m["base_rtt_ms"]["emulated"].items())
+    late = [q["late_max_us"] for q in m["delay_line"].get("queues", [])]
+    print(f"  base RTT: scenario {m['base_rtt_ms']['scenario']:g} ms; emulated {rtts}"
+          + (f" (delay line at most {max(late) / 1000:.2f} ms late)" if late else ""))
     if "analysis_error" in m:
         print_error(f"analysis of the captures failed: {m['analysis_error']}")
     print(f"outputs: {out}/ (iperf3.json, pcaps, capacity-*.csv, emu.json, analysis/)")

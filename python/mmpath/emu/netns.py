@@ -118,6 +118,17 @@ def build(path_names: list[str], mtus: list[int], mptcp: bool, backup: set[str])
     return topo
 
 
+def routes(topo: Topology) -> dict[str, list[list[str]]]:
+    """The routes build() added toward the far end, per namespace, as `ip route` arguments: where
+    per-route TCP settings (initcwnd, rto_min, quickack) go."""
+    cli = []
+    for link in topo.paths:
+        cli.append(["default", "via", link.ap_addr, "dev", link.cli_if, "table", str(100 + link.index)])
+    if topo.paths:
+        cli.append(["default", "via", topo.paths[0].ap_addr, "dev", topo.paths[0].cli_if])
+    return {topo.srv: [["10.199.0.0/16", "via", AP_BACKBONE_ADDR]], topo.cli: cli}
+
+
 def teardown(topo: Topology) -> None:
     for ns in (topo.cli, topo.ap, topo.srv):
         subprocess.run(["ip", "netns", "del", ns], capture_output=True)

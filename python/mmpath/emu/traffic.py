@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from .checks import EmuError
+from . import tcpconf
 from .netns import Topology, sh
 
 PORT = 5201
@@ -52,7 +53,7 @@ def client_cmd(topo: Topology, flow: dict[str, Any], duration_s: float, log: Pat
     if kind == "udp":
         cmd += ["-u", "-b", f"{float(flow.get('rate_mbps') or 1000):g}M", "-l", str(first.mtu - UDP_HEADERS)]
     else:
-        cmd += ["-C", str(flow.get("cc") or "cubic")]
+        cmd += ["-C", str(flow.get("cc") or "cubic"), *tcpconf.iperf_args(flow)]
     return ["ip", "netns", "exec", topo.cli, *_mptcp(cmd, kind == "mptcp")]
 
 

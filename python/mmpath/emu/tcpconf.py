@@ -1,0 +1,115 @@
+"""The scenario's `[flow.tcp]` settings on the emulating kernel: each is a per-namespace sysctl, a
+per-route attribute or an iperf3 option, applied to the end it belongs to (the sender's window
+and timers, the receiver's buffer and ACKs). What Linux cannot set per namespace is refused, in
+one line, rather than left silently at the machine's value.
+
+| scenario (docs/scenario.md)   | Linux                                                        | end      |
+|-------------------------------|--------------------------------------------------------------|----------|
+| rmem_max_bytes                | net.ipv4.tcp_rmem[2]                                         | receiver |
+| wmem_max_bytes                | net.ipv4.tcp_wmem[2]                                         | sender   |
+| rcvbuf_bytes / sndbuf_bytes   | SO_RCVBUF / SO_SNDBUF via iperf3 -w (one value for both), with net.core.rmem_max / wmem_max raised to it | both |
+| initial_cwnd                  | route initcwnd                                               | sender   |
+| min_rto_ms                    | route rto_min                                                | sender   |
+| delayed_ack = false           | route quickack 1                                             | receiver |
+| limit_output_bytes            | net.ipv4.tcp_limit_output_bytes (0, TSQ off, has no Linux equivalent) | sender |
+| tail_loss_probes              | net.ipv4.tcp_early_retrans 3 / 0                             | sender   |
+| frto                          | net.ipv4.tcp_frto 2 / 0                                      | sender   |
+| pacing = true                 | iperf3 --fq-rate (SO_MAX_PACING_RATE turns on the stack's internal pacing; the cap is above any path) | sender |
+| hystart = false               | refused: /sys/module/tcp_cubic/parameters/hystart is machine-wide | -   |
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .checks import EmuError
+from .netns import Topology, routes, sh
+
+# SO_MAX_PACING_RATE as a cap no path here reaches (iperf3 passes it as 32-bit bytes/s).
+PACING_CAP = "30G"
+
+
+def check(flow: dict[str, Any]) -> None:
+    """EmuError for a setting the emulator cannot give the kernel."""
+    t = flow.get("tcp") or {}
+    if flow.get("kind") == "udp":
+        return
+    if t.get("hystart") is False and (flow.get("cc") or "cubic") == "cubic":
+        raise EmuError("flow.0.tcp.hystart: false cannot be emulated: CUBIC's HyStart is a machine-wide module "
+                       "parameter (/sys/module/tcp_cubic/parameters/hystart), not a namespace's (allowed: true)")
+    if t.get("limit_output_bytes") == 0:
+        raise EmuError("flow.0.tcp.limit_output_bytes: 0 (TCP Small Queues off) has no Linux equivalent "
+                       "(allowed: 2048 or more, net.ipv4.tcp_limit_output_bytes)")
+    rcv, snd = t.get("rcvbuf_bytes", "auto"), t.get("sndbuf_bytes", "auto")
+    if rcv != snd and "auto" not in (rcv, snd):
+        raise EmuError(f"flow.0.tcp: rcvbuf_bytes {rcv} and sndbuf_bytes {snd} differ; iperf3 -w sets both "
+                       "socket buffers to one value (allowed: the same number for both, or \"auto\")")
+    if (rcv == "auto") != (snd == "auto"):
+        raise EmuError("flow.0.tcp: one of rcvbuf_bytes / sndbuf_bytes is a number and the other \"auto\"; "
+                       "iperf3 -w sets both (allowed: the same number for both, or both \"auto\")")
+
+
+def _sysctl(ns: str, key: str, value: str) -> None:
+    sh("sysctl", "-qw", f"{key}={value}", ns=ns)
+
+
+def _with_max(ns: str, key: str, top: int) -> str:
+    """The namespace's `min default max` triple with max replaced (min / default unchanged)."""
+    cur = sh("sysctl", "-n", key, ns=ns).split()
+    lo, mid = (int(cur[0]), int(cur[1])) if len(cur) == 3 else (4096, 16384)
+    return f"{lo} {min(mid, top)} {top}"
+
+
+def apply(topo: Topology, flow: dict[str, Any]) -> dict[str, Any]:
+    """Sets the flow's TCP settings on both ends; returns what was set, for emu.json."""
+    if flow.get("kind") == "udp":
+        return {}
+    t = flow.get("tcp") or {}
+    download = flow.get("direction", "download") == "download"
+    sender, receiver = (topo.srv, topo.cli) if download else (topo.cli, topo.srv)
+    done: dict[str, Any] = {}
+    if "rmem_max_bytes" in t:
+        done["receiver net.ipv4.tcp_rmem"] = v = _with_max(receiver, "net.ipv4.tcp_rmem", int(t["rmem_max_bytes"]))
+        _sysctl(receiver, "net.ipv4.tcp_rmem", v)
+    if "wmem_max_bytes" in t:
+        done["sender net.ipv4.tcp_wmem"] = v = _with_max(sender, "net.ipv4.tcp_wmem", int(t["wmem_max_bytes"]))
+        _sysctl(sender, "net.ipv4.tcp_wmem", v)
+    buf = t.get("rcvbuf_bytes", "auto")
+    if buf != "auto":
+        for ns in (sender, receiver):
+            for key in ("net.core.rmem_max", "net.core.wmem_max"):
+                _sysctl(ns, key, str(int(buf)))
+        done["socket buffers (iperf3 -w)"] = int(buf)
+    for key, value in (("net.ipv4.tcp_limit_output_bytes", t.get("limit_output_bytes")),
+                       ("net.ipv4.tcp_early_retrans", None if "tail_loss_probes" not in t
+                        else 3 if t["tail_loss_probes"] else 0),
+                       ("net.ipv4.tcp_frto", None if "frto" not in t else 2 if t["frto"] else 0)):
+        if value is not None:
+            _sysctl(sender, key, str(int(value)))
+            done[f"sender {key}"] = int(value)
+    per_route = {sender: [], receiver: []}
+    if "initial_cwnd" in t:
+        per_route[sender] += ["initcwnd", str(int(t["initial_cwnd"]))]
+    if "min_rto_ms" in t:
+        per_route[sender] += ["rto_min", f"{float(t['min_rto_ms']):g}ms"]
+    if t.get("delayed_ack") is False:
+        per_route[receiver] += ["quickack", "1"]
+    table = routes(topo)
+    for ns, attrs in per_route.items():
+        if attrs:
+            for r in table[ns]:
+                sh("ip", "route", "change", *r, *attrs, ns=ns)
+            done[f"{'sender' if ns == sender else 'receiver'} routes"] = " ".join(attrs)
+    return done
+
+
+def iperf_args(flow: dict[str, Any]) -> list[str]:
+    t = flow.get("tcp") or {}
+    if flow.get("kind") == "udp":
+        return []
+    args = []
+    if t.get("rcvbuf_bytes", "auto") != "auto":
+        args += ["-w", str(int(t["rcvbuf_bytes"]))]
+    if t.get("pacing"):
+        args += ["--fq-rate", PACING_CAP]
+    return args
