@@ -109,6 +109,8 @@ def test_blockage_stops_the_flow_and_it_comes_back(tmp_path):
      "flow.0.tcp.limit_output_bytes: 0 (TCP Small Queues off) has no Linux equivalent"),
     ({"kind": "tcp", "path": "a", "tcp": {"rcvbuf_bytes": 65536, "sndbuf_bytes": 131072}},
      "rcvbuf_bytes 65536 and sndbuf_bytes 131072 differ"),
+    ({"kind": "tcp", "path": "a", "tcp": {"rcvbuf_bytes": 1 << 31, "sndbuf_bytes": 1 << 31}},
+     "flow.0.tcp.rcvbuf_bytes: 2147483648 is above this machine's net.core.rmem_max"),
 ])
 
 

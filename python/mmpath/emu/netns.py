@@ -33,6 +33,15 @@ def sh(*args: str, ns: str | None = None, check: bool = True, timeout: float = 2
     return p.stdout
 
 
+def set_sysctl(ns: str, key: str, value: str) -> None:
+    """Sets a sysctl in a namespace and reads it back: `sysctl -q` exits 0 even when the kernel
+    refuses a write (e.g. a key that only the initial namespace may change)."""
+    sh("sysctl", "-w", f"{key}={value}", ns=ns, check=False)
+    got = " ".join(sh("sysctl", "-n", key, ns=ns, check=False).split())
+    if got != " ".join(value.split()):
+        raise EmuError(f"could not set {key} = {value} in namespace {ns} (it reads {got or 'nothing'})")
+
+
 SERVER_ADDR = "10.198.0.1"
 AP_BACKBONE_ADDR = "10.198.0.2"
 
@@ -90,7 +99,7 @@ def build(path_names: list[str], mtus: list[int], mptcp: bool, backup: set[str])
         for ns in (topo.srv, topo.ap, topo.cli):
             sh("ip", "netns", "add", ns)
             sh("ip", "-n", ns, "link", "set", "lo", "up")
-        sh("sysctl", "-qw", "net.ipv4.ip_forward=1", ns=topo.ap)
+        set_sysctl(topo.ap, "net.ipv4.ip_forward", "1")
         _veth(topo.srv, "bb0", SERVER_ADDR, topo.ap, "bb1", AP_BACKBONE_ADDR, max(mtus))
         sh("ip", "-n", topo.srv, "route", "add", "10.199.0.0/16", "via", AP_BACKBONE_ADDR)
         for k, (name, mtu) in enumerate(zip(path_names, mtus)):
@@ -106,7 +115,7 @@ def build(path_names: list[str], mtus: list[int], mptcp: bool, backup: set[str])
             topo.paths.append(link)
         if mptcp:
             for ns in (topo.srv, topo.cli):
-                sh("sysctl", "-qw", "net.mptcp.enabled=1", ns=ns)
+                set_sysctl(ns, "net.mptcp.enabled", "1")
                 n = str(max(len(path_names), 1))
                 sh("ip", "-n", ns, "mptcp", "limits", "set", "subflow", n, "add_addr_accepted", n)
             for link in topo.paths[1:]:

@@ -7,7 +7,7 @@ one line, rather than left silently at the machine's value.
 |-------------------------------|--------------------------------------------------------------|----------|
 | rmem_max_bytes                | net.ipv4.tcp_rmem[2]                                         | receiver |
 | wmem_max_bytes                | net.ipv4.tcp_wmem[2]                                         | sender   |
-| rcvbuf_bytes / sndbuf_bytes   | SO_RCVBUF / SO_SNDBUF via iperf3 -w (one value for both), with net.core.rmem_max / wmem_max raised to it | both |
+| rcvbuf_bytes / sndbuf_bytes   | SO_RCVBUF / SO_SNDBUF via iperf3 -w (one value for both; at most the host's net.core.rmem_max / wmem_max, which a namespace cannot raise) | both |
 | initial_cwnd                  | route initcwnd                                               | sender   |
 | min_rto_ms                    | route rto_min                                                | sender   |
 | delayed_ack = false           | route quickack 1                                             | receiver |
@@ -23,7 +23,7 @@ from __future__ import annotations
 from typing import Any
 
 from .checks import EmuError
-from .netns import Topology, routes, sh
+from .netns import Topology, routes, set_sysctl, sh
 
 # SO_MAX_PACING_RATE as a cap no path here reaches (iperf3 passes it as 32-bit bytes/s).
 PACING_CAP = "30G"
@@ -47,10 +47,24 @@ def check(flow: dict[str, Any]) -> None:
     if (rcv == "auto") != (snd == "auto"):
         raise EmuError("flow.0.tcp: one of rcvbuf_bytes / sndbuf_bytes is a number and the other \"auto\"; "
                        "iperf3 -w sets both (allowed: the same number for both, or both \"auto\")")
+    if rcv != "auto":
+        # SO_RCVBUF / SO_SNDBUF are capped by net.core.rmem_max / wmem_max, which a namespace
+        # copies from the host and may not change (the kernel refuses the write).
+        for key in ("rmem_max", "wmem_max"):
+            cap = _host_core(key)
+            if cap is not None and int(rcv) > cap:
+                raise EmuError(f"flow.0.tcp.rcvbuf_bytes: {int(rcv)} is above this machine's net.core.{key} ({cap}), "
+                               f"which only the host can raise (sysctl -w net.core.rmem_max={int(rcv)} "
+                               f"net.core.wmem_max={int(rcv)}) (allowed: at most {cap}, or \"auto\" with "
+                               "rmem_max_bytes / wmem_max_bytes)")
 
 
-def _sysctl(ns: str, key: str, value: str) -> None:
-    sh("sysctl", "-qw", f"{key}={value}", ns=ns)
+def _host_core(key: str) -> int | None:
+    try:
+        with open(f"/proc/sys/net/core/{key}") as f:
+            return int(f.read())
+    except (OSError, ValueError):
+        return None
 
 
 def _with_max(ns: str, key: str, top: int) -> str:
@@ -70,22 +84,19 @@ def apply(topo: Topology, flow: dict[str, Any]) -> dict[str, Any]:
     done: dict[str, Any] = {}
     if "rmem_max_bytes" in t:
         done["receiver net.ipv4.tcp_rmem"] = v = _with_max(receiver, "net.ipv4.tcp_rmem", int(t["rmem_max_bytes"]))
-        _sysctl(receiver, "net.ipv4.tcp_rmem", v)
+        set_sysctl(receiver, "net.ipv4.tcp_rmem", v)
     if "wmem_max_bytes" in t:
         done["sender net.ipv4.tcp_wmem"] = v = _with_max(sender, "net.ipv4.tcp_wmem", int(t["wmem_max_bytes"]))
-        _sysctl(sender, "net.ipv4.tcp_wmem", v)
+        set_sysctl(sender, "net.ipv4.tcp_wmem", v)
     buf = t.get("rcvbuf_bytes", "auto")
     if buf != "auto":
-        for ns in (sender, receiver):
-            for key in ("net.core.rmem_max", "net.core.wmem_max"):
-                _sysctl(ns, key, str(int(buf)))
         done["socket buffers (iperf3 -w)"] = int(buf)
     for key, value in (("net.ipv4.tcp_limit_output_bytes", t.get("limit_output_bytes")),
                        ("net.ipv4.tcp_early_retrans", None if "tail_loss_probes" not in t
                         else 3 if t["tail_loss_probes"] else 0),
                        ("net.ipv4.tcp_frto", None if "frto" not in t else 2 if t["frto"] else 0)):
         if value is not None:
-            _sysctl(sender, key, str(int(value)))
+            set_sysctl(sender, key, str(int(value)))
             done[f"sender {key}"] = int(value)
     per_route = {sender: [], receiver: []}
     if "initial_cwnd" in t:
