@@ -25,6 +25,12 @@ pytestmark = [
 ]
 
 
+def _namespaces() -> set[str]:
+    """This process's emulation namespaces (mmpath<pid>-*; other emulations may run beside it)."""
+    ls = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    return {w for w in ls.split() if w.startswith(f"mmpath{os.getpid()}-")}
+
+
 def _wired(name: str, rate: float, **more) -> dict:
     return {"name": name, "rate_mbps": rate, "mtu_bytes": 1500, **more}
 
@@ -85,7 +91,7 @@ def test_blockage_stops_the_flow_and_it_comes_back(tmp_path):
     after = iv[(iv.t_s >= 4.2)]["mbps"].mean()
     assert before > 400 and during < 5 and after > 300, (before, during, after)
     # The output folder: the real iperf3 -J, a capture, the capacity trace, and the analysis of them.
-    doc = json.loads((out / "iperf3.json").read_text())
+    doc = json.loads((out / "iperf3-f.json").read_text())
     assert doc["start"]["test_start"]["protocol"] == "TCP"
     assert (out / "ad.pcap").stat().st_size > 10_000
     assert (out / "capacity-ad.csv").read_text().startswith("t_s,rate_mbps,link_up\n")
@@ -109,6 +115,10 @@ def test_blockage_stops_the_flow_and_it_comes_back(tmp_path):
      "flow.0.tcp.limit_output_bytes: 0 (TCP Small Queues off) has no Linux equivalent"),
     ({"kind": "tcp", "path": "a", "tcp": {"rcvbuf_bytes": 65536, "sndbuf_bytes": 131072}},
      "rcvbuf_bytes 65536 and sndbuf_bytes 131072 differ"),
+    ([{"kind": "tcp", "path": "a"}, {"name": "u", "kind": "tcp", "path": "b", "direction": "upload"}],
+     "flow.1.direction: 'upload' beside flow.0's 'download'"),
+    ([{"kind": "tcp", "path": "a"}, {"name": "u", "kind": "tcp", "path": "b", "tcp": {"min_rto_ms": 300}}],
+     "flow.1.tcp differs from flow.0.tcp"),
     ({"kind": "tcp", "path": "a", "tcp": {"rcvbuf_bytes": 1 << 31, "sndbuf_bytes": 1 << 31}},
      "flow.0.tcp.rcvbuf_bytes: 2147483648 is above this machine's net.core.rmem_max"),
 ])
@@ -120,16 +130,38 @@ def test_what_cannot_be_emulated_is_refused_in_one_line(tmp_path, capsys, flow, 
         if "vegas" in have:
             pytest.skip("this kernel has Vegas")
         message = "flow.0.cc: this kernel has no 'vegas'"
-    sc = _scenario([_wired("a", 100.0), _wired("b", 100.0)], flow)
+    flows = flow if isinstance(flow, list) else [flow]
+    sc = _scenario([_wired("a", 100.0), _wired("b", 100.0)], flows[0])
+    sc["flow"] += flows[1:]
     f = tmp_path / "sc.toml"
     f.write_text(to_toml(sc))
     out = tmp_path / "out"
+    before = _namespaces()
     assert main(["emu", "run", str(f), "--out", str(out)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and message in err[0], err
     assert not out.exists()
     # Nothing is left behind in the kernel either.
-    assert "mmpath" not in subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    assert _namespaces() == before, "namespaces left behind"
+
+
+def test_two_flows_share_a_path_each_with_its_own_iperf3(tmp_path):
+    # Two Cubic downloads over one 300 Mbit/s path, the second from t = 1 s: both carry data, the
+    # second's intervals start at 1 s on the scenario's clock, and together they fill the path.
+    sc = _scenario([_wired("a", 300.0)], {"kind": "tcp", "path": "a", "cc": "cubic"}, duration=4.0)
+    sc["flow"].append({"name": "g", "kind": "tcp", "path": "a", "cc": "cubic", "start_s": 1.0, "stop_s": 4.0})
+    out = tmp_path / "emu"
+    res = _emulate(sc, out=out)
+    f, g = res.flows["f"], res.flows["g"]
+    assert f.goodput_mbps > 60 and g.goodput_mbps > 60, (f.goodput_mbps, g.goodput_mbps)
+    assert g.intervals["t_s"].min() >= 1.0 and f.intervals["t_s"].min() < 0.2
+    assert 0.8 * 280 < res.path_mbps["a"] <= 1.03 * 300, res.path_mbps
+    # All flows: every byte received over the 4 s, so f's 4 s and g's 3 s weigh by their spans.
+    assert abs(res.goodput_mbps - (4 * f.goodput_mbps + 3 * g.goodput_mbps) / 4) < 0.03 * res.goodput_mbps
+    assert {p.name for p in out.glob("iperf3-*.json")} == {"iperf3-f.json", "iperf3-f-server.json",
+                                                         "iperf3-g.json", "iperf3-g-server.json"}
+    meta = json.loads((out / "emu.json").read_text())
+    assert [x["name"] for x in meta["flows"]] == ["f", "g"]
 
 
 def _ss_values(ss_log: str, key: str) -> list[float]:

@@ -5,7 +5,8 @@ MPTCP, in network namespaces, with real iperf3 and real captures.
     res = mmpath.emu.run("blockage", overrides={"flow.0.kernel": "linux-upstream",
                                                 "flow.0.scheduler": "default"}, out="emu-out")
     res.goodput_mbps, res.path_mbps, res.intervals      # from iperf3 -J and the interfaces
-    res.analysis                                        # mmpath.analyze on iperf3.json + pcaps
+    res.flows["download"].goodput_mbps                  # each flow, from its own iperf3
+    res.analysis                                        # mmpath.analyze on iperf3-*.json + pcaps
 
 How: each path's capacity over time comes from the scenario's own link model (capacity.py: the
 simulator saturates the path alone), a trace-driven HTB shaper replays it on the path's veth
@@ -32,7 +33,7 @@ from ..scenario import Overrides, ScenarioSpec, load_scenario
 from . import capacity, checks, delay, netns, shaper, tcpconf, traffic
 from .checks import EmuError
 
-__all__ = ["EmuError", "EmuResult", "run"]
+__all__ = ["EmuError", "EmuResult", "FlowResult", "run"]
 
 # How often the sender's sockets are sampled with `ss -tinO` when capturing (each ss run costs a
 # few ms of CPU on this machine; 50 ms resolves a 200 ms RTO backoff step).
@@ -41,30 +42,65 @@ SS_INTERVAL_S = 0.05
 
 
 @dataclass
+class FlowResult:
+    """One flow as its iperf3 client saw it: `intervals` on the scenario's clock (the flow's
+    start_s added to iperf3's own)."""
+    name: str
+    kind: str
+    goodput_mbps: float
+    intervals: pd.DataFrame
+
+
+@dataclass
 class EmuResult:
     scenario: Any
-    goodput_mbps: float
+    goodput_mbps: float  # one flow: iperf3's; several: all bytes received / (last stop - first start)
     path_mbps: dict[str, float]
-    intervals: pd.DataFrame
+    intervals: pd.DataFrame  # all flows together, per 100 ms
     capacities: dict[str, capacity.Capacity]
     meta: dict[str, Any] = field(default_factory=dict)
     analysis: Any = None
     out: Path | None = None
+    flows: dict[str, FlowResult] = field(default_factory=dict)
 
 
-def _iperf_intervals(doc: dict[str, Any]) -> pd.DataFrame:
+def _iperf_intervals(doc: dict[str, Any], offset_s: float) -> pd.DataFrame:
     rows = []
     for iv in doc.get("intervals", []):
         s = iv.get("sum", {})
-        rows.append({"t_s": float(s.get("start", 0.0)), "bytes": int(s.get("bytes", 0)),
+        rows.append({"t_s": offset_s + float(s.get("start", 0.0)), "bytes": int(s.get("bytes", 0)),
                      "mbps": float(s.get("bits_per_second", 0.0)) / 1e6})
     return pd.DataFrame(rows, columns=["t_s", "bytes", "mbps"])
+
+
+def _together(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    """The flows' intervals summed per 100 ms bin of the scenario's clock."""
+    frames = [f for f in frames if len(f)]
+    if not frames:
+        return pd.DataFrame(columns=["t_s", "bytes", "mbps"])
+    if len(frames) == 1:
+        return frames[0]
+    d = pd.concat(frames)
+    d["t_s"] = (d["t_s"] / 0.1).round().astype(int) * 0.1
+    return d.groupby("t_s", as_index=False)[["bytes", "mbps"]].sum()
 
 
 def _goodput(doc: dict[str, Any], udp: bool) -> float:
     end = doc.get("end", {})
     s = end.get("sum") if udp else end.get("sum_received")
     return float((s or {}).get("bits_per_second", 0.0)) / 1e6
+
+
+def _received_bytes(doc: dict[str, Any], udp: bool) -> int:
+    end = doc.get("end", {})
+    s = end.get("sum") if udp else end.get("sum_received")
+    return int((s or {}).get("bytes", 0))
+
+
+def _span(f: dict[str, Any], duration_s: float) -> tuple[float, float]:
+    start = float(f.get("start_s") or 0.0)
+    stop = float(f.get("stop_s") or duration_s)
+    return start, stop
 
 
 def run(scenario: ScenarioSpec, overrides: Overrides = None, seed: int | None = None,
@@ -74,37 +110,37 @@ def run(scenario: ScenarioSpec, overrides: Overrides = None, seed: int | None = 
         raise EmuError(f"{sc.source}: has [[variant]] entries; emulate one configuration at a time "
                        "(apply a variant's overrides with --set)")
     cfg = sc.config
-    flow = checks.scenario(cfg)
-    kind = flow["kind"]
+    flows = checks.scenario(cfg)
+    kinds = {f["kind"] for f in flows}
     delays_us = delay.one_way_us(cfg)
-    checks.machine(need_mptcp=kind == "mptcp", need_delay=any(d > 0 for d in delays_us))
-    direction = flow.get("direction", "download")
-    start_s = float(flow.get("start_s") or 0.0)
-    stop_s = float(flow.get("stop_s") or sc.duration_s)
-    duration = stop_s - start_s
-    if duration < 1.0:
-        raise EmuError(f"flow.0: {duration:g} s of traffic is too short to emulate (allowed: at least 1 s)")
+    checks.machine(need_mptcp="mptcp" in kinds, need_delay=any(d > 0 for d in delays_us))
+    direction = flows[0].get("direction", "download")
+    for i, f in enumerate(flows):
+        start, stop = _span(f, sc.duration_s)
+        if stop - start < 1.0:
+            raise EmuError(f"flow.{i}: {stop - start:g} s of traffic is too short to emulate (allowed: at least 1 s)")
 
     paths = cfg["path"]
     names = [str(p["name"]) for p in paths]
-    caps = {n: capacity.probe(cfg, i, direction, sc.duration_s, sc.seed, tcp=kind != "udp")
+    caps = {n: capacity.probe(cfg, i, direction, sc.duration_s, sc.seed, tcp=kinds != {"udp"})
             for i, n in enumerate(names)}
     mtus = [int(p.get("mtu_bytes") or 1500) for p in paths]
     backup: set[str] = set()
-    if kind == "mptcp" and flow.get("mode") == "backup":
-        backup = set(flow.get("backup_paths") or names[1:])
+    mp = next((f for f in flows if f["kind"] == "mptcp"), None)
+    if mp is not None and mp.get("mode") == "backup":
+        backup = set(mp.get("backup_paths") or names[1:])
 
     out_path = Path(out) if out is not None else None
     # Written into a staging folder that replaces `out` only when everything worked (nothing
     # half-written); without `out`, a temporary folder that goes away.
     with (staged_folder(out_path) if out_path is not None else tempfile.TemporaryDirectory()) as tmp:
         tmp = Path(tmp)
-        res = _emulate(sc, cfg, flow, names, mtus, backup, caps, direction, start_s, duration, tmp, capture,
-                       delays_us)
+        res = _emulate(sc, cfg, flows, names, mtus, backup, caps, direction, tmp, capture, delays_us)
         if out_path is not None:
             from ..analyze import analyze
 
-            inputs = [tmp / "iperf3.json", *(tmp / f"{n}.pcap" for n in names if (tmp / f"{n}.pcap").is_file())]
+            inputs = [tmp / f"iperf3-{f['name']}.json" for f in flows]
+            inputs += [tmp / f"{n}.pcap" for n in names if (tmp / f"{n}.pcap").is_file()]
             if (tmp / "ss.log").is_file():
                 inputs.append(tmp / "ss.log")
             try:
@@ -130,17 +166,21 @@ def _shape_backbone(topo: netns.Topology, cfg: dict[str, Any]) -> None:
         shaper.install(ns, ifname, rate, mtu, qbytes, True)
 
 
-def _emulate(sc, cfg, flow, names, mtus, backup, caps, direction, start_s, duration, tmp: Path,
-             capture: bool, delays_us: list[int]) -> EmuResult:
-    kind = flow["kind"]
+def _emulate(sc, cfg, flows, names, mtus, backup, caps, direction, tmp: Path, capture: bool,
+             delays_us: list[int]) -> EmuResult:
+    mptcp = any(f["kind"] == "mptcp" for f in flows)
     (tmp / "scenario.json").write_text(json.dumps(cfg, indent=2) + "\n", encoding="utf-8")
     for n, c in caps.items():
         (tmp / f"capacity-{n}.csv").write_text(c.csv(), encoding="utf-8")
-    topo = netns.build(names, mtus, mptcp=kind == "mptcp", backup=backup)
+    topo = netns.build(names, mtus, mptcp=mptcp, backup=backup)
     shp = None
     line = delay.DelayLine(topo, delays_us)
+    servers: list[subprocess.Popen] = []
+    spans = [_span(f, sc.duration_s) for f in flows]
     try:
-        tcp_set = tcpconf.apply(topo, flow)
+        tcp_set: dict[str, Any] = {}
+        for f in flows:
+            tcp_set.update(tcpconf.apply(topo, f))
         _shape_backbone(topo, cfg)
         line.start()
         targets = []
@@ -157,8 +197,10 @@ def _emulate(sc, cfg, flow, names, mtus, backup, caps, direction, start_s, durat
             rns, rif = (topo.cli, link.cli_if) if direction == "download" else (topo.ap, link.ap_if)
             shaper.install(rns, rif, shaper.GATE_MBPS, link.mtu, qbytes, up0)
             targets.append((rns, rif, cap, link.mtu, qbytes, False))
-        srv_log, cli_log = tmp / "iperf3-server.json", tmp / "iperf3.json"
-        server = traffic.start_server(topo, kind == "mptcp", srv_log)
+        logs = [tmp / f"iperf3-{f['name']}.json" for f in flows]
+        for i, f in enumerate(flows):
+            servers.append(traffic.start_server(topo, f["kind"] == "mptcp", tmp / f"iperf3-{f['name']}-server.json",
+                                                traffic.PORT + i))
         caps_running = traffic.start_captures(topo, tmp) if capture else []
         # The sender's TCP state (cwnd, RTT, RTO of every subflow), as `mmpath capture` samples it.
         ss = None
@@ -171,13 +213,13 @@ def _emulate(sc, cfg, flow, names, mtus, backup, caps, direction, start_s, durat
         before = {(t[0], t[1]): netns.tx_bytes(t[0], t[1]) for t in targets if t[5]}
         shp = shaper.Shaper(targets)
         t0 = shp.start()
-        if start_s > 0:
-            time.sleep(start_s)
-        cmd = traffic.client_cmd(topo, flow, duration, cli_log)
-        try:
-            client = subprocess.run(cmd, capture_output=True, text=True, timeout=duration + 30)
-        except subprocess.TimeoutExpired:
-            raise EmuError(f"iperf3 did not finish within {duration + 30:g} s") from None
+        clients = [traffic.Client(traffic.client_cmd(topo, f, stop - start, log, traffic.PORT + i), t0 + start,
+                                  stop - start + 30)
+                   for i, (f, (start, stop), log) in enumerate(zip(flows, spans, logs))]
+        for c in clients:
+            c.start()
+        for c in clients:
+            c.join()
         wall = time.monotonic() - t0
         shp.stop()
         delay_stats = line.stop()
@@ -187,47 +229,66 @@ def _emulate(sc, cfg, flow, names, mtus, backup, caps, direction, start_s, durat
             ss.stop.set()
             ss.join(timeout=5)
         counters = {"server": netns.mptcp_counters(topo.srv), "client": netns.mptcp_counters(topo.cli)} \
-            if kind == "mptcp" else {}
-        try:
-            server.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            server.kill()
-        try:
-            doc = json.loads(cli_log.read_text())
-        except (OSError, ValueError):
-            doc = {}
-        if client.returncode != 0 or "error" in doc:
-            why = doc.get("error") or " ".join((client.stderr or client.stdout).split())
-            raise EmuError(f"iperf3 failed: {why}")
+            if mptcp else {}
+        for srv in servers:
+            try:
+                srv.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                srv.kill()
+        docs = []
+        for f, c, log in zip(flows, clients, logs):
+            if c.timed_out or c.result is None:
+                raise EmuError(f"iperf3 of flow {f['name']!r} did not finish within {c.timeout_s:g} s")
+            try:
+                doc = json.loads(log.read_text())
+            except (OSError, ValueError):
+                doc = {}
+            if c.result.returncode != 0 or "error" in doc:
+                why = doc.get("error") or " ".join((c.result.stderr or c.result.stdout).split())
+                raise EmuError(f"iperf3 failed for flow {f['name']!r}: {why}")
+            docs.append(doc)
     finally:
         if shp is not None:
             shp.stop()
         if line.proc is not None:
             line.proc.kill()
             line.proc.communicate()
+        for srv in servers:
+            if srv.poll() is None:
+                srv.kill()
         netns.teardown(topo)
+    active_s = max(stop for _, stop in spans) - min(start for start, _ in spans)
     shaped = [t for t in targets if t[5]]
-    path_mbps = {link.name: (after[(t[0], t[1])] - before[(t[0], t[1])]) * 8 / 1e6 / duration
+    path_mbps = {link.name: (after[(t[0], t[1])] - before[(t[0], t[1])]) * 8 / 1e6 / active_s
                  for link, t in zip(topo.paths, shaped)}
+    results = {f["name"]: FlowResult(name=f["name"], kind=f["kind"], goodput_mbps=_goodput(doc, f["kind"] == "udp"),
+                                     intervals=_iperf_intervals(doc, start))
+               for f, doc, (start, _) in zip(flows, docs, spans)}
+    # One flow: iperf3's own figure. Several: everything received over the span from the first
+    # start to the last stop (the flows' own means cover different spans and do not add up).
+    total = next(iter(results.values())).goodput_mbps if len(results) == 1 else \
+        sum(_received_bytes(doc, f["kind"] == "udp") for f, doc in zip(flows, docs)) * 8 / 1e6 / active_s
     meta = {
         "scenario": sc.name,
         "seed": sc.seed,
         "engine": "emulation",
         "kernel": platform.release(),
-        "flow": {k: flow.get(k) for k in ("kind", "cc", "direction", "mode")},
+        "flows": [{**{k: f.get(k) for k in ("name", "kind", "cc", "direction", "mode", "start_s", "stop_s")},
+                   "goodput_mbps": results[f["name"]].goodput_mbps} for f in flows],
         "base_rtt_ms": {"scenario": checks.base_rtt_ms(cfg),
                         "emulated": {n: 2 * us / 1000.0 for n, us in zip(names, delays_us)},
                         "note": "plus ~0.05 ms of veth forwarding; the delay line's lateness is in delay_line"},
         "delay_line": delay_stats,
         "tcp_settings": tcp_set,
-        "goodput_mbps": _goodput(doc, kind == "udp"),
+        "goodput_mbps": total,
         "path_mbps": path_mbps,
         "capacity_mean_mbps": {n: float(c.mbps.mean()) for n, c in caps.items()},
         "shaper": {"changes": shp.applied if shp else 0, "latest_change_s": shp.late_s if shp else None},
         "wall_s": wall,
         "captures": notes,
         "kernel_mptcp_counters": counters,
-        "iperf3": doc.get("start", {}).get("version"),
+        "iperf3": docs[0].get("start", {}).get("version"),
     }
-    return EmuResult(scenario=sc, goodput_mbps=meta["goodput_mbps"], path_mbps=path_mbps,
-                     intervals=_iperf_intervals(doc), capacities=caps, meta=meta)
+    return EmuResult(scenario=sc, goodput_mbps=total, path_mbps=path_mbps,
+                     intervals=_together([r.intervals for r in results.values()]), capacities=caps, meta=meta,
+                     flows=results)

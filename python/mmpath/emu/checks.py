@@ -4,7 +4,8 @@ set up, each failure one line naming what is missing or unsupported and what is 
 The machine: root (network namespaces, tc), iproute2 (`ip`, `tc`), iperf3, tcpdump, and for MPTCP
 flows the kernel's MPTCP (net.mptcp) and `mptcpize` (mptcpd), which makes iperf3's sockets MPTCP.
 
-The scenario: one flow (TCP or MPTCP, bulk; or UDP), up to 4 paths. MPTCP runs the kernel's own
+The scenario: up to 8 flows, all in one direction (TCP, MPTCP or UDP; bulk), up to 4 paths, with one
+[flow.tcp] and one MPTCP path set for all (namespace-wide in the kernel). MPTCP runs the kernel's own
 scheduler and path manager, i.e. `kernel = "linux-upstream"` with `scheduler = "default"`; the
 schedulers mmpath models from papers (minRTT, MuSher, AMuSe...) exist only in the simulator.
 Congestion control: what the kernel offers (net.ipv4.tcp_available_congestion_control).
@@ -20,6 +21,8 @@ from typing import Any
 from ..errors import MmpathError
 
 MAX_PATHS = 4
+# iperf3 pairs at once; more would make the machine's CPU, not the shaper, the bottleneck.
+MAX_FLOWS = 8
 
 
 class EmuError(MmpathError):
@@ -51,41 +54,71 @@ def congestion_controls() -> list[str]:
     return (_proc("/proc/sys/net/ipv4/tcp_available_congestion_control") or "").split()
 
 
-def scenario(config: dict[str, Any]) -> dict[str, Any]:
-    """The flow the emulator runs; EmuError for anything it cannot run faithfully."""
+def scenario(config: dict[str, Any]) -> list[dict[str, Any]]:
+    """The flows the emulator runs; EmuError for anything it cannot run faithfully."""
     paths = config.get("path", [])
     flows = config.get("flow", [])
-    if len(flows) != 1:
-        raise EmuError(f"flow: the emulator runs exactly one flow (got {len(flows)}); sweep the flows one by one")
-    f = flows[0]
+    if not 1 <= len(flows) <= MAX_FLOWS:
+        raise EmuError(f"flow: the emulator runs 1 to {MAX_FLOWS} flows (got {len(flows)})")
     if not 1 <= len(paths) <= MAX_PATHS:
         raise EmuError(f"path: the emulator builds 1 to {MAX_PATHS} paths (got {len(paths)})")
+    for i, f in enumerate(flows):
+        _flow(i, f)
+    _together(flows)
+    return flows
+
+
+def _flow(i: int, f: dict[str, Any]) -> None:
     kind = f.get("kind")
     if kind not in ("tcp", "mptcp", "udp"):
-        raise EmuError(f"flow.0.kind: {kind!r} cannot be emulated (allowed: tcp, mptcp, udp)")
+        raise EmuError(f"flow.{i}.kind: {kind!r} cannot be emulated (allowed: tcp, mptcp, udp)")
     if kind != "udp" and f.get("app") not in (None, "bulk"):
-        raise EmuError(f"flow.0.app: {f.get('app')!r} cannot be emulated (allowed: bulk, as iperf3 sends)")
+        raise EmuError(f"flow.{i}.app: {f.get('app')!r} cannot be emulated (allowed: bulk, as iperf3 sends)")
     if kind in ("tcp", "mptcp"):
         cc = f.get("cc", "cubic")
         have = congestion_controls()
         if have and cc not in have:
-            raise EmuError(f"flow.0.cc: this kernel has no {cc!r} (available: {', '.join(have)})")
+            raise EmuError(f"flow.{i}.cc: this kernel has no {cc!r} (available: {', '.join(have)})")
     if kind == "mptcp":
         if f.get("kernel") not in (None, "linux-upstream"):
-            raise EmuError(f"flow.0.kernel: {f.get('kernel')!r}: the emulator runs this machine's kernel MPTCP "
-                           "(allowed: \"linux-upstream\"; set flow.0.kernel=linux-upstream)")
+            raise EmuError(f"flow.{i}.kernel: {f.get('kernel')!r}: the emulator runs this machine's kernel MPTCP "
+                           f"(allowed: \"linux-upstream\"; set flow.{i}.kernel=linux-upstream)")
         if f.get("scheduler") not in (None, "default", "upstream"):
-            raise EmuError(f"flow.0.scheduler: {f.get('scheduler')!r} exists only in the simulator; the kernel "
+            raise EmuError(f"flow.{i}.scheduler: {f.get('scheduler')!r} exists only in the simulator; the kernel "
                            "schedules with its own (allowed: \"default\")")
         if f.get("subflows") not in (None, "per-path"):
-            raise EmuError("flow.0.subflows: the emulator opens one subflow per path (allowed: \"per-path\")")
+            raise EmuError(f"flow.{i}.subflows: the emulator opens one subflow per path (allowed: \"per-path\")")
         if f.get("coupled") not in (None, "uncoupled"):
-            raise EmuError(f"flow.0.coupled: {f.get('coupled')!r}: upstream Linux MPTCP has no coupled "
+            raise EmuError(f"flow.{i}.coupled: {f.get('coupled')!r}: upstream Linux MPTCP has no coupled "
                            "congestion control (allowed: \"uncoupled\")")
     from .tcpconf import check as check_tcp
 
-    check_tcp(f)
-    return f
+    check_tcp(f, i)
+
+
+def _together(flows: list[dict[str, Any]]) -> None:
+    """What several flows must share, because it is set once per namespace or per interface."""
+    first = flows[0]
+    direction = first.get("direction", "download")
+    for i, f in enumerate(flows[1:], start=1):
+        if f.get("direction", "download") != direction:
+            raise EmuError(f"flow.{i}.direction: {f.get('direction')!r} beside flow.0's {direction!r}: both "
+                           "directions at once share a half-duplex radio's airtime, which the emulator's "
+                           f"one-direction shaper does not model (allowed: {direction!r} for every flow)")
+    stream = [(i, f) for i, f in enumerate(flows) if f.get("kind") in ("tcp", "mptcp")]
+    for i, f in stream[1:]:
+        j, g = stream[0]
+        if (f.get("tcp") or {}) != (g.get("tcp") or {}):
+            raise EmuError(f"flow.{i}.tcp differs from flow.{j}.tcp: the emulator sets these per namespace "
+                           f"(sysctls, routes), once for every flow (allowed: the same [flow.tcp] as flow.{j})")
+    mp = [(i, f) for i, f in enumerate(flows) if f.get("kind") == "mptcp"]
+    for i, f in mp[1:]:
+        j, g = mp[0]
+        for key in ("paths", "mode", "backup_paths"):
+            if f.get(key) != g.get(key):
+                raise EmuError(f"flow.{i}.{key}: {f.get(key)!r} differs from flow.{j}'s {g.get(key)!r}: the "
+                               "kernel's path manager endpoints are per namespace, one set for every MPTCP flow "
+                               f"(allowed: the same {key} as flow.{j})")
 
 
 def base_rtt_ms(config: dict[str, Any]) -> float:

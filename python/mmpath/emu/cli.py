@@ -51,14 +51,17 @@ def run(args: argparse.Namespace) -> int:
     try:
         res = emulate(args.scenario, args.overrides, seed=args.seed, out=out, capture=not args.no_capture)
     except EmuError as e:
-        if str(e).startswith("iperf3 failed"):
+        if str(e).startswith("iperf3 failed") or str(e).startswith("iperf3 of flow"):
             print_error(f"error: {e}")
             return 1
         raise
     m = res.meta
-    print(f"{sc.name}: emulated {m['flow']['kind']} {m['flow'].get('cc') or ''} {m['flow']['direction']} over "
+    print(f"{sc.name}: emulated {len(m['flows'])} flow(s), {m['flows'][0]['direction']}, over "
           f"{', '.join(res.path_mbps)} on Linux {m['kernel']}")
-    print(f"  goodput (iperf3): {res.goodput_mbps:.1f} Mbit/s")
+    for f in m["flows"]:
+        print(f"  {f['name']} ({f['kind']} {f.get('cc') or ''}): {f['goodput_mbps']:.1f} Mbit/s (iperf3)")
+    if len(m["flows"]) > 1:
+        print(f"  all flows: {res.goodput_mbps:.1f} Mbit/s")
     for name, mbps in res.path_mbps.items():
         print(f"  {name}: {mbps:.1f} Mbit/s sent (capacity mean {m['capacity_mean_mbps'][name]:.1f})")
     rtts = ", ".join(f"{n} {v:g} ms" for n, v in m["base_rtt_ms"]["emulated"].items())
@@ -67,5 +70,5 @@ def run(args: argparse.Namespace) -> int:
           + (f" (delay line at most {max(late) / 1000:.2f} ms late)" if late else ""))
     if "analysis_error" in m:
         print_error(f"analysis of the captures failed: {m['analysis_error']}")
-    print(f"outputs: {out}/ (iperf3.json, pcaps, capacity-*.csv, emu.json, analysis/)")
+    print(f"outputs: {out}/ (iperf3-<flow>.json, pcaps, capacity-*.csv, emu.json, analysis/)")
     return 0

@@ -29,23 +29,23 @@ from .netns import Topology, routes, set_sysctl, sh
 PACING_CAP = "30G"
 
 
-def check(flow: dict[str, Any]) -> None:
-    """EmuError for a setting the emulator cannot give the kernel."""
+def check(flow: dict[str, Any], i: int = 0) -> None:
+    """EmuError for a setting the emulator cannot give the kernel (`i`: the flow's index)."""
     t = flow.get("tcp") or {}
     if flow.get("kind") == "udp":
         return
     if t.get("hystart") is False and (flow.get("cc") or "cubic") == "cubic":
-        raise EmuError("flow.0.tcp.hystart: false cannot be emulated: CUBIC's HyStart is a machine-wide module "
+        raise EmuError(f"flow.{i}.tcp.hystart: false cannot be emulated: CUBIC's HyStart is a machine-wide module "
                        "parameter (/sys/module/tcp_cubic/parameters/hystart), not a namespace's (allowed: true)")
     if t.get("limit_output_bytes") == 0:
-        raise EmuError("flow.0.tcp.limit_output_bytes: 0 (TCP Small Queues off) has no Linux equivalent "
+        raise EmuError(f"flow.{i}.tcp.limit_output_bytes: 0 (TCP Small Queues off) has no Linux equivalent "
                        "(allowed: 2048 or more, net.ipv4.tcp_limit_output_bytes)")
     rcv, snd = t.get("rcvbuf_bytes", "auto"), t.get("sndbuf_bytes", "auto")
     if rcv != snd and "auto" not in (rcv, snd):
-        raise EmuError(f"flow.0.tcp: rcvbuf_bytes {rcv} and sndbuf_bytes {snd} differ; iperf3 -w sets both "
+        raise EmuError(f"flow.{i}.tcp: rcvbuf_bytes {rcv} and sndbuf_bytes {snd} differ; iperf3 -w sets both "
                        "socket buffers to one value (allowed: the same number for both, or \"auto\")")
     if (rcv == "auto") != (snd == "auto"):
-        raise EmuError("flow.0.tcp: one of rcvbuf_bytes / sndbuf_bytes is a number and the other \"auto\"; "
+        raise EmuError(f"flow.{i}.tcp: one of rcvbuf_bytes / sndbuf_bytes is a number and the other \"auto\"; "
                        "iperf3 -w sets both (allowed: the same number for both, or both \"auto\")")
     if rcv != "auto":
         # SO_RCVBUF / SO_SNDBUF are capped by net.core.rmem_max / wmem_max, which a namespace
@@ -53,7 +53,7 @@ def check(flow: dict[str, Any]) -> None:
         for key in ("rmem_max", "wmem_max"):
             cap = _host_core(key)
             if cap is not None and int(rcv) > cap:
-                raise EmuError(f"flow.0.tcp.rcvbuf_bytes: {int(rcv)} is above this machine's net.core.{key} ({cap}), "
+                raise EmuError(f"flow.{i}.tcp.rcvbuf_bytes: {int(rcv)} is above this machine's net.core.{key} ({cap}), "
                                f"which only the host can raise (sysctl -w net.core.rmem_max={int(rcv)} "
                                f"net.core.wmem_max={int(rcv)}) (allowed: at most {cap}, or \"auto\" with "
                                "rmem_max_bytes / wmem_max_bytes)")

@@ -1,12 +1,14 @@
-"""The traffic and the captures: real iperf3 (server in the server namespace, client in the
-client's; `-R` for a download), made MPTCP by `mptcpize run` (an LD_PRELOAD that opens
-IPPROTO_MPTCP sockets) for MPTCP flows, and tcpdump on every path's client interface.
+"""The traffic and the captures: real iperf3, one server (in the server namespace, port 5201 + the
+flow's index) and one client (in the client's; `-R` for a download) per flow, the client started at
+the flow's start time; made MPTCP by `mptcpize run` (an LD_PRELOAD that opens IPPROTO_MPTCP
+sockets) for MPTCP flows; and tcpdump on every path's client interface.
 """
 
 from __future__ import annotations
 
 import signal
 import subprocess
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -25,28 +27,28 @@ def _mptcp(cmd: list[str], on: bool) -> list[str]:
     return ["mptcpize", "run", *cmd] if on else cmd
 
 
-def start_server(topo: Topology, mptcp: bool, log: Path) -> subprocess.Popen:
-    cmd = _mptcp(["iperf3", "-s", "-1", "-J", "-p", str(PORT), "--logfile", str(log)], mptcp)
+def start_server(topo: Topology, mptcp: bool, log: Path, port: int = PORT) -> subprocess.Popen:
+    cmd = _mptcp(["iperf3", "-s", "-1", "-J", "-p", str(port), "--logfile", str(log)], mptcp)
     p = subprocess.Popen(["ip", "netns", "exec", topo.srv, *cmd], stdout=subprocess.DEVNULL,
                          stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 5
     while time.monotonic() < deadline:
-        if f":{PORT}" in sh("ss", "-Hltn", ns=topo.srv, check=False):
+        if f":{port}" in sh("ss", "-Hltn", ns=topo.srv, check=False):
             return p
         if p.poll() is not None:
             raise EmuError(f"iperf3 server did not start: {' '.join((p.stderr.read() or '').split())}")
         time.sleep(0.05)
     p.kill()
-    raise EmuError("iperf3 server did not listen within 5 s")
+    raise EmuError(f"iperf3 server (port {port}) did not listen within 5 s")
 
 
-def client_cmd(topo: Topology, flow: dict[str, Any], duration_s: float, log: Path) -> list[str]:
+def client_cmd(topo: Topology, flow: dict[str, Any], duration_s: float, log: Path, port: int = PORT) -> list[str]:
     kind = flow["kind"]
     first = topo.path(flow.get("path") or topo.paths[0].name)
     if kind == "mptcp":
         paths = flow.get("paths") or [p.name for p in topo.paths]
         first = topo.path(paths[0])
-    cmd = ["iperf3", "-c", topo.srv_addr, "-p", str(PORT), "-t", f"{duration_s:g}", "-J", "-i", "0.1",
+    cmd = ["iperf3", "-c", topo.srv_addr, "-p", str(port), "-t", f"{duration_s:g}", "-J", "-i", "0.1",
            "--logfile", str(log), "-B", first.cli_addr]
     if flow.get("direction", "download") == "download":
         cmd.append("-R")
@@ -55,6 +57,23 @@ def client_cmd(topo: Topology, flow: dict[str, Any], duration_s: float, log: Pat
     else:
         cmd += ["-C", str(flow.get("cc") or "cubic"), *tcpconf.iperf_args(flow)]
     return ["ip", "netns", "exec", topo.cli, *_mptcp(cmd, kind == "mptcp")]
+
+
+class Client(threading.Thread):
+    """One flow's iperf3 client, started at its flow's start time on the run's clock."""
+
+    def __init__(self, cmd: list[str], at: float, timeout_s: float) -> None:
+        super().__init__(daemon=True)
+        self.cmd, self.at, self.timeout_s = cmd, at, timeout_s
+        self.result: subprocess.CompletedProcess | None = None
+        self.timed_out = False
+
+    def run(self) -> None:
+        time.sleep(max(0.0, self.at - time.monotonic()))
+        try:
+            self.result = subprocess.run(self.cmd, capture_output=True, text=True, timeout=self.timeout_s)
+        except subprocess.TimeoutExpired:
+            self.timed_out = True
 
 
 def start_captures(topo: Topology, out: Path) -> list[tuple[subprocess.Popen, Path]]:
