@@ -148,6 +148,44 @@ mod tests {
         assert!(m.ends_with("expected an integer from 0 to 4294967295"), "{m}");
     }
 
+    /// Found by tests/fuzz_scenarios.rs: without serde_json's `float_roundtrip` feature a
+    /// normalized scenario read back could move by one ulp. Awkward floats (0.1 + 0.2, tiny,
+    /// more digits than an f64 holds) now survive to_json -> from_json bit for bit.
+    #[test]
+    fn normalized_floats_read_back_bit_identical() {
+        use crate::scenario::Scenario;
+        let awkward: [f64; 6] = [0.1 + 0.2, 1e-7, 123.456789012345678, 2.0 / 3.0, 9.999999999999999e-5, 0.1 * 3.0];
+        for &v in &awkward {
+            let json = format!(
+                r#"{{"duration_s":{v:?},"backbone":{{"delay_ms":{v:?}}},"timeline":{{"sample_ms":{s:?}}},"path":[{{"rate_mbps":{v:?},"delay_ms":{v:?},"loss_pct":{h:?},"schedule":[{{"t_s":{v:?},"rate_mbps":{v:?}}}]}}],"flow":[{{"kind":"udp","rate_mbps":{v:?},"start_s":{h:?},"tcp":{{"min_rto_ms":{v:?}}}}}]}}"#,
+                s = v + 0.1,
+                h = v / 2.0,
+            );
+            let a = Scenario::from_json(&json).unwrap_or_else(|e| panic!("{v:?}: {e}"));
+            let b = Scenario::from_json(&a.to_json()).unwrap();
+            let bits = |s: &Scenario| {
+                let (p, f) = (&s.path[0], &s.flow[0]);
+                [
+                    s.duration_s,
+                    s.backbone.delay_ms,
+                    s.timeline.sample_ms,
+                    p.rate_mbps.unwrap(),
+                    p.delay_ms,
+                    p.loss_pct,
+                    p.schedule[0].t_s,
+                    p.schedule[0].rate_mbps.unwrap(),
+                    f.rate_mbps.unwrap(),
+                    f.start_s,
+                    f.tcp.min_rto_ms,
+                ]
+                .map(f64::to_bits)
+            };
+            assert_eq!(bits(&a), bits(&b), "{v:?}");
+            assert_eq!(a.path[0].rate_mbps.unwrap().to_bits(), v.to_bits(), "{v:?} as given");
+            assert_eq!(a.to_json(), b.to_json(), "{v:?}");
+        }
+    }
+
     #[test]
     fn missing_required_sections() {
         let m = fails(r#"{"flow":[{}]}"#);
