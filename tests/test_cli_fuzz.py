@@ -353,13 +353,28 @@ def test_analyze_expected_and_baseline_must_be_throughputs(tmp_path):
 @pytest.mark.parametrize("value, fragment", [
     ("nan", "duration_s: must be a finite number"),
     ("inf", "duration_s: must be a finite number"),
-    ("1e300", "duration_s: must be at most 86400 s (got 1e300)"),
+    ("1e300", "duration_s: must be at most 86400 s, one day (got 1e300)"),
 ])
 def test_run_set_non_finite_numbers(no_sim, tmp_path, value, fragment):
     # Found by tests/fuzz_scenarios.rs: TOML nan/inf reached the core as NaN and was reported as
     # "expected a name in quotes".
     out = fresh(tmp_path)
     argv = ["run", "11ad-bulk", "--set", f"duration_s={value}", "--out", out]
+    rc, err = call(argv)
+    check_rejected(rc, err, out, argv)
+    assert fragment in err, err
+
+
+@pytest.mark.parametrize("key, value, fragment", [
+    ("flow.0.stop_s", "1e300", "flow.0.stop_s: must be at most 86400 s, one day (got 1e300)"),
+    ("path.0.schedule", "[{t_s=86400.5, up=false}]", "path.0.schedule.0.t_s: must be at most 86400 s, one day"),
+    ("flow.0.tcp.min_rto_ms", "120001", "flow.0.tcp.min_rto_ms: must be at most 120000 ms, Linux's TCP_RTO_MAX"),
+])
+def test_run_set_times_are_bounded(no_sim, tmp_path, key, value, fragment):
+    # Found by tests/fuzz_scenarios.rs: times up to 1e300 s saturated the nanosecond clock. A
+    # --set goes through the same validation as the file (time.rs MAX_USER_SECS, one day).
+    out = fresh(tmp_path)
+    argv = ["run", "11ad-bulk", "--set", f"{key}={value}", "--out", out]
     rc, err = call(argv)
     check_rejected(rc, err, out, argv)
     assert fragment in err, err

@@ -16,6 +16,7 @@ import mmpath
 from mmpath.analyze import iperf3, iw, pcap, ss, wil6210
 from mmpath.analyze.pcap import _reinjections
 from mmpath.analyze.pcap.mptcp import _data_mapping
+from mmpath.analyze.summary import format_summary
 
 from conftest import assert_one_line_error
 
@@ -251,13 +252,39 @@ def test_data_fin_repeats_are_not_reinjections_on_the_mptcp_fixture(analyses):
     ctrl = [f for f in mp.values() if f["bytes"] < 10_000]
     assert len(ctrl) == 2  # the control connection's two directions
     assert all((f["reinjections"], f["reinjected_bytes"]) == (0, 0) for f in ctrl), ctrl
-    (c,) = s["connections"]
+    (c,) = [c for c in s["connections"] if not c["minor"]]
     assert (c["reinjections"], c["reinjected_bytes"]) == (1, 5120)
     assert s["events"].get("reinjection", 0) == c["reinjections"] == sum(f["reinjections"] for f in mp.values())
     for name in ("mptcp", "mptcp_backup"):  # the events table and the connection rows agree
         s = analyses[name].summary
         assert s["events"].get("reinjection", 0) == sum(f["reinjections"] for f in s["flows"]
                                                         if f.get("kind") == "mptcp")
+
+
+@pytest.mark.parametrize("name", REAL)
+def test_small_connections_are_accounted_for(analyses, name):
+    """Nothing is dropped silently: iperf3's MPTCP control connection (402 and 316 bytes) used to be
+    missing from connections[] because its subflows fall under the 10 kB flows filter. Every MPTCP
+    connection row is now in connections[] with all its subflows, the small ones marked minor; and
+    every flow of a source is either listed or counted in minor_flows (threshold minor_flow_bytes)."""
+    s = analyses[name].summary
+    assert s["minor_flow_bytes"] == 10_000
+    assert len(s["flows"]) + s["minor_flows"] == sum(src["flows"] for src in s["sources"])
+    mp = [(f["source"], f["name"]) for f in s["flows"] if f.get("kind") == "mptcp"]
+    assert sorted(mp) == sorted((c["source"], c["name"]) for c in s["connections"])
+    for c in s["connections"]:
+        assert c["minor"] == (c["bytes"] < s["minor_flow_bytes"]), c
+    if name != "mptcp":
+        return
+    small = {c["name"]: c for c in s["connections"] if c["minor"]}
+    assert len(small) == 2, small  # the control connection's two directions
+    reader = pcap.read(FX / "mptcp" / "capture.pcap")
+    for c in small.values():
+        assert 0 < c["bytes"] < 10_000 and c["takeover"] is None
+        subs = [f for f in reader.flows if f.get("kind") == "mptcp-subflow" and f.get("connection") == c["name"]]
+        assert subs and [x["name"] for x in c["subflows"]] == [f["name"] for f in subs]
+        assert [x["bytes"] for x in c["subflows"]] == [f["bytes"] for f in subs]
+    assert format_summary(s).count("(small: ") == 2  # the printed table says so too
 
 
 def test_pcapng_and_linux_sll2(tmp_path):

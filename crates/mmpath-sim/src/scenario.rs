@@ -97,6 +97,25 @@ pub(crate) fn err(field: impl Into<String>, message: impl Into<String>) -> Scena
     ScenarioError { field: field.into(), message: message.into() }
 }
 
+/// The upper bound of every user-given time or span in seconds (`crate::time::MAX_USER_SECS`,
+/// one day). NaN and negative values are the caller's lower-bound check.
+pub(crate) fn at_most_secs(field: &str, v: f64) -> Result<(), ScenarioError> {
+    use crate::time::MAX_USER_SECS;
+    if v > MAX_USER_SECS as f64 {
+        return Err(err(field, format!("must be at most {MAX_USER_SECS} s, one day (got {v})")));
+    }
+    Ok(())
+}
+
+/// The same bound for a time or span given in milliseconds.
+pub(crate) fn at_most_ms(field: &str, v: f64) -> Result<(), ScenarioError> {
+    let max_ms = crate::time::MAX_USER_SECS * 1_000;
+    if v > max_ms as f64 {
+        return Err(err(field, format!("must be at most {max_ms} ms, one day (got {v})")));
+    }
+    Ok(())
+}
+
 // ----- defaults (sources in docs/scenario.md and next to each value) -----
 
 fn d_name() -> String {

@@ -7,6 +7,16 @@
 use std::fmt;
 use std::ops::{Add, AddAssign, Sub};
 
+/// The latest time, and the longest span, a user may give, in seconds: one day. Every time that
+/// enters from outside goes through this one bound: a scenario's times, spans and delays
+/// (scenario.rs `at_most_secs` / `at_most_ms`, whichever way they were set, file or `--set`)
+/// and the rows of a trace file (link/trace/). One day is the longest run mmpath accepts
+/// (`duration_s`), so a later time could never take effect and is a typo; and it keeps every
+/// sum of user times (an event's `t_s + duration_s`, a trace's `start_s` plus a row's time, a
+/// delay on top of either) far inside u64 nanoseconds (584 years), where 1e300 used to
+/// saturate the clock silently.
+pub const MAX_USER_SECS: u64 = 86_400;
+
 /// A point in simulated time, or a span of it, in nanoseconds.
 #[derive(Copy, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Time(pub u64);

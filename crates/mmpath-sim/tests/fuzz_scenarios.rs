@@ -284,22 +284,6 @@ fn rates_small(v: &Value) -> bool {
     }
 }
 
-fn same_within_ulps(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Number(x), Value::Number(y)) if x.is_f64() || y.is_f64() => {
-            let (x, y) = (x.as_f64().unwrap(), y.as_f64().unwrap());
-            x == y || (x - y).abs() <= 4.0 * f64::EPSILON * x.abs().max(y.abs())
-        }
-        (Value::Array(x), Value::Array(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(u, v)| same_within_ulps(u, v))
-        }
-        (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len() && x.iter().all(|(k, u)| y.get(k).is_some_and(|v| same_within_ulps(u, v)))
-        }
-        _ => a == b,
-    }
-}
-
 fn check_mutant(label: &str, doc: &Value) {
     let json = to_text(doc);
     let sc = match Scenario::from_json(&json) {
@@ -314,12 +298,11 @@ fn check_mutant(label: &str, doc: &Value) {
     if std::env::var("MMPATH_FUZZ_VERBOSE").is_ok() {
         eprintln!("accepted: {label}, runs: {}, trace: {}", rates_small(doc), json.contains("\"trace\""));
     }
-    // Normalized JSON reads back to the same scenario.
+    // Normalized JSON reads back to the same scenario, bit for bit (serde_json's
+    // float_roundtrip feature: without it a float could move by an ulp).
     let again = Scenario::from_json(&sc.to_json()).unwrap_or_else(|e| panic!("{label}: normalized form rejected: {e}"));
-    // (Floats may move by an ulp: serde_json parses without its float_roundtrip feature.)
-    let (a, b): (Value, Value) =
-        (serde_json::from_str(&again.to_json()).unwrap(), serde_json::from_str(&sc.to_json()).unwrap());
-    assert!(same_within_ulps(&a, &b), "{label}: normalized form changes when read back:\n{a}\n{b}");
+    let (a, b) = (again.to_json(), sc.to_json());
+    assert_eq!(a, b, "{label}: normalized form changes when read back");
     if !rates_small(doc) {
         return;
     }
@@ -347,6 +330,34 @@ proptest! {
         let mut doc = base.clone();
         mutate(&mut doc, &picks);
         check_mutant(label, &doc);
+    }
+}
+
+proptest! {
+    #![proptest_config(config(2000))]
+
+    /// Any float a user may give comes back bit-identical after normalizing, writing out and
+    /// reading back (serde_json's float_roundtrip feature).
+    #[test]
+    fn normalized_floats_round_trip_exactly(
+        dur in 1e-9f64..86_400.0,
+        rate in 1e-9f64..1e7,
+        delay in 0.0f64..86_400_000.0,
+        loss in 0.0f64..100.0,
+        bits in any::<u64>(),
+    ) {
+        // Any finite f64 at all (a raw bit pattern), as a fading spread clamped into range.
+        let raw = f64::from_bits(bits);
+        let fading = if raw.is_finite() { raw.abs() % 30.0 } else { 1.0 };
+        let json = format!(
+            r#"{{"duration_s":{dur:?},"path":[{{"rate_mbps":{rate:?},"delay_ms":{delay:?},"loss_pct":{loss:?}}},{{"name":"ad","technology":"11ad","fading_db":{fading:?}}}],"flow":[{{}}]}}"#
+        );
+        let a = Scenario::from_json(&json).unwrap();
+        let b = Scenario::from_json(&a.to_json()).unwrap();
+        let got = [a.duration_s, a.path[0].rate_mbps.unwrap(), a.path[0].delay_ms, a.path[0].loss_pct, a.path[1].fading_db.unwrap()];
+        let back = [b.duration_s, b.path[0].rate_mbps.unwrap(), b.path[0].delay_ms, b.path[0].loss_pct, b.path[1].fading_db.unwrap()];
+        prop_assert_eq!(got.map(f64::to_bits), [dur, rate, delay, loss, fading].map(f64::to_bits));
+        prop_assert_eq!(back.map(f64::to_bits), got.map(f64::to_bits));
     }
 }
 

@@ -160,7 +160,10 @@ def write_report(res, out: Path) -> None:
         "th{background:#eee}td:first-child,td:nth-child(2){text-align:left}</style></head><body>",
         "<h1>mmpath analyze</h1>",
         f"<p>{len(s['sources'])} sources, {len(s['flows'])} flows "
-        f"({s.get('minor_flows', 0)} small flows not listed), {s['duration_s']} s, bins {s['bin_s']} s.</p>",
+        f"({s.get('minor_flows', 0)} more under {s.get('minor_flow_bytes', 10_000)} bytes counted, not listed), "
+        f"{len(s.get('connections', []))} MPTCP connections "
+        f"({sum(1 for c in s.get('connections', []) if c.get('minor'))} of them small, marked minor), "
+        f"{s['duration_s']} s, bins {s['bin_s']} s.</p>",
     ]
     if has_plot:
         parts.append("<img src='analysis.png' alt='throughput, cwnd, RTT and MCS/RSSI on a shared time axis' "
@@ -174,7 +177,7 @@ def write_report(res, out: Path) -> None:
         rows = [{**c, "takeover_s": (c.get("takeover") or {}).get("t_s"),
                  "shares": ", ".join(f"{k}: {v:.2f}" for k, v in c["path_shares"].items() if v is not None)}
                 for c in s["connections"]]
-        parts.append(_table(rows, ["source", "name", "mbps", "bytes", "reinjections", "reinjected_bytes",
+        parts.append(_table(rows, ["source", "name", "mbps", "bytes", "minor", "reinjections", "reinjected_bytes",
                                    "takeover_s", "shares"]))
     if s.get("iperf3_agreement"):
         parts.append("<h2>iperf3 vs capture</h2>")

@@ -14,7 +14,10 @@ import pandas as pd
 from .. import metrics as M
 from .model import Source
 
-MINOR_BYTES = 10_000  # flows below this (iperf3 control connections, DNS, ...) are only counted
+# Flows below this (iperf3 control connections, DNS, ...) are left out of `flows` and only counted
+# (`minor_flows`, with this threshold as `minor_flow_bytes`). MPTCP connections are all listed in
+# `connections`, the small ones with `minor: true` (docs/analyze.md).
+MINOR_BYTES = 10_000
 
 
 def _r(x, nd=6):
@@ -203,21 +206,23 @@ def summarize(sources, table, origin, intervals, timeline, events, *, bin_s, bas
                 e["ben"] = _r(M.ben(f.get("mbps", 0.0), baselines))
             e["_key"] = (s.path, key, sub)
             flows.append(e)
-        # MPTCP connections: path shares and backup takeover
+        # MPTCP connections, every one with all its subflows (a small one, e.g. iperf3's control
+        # connection, is marked `minor` rather than left out); path shares and backup takeover
         for f in s.flows:
             if f.get("kind") != "mptcp":
                 continue
-            subs = [e for e in flows if e["source"] == s.path and e.get("connection") == f["name"]
-                    and e.get("kind") == "mptcp-subflow"]
-            if not subs:
-                continue  # e.g. iperf3's control connection: all subflows below MINOR_BYTES
+            subs = [x for x in s.flows if x.get("kind") == "mptcp-subflow" and x.get("connection") == f["name"]]
+            # the takeover needs throughput series, which only the listed (not minor) subflows have
+            listed = [e for e in flows if e["source"] == s.path and e.get("connection") == f["name"]
+                      and e.get("kind") == "mptcp-subflow"]
             conns.append({"source": s.path, "name": f["name"], "mbps": _r(f["mbps"]), "bytes": f["bytes"],
+                          "minor": (f.get("bytes") or 0) < MINOR_BYTES,
                           "subflows": [{"subflow": x.get("subflow"), "name": x["name"], "path": x.get("path"),
-                                        "backup": x.get("backup", False), "mbps": x.get("mbps"),
+                                        "backup": x.get("backup", False), "mbps": _r(x.get("mbps")),
                                         "bytes": x.get("bytes")} for x in subs],
                           "path_shares": {k: _r(v) for k, v in (f.get("path_shares") or {}).items()},
                           "reinjections": f.get("reinjections"), "reinjected_bytes": f.get("reinjected_bytes"),
-                          "takeover": _takeover(subs, series, bin_s)})
+                          "takeover": _takeover(listed, series, bin_s)})
     for e in flows:
         e.pop("_key", None)
 
@@ -268,6 +273,7 @@ def summarize(sources, table, origin, intervals, timeline, events, *, bin_s, bas
         "sources": srcs,
         "flows": flows,
         "minor_flows": minor,
+        "minor_flow_bytes": MINOR_BYTES,
         "connections": conns,
         "paths": paths,
         "iperf3_agreement": _iperf3_agreement(sources, table),
@@ -295,7 +301,8 @@ def format_summary(s: dict) -> str:
         tk = c.get("takeover")
         lines.append(f"{c['source'].split('/')[-1]}: MPTCP {c['name']}: {c['mbps']:.3f} Mbit/s over {len(c['subflows'])} subflows, "
                      f"reinjections {c.get('reinjections')}"
-                     + (f", backup takeover at {tk['t_s']:.2f} s" if tk else ""))
+                     + (f", backup takeover at {tk['t_s']:.2f} s" if tk else "")
+                     + (f" (small: {c['bytes']} bytes)" if c.get("minor") else ""))
     for a in s.get("iperf3_agreement", []):
         lines.append(f"{a['iperf3'].split('/')[-1]} vs {a['capture'].split('/')[-1]}: {a['flow']}: iperf3 {a['iperf3_mbps']:.3f} Mbit/s, capture "
                      f"{a['capture_mbps']:.3f} Mbit/s ({a['diff_pct']:+.2f} %)")

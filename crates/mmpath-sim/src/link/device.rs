@@ -4,7 +4,7 @@
 
 use super::phy::{dmg, ht, vht};
 use super::radio::{MacTiming, RadioPhy};
-use crate::scenario::{err, PathCfg, RateAdaptation, ScenarioError, Technology};
+use crate::scenario::{at_most_secs, err, PathCfg, RateAdaptation, ScenarioError, Technology};
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Device {
@@ -544,9 +544,11 @@ pub fn validate_radio(p: &PathCfg, i: usize) -> Result<(), ScenarioError> {
         if !(e.t_s.is_finite() && e.t_s >= 0.0) {
             return Err(err(g("t_s"), format!("must be >= 0 (got {})", e.t_s)));
         }
+        at_most_secs(&g("t_s"), e.t_s)?;
         if !(e.duration_s.is_finite() && e.duration_s > 0.0) {
             return Err(err(g("duration_s"), format!("must be > 0 (got {})", e.duration_s)));
         }
+        at_most_secs(&g("duration_s"), e.duration_s)?;
         if let Some(l) = e.loss_db {
             if !(l.is_finite() && l > 0.0 && l <= 200.0) {
                 return Err(err(g("loss_db"), format!("must be in (0, 200] dB; omit it for a total loss (got {l})")));
@@ -578,7 +580,7 @@ pub fn validate_radio(p: &PathCfg, i: usize) -> Result<(), ScenarioError> {
                 need("to_distance_m", e.to_distance_m, 0.01, 10_000.0)?;
             }
             K::Scan => {
-                need("every_s", e.every_s, 0.001, 86_400.0)?;
+                need("every_s", e.every_s, 0.001, crate::time::MAX_USER_SECS as f64)?;
                 need("scan_ms", e.scan_ms, 0.01, 60_000.0)?;
                 if e.scan_ms.unwrap_or(0.0) / 1e3 >= e.every_s.unwrap_or(0.0) {
                     return Err(err(g("scan_ms"), "a scan must be shorter than its period every_s"));
@@ -624,11 +626,12 @@ pub fn validate_radio(p: &PathCfg, i: usize) -> Result<(), ScenarioError> {
             }
         };
         range("load", x.load, 0.0, 1.0)?;
-        range("start_s", x.start_s, 0.0, 86_400.0)?;
+        range("start_s", x.start_s, 0.0, crate::time::MAX_USER_SECS as f64)?;
         if let Some(stop) = x.stop_s {
             if !(stop.is_finite() && stop > x.start_s) {
                 return Err(err(g("stop_s"), format!("must be after start_s ({}) (got {stop})", x.start_s)));
             }
+            at_most_secs(&g("stop_s"), stop)?;
         }
         range("power_db", x.power_db, -100.0, 100.0)?;
         range("sensed", x.sensed.unwrap_or(0.0), 0.0, 1.0)?;

@@ -159,6 +159,40 @@ mod tests {
         assert_eq!(e.to_string(), "a.csv: bad");
     }
 
+    /// Found by fuzzing: trace times up to 584 years were accepted, far past any run. Every
+    /// format now refuses a time beyond one day (time.rs MAX_USER_SECS) and takes one day itself.
+    #[test]
+    fn trace_times_beyond_one_day_are_refused() {
+        let day = crate::time::MAX_USER_SECS;
+        assert_eq!(day, 86_400);
+        let ok = p("t_s,rate_mbps\n0,1\n86400,2\n", TraceFormat::Csv).unwrap();
+        assert_eq!(ok.period, Time::from_secs(day));
+        expect_errors(
+            TraceFormat::Csv,
+            &[
+                (
+                    "t_s,rate_mbps\n0,1\n86400.000000001,2\n",
+                    Some(3),
+                    &[
+                        "column t_s: `86400.000000001` is too large (at most 86400 s, one day)",
+                        "allowed: seconds from 0 to 86400",
+                    ],
+                ),
+                ("t_s,rate_mbps\n1e300,1\n", Some(2), &["column t_s: `1e300` is"]),
+            ],
+        );
+        let ok = p("1\n86400000\n", TraceFormat::Mahimahi).unwrap();
+        assert_eq!(ok.period, Time::from_secs(day));
+        let e = err("1\n86400001\n", TraceFormat::Mahimahi);
+        assert_eq!(e.line, Some(2), "{e}");
+        assert!(e.message.starts_with("timestamp too large: `86400001` (allowed: one integer number of milliseconds from 0 to 86400000, one day, per line)"), "{e}");
+        let ok = p("time_s,mcs\n1000,8\n87399.99,9\n87400,10\n", TraceFormat::Wil6210).unwrap();
+        assert_eq!(ok.steps.last().unwrap().at, Time::from_secs(day));
+        let e = err("time_s,mcs\n1000,8\n87400.001,9\n", TraceFormat::Wil6210);
+        assert_eq!(e.line, Some(3), "{e}");
+        assert!(e.message.contains("too far from the first row's (allowed: within 86400 s, one day)"), "{e}");
+    }
+
     // ---- robustness
 
     /// Mutates valid inputs (fixtures and examples) and checks the invariants of every trace

@@ -148,6 +148,45 @@ mod tests {
         assert!(m.ends_with("expected an integer from 0 to 4294967295"), "{m}");
     }
 
+    /// Found by tests/fuzz_scenarios.rs: without serde_json's `float_roundtrip` feature a
+    /// normalized scenario read back could move by one ulp. Awkward floats (0.1 + 0.2, tiny,
+    /// more digits than an f64 holds) are now read exactly as Rust's own correctly rounded
+    /// parser reads them, and survive to_json -> from_json bit for bit.
+    #[test]
+    fn normalized_floats_read_back_bit_identical() {
+        use crate::scenario::Scenario;
+        for text in ["0.30000000000000004", "1e-7", "123.456789012345678", "0.6666666666666666", "9.999999999999999e-5"]
+        {
+            let v: f64 = text.parse().unwrap();
+            let json = format!(
+                r#"{{"duration_s":{text},"backbone":{{"delay_ms":{text}}},"timeline":{{"sample_ms":{s:?}}},"path":[{{"rate_mbps":{text},"delay_ms":{text},"loss_pct":{h:?},"schedule":[{{"t_s":{text},"rate_mbps":{text}}}]}}],"flow":[{{"kind":"udp","rate_mbps":{text},"start_s":{h:?},"tcp":{{"min_rto_ms":{text}}}}}]}}"#,
+                s = v + 0.1,
+                h = v / 2.0,
+            );
+            let a = Scenario::from_json(&json).unwrap_or_else(|e| panic!("{text}: {e}"));
+            let b = Scenario::from_json(&a.to_json()).unwrap();
+            let bits = |s: &Scenario| {
+                let (p, f) = (&s.path[0], &s.flow[0]);
+                [
+                    s.duration_s,
+                    s.backbone.delay_ms,
+                    p.rate_mbps.unwrap(),
+                    p.delay_ms,
+                    p.schedule[0].t_s,
+                    p.schedule[0].rate_mbps.unwrap(),
+                    f.rate_mbps.unwrap(),
+                    f.tcp.min_rto_ms,
+                ]
+                .map(f64::to_bits)
+            };
+            assert_eq!(bits(&a), [v.to_bits(); 8], "{text} as given");
+            assert_eq!(bits(&b), bits(&a), "{text} read back");
+            assert_eq!(b.timeline.sample_ms.to_bits(), (v + 0.1).to_bits(), "{text}");
+            assert_eq!(b.path[0].loss_pct.to_bits(), (v / 2.0).to_bits(), "{text}");
+            assert_eq!(a.to_json(), b.to_json(), "{text}");
+        }
+    }
+
     #[test]
     fn missing_required_sections() {
         let m = fails(r#"{"flow":[{}]}"#);

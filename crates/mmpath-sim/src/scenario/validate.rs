@@ -22,9 +22,9 @@ impl Scenario {
             }
         }
         // Upper bounds that only catch typos (a rate or delay off by many powers of ten), far
-        // beyond any link mmpath models: a 10 Tbit/s rate, a one-day delay (the longest run).
+        // beyond any link mmpath models: a 10 Tbit/s rate; a delay, as every time, at most one
+        // day (the longest run, time::MAX_USER_SECS).
         const MAX_RATE_MBPS: f64 = 1e7;
-        const MAX_DELAY_MS: f64 = 86_400_000.0;
         fn rate(field: &str, v: f64, zero_ok: bool) -> Result<(), ScenarioError> {
             if zero_ok {
                 nonneg(field, v)?
@@ -38,10 +38,12 @@ impl Scenario {
         }
         fn delay(field: &str, v: f64) -> Result<(), ScenarioError> {
             nonneg(field, v)?;
-            if v > MAX_DELAY_MS {
-                return Err(err(field, format!("must be at most {MAX_DELAY_MS} ms, one day (got {v})")));
-            }
-            Ok(())
+            at_most_ms(field, v)
+        }
+        /// A point in time or a span of the run, seconds: >= 0 and at most one day.
+        fn secs(field: &str, v: f64) -> Result<(), ScenarioError> {
+            nonneg(field, v)?;
+            at_most_secs(field, v)
         }
         fn range_u(field: &str, v: u64, lo: u64, hi: u64) -> Result<(), ScenarioError> {
             if v >= lo && v <= hi {
@@ -51,13 +53,12 @@ impl Scenario {
             }
         }
         pos("duration_s", self.duration_s)?;
-        if self.duration_s > 86_400.0 {
-            return Err(err("duration_s", format!("must be at most 86400 s (got {})", self.duration_s)));
-        }
+        at_most_secs("duration_s", self.duration_s)?;
         pos("timeline.sample_ms", self.timeline.sample_ms)?;
         if self.timeline.sample_ms < 0.1 {
             return Err(err("timeline.sample_ms", format!("must be >= 0.1 (got {})", self.timeline.sample_ms)));
         }
+        at_most_ms("timeline.sample_ms", self.timeline.sample_ms)?;
         let b = &self.backbone;
         rate("backbone.rate_mbps", b.rate_mbps, false)?;
         delay("backbone.delay_ms", b.delay_ms)?;
@@ -140,12 +141,12 @@ impl Scenario {
                 if !(t.bin_ms.is_finite() && t.bin_ms >= 0.001 && t.bin_ms <= 10_000.0) {
                     return Err(err(f("trace.bin_ms"), format!("must be between 0.001 and 10000 (got {})", t.bin_ms)));
                 }
-                nonneg(&f("trace.start_s"), t.start_s)?;
+                secs(&f("trace.start_s"), t.start_s)?;
             }
             let mut last = -1.0;
             for (j, s) in p.schedule.iter().enumerate() {
                 let g = |k: &str| format!("path.{i}.schedule.{j}.{k}");
-                nonneg(&g("t_s"), s.t_s)?;
+                secs(&g("t_s"), s.t_s)?;
                 if s.t_s < last {
                     return Err(err(
                         g("t_s"),
@@ -185,11 +186,12 @@ impl Scenario {
             if !names.contains(&pname) {
                 return Err(err(f("path"), format!("no path named {pname:?} (paths: {})", names.join(", "))));
             }
-            nonneg(&f("start_s"), fl.start_s)?;
+            secs(&f("start_s"), fl.start_s)?;
             let stop = fl.stop_s.unwrap_or(self.duration_s);
             if !(stop.is_finite() && stop > fl.start_s) {
                 return Err(err(f("stop_s"), format!("must be after start_s ({}) (got {stop})", fl.start_s)));
             }
+            at_most_secs(&f("stop_s"), stop)?;
             if fl.start_s >= self.duration_s {
                 return Err(err(
                     f("start_s"),
@@ -256,6 +258,15 @@ impl Scenario {
                 range_u(&f("tcp.limit_output_bytes"), t.limit_output_bytes, 2048, 1 << 31)?;
             }
             pos(&f("tcp.min_rto_ms"), t.min_rto_ms)?;
+            // Linux bounds every RTO by TCP_RTO_MAX (120 s, include/net/tcp.h; tcp_bound_rto):
+            // a larger floor could never apply (tcp/rtt.rs caps the RTO the same way).
+            let max_rto_ms = crate::tcp::rtt::MAX_RTO.ns() / 1_000_000;
+            if t.min_rto_ms > max_rto_ms as f64 {
+                return Err(err(
+                    f("tcp.min_rto_ms"),
+                    format!("must be at most {max_rto_ms} ms, Linux's TCP_RTO_MAX (got {})", t.min_rto_ms),
+                ));
+            }
             range_u(&f("tcp.rmem_max_bytes"), t.rmem_max(), 4096, 1 << 31)?;
             range_u(&f("tcp.wmem_max_bytes"), t.wmem_max(), 4096, 1 << 31)?;
             for (k, b) in [("tcp.rcvbuf_bytes", t.rcvbuf_bytes), ("tcp.sndbuf_bytes", t.sndbuf_bytes)] {
@@ -383,6 +394,7 @@ impl Scenario {
             if !(pr.t_s.is_finite() && pr.t_s >= 0.0) {
                 return Err(err(format!("flow.{i}.prio.{j}.t_s"), format!("must be >= 0 (got {})", pr.t_s)));
             }
+            at_most_secs(&format!("flow.{i}.prio.{j}.t_s"), pr.t_s)?;
             if !paths.contains(&pr.path) {
                 return Err(err(
                     format!("flow.{i}.prio.{j}.path"),
@@ -472,6 +484,126 @@ mod tests {
         // The bounds themselves are allowed; a schedule step may still stall the link (0).
         let ok = r#"{"backbone":{"rate_mbps":1e7,"delay_ms":86400000},"path":[{"rate_mbps":1e7,"schedule":[{"t_s":1,"rate_mbps":0}]}],"flow":[{}]}"#;
         assert!(Scenario::from_json(ok).is_ok());
+    }
+
+    /// Found by fuzzing: times up to 1e300 s were accepted and saturated the nanosecond clock.
+    /// Every kind of user-given time is at most one day (time::MAX_USER_SECS), each refusal
+    /// names its field, and the bound itself is accepted.
+    #[test]
+    fn times_beyond_one_day_are_refused() {
+        assert_eq!(crate::time::MAX_USER_SECS, 86_400);
+        let wired = |path: &str, flow: &str| {
+            format!(r#"{{"duration_s":86400,"path":[{{"rate_mbps":5{path}}}],"flow":[{{{flow}}}]}}"#)
+        };
+        let radio =
+            |path: &str| format!(r#"{{"duration_s":86400,"path":[{{"technology":"11ad"{path}}}],"flow":[{{}}]}}"#);
+        let mptcp = |flow: &str| {
+            format!(
+                r#"{{"duration_s":86400,"path":[{{"name":"a","rate_mbps":5}},{{"name":"b","rate_mbps":5}}],"flow":[{{"kind":"mptcp"{flow}}}]}}"#
+            )
+        };
+        let trace = |start: &str| format!(r#","trace":{{"file":"t.csv","format":"csv","start_s":{start}}}"#);
+        let blockage = |t: &str, d: &str| format!(r#","event":[{{"kind":"blockage","t_s":{t},"duration_s":{d}}}]"#);
+        let scan = |every: &str| {
+            format!(r#","event":[{{"kind":"scan","t_s":0,"duration_s":10,"every_s":{every},"scan_ms":100}}]"#)
+        };
+        let interferer = |start: &str, stop: &str| {
+            format!(r#","interferer":[{{"channel":"same","start_s":{start},"stop_s":{stop}}}]"#)
+        };
+        // (scenario at the bound, the same just past it, the message of the refusal)
+        let cases: Vec<(String, String, &str)> = vec![
+            (
+                wired("", ""),
+                wired("", "").replace(r#""duration_s":86400"#, r#""duration_s":86400.5"#),
+                "duration_s: must be at most 86400 s, one day (got 86400.5)",
+            ),
+            (
+                wired("", "").replace("{\"duration_s", r#"{"timeline":{"sample_ms":86400000},"duration_s"#),
+                wired("", "").replace("{\"duration_s", r#"{"timeline":{"sample_ms":1e300},"duration_s"#),
+                "timeline.sample_ms: must be at most 86400000 ms, one day (got 1e300)",
+            ),
+            (
+                wired(r#","delay_ms":86400000"#, ""),
+                wired(r#","delay_ms":86400001"#, ""),
+                "path.0.delay_ms: must be at most 86400000 ms, one day (got 86400001)",
+            ),
+            (
+                wired(&trace("86400"), ""),
+                wired(&trace("1e300"), ""),
+                "path.0.trace.start_s: must be at most 86400 s, one day (got 1e300)",
+            ),
+            (
+                wired(r#","schedule":[{"t_s":86400,"up":false}]"#, ""),
+                wired(r#","schedule":[{"t_s":1e300,"up":false}]"#, ""),
+                "path.0.schedule.0.t_s: must be at most 86400 s, one day (got 1e300)",
+            ),
+            (
+                wired("", r#""start_s":86399.5,"stop_s":86400"#),
+                wired("", r#""start_s":1e300"#),
+                "flow.0.start_s: must be at most 86400 s, one day (got 1e300)",
+            ),
+            (
+                wired("", r#""stop_s":86400"#),
+                wired("", r#""stop_s":1e300"#),
+                "flow.0.stop_s: must be at most 86400 s, one day (got 1e300)",
+            ),
+            (
+                mptcp(r#","prio":[{"t_s":86400,"path":"b","backup":true}]"#),
+                mptcp(r#","prio":[{"t_s":1e300,"path":"b","backup":true}]"#),
+                "flow.0.prio.0.t_s: must be at most 86400 s, one day (got 1e300)",
+            ),
+            (
+                radio(&blockage("86400", "1")),
+                radio(&blockage("1e300", "1")),
+                "path.0.event.0.t_s: must be at most 86400 s, one day (got 1e300)",
+            ),
+            (
+                radio(&blockage("1", "86400")),
+                radio(&blockage("1", "1e300")),
+                "path.0.event.0.duration_s: must be at most 86400 s, one day (got 1e300)",
+            ),
+            (
+                radio(&scan("86400")),
+                radio(&scan("1e300")),
+                "path.0.event.0.every_s: must be between 0.001 and 86400 (got 1e300)",
+            ),
+            (
+                radio(r#","interferer":[{"channel":"same","start_s":86400}]"#),
+                radio(r#","interferer":[{"channel":"same","start_s":1e300}]"#),
+                "path.0.interferer.0.start_s: must be between 0 and 86400 (got 1e300)",
+            ),
+            (
+                radio(&interferer("0", "86400")),
+                radio(&interferer("0", "1e300")),
+                "path.0.interferer.0.stop_s: must be at most 86400 s, one day (got 1e300)",
+            ),
+        ];
+        for (ok, bad, want) in cases {
+            if let Err(e) = Scenario::from_json(&ok) {
+                panic!("the bound must be accepted: {ok}: {e}");
+            }
+            assert_eq!(fails(&bad), want, "{bad}");
+        }
+    }
+
+    /// Found by fuzzing: tcp.min_rto_ms was only checked > 0, so 1e300 saturated the clock and
+    /// anything above Linux's TCP_RTO_MAX (120 s) was a floor no RTO could reach. The other RTO
+    /// values (initial 1 s, maximum 120 s) are Linux's constants, not scenario knobs.
+    #[test]
+    fn min_rto_is_at_most_linux_rto_max() {
+        let tcp = |v: &str| format!(r#"{{"path":[{{"rate_mbps":5}}],"flow":[{{"tcp":{{"min_rto_ms":{v}}}}}]}}"#);
+        assert_eq!(Scenario::from_json(&tcp("120000")).unwrap().flow[0].tcp.min_rto_ms, 120_000.0);
+        assert_eq!(
+            fails(&tcp("120000.5")),
+            "flow.0.tcp.min_rto_ms: must be at most 120000 ms, Linux's TCP_RTO_MAX (got 120000.5)"
+        );
+        assert_eq!(
+            fails(&tcp("1e300")),
+            "flow.0.tcp.min_rto_ms: must be at most 120000 ms, Linux's TCP_RTO_MAX (got 1e300)"
+        );
+        assert_eq!(fails(&tcp("0")), "flow.0.tcp.min_rto_ms: must be > 0 (got 0)");
+        let mptcp = r#"{"path":[{"name":"a","rate_mbps":5},{"name":"b","rate_mbps":5}],"flow":[{"kind":"mptcp","tcp":{"min_rto_ms":200000}}]}"#;
+        assert!(fails(mptcp).starts_with("flow.0.tcp.min_rto_ms: must be at most 120000 ms"));
     }
 
     #[test]

@@ -5,7 +5,7 @@
 
 use super::lex::{is_comment, numbered_lines, parse_decimal_scaled, parse_finite_f32, parse_int_in, show, Ctx};
 use super::{Trace, TraceError, TraceFormat, TraceStep};
-use crate::time::Time;
+use crate::time::{Time, MAX_USER_SECS};
 
 pub(super) const CSV_COLUMNS: [&str; 7] = ["t_s", "rate_mbps", "mcs", "link_up", "rssi_dbm", "snr_db", "sector"];
 
@@ -84,7 +84,12 @@ pub(super) fn parse_csv(text: &str, cx: &Ctx) -> Result<Trace, TraceError> {
         for (&col, &cell) in cols.iter().zip(&cells) {
             if col == CsvCol::T {
                 let ns = csv_time(cell).map_err(|why| {
-                    cx.err(n, format!("column t_s: {why} (allowed: seconds >= 0, e.g. 1.25, non-decreasing)"))
+                    cx.err(
+                        n,
+                        format!(
+                            "column t_s: {why} (allowed: seconds from 0 to {MAX_USER_SECS}, e.g. 1.25, non-decreasing)"
+                        ),
+                    )
                 })?;
                 if let Some((p, ptxt)) = prev_t {
                     if ns < p {
@@ -164,7 +169,12 @@ fn csv_time(cell: &str) -> Result<u64, String> {
     if ns < 0 {
         return Err(format!("{} is negative", show(cell)));
     }
-    u64::try_from(ns).map_err(|_| format!("{} is too large (at most 584 years)", show(cell)))
+    // The one bound on user-given times (time.rs MAX_USER_SECS): a row later than that could
+    // never be replayed, as no run is longer.
+    match u64::try_from(ns) {
+        Ok(ns) if ns <= MAX_USER_SECS * 1_000_000_000 => Ok(ns),
+        _ => Err(format!("{} is too large (at most {MAX_USER_SECS} s, one day)", show(cell))),
+    }
 }
 
 #[cfg(test)]
@@ -231,7 +241,7 @@ mod tests {
             ("t_s,rate_mbps\n0,1\n0.1,fast\n", Some(3), &["column rate_mbps: `fast`", "allowed"]),
             ("t_s,rate_mbps\n0,1\n0.1,-5\n", Some(3), &["negative rate `-5`", ">= 0"]),
             ("t_s,rate_mbps\n1,1\n0.5,2\n", Some(3), &["time goes backwards", "`0.5` after `1`", "non-decreasing"]),
-            ("t_s,rate_mbps\n-1,1\n", Some(2), &["column t_s: `-1` is negative", "seconds >= 0"]),
+            ("t_s,rate_mbps\n-1,1\n", Some(2), &["column t_s: `-1` is negative", "seconds from 0 to 86400"]),
             ("t_s,rate_mbps\n0,1,2\n", Some(2), &["row has 3 cells but the header has 2 columns"]),
             ("t_s,mcs\n0,32\n", Some(2), &["column mcs: `32`", "integer 0-31"]),
             ("t_s,link_up\n0,yes\n", Some(2), &["column link_up: `yes`", "0, 1, true or false"]),

@@ -25,8 +25,9 @@ impl Default for TraceOpts {
     }
 }
 
-/// Largest timestamp whose nanoseconds fit in u64.
-const MAX_MS: u64 = u64::MAX / 1_000_000;
+/// Largest timestamp: one day, the one bound on user-given times (time.rs MAX_USER_SECS); a later
+/// opportunity could never be replayed, as no run is longer.
+const MAX_MS: u64 = crate::time::MAX_USER_SECS * 1_000;
 
 pub(super) fn parse_mahimahi(text: &str, cx: &Ctx, opts: &TraceOpts) -> Result<Trace, TraceError> {
     if opts.bin.ns() == 0 {
@@ -50,7 +51,13 @@ pub(super) fn parse_mahimahi(text: &str, cx: &Ctx, opts: &TraceOpts) -> Result<T
             ));
         }
         let v = mahimahi_ms(s).map_err(|why| {
-            cx.err(n, format!("{why}: {} (allowed: one integer number of milliseconds >= 0 per line)", show(s)))
+            cx.err(
+                n,
+                format!(
+                    "{why}: {} (allowed: one integer number of milliseconds from 0 to {MAX_MS}, one day, per line)",
+                    show(s)
+                ),
+            )
         })?;
         if let Some(&prev) = ms.last() {
             if v < prev {

@@ -71,16 +71,17 @@ mod tests {
             },
             TraceStep { rate_bps: Some(0), up: Some(false), ..TraceStep::new(Time(1)) },
             TraceStep { rssi_dbm: Some(-0.1), snr_db: Some(1e-7), ..TraceStep::new(Time(1_234_567_891)) },
-            TraceStep { rate_bps: Some(1), mcs: Some(31), ..TraceStep::new(Time::from_secs(86_400)) },
-            TraceStep { rate_bps: Some(u64::MAX), sector: Some(65535), ..TraceStep::new(Time(86_400_000_000_001)) },
-            TraceStep::new(Time::from_secs(100_000)),
+            TraceStep { rate_bps: Some(1), mcs: Some(31), ..TraceStep::new(Time::from_secs(80_000)) },
+            TraceStep { rate_bps: Some(u64::MAX), sector: Some(65535), ..TraceStep::new(Time(86_399_000_000_001)) },
+            // The latest time a trace may hold: one day (time.rs MAX_USER_SECS), the longest run.
+            TraceStep::new(Time::from_secs(86_400)),
         ];
         let mut buf = Vec::new();
         write_csv(&mut buf, &steps).unwrap();
         let text = String::from_utf8(buf).unwrap();
         let t = p(&text, TraceFormat::Csv).unwrap();
         assert_eq!(t.steps, steps, "{text}");
-        assert_eq!(t.period, Time::from_secs(100_000));
+        assert_eq!(t.period, Time::from_secs(86_400));
         assert!(text.contains("\n0.000000001,0,,0,,,\n"), "{text}");
 
         // Random steps round-trip too.

@@ -149,9 +149,19 @@ pub(super) fn wil_times(rows: &[WilRow], unit: TimeUnit, cx: &Ctx) -> Result<(Ve
     // Both operands of the subtraction below lie within i128 / 1e9: it cannot overflow.
     let t0 = to_ns(raw[0]);
     let mut times = Vec::with_capacity(raw.len());
+    // The one bound on user-given times (time.rs MAX_USER_SECS): a row later than that could
+    // never be replayed, as no run is longer.
+    let max_ns = crate::time::MAX_USER_SECS * 1_000_000_000;
     for (r, &v) in rows.iter().zip(&raw) {
-        let t = u64::try_from(to_ns(v) - t0)
-            .map_err(|_| cx.err(r.line, "time is too far from the first row's (allowed: within 584 years)"))?;
+        let t = u64::try_from(to_ns(v) - t0).ok().filter(|t| *t <= max_ns).ok_or_else(|| {
+            cx.err(
+                r.line,
+                format!(
+                    "time is too far from the first row's (allowed: within {} s, one day)",
+                    crate::time::MAX_USER_SECS
+                ),
+            )
+        })?;
         times.push(t);
     }
     let interval = median.map(|d| to_ns(d).max(1)).and_then(|d| u64::try_from(d).ok());
