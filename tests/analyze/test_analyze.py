@@ -119,6 +119,8 @@ def test_mptcp_both_subflows_found(analyses):
     assert len(data["subflows"]) >= 2 and len(paths) == 2, data
     # both paths carried a real share of the data
     assert all(v > 0.1 for v in data["path_shares"].values()), data["path_shares"]
+    # shares of the subflow bytes: they add up to 1 however many subflows share a path
+    assert abs(sum(data["path_shares"].values()) - 1.0) < 1e-9, data["path_shares"]
     # the join used the token from MP_CAPABLE; the server's ADD_ADDR was seen
     assert analyses["mptcp"].summary["events"].get("add_addr", 0) >= 1
     # ss sees the same connection (same token name) with its subflows

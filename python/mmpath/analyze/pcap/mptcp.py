@@ -13,6 +13,15 @@ from .options import ACK, ADD_ADDR, DSS, MP_CAPABLE, MP_JOIN, MP_PRIO, SYN
 from .packets import _name
 
 
+def _path_shares(subs, sub_bytes: float) -> dict[str, float]:
+    """Each path's share of the connection's subflow bytes; two subflows on one path (e.g. one per
+    server address) add up."""
+    shares: dict[str, float] = {}
+    for _, _, f in subs:
+        shares[f["path"]] = shares.get(f["path"], 0.0) + (f["bytes"] / sub_bytes if sub_bytes else 0.0)
+    return shares
+
+
 def _reinjections(maps):
     """Count data-level bytes sent again on a *different* subflow (MPTCP reinjection).
 
@@ -178,12 +187,12 @@ def _connection_flows(per_conn_subflows, tcp, fine_s, flows, bin_frames, events)
             "subflows": [f["name"] for _, _, f in subs], "paths": [f["path"] for _, _, f in subs],
             "retransmits": sum(f["retransmits"] for _, _, f in subs),
             "reinjections": reinj_n, "reinjected_bytes": int(reinj_bytes),
-            "path_shares": {f["path"]: (f["bytes"] / sub_bytes if sub_bytes else 0.0) for _, _, f in subs},
+            "path_shares": _path_shares(subs, sub_bytes),
             "backup_subflows": [f["subflow"] for _, _, f in subs if f.get("backup")],
         }
         flows.append(cf)
         if tb is not None:
-            bin_frames.append(pd.DataFrame({"t": tb, "dt": fine_s, "flow": cname if False else cname,
+            bin_frames.append(pd.DataFrame({"t": tb, "dt": fine_s, "flow": cname,
                                             "subflow": -1, "path": "", "bytes": vb}))
         # connection row uses the connection+direction name for consistency with subflow rows
         if tb is not None:
