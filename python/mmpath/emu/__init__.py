@@ -29,6 +29,7 @@ from typing import Any
 import pandas as pd
 
 from ..outputs import staged_folder
+from ..progress import Progress
 from ..scenario import Overrides, ScenarioSpec, load_scenario
 from . import capacity, checks, delay, netns, shaper, tcpconf, traffic
 from .checks import EmuError
@@ -104,7 +105,8 @@ def _span(f: dict[str, Any], duration_s: float) -> tuple[float, float]:
 
 
 def run(scenario: ScenarioSpec, overrides: Overrides = None, seed: int | None = None,
-        out: str | os.PathLike | None = None, capture: bool = True) -> EmuResult:
+        out: str | os.PathLike | None = None, capture: bool = True, progress: bool = False) -> EmuResult:
+    """Emulates `scenario`; `progress` shows the elapsed real time on stderr when it is a terminal."""
     sc = load_scenario(scenario, overrides, seed=seed)
     if sc.variants:
         raise EmuError(f"{sc.source}: has [[variant]] entries; emulate one configuration at a time "
@@ -135,7 +137,12 @@ def run(scenario: ScenarioSpec, overrides: Overrides = None, seed: int | None = 
     # half-written); without `out`, a temporary folder that goes away.
     with (staged_folder(out_path) if out_path is not None else tempfile.TemporaryDirectory()) as tmp:
         tmp = Path(tmp)
-        res = _emulate(sc, cfg, flows, names, mtus, backup, caps, direction, tmp, capture, delays_us)
+        bar = Progress(max(stop for _, stop in (_span(f, sc.duration_s) for f in flows)), enabled=progress,
+                       label="emulating")
+        try:
+            res = _emulate(sc, cfg, flows, names, mtus, backup, caps, direction, tmp, capture, delays_us, bar)
+        finally:
+            bar.close()
         if out_path is not None:
             from ..analyze import analyze
 
@@ -167,7 +174,7 @@ def _shape_backbone(topo: netns.Topology, cfg: dict[str, Any]) -> None:
 
 
 def _emulate(sc, cfg, flows, names, mtus, backup, caps, direction, tmp: Path, capture: bool,
-             delays_us: list[int]) -> EmuResult:
+             delays_us: list[int], bar: Progress) -> EmuResult:
     mptcp = any(f["kind"] == "mptcp" for f in flows)
     (tmp / "scenario.json").write_text(json.dumps(cfg, indent=2) + "\n", encoding="utf-8")
     for n, c in caps.items():
@@ -218,8 +225,9 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, direction, tmp: Path, ca
                    for i, (f, (start, stop), log) in enumerate(zip(flows, spans, logs))]
         for c in clients:
             c.start()
-        for c in clients:
-            c.join()
+        while any(c.is_alive() for c in clients):
+            bar.update(time.monotonic() - t0)
+            time.sleep(0.2)
         wall = time.monotonic() - t0
         shp.stop()
         delay_stats = line.stop()

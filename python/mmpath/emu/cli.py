@@ -49,7 +49,8 @@ def run(args: argparse.Namespace) -> int:
     sc = load_scenario(args.scenario, args.overrides, seed=args.seed)  # a bad scenario: one line, status 2
     out = Path(args.out) if args.out else DEFAULT_OUT_ROOT / sc.name
     try:
-        res = emulate(args.scenario, args.overrides, seed=args.seed, out=out, capture=not args.no_capture)
+        res = emulate(args.scenario, args.overrides, seed=args.seed, out=out, capture=not args.no_capture,
+                      progress=True)
     except EmuError as e:
         if str(e).startswith("iperf3 failed") or str(e).startswith("iperf3 of flow"):
             print_error(f"error: {e}")
