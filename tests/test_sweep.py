@@ -110,10 +110,10 @@ duration_s = 0.5
 def test_a_failed_run_is_reported_and_the_others_kept(tmp_path, monkeypatch, capsys):
     real = execute.run_one
 
-    def flaky(run):
+    def flaky(run, engine="simulate"):
         if run.index == 1:
             raise RuntimeError("worker lost")
-        return real(run)
+        return real(run, engine)
 
     monkeypatch.setattr(execute, "run_one", flaky)
     f = _write(tmp_path, 'scenario = "11ad-bulk"\nruns = 2\n[set]\nduration_s = 0.3\n[grid]\n"flow.0.cc" = ["reno"]\n')
@@ -149,12 +149,16 @@ BAD = [
     ('scenario = "11ad-bulk"\n[grid]\nvariant = ["a"]\n', "has no [[variant]] entries"),
     ('scenario = "11ad-bulk"\nruns = 60000\n[grid]\n"flow.0.cc" = ["reno", "bbr"]\n', "more than 100000"),
     ('scenario = "11ad-bulk"\n[grid\n', "invalid TOML"),
+    ('scenario = "11ad-bulk"\nengine = "ns3"\n[grid]\n"flow.0.cc" = ["reno"]\n',
+     "engine: 'ns3' is not an engine (allowed: simulate, emulate)"),
+    ('scenario = "11ad-bulk"\nengine = "emulate"\n[grid]\n"flow.0.tcp.hystart" = [true, false]\n',
+     "grid point 1 (flow.0.tcp.hystart = False): flow.0.tcp.hystart: false cannot be emulated"),
 ]
 
 
 @pytest.mark.parametrize("text, message", BAD, ids=[m for _, m in BAD])
 def test_bad_sweep_files_get_one_line_and_nothing_runs(tmp_path, capsys, monkeypatch, text, message):
-    def never(run):  # validation happens before any run
+    def never(*args):  # validation happens before any run
         raise AssertionError("a run started")
 
     monkeypatch.setattr(execute, "run_one", never)
@@ -203,3 +207,42 @@ def test_unreachable_dask_scheduler_is_one_line(tmp_path, capsys, monkeypatch):
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-1].startswith("mmpath: error: --dask tcp://127.0.0.1:1: cannot reach a Dask scheduler"), err
     assert not out.exists()
+
+
+def test_an_emulated_sweep_refuses_dask_before_running(tmp_path, capsys, monkeypatch):
+    def never(*args):
+        raise AssertionError("a run started")
+
+    monkeypatch.setattr(execute, "run_one", never)
+    f = _write(tmp_path, 'scenario = "11ad-bulk"\nengine = "emulate"\n[grid]\n"flow.0.cc" = ["reno"]\n')
+    assert main(["sweep", str(f), "--dask", "tcp://127.0.0.1:1", "--out", str(tmp_path / "o")]) == 2
+    assert "runs on this machine's kernel, one run at a time; --dask does not apply" in capsys.readouterr().err
+
+
+def test_emulated_rows_are_the_emulations_own_numbers(monkeypatch):
+    """engine = "emulate": each point goes to mmpath.emu.run, one at a time, and its row holds the
+    emulation's iperf3 goodput and interface counts (the emulation itself is faked here; the
+    real one is tests/test_emu.py's)."""
+    import mmpath.emu
+    from types import SimpleNamespace
+
+    calls = []
+
+    def fake_emulate(config, seed=None, capture=True, **kw):
+        calls.append((config["flow"][0]["cc"], seed, capture))
+        meta = {"flows": [{"name": "bulk", "kind": "tcp", "cc": config["flow"][0]["cc"], "mode": None,
+                           "goodput_mbps": 100.0 + len(calls)}],
+                "wall_s": 2.0, "kernel": "test",
+                "delay_line": {"queues": [{"late_max_us": 300.0, "late_mean_us": 20.0, "packets": 10},
+                                          {"late_max_us": 100.0, "late_mean_us": 40.0, "packets": 30}]}}
+        return SimpleNamespace(meta=meta, path_mbps={"11ad": 99.0})
+
+    monkeypatch.setattr(mmpath.emu, "run", fake_emulate)
+    res = mmpath.sweep.run({"scenario": "11ad-bulk", "engine": "emulate", "runs": 2,
+                            "grid": {"flow.0.cc": ["reno", "cubic"]}}, workers=2)
+    assert [c[0] for c in calls] == ["reno", "reno", "cubic", "cubic"] and not any(c[2] for c in calls)
+    t = res.table
+    assert t["goodput_mbps"].tolist() == [101.0, 102.0, 103.0, 104.0]
+    assert t["path_11ad_mbps"].eq(99.0).all() and t["kernel"].eq("test").all()
+    assert t["delay_late_max_ms"].eq(0.3).all()
+    assert abs(t["delay_late_mean_ms"].iloc[0] - (20 * 10 + 40 * 30) / 40 / 1e3) < 1e-12

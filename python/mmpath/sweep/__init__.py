@@ -59,7 +59,13 @@ def run(sweep: str | os.PathLike | Mapping[str, Any], workers: int | None = None
     spec = sweep if isinstance(sweep, SweepSpec) else load_sweep(sweep)
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
         raise SweepError(f"workers: must be an integer >= 1 (got {workers!r})")
-    stream = execute_runs(spec.runs, workers=workers, dask=dask)
+    if spec.engine == "emulate":
+        # Real time on this machine's kernel: one run at a time, here (docs/sweep.md).
+        if dask:
+            raise SweepError(f"{spec.source}: engine = \"emulate\" runs on this machine's kernel, one run at a "
+                             "time; --dask does not apply (allowed: no --dask)")
+        workers = 1
+    stream = execute_runs(spec.runs, workers=workers, dask=dask, engine=spec.engine)
     done: dict[int, list[dict[str, Any]]] = {}
     errors: dict[int, str] = {}
     bar = RunCounter(len(spec.runs), progress, label="sweeping")
@@ -79,7 +85,8 @@ def run(sweep: str | os.PathLike | Mapping[str, Any], workers: int | None = None
     if out is not None:
         from .. import __version__
 
-        meta = {"executor": f"dask {dask}" if dask else f"local, {workers or os.cpu_count()} workers",
+        meta = {"engine": spec.engine,
+                "executor": f"dask {dask}" if dask else f"local, {workers or os.cpu_count()} workers",
                 "wall_s": wall_s, "failed_runs": len(errors), "mmpath_version": __version__,
                 "python": platform.python_version()}
         _results.write(spec, table, Path(out), meta)

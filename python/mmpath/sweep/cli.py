@@ -46,9 +46,11 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else DEFAULT_OUT_ROOT / spec.name
     n_local = args.workers or os.cpu_count() or 1
     where = f"the Dask cluster at {args.dask}" if args.dask else f"{n_local} local worker{'s' * (n_local > 1)}"
+    if spec.engine == "emulate":
+        where = "this machine's kernel (emulation), one run at a time"
     print_error(f"sweep {spec.name}: {len(spec.points)} points x {len(spec.seeds)} seeds = {len(spec.runs)} runs "
          f"on {where}")
-    res = run_sweep(spec, workers=args.workers, dask=args.dask, out=out, progress=not args.no_progress)
+    res = run_sweep(spec, workers=args.workers, dask=args.dask, out=out, progress=not args.no_progress)  # SweepError: 2
     print(res.summary_text())
     print(f"{len(spec.runs)} runs in {res.wall_s:.1f} s; table: {out / 'results.parquet'} (and .csv)")
     sys.stdout.flush()

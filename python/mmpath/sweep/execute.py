@@ -45,15 +45,37 @@ def rows_of(summary: dict[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
-def run_one(run: Run) -> list[dict[str, Any]]:
-    """Simulate one run (in a worker) and return its rows."""
+def emulated_rows_of(res: Any) -> list[dict[str, Any]]:
+    """One row per flow of an emulation (mmpath.emu.EmuResult): iperf3's goodput, the bytes each
+    path's interface sent, and how late the delay line was; the simulator's other columns
+    (retransmits, RTT, energy...) stay empty."""
+    m = res.meta
+    queues = (m.get("delay_line") or {}).get("queues", [])
+    late = [q["late_max_us"] / 1e3 for q in queues]
+    n = sum(q["packets"] for q in queues)
+    run = {"wall_s": m.get("wall_s"), "kernel": m.get("kernel"),
+           "delay_late_mean_ms": sum(q["late_mean_us"] * q["packets"] for q in queues) / n / 1e3 if n else None,
+           "delay_late_max_ms": max(late) if late else None}
+    for path, mbps in res.path_mbps.items():
+        run[f"path_{path}_mbps"] = mbps
+    return [{"flow": f["name"], "kind": f["kind"], "cc": f.get("cc"), "mode": f.get("mode"),
+             "goodput_mbps": f["goodput_mbps"], **run} for f in m["flows"]]
+
+
+def run_one(run: Run, engine: str = "simulate") -> list[dict[str, Any]]:
+    """Simulate (or emulate) one run, in a worker, and return its rows."""
+    if engine == "emulate":
+        from ..emu import run as emulate
+
+        return emulated_rows_of(emulate(run.scenario.config, seed=run.seed, capture=False))
     from ..api import simulate
 
     return rows_of(simulate(run.scenario).summary)
 
 
-def execute_runs(runs: list[Run], workers: int | None = None,
-            dask: str | None = None) -> Iterator[tuple[Run, list[dict[str, Any]] | None, str | None]]:
+def execute_runs(runs: list[Run], workers: int | None = None, dask: str | None = None,
+                 engine: str = "simulate") -> Iterator[tuple[Run, list[dict[str, Any]] | None, str | None]]:
     """(run, rows, None) or (run, None, error) for every run, as each finishes."""
-    for i, rows, err in executor.map_unordered(run_one, [(r,) for r in runs], workers=workers, dask=dask):
+    tasks = [(r, engine) for r in runs]
+    for i, rows, err in executor.map_unordered(run_one, tasks, workers=workers, dask=dask):
         yield runs[i], rows, err

@@ -30,7 +30,11 @@ from typing import Any
 from ..errors import ScenarioError
 from ..scenario import Scenario, load_scenario
 
-TOP_FIELDS = ("name", "description", "scenario", "seeds", "runs", "set", "grid")
+TOP_FIELDS = ("name", "description", "scenario", "engine", "seeds", "runs", "set", "grid")
+# simulate: mmpath's simulator (any number of workers, or Dask); emulate: `mmpath emu run` on this
+# machine's kernel, one run at a time (each takes its scenario's duration in real time, and two at
+# once would share the CPU the measurement depends on).
+ENGINES = ("simulate", "emulate")
 VARIANT_KEY = "variant"
 # A sweep is a list of runs held in memory and written as one table; this bounds a typo such as
 # `runs = 100000` before it starts (split a larger study into several sweeps).
@@ -63,6 +67,7 @@ class SweepSpec:
     points: list[tuple[tuple[str, Any], ...]]
     seeds: list[int]
     runs: list[Run] = field(default_factory=list)
+    engine: str = "simulate"
 
 
 def _fail(source: str, where: str, msg: str) -> SweepError:
@@ -134,6 +139,16 @@ def _variant_overrides(sc: Scenario, name: Any, source: str, where: str) -> list
     raise _fail(source, where, f"unknown variant {name!r} (allowed: {', '.join(known)})")
 
 
+def _emulatable(sc: Scenario, source: str, where: str) -> None:
+    """What `mmpath emu run` would refuse in this point's scenario, refused now (not mid-sweep)."""
+    from ..emu.checks import EmuError, scenario as check
+
+    try:
+        check(sc.config)
+    except EmuError as e:
+        raise SweepError(f"{source}: {where}: {e}") from None
+
+
 def load_sweep(spec: str | os.PathLike | Mapping[str, Any]) -> SweepSpec:
     """Parse and validate a sweep (file path or dict) and expand it into its runs."""
     if isinstance(spec, Mapping):
@@ -151,6 +166,10 @@ def load_sweep(spec: str | os.PathLike | Mapping[str, Any]) -> SweepSpec:
     description = doc.get("description", "")
     if not isinstance(description, str):
         raise _fail(source, "description", f"must be a string (got {description!r})")
+
+    engine = doc.get("engine", "simulate")
+    if engine not in ENGINES:
+        raise _fail(source, "engine", f"{engine!r} is not an engine (allowed: {', '.join(ENGINES)})")
 
     scen = doc.get("scenario")
     if scen is None:
@@ -192,7 +211,7 @@ def load_sweep(spec: str | os.PathLike | Mapping[str, Any]) -> SweepSpec:
                                     f"{MAX_RUNS}; split the study into several sweeps")
 
     out = SweepSpec(name=name, description=description, source=source, scenario=scen_spec, base=base,
-                    keys=keys, points=points, seeds=seeds)
+                    keys=keys, points=points, seeds=seeds, engine=engine)
     for pi, values in enumerate(points):
         overrides = dict(base)
         where = f"grid point {pi} (" + ", ".join(f"{k} = {v!r}" for k, v in values) + ")"
@@ -208,5 +227,7 @@ def load_sweep(spec: str | os.PathLike | Mapping[str, Any]) -> SweepSpec:
                 raise SweepError(f"{source}: {where}: {e}") from None
             # The variant's own list is the base scenario's: a run is one configuration.
             sc = Scenario(name=sc.name, config=sc.config, json=sc.json, source=sc.source)
+            if engine == "emulate":
+                _emulatable(sc, source, where)
             out.runs.append(Run(index=len(out.runs), point=pi, seed=seed, values=values, scenario=sc))
     return out
