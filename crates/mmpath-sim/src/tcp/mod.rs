@@ -6,4 +6,5 @@ pub mod receiver;
 pub mod rtt;
 pub mod scoreboard;
 pub mod sender;
+pub mod sndbuf;
 pub mod tlp;

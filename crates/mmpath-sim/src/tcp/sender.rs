@@ -154,6 +154,8 @@ pub struct TcpSender {
     reo_at: Option<Time>,
     peer_rwnd: u64,
     sndbuf: BufSize,
+    /// The autotuned send buffer (sndbuf "auto"): grow-only, tcp/sndbuf.rs.
+    sndbuf_auto: crate::tcp::sndbuf::Autotuned,
     wmem_max: u64,
     ts_recent: u64,
     // Linux tcp_cwnd_validate bookkeeping.
@@ -228,6 +230,7 @@ impl TcpSender {
             // least 10 segments), so the initial window of 10 can go out.
             peer_rwnd: 65_535,
             sndbuf: cfg.sndbuf,
+            sndbuf_auto: crate::tcp::sndbuf::Autotuned::default(),
             wmem_max: cfg.wmem_max,
             ts_recent: 0,
             is_cwnd_limited: false,

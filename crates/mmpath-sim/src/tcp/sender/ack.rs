@@ -134,6 +134,7 @@ impl TcpSender {
         } else if advanced {
             self.cc.cong_avoid_not_cwnd_limited(&mut self.w, &info);
         }
+        self.expand_sndbuf();
         // tcp_xmit_recovery: F-RTO step 2.b sends new data only; if none could go, F-RTO ends
         // and the lost segments are retransmitted as usual.
         if rexmit_new {

@@ -230,6 +230,55 @@ mod tests {
         assert!(s.scoreboard_consistent());
     }
 
+    /// Step 2.b with an autotuned send buffer: the RTO's cut to cwnd 1 leaves the buffer Linux
+    /// grew for the old window (tcp_sndbuf_expand only raises it), so unsent data is still
+    /// queued beyond the ~40 outstanding segments and F-RTO sends it. (A buffer sized from the
+    /// current window, 2 x 1 segment, would hold nothing new and end F-RTO at once.)
+    #[test]
+    fn frto_finds_new_data_in_an_autotuned_buffer_after_the_cut() {
+        let mut s = TcpSender::new(SenderCfg {
+            flow: 0,
+            mss: 1000,
+            initial_cwnd: 10,
+            min_rto: Time::from_ms(200),
+            sndbuf: BufSize::Auto,
+            wmem_max: 1 << 30,
+            cc: cc::build(CcKind::Reno, &TcpOpts::default()),
+            pacing: false,
+        });
+        s.set_app_limit(u64::MAX);
+        s.set_loss_probes(false);
+        let mut out = Vec::new();
+        s.try_send(Time::ZERO, &mut out);
+        // Two rounds of slow start: 10 -> 20 -> 40 segments.
+        let mut t = Time::from_ms(10);
+        for _ in 0..2 {
+            let round_end = s.snd_nxt;
+            let mut a = s.snd_una;
+            while a < round_end {
+                a += 1000;
+                s.on_ack(t, &ack(a, &[]), &mut out);
+            }
+            t = t + Time::from_ms(10);
+        }
+        assert_eq!(s.w.cwnd, 40);
+        let outstanding = s.snd_nxt - s.snd_una;
+        assert_eq!(outstanding, 40_000);
+        let rto = s.timer_deadline().unwrap();
+        out.clear();
+        s.on_timer(rto, &mut out);
+        assert_eq!((s.state, s.w.cwnd), (CaState::Loss, 1));
+        let (una, nxt) = (s.snd_una, s.snd_nxt);
+        out.clear();
+        s.on_ack(rto + Time::from_ms(10), &ack(una + 1000, &[]), &mut out);
+        assert!(
+            !out.is_empty() && out.iter().all(|p| p.seq >= nxt),
+            "F-RTO step 2.b sends new data: {:?}",
+            out.iter().map(|p| p.seq).collect::<Vec<_>>()
+        );
+        assert!(s.frto);
+    }
+
     /// CUBIC's bictcp_undo_cwnd gives back the window it had when the RTO struck.
     #[test]
     fn frto_undo_restores_cubic_loss_cwnd() {

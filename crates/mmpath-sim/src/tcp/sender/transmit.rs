@@ -13,9 +13,6 @@ use crate::tcp::cc::CaState;
 use crate::tcp::scoreboard::Seg;
 use crate::time::Time;
 
-/// Linux tcp_wmem[1]: the send buffer before autotuning grows it.
-const WMEM_DEFAULT: u64 = 16_384;
-
 impl TcpSender {
     /// Whether the socket is waiting for its queued packets to leave the host (TSQ).
     pub fn tsq_throttled(&self) -> bool {
@@ -50,15 +47,20 @@ impl TcpSender {
         false
     }
 
-    /// Bytes of data the socket may hold unacknowledged (send buffer).
+    /// Bytes of data the socket may hold unacknowledged (send buffer): SO_SNDBUF as given, or
+    /// autotuned (tcp/sndbuf.rs: grown with the window, never shrunk by a cut).
     fn sndbuf_bytes(&self) -> u64 {
         match self.sndbuf {
             BufSize::Bytes(b) => b,
-            // tcp_sndbuf_expand: room for two congestion windows, bounded by tcp_wmem[2].
-            // (ops->sndbuf_expand: 2, BBR 3.)
-            BufSize::Auto => (self.cc.sndbuf_expand() as u64 * self.w.cwnd as u64 * self.mss as u64)
-                .max(WMEM_DEFAULT)
-                .min(self.wmem_max),
+            BufSize::Auto => self.sndbuf_auto.at(self.w.cwnd, self.mss, self.cc.sndbuf_expand(), self.wmem_max),
+        }
+    }
+
+    /// tcp_sndbuf_expand after an ACK (tcp_new_space): the buffer keeps the largest size the
+    /// window has asked for.
+    pub(super) fn expand_sndbuf(&mut self) {
+        if self.sndbuf == BufSize::Auto {
+            self.sndbuf_auto.grow(self.w.cwnd, self.mss, self.cc.sndbuf_expand(), self.wmem_max);
         }
     }
 
