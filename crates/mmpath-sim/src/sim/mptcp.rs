@@ -21,6 +21,7 @@
 //! - actions.rs: the scheduler's side effects (penalty, opportunistic retransmission, ...);
 //! - packets.rs: DSS stamping, reassembly, data ACKs;
 //! - failure.rs: pf handling on an RTO (v0.9x), reinjection;
+//! - sndbuf.rs: the connection-level send buffer (v0.9x and upstream autotuning);
 //! - stale.rs: upstream's connection-level retransmission timer and stale subflows;
 //! - events.rs: link events, scheduler ticks, MP_PRIO;
 //! - join.rs: the MP_JOIN handshake;
@@ -35,6 +36,7 @@ mod join;
 mod output;
 mod packets;
 mod schedule;
+mod sndbuf;
 mod stale;
 
 pub(super) use build::build;
@@ -99,6 +101,9 @@ pub(super) struct SubState {
     pub scheduled_bytes: u64,
     pub reinjected_bytes: u64,
     pub established_at: Option<Time>,
+    /// The subflow's own autotuned send buffer (tcp_sndbuf_expand), which the connection's
+    /// adds up (sndbuf.rs).
+    pub sndbuf: crate::tcp::sndbuf::Autotuned,
 }
 
 impl SubState {
@@ -155,7 +160,9 @@ pub(super) struct MpConn {
     /// (RFC 8684 3.3.5: the window is relative to the DATA_ACK; the receiver never retracts an
     /// edge it advertised).
     pub peer_right: u64,
+    /// The connection's send buffer now (sndbuf.rs sizes it), and how.
     pub sndbuf: u64,
+    pub sndbuf_rule: sndbuf::ConnSndbuf,
     pub reinject: ReinjectQueue,
     pub rx: Reassembly,
     views: Vec<SubflowView>,

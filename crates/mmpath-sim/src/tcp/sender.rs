@@ -267,6 +267,11 @@ impl TcpSender {
         self.mss
     }
 
+    /// The congestion control's send-buffer multiple of cwnd (ops->sndbuf_expand).
+    pub fn sndbuf_expand_factor(&self) -> u32 {
+        self.cc.sndbuf_expand()
+    }
+
     pub fn cc_name(&self) -> &'static str {
         self.cc.name()
     }

@@ -6,6 +6,7 @@
 //! DSS option; the connection-level window of RFC 8684 3.3.5), the backup flag (v0.9x low_prio /
 //! rcv_low_prio, net/mptcp/mptcp_sched.c) and the MP_PRIO schedule.
 
+use super::sndbuf::ConnSndbuf;
 use super::{ConnStats, MpConn, SubState, SYN_TIMEOUT};
 use crate::app::App;
 use crate::mptcp::conn::{MapQueue, Reassembly, ReinjectQueue};
@@ -99,15 +100,16 @@ pub(in crate::sim) fn build(
     };
     // The connection's buffers. Receive: SO_RCVBUF as given, or the ceiling Linux's
     // autotuning reaches (half of tcp_rmem[2] is window, as for a single TCP socket). Send:
-    // SO_SNDBUF as given, or tcp_wmem[2].
+    // SO_SNDBUF as given, or autotuned from the subflows' (sndbuf.rs).
     let rcv_window = match t.rcvbuf_bytes {
         BufSize::Bytes(b) => b,
         BufSize::Auto => t.rmem_max() / 2,
     };
-    let sndbuf = match t.sndbuf_bytes {
-        BufSize::Bytes(b) => b,
-        BufSize::Auto => t.wmem_max(),
+    let (sndbuf, sndbuf_rule) = match t.sndbuf_bytes {
+        BufSize::Bytes(b) => (b, ConnSndbuf::Fixed),
+        BufSize::Auto => (0, ConnSndbuf::Auto { wmem_max: t.wmem_max() }),
     };
+    let sndbuf = sndbuf_rule.initial(sndbuf);
     let start = Time::from_secs_f64(f.start_s);
     let stop = Time::from_secs_f64(f.stop_s.unwrap_or(sc.duration_s)).min(end);
     let mut subs = Vec::new();
@@ -195,6 +197,7 @@ pub(in crate::sim) fn build(
             scanning: false,
             scheduled_bytes: 0,
             reinjected_bytes: 0,
+            sndbuf: Default::default(),
         });
     }
     let app_kind = f.app.unwrap_or(AppKind::Bulk);
@@ -229,6 +232,7 @@ pub(in crate::sim) fn build(
         data_una: 0,
         peer_right: rcv_window,
         sndbuf,
+        sndbuf_rule,
         reinject: ReinjectQueue::default(),
         rx: Reassembly::new(rcv_window),
         views: Vec::with_capacity(8),

@@ -23,6 +23,7 @@ impl Simulation {
                     _ => {}
                 }
                 let c16 = c as u16;
+                self.sync_sndbuf(c16);
                 let view = self.conn_view(c16);
                 self.fill_views(c16);
                 let cn = &mut self.conns[c];
@@ -39,6 +40,7 @@ impl Simulation {
         if self.conns[c as usize].tick_at != Some(now) {
             return;
         }
+        self.sync_sndbuf(c);
         let view = self.conn_view(c);
         self.fill_views(c);
         let cn = &mut self.conns[c as usize];

@@ -84,6 +84,7 @@ impl Simulation {
 
     /// Hands connection data to subflows while the scheduler keeps choosing one.
     pub(in crate::sim) fn conn_push(&mut self, now: Time, c: u16) {
+        self.sync_sndbuf(c);
         let mut retried = false;
         // The subflow the last decision assigned to, when that was all that changed.
         let mut only: Option<usize> = None;
