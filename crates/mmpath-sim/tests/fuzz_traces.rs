@@ -55,9 +55,10 @@ fn check_trace(t: &Trace, f: TraceFormat, text: &str) {
         } else {
             assert!(s.at < t.period, "{f}: step at {:?} not before the period {:?} for {text:?}", s.at, t.period);
         }
-        assert!(s.mcs.is_none_or(|m| m <= 31), "{f}: mcs {:?} for {text:?}", s.mcs);
-        assert!(s.rssi_dbm.is_none_or(f32::is_finite), "{f}: rssi {:?} for {text:?}", s.rssi_dbm);
-        assert!(s.snr_db.is_none_or(f32::is_finite), "{f}: snr {:?} for {text:?}", s.snr_db);
+        let c = &s.set;
+        assert!(c.mcs.is_none_or(|m| m <= 31), "{f}: mcs {:?} for {text:?}", c.mcs);
+        assert!(c.rssi_dbm.is_none_or(f32::is_finite), "{f}: rssi {:?} for {text:?}", c.rssi_dbm);
+        assert!(c.snr_db.is_none_or(f32::is_finite), "{f}: snr {:?} for {text:?}", c.snr_db);
     }
     if f != TraceFormat::Csv {
         assert!(t.period > Time::ZERO, "{f}: zero period for {text:?}");
@@ -323,7 +324,7 @@ proptest! {
         let mut bits: u128 = 0;
         for (i, s) in t.steps.iter().enumerate() {
             let end = t.steps.get(i + 1).map_or(t.period, |n| n.at);
-            bits += u128::from(s.rate_bps.unwrap()) * u128::from((end - s.at).ns());
+            bits += u128::from(s.set.rate_bps.unwrap()) * u128::from((end - s.at).ns());
         }
         let want = (ms.len() as u128) * 1504 * 8 * 1_000_000_000;
         let bins = u128::from(t.period.ns().div_ceil(o.bin.ns()));

@@ -11,17 +11,18 @@
 //!   read from the Linux wil6210 driver (NUWiNS PAM 2021 60 GHz dataset); columns are mapped by
 //!   their header names, sensor columns are ignored.
 //!
-//! Step semantics: a step holds from `at` until the next step; `None` fields keep their
-//! previous value. Steps are sorted by `at`, strictly increasing (rows with the same time are
-//! merged, later cells winning).
+//! Step semantics: a step holds from `at` until the next step; the fields it leaves `None`
+//! keep their previous value. Steps are sorted by `at`, strictly increasing (rows with the
+//! same time are merged, later cells winning).
 //!
 //! Parsing never panics: every malformed input is a [`TraceError`] naming the file, the line,
 //! what is wrong and what is allowed.
 //!
 //! This file holds the format names, the error type and the entry points ([`load`], [`parse`]);
 //! the rest are child modules:
-//! - trace/step.rs: steps, the channel state they leave, and a parsed trace with its period
-//!   (looping);
+//! - trace/state.rs: the channel fields, each optional ([`ChannelState`]): what a step sets
+//!   and what the steps up to a time leave;
+//! - trace/step.rs: steps ([`TraceStep`]) and a parsed trace with its period (looping);
 //! - trace/lex.rs: what the three parsers share: numbered lines, comments, exact decimals,
 //!   quoted values in messages;
 //! - trace/mahimahi.rs: Mahimahi link traces, and the options they take ([`TraceOpts`]);
@@ -32,6 +33,7 @@
 mod csv;
 mod lex;
 mod mahimahi;
+mod state;
 mod step;
 #[cfg(test)]
 mod testkit;
@@ -40,7 +42,8 @@ mod write;
 
 // Re-exported so that `link::trace::...` keeps naming what it did before the split.
 pub use mahimahi::TraceOpts;
-pub use step::{ChannelState, Trace, TraceStep};
+pub use state::ChannelState;
+pub use step::{push_step, Trace, TraceStep};
 pub use write::write_csv;
 
 use csv::parse_csv;

@@ -13,7 +13,7 @@ use crate::link::device;
 use crate::link::medium::{Medium, SharedCpu, AP, STA};
 use crate::link::radio::ideal_mcs;
 use crate::link::schedule::Schedule;
-use crate::link::trace::{self as chtrace, TraceFormat, TraceOpts, TraceStep};
+use crate::link::trace::{self as chtrace, ChannelState, TraceFormat, TraceOpts, TraceStep};
 use crate::link::{Link, LinkCfg};
 use crate::packet::{TCP_HEADER_BYTES, UDP_HEADER_BYTES};
 use crate::scenario::{AppKind, FlowKind, RateAdaptation, Scenario, ScenarioError, Technology, TraceFormatCfg};
@@ -36,7 +36,7 @@ impl Simulation {
         let opts = TraceOpts { bin: Time::from_ms_f64(t.bin_ms), ..TraceOpts::default() };
         let tr = chtrace::load(std::path::Path::new(&t.file), format, &opts)
             .map_err(|e| ScenarioError { field: format!("{field}.file"), message: e.to_string() })?;
-        if !tr.steps.iter().any(|s| s.rate_bps.is_some() || s.up.is_some()) {
+        if !tr.steps.iter().any(|s| s.set.rate_bps.is_some() || s.set.up.is_some()) {
             return Err(ScenarioError {
                 field: format!("{field}.file"),
                 message: format!(
@@ -119,11 +119,10 @@ impl Simulation {
                     snr_db: f64::NAN,
                     scan_held: None,
                     scan_run: None,
-                    channel_log: vec![TraceStep {
-                        rate_bps: Some(down_bps),
-                        up: Some(true),
-                        ..TraceStep::new(Time::ZERO)
-                    }],
+                    channel_log: vec![TraceStep::new(
+                        Time::ZERO,
+                        ChannelState { rate_bps: Some(down_bps), up: Some(true), ..Default::default() },
+                    )],
                 });
                 continue;
             }
@@ -199,12 +198,10 @@ impl Simulation {
                 snr_db: f64::NAN,
                 scan_held: None,
                 scan_run: None,
-                channel_log: vec![TraceStep {
-                    up: Some(true),
-                    mcs: Some(mcs),
-                    rssi_dbm: Some(rssi as f32),
-                    ..TraceStep::new(Time::ZERO)
-                }],
+                channel_log: vec![TraceStep::new(
+                    Time::ZERO,
+                    ChannelState { up: Some(true), mcs: Some(mcs), rssi_dbm: Some(rssi as f32), ..Default::default() },
+                )],
             });
         }
         let mut flows = Vec::new();

@@ -7,7 +7,7 @@ use super::{Ev, Hop, Simulation};
 use crate::link::channel::Action;
 use crate::link::medium::{AirWake, AP, STA};
 use crate::link::radio::ideal_mcs;
-use crate::link::trace::TraceStep;
+use crate::link::trace::{push_step, ChannelState, TraceStep};
 use crate::link::Wake;
 use crate::mptcp::sched;
 use crate::scenario::RateAdaptation;
@@ -45,29 +45,31 @@ impl Simulation {
                 }
                 None => return,
             }
-            let step = r.take().expect("a step is due");
-            if let Some(rate) = step.rate_bps {
+            let set = r.take().expect("a step is due").set;
+            if let Some(rate) = set.rate_bps {
                 self.set_path_rate(now, pi, rate, None);
             }
-            if let Some(u) = step.up {
+            if let Some(u) = set.up {
                 self.set_path_up(now, pi, u);
             }
             let ps = &mut self.paths[pi as usize];
             let radio = ps.radio.is_some();
-            if let Some(m) = step.mcs {
+            if let Some(m) = set.mcs {
                 ps.mcs = m as f64;
             }
-            if let Some(r) = step.rssi_dbm {
+            if let Some(r) = set.rssi_dbm {
                 ps.rssi_dbm = r as f64;
             }
-            if let Some(x) = step.snr_db {
+            if let Some(x) = set.snr_db {
                 ps.snr_db = x as f64;
             }
-            if radio && (step.mcs.is_some() || step.rssi_dbm.is_some()) {
-                self.update_radio(now, pi, step.mcs);
+            if radio && (set.mcs.is_some() || set.rssi_dbm.is_some()) {
+                self.update_radio(now, pi, set.mcs);
             }
-            if step.mcs.is_some() || step.rssi_dbm.is_some() || step.snr_db.is_some() || step.sector.is_some() {
-                self.log_channel(now, pi, TraceStep { at: now, rate_bps: None, up: None, ..step });
+            // Rate and link status were logged above, as they took effect; the rest as given.
+            let indicators = ChannelState { rate_bps: None, up: None, ..set };
+            if !indicators.is_empty() {
+                self.log_channel(now, pi, indicators);
             }
         }
     }
@@ -81,7 +83,7 @@ impl Simulation {
             self.apply_wake(l, wake);
         }
         self.push_event(now, pi, EV_RATE, down_bps as f64 / 1e6);
-        self.log_channel(now, pi, TraceStep { rate_bps: Some(down_bps), ..TraceStep::new(now) });
+        self.log_channel(now, pi, ChannelState { rate_bps: Some(down_bps), ..Default::default() });
     }
 
     fn set_path_up(&mut self, now: Time, pi: u16, u: bool) {
@@ -117,7 +119,7 @@ impl Simulation {
             }
         }
         self.push_event(now, pi, if u { EV_UP } else { EV_DOWN }, f64::NAN);
-        self.log_channel(now, pi, TraceStep { up: Some(u), ..TraceStep::new(now) });
+        self.log_channel(now, pi, ChannelState { up: Some(u), ..Default::default() });
         true
     }
 
@@ -168,7 +170,7 @@ impl Simulation {
         let rate = medium.rate_bps(AP);
         self.paths[pi as usize].mcs = mcs as f64;
         self.push_event(now, pi, EV_RATE, rate as f64 / 1e6);
-        self.log_channel(now, pi, TraceStep { mcs: Some(mcs), ..TraceStep::new(now) });
+        self.log_channel(now, pi, ChannelState { mcs: Some(mcs), ..Default::default() });
     }
 
     pub(super) fn on_fade(&mut self, now: Time, pi: u16) {
@@ -205,7 +207,7 @@ impl Simulation {
                 Action::Attenuate(_) | Action::Base(_) => {
                     self.paths[pi as usize].rssi_dbm = rssi;
                     self.update_radio(now, pi, None);
-                    self.log_channel(now, pi, TraceStep { rssi_dbm: Some(rssi as f32), ..TraceStep::new(now) });
+                    self.log_channel(now, pi, ChannelState { rssi_dbm: Some(rssi as f32), ..Default::default() });
                 }
                 Action::Down => {
                     self.set_path_up(now, pi, false);
@@ -220,13 +222,9 @@ impl Simulation {
         }
     }
 
-    /// Appends to the path's channel record, merging changes made at the same instant.
-    fn log_channel(&mut self, now: Time, pi: u16, step: TraceStep) {
-        let log = &mut self.paths[pi as usize].channel_log;
-        match log.last_mut() {
-            Some(last) if last.at == now => last.merge(&step),
-            _ => log.push(step),
-        }
+    /// Appends a change to the path's channel record, merging changes made at the same instant.
+    fn log_channel(&mut self, now: Time, pi: u16, change: ChannelState) {
+        push_step(&mut self.paths[pi as usize].channel_log, TraceStep::new(now, change));
     }
 
     fn push_event(&mut self, now: Time, path: u16, kind: i8, value: f64) {

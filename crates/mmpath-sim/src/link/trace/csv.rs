@@ -4,7 +4,7 @@
 //! decimals. write.rs writes the same format.
 
 use super::lex::{is_comment, numbered_lines, parse_decimal_scaled, parse_finite_f32, parse_int_in, show, Ctx};
-use super::{Trace, TraceError, TraceFormat, TraceStep};
+use super::{push_step, ChannelState, Trace, TraceError, TraceFormat, TraceStep};
 use crate::time::{Time, MAX_USER_SECS};
 
 pub(super) const CSV_COLUMNS: [&str; 7] = ["t_s", "rate_mbps", "mcs", "link_up", "rssi_dbm", "snr_db", "sector"];
@@ -80,7 +80,7 @@ pub(super) fn parse_csv(text: &str, cx: &Ctx) -> Result<Trace, TraceError> {
                 ),
             ));
         }
-        let mut step = TraceStep::new(Time::ZERO);
+        let mut step = TraceStep::new(Time::ZERO, ChannelState::default());
         for (&col, &cell) in cols.iter().zip(&cells) {
             if col == CsvCol::T {
                 let ns = csv_time(cell).map_err(|why| {
@@ -125,35 +125,32 @@ pub(super) fn parse_csv(text: &str, cx: &Ctx) -> Result<Trace, TraceError> {
                         ));
                     }
                     let bps = u64::try_from(bps).map_err(|_| bad("rate_mbps", "a rate below 1.8e13 Mbit/s"))?;
-                    step.rate_bps = Some(bps);
+                    step.set.rate_bps = Some(bps);
                 }
                 CsvCol::Mcs => {
                     let m = parse_int_in(cell, 0, 31, false).ok_or_else(|| bad("mcs", "an integer 0-31"))?;
-                    step.mcs = Some(m as u8);
+                    step.set.mcs = Some(m as u8);
                 }
                 CsvCol::Up => {
-                    step.up = Some(match cell.to_ascii_lowercase().as_str() {
+                    step.set.up = Some(match cell.to_ascii_lowercase().as_str() {
                         "1" | "true" => true,
                         "0" | "false" => false,
                         _ => return Err(bad("link_up", "0, 1, true or false")),
                     });
                 }
                 CsvCol::Rssi => {
-                    step.rssi_dbm = Some(parse_finite_f32(cell).ok_or_else(|| bad("rssi_dbm", "a number of dBm"))?);
+                    step.set.rssi_dbm = Some(parse_finite_f32(cell).ok_or_else(|| bad("rssi_dbm", "a number of dBm"))?);
                 }
                 CsvCol::Snr => {
-                    step.snr_db = Some(parse_finite_f32(cell).ok_or_else(|| bad("snr_db", "a number of dB"))?);
+                    step.set.snr_db = Some(parse_finite_f32(cell).ok_or_else(|| bad("snr_db", "a number of dB"))?);
                 }
                 CsvCol::Sector => {
                     let x = parse_int_in(cell, 0, 65535, false).ok_or_else(|| bad("sector", "an integer 0-65535"))?;
-                    step.sector = Some(x as u16);
+                    step.set.sector = Some(x as u16);
                 }
             }
         }
-        match steps.last_mut() {
-            Some(last) if last.at == step.at => last.merge(&step),
-            _ => steps.push(step),
-        }
+        push_step(&mut steps, step);
     }
     let Some(last) = steps.last() else {
         return Err(cx.err(hn, "the header is not followed by any row (allowed: at least one row)"));
@@ -196,7 +193,9 @@ mod tests {
         let t = p(text, TraceFormat::Csv).unwrap();
         assert_eq!(t.format, TraceFormat::Csv);
         assert_eq!(t.period, Time::from_secs(2));
-        let s = |ms, rate, up, mcs| TraceStep { rate_bps: rate, up, mcs, ..TraceStep::new(Time::from_ms(ms)) };
+        let s = |ms, rate_bps, up, mcs| {
+            TraceStep::new(Time::from_ms(ms), ChannelState { rate_bps, up, mcs, ..Default::default() })
+        };
         assert_eq!(
             t.steps,
             vec![
@@ -216,13 +215,16 @@ mod tests {
         let t = p("sector,snr_db,rssi_dbm,mcs,t_s\n12,21.5,-55,7,0.01\n", TraceFormat::Csv).unwrap();
         assert_eq!(
             t.steps,
-            vec![TraceStep {
-                sector: Some(12),
-                snr_db: Some(21.5),
-                rssi_dbm: Some(-55.0),
-                mcs: Some(7),
-                ..TraceStep::new(Time::from_ms(10))
-            }]
+            vec![TraceStep::new(
+                Time::from_ms(10),
+                ChannelState {
+                    sector: Some(12),
+                    snr_db: Some(21.5),
+                    rssi_dbm: Some(-55.0),
+                    mcs: Some(7),
+                    ..Default::default()
+                }
+            )]
         );
     }
 
@@ -264,8 +266,8 @@ mod tests {
         let t = load_fixture("csv_good.csv", TraceFormat::Csv).unwrap();
         assert_eq!(t.period, Time::from_secs(3));
         assert_eq!(t.steps.len(), 5);
-        assert_eq!(t.steps[0].rate_bps, Some(2_310_000_000));
-        assert_eq!(t.steps[1].up, Some(false));
+        assert_eq!(t.steps[0].set.rate_bps, Some(2_310_000_000));
+        assert_eq!(t.steps[1].set.up, Some(false));
         assert_eq!(t.state_at(Time::from_ms(2500), false).rate_bps, Some(1_155_000_000));
         assert_eq!(t.state_at(Time::from_ms(3100), true).rate_bps, Some(2_310_000_000));
         let cases = [

@@ -6,7 +6,7 @@
 //! a nonzero amount of time", base_timestamp_ += schedule_.back() on wraparound).
 
 use super::lex::{numbered_lines, parse_decimal_scaled, show, Ctx};
-use super::{Trace, TraceError, TraceFormat, TraceStep};
+use super::{ChannelState, Trace, TraceError, TraceFormat, TraceStep};
 use crate::time::Time;
 
 /// Options for formats that need them (Mahimahi).
@@ -116,8 +116,8 @@ pub(super) fn parse_mahimahi(text: &str, cx: &Ctx, opts: &TraceOpts) -> Result<T
     let nbins = period.div_ceil(bin);
     let mut steps: Vec<TraceStep> = Vec::new();
     let mut push = |k: u64, r: u64| {
-        if steps.last().and_then(|s| s.rate_bps) != Some(r) {
-            steps.push(TraceStep { rate_bps: Some(r), ..TraceStep::new(Time(k * bin)) });
+        if steps.last().and_then(|s| s.set.rate_bps) != Some(r) {
+            steps.push(TraceStep::new(Time(k * bin), ChannelState { rate_bps: Some(r), ..Default::default() }));
         }
     };
     let mut next = 0u64;
@@ -154,7 +154,7 @@ mod tests {
     use crate::link::trace::testkit::*;
 
     fn rate_step(ms: u64, bps: u64) -> TraceStep {
-        TraceStep { rate_bps: Some(bps), ..TraceStep::new(Time::from_ms(ms)) }
+        TraceStep::new(Time::from_ms(ms), ChannelState { rate_bps: Some(bps), ..Default::default() })
     }
     /// Bits per second of `n` 1504-byte opportunities in `ms` milliseconds.
     fn bps(n: u64, ms: u64) -> u64 {
@@ -229,7 +229,7 @@ mod tests {
             .enumerate()
             .map(|(i, s)| {
                 let end = t.steps.get(i + 1).map_or(t.period, |n| n.at);
-                s.rate_bps.unwrap() * (end - s.at).ns() / 1_000_000_000
+                s.set.rate_bps.unwrap() * (end - s.at).ns() / 1_000_000_000
             })
             .sum();
         assert_eq!(bits, 6 * 1504 * 8);

@@ -1,80 +1,37 @@
 //! The step model every format is turned into (docs/traces.md, "What a trace becomes"): a step
-//! holds from its time until the next one and changes only the fields it sets; the channel
-//! state the steps up to a time leave; and a parsed trace with the period it loops over. Pass k
-//! starts at k x period, as mahimahi advances its base by the last timestamp on wraparound
+//! holds from its time until the next one and changes only the fields it sets (the fields are
+//! declared once, in state.rs); and a parsed trace with the period it loops over. Pass k starts
+//! at k x period, as mahimahi advances its base by the last timestamp on wraparound
 //! (ravinet/mahimahi src/frontend/link_queue.cc); that a pass starts from the state the whole
 //! previous pass left is mmpath's rule (docs/traces.md, "Period and looping").
 
-use super::TraceFormat;
+use super::{ChannelState, TraceFormat};
 use crate::time::Time;
 
-/// One change of the channel, `at` from the start of the trace.
+/// One change of the channel, `at` from the start of the trace: the fields in `set` take their
+/// new values, the others keep theirs, until the next step.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct TraceStep {
     pub at: Time,
-    /// Capacity in bit/s; `Some(0)` = no service (link up but stalled).
-    pub rate_bps: Option<u64>,
-    /// PHY MCS index (the simulator maps it to a rate with its PHY/MAC model).
-    pub mcs: Option<u8>,
-    /// Link status.
-    pub up: Option<bool>,
-    pub rssi_dbm: Option<f32>,
-    /// Only from sources that report an SNR in dB (mmpath CSV). wil6210's SQI is not an SNR
-    /// and is not mapped.
-    pub snr_db: Option<f32>,
-    /// Tx sector (wil6210).
-    pub sector: Option<u16>,
+    /// What the step changes (`None` = unchanged).
+    pub set: ChannelState,
 }
 
 impl TraceStep {
-    /// A step at `at` that changes nothing.
-    pub const fn new(at: Time) -> TraceStep {
-        TraceStep { at, rate_bps: None, mcs: None, up: None, rssi_dbm: None, snr_db: None, sector: None }
-    }
-
-    /// True if the step sets no field.
-    pub fn is_noop(&self) -> bool {
-        self.rate_bps.is_none()
-            && self.mcs.is_none()
-            && self.up.is_none()
-            && self.rssi_dbm.is_none()
-            && self.snr_db.is_none()
-            && self.sector.is_none()
-    }
-
-    /// Folds a later step at the same time into this one: its set fields win.
-    pub fn merge(&mut self, later: &TraceStep) {
-        self.rate_bps = later.rate_bps.or(self.rate_bps);
-        self.mcs = later.mcs.or(self.mcs);
-        self.up = later.up.or(self.up);
-        self.rssi_dbm = later.rssi_dbm.or(self.rssi_dbm);
-        self.snr_db = later.snr_db.or(self.snr_db);
-        self.sector = later.sector.or(self.sector);
+    pub const fn new(at: Time, set: ChannelState) -> TraceStep {
+        TraceStep { at, set }
     }
 }
 
-/// The channel as the steps up to some time leave it (`None` = never set).
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct ChannelState {
-    pub rate_bps: Option<u64>,
-    pub mcs: Option<u8>,
-    pub up: Option<bool>,
-    pub rssi_dbm: Option<f32>,
-    pub snr_db: Option<f32>,
-    pub sector: Option<u16>,
-}
-
-impl ChannelState {
-    /// Applies a step; returns whether anything changed.
-    pub fn apply(&mut self, s: &TraceStep) -> bool {
-        let before = *self;
-        self.rate_bps = s.rate_bps.or(self.rate_bps);
-        self.mcs = s.mcs.or(self.mcs);
-        self.up = s.up.or(self.up);
-        self.rssi_dbm = s.rssi_dbm.or(self.rssi_dbm);
-        self.snr_db = s.snr_db.or(self.snr_db);
-        self.sector = s.sector.or(self.sector);
-        *self != before
+/// Appends `step` to steps in time order, folding it into the last one if both are at the same
+/// instant (its values win), so that times stay strictly increasing: how the parsers merge rows
+/// with the same time and how a run records several changes made at once.
+pub fn push_step(steps: &mut Vec<TraceStep>, step: TraceStep) {
+    match steps.last_mut() {
+        Some(last) if last.at == step.at => {
+            last.set.apply(&step.set);
+        }
+        _ => steps.push(step),
     }
 }
 
@@ -99,15 +56,37 @@ impl Trace {
         let mut st = ChannelState::default();
         let off = if looped && p > 0 && t.ns() >= p {
             for s in &self.steps {
-                st.apply(s);
+                st.apply(&s.set);
             }
             Time(t.ns() % p)
         } else {
             t
         };
         for s in self.steps.iter().take_while(|s| s.at <= off) {
-            st.apply(s);
+            st.apply(&s.set);
         }
         st
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn push_step_folds_changes_at_the_same_instant() {
+        let at = |ms, set| TraceStep::new(Time::from_ms(ms), set);
+        let none = ChannelState::default();
+        let mut steps = Vec::new();
+        push_step(&mut steps, at(0, ChannelState { rate_bps: Some(5), up: Some(true), ..none }));
+        push_step(&mut steps, at(0, ChannelState { up: Some(false), mcs: Some(3), ..none }));
+        push_step(&mut steps, at(10, ChannelState { mcs: Some(4), ..none }));
+        assert_eq!(
+            steps,
+            vec![
+                at(0, ChannelState { rate_bps: Some(5), up: Some(false), mcs: Some(3), ..none }),
+                at(10, ChannelState { mcs: Some(4), ..none }),
+            ]
+        );
     }
 }

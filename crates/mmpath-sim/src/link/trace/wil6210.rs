@@ -11,7 +11,7 @@
 mod times;
 
 use super::lex::{is_comment, numbered_lines, parse_decimal_scaled, parse_finite_f32, parse_int_in, show, Ctx};
-use super::{ChannelState, Trace, TraceError, TraceFormat, TraceStep};
+use super::{push_step, ChannelState, Trace, TraceError, TraceFormat, TraceStep};
 use crate::time::Time;
 use times::{wil_times, TimeUnit};
 
@@ -182,10 +182,11 @@ fn wil_mcs(cell: &str) -> Option<u8> {
     parse_int_in(cell, 0, 31, true).map(|v| v as u8)
 }
 
+/// A data row before its time is resolved (wil6210/times.rs needs all rows for that).
 struct WilRow<'a> {
     line: usize,
     time: Option<&'a str>,
-    step: TraceStep,
+    set: ChannelState,
 }
 
 pub(super) fn parse_wil6210(text: &str, cx: &Ctx) -> Result<Trace, TraceError> {
@@ -270,7 +271,7 @@ pub(super) fn parse_wil6210(text: &str, cx: &Ctx) -> Result<Trace, TraceError> {
                 ),
             ));
         }
-        let mut row = WilRow { line: n, time: None, step: TraceStep::new(Time::ZERO) };
+        let mut row = WilRow { line: n, time: None, set: ChannelState::default() };
         for (&col, &cell) in cols.iter().zip(&cells) {
             if let WilCol::Time(_) = col {
                 if wil_missing(cell) {
@@ -287,14 +288,14 @@ pub(super) fn parse_wil6210(text: &str, cx: &Ctx) -> Result<Trace, TraceError> {
             };
             match col {
                 WilCol::Mcs => {
-                    row.step.mcs = Some(wil_mcs(cell).ok_or_else(|| bad("an MCS index 0-31, or 12.1"))?);
+                    row.set.mcs = Some(wil_mcs(cell).ok_or_else(|| bad("an MCS index 0-31, or 12.1"))?);
                 }
                 WilCol::Sector => {
                     let v = parse_int_in(cell, 0, 65535, true).ok_or_else(|| bad("an integer 0-65535"))?;
-                    row.step.sector = Some(v as u16);
+                    row.set.sector = Some(v as u16);
                 }
                 WilCol::Status => {
-                    row.step.up = Some(wil_status(cell).ok_or_else(|| {
+                    row.set.up = Some(wil_status(cell).ok_or_else(|| {
                         bad("a word such as connected / pending / unused, or the driver's code 0 unused, 1 pending, 2 connected")
                     })?);
                 }
@@ -303,7 +304,7 @@ pub(super) fn parse_wil6210(text: &str, cx: &Ctx) -> Result<Trace, TraceError> {
                     parse_finite_f32(cell).ok_or_else(|| bad("a number"))?;
                 }
                 WilCol::Rssi => {
-                    row.step.rssi_dbm = Some(parse_finite_f32(cell).ok_or_else(|| bad("a number of dBm"))?);
+                    row.set.rssi_dbm = Some(parse_finite_f32(cell).ok_or_else(|| bad("a number of dBm"))?);
                 }
                 WilCol::Throughput(per_unit) => {
                     let v = parse_decimal_scaled(cell, 6)
@@ -311,7 +312,7 @@ pub(super) fn parse_wil6210(text: &str, cx: &Ctx) -> Result<Trace, TraceError> {
                         .ok_or_else(|| bad("a throughput >= 0 in the column's unit"))?;
                     let bps = v.checked_mul(i128::from(per_unit)).map(|x| (x + 500_000) / 1_000_000);
                     let bps = bps.and_then(|x| u64::try_from(x).ok()).ok_or_else(|| bad("a smaller throughput"))?;
-                    row.step.rate_bps = Some(bps);
+                    row.set.rate_bps = Some(bps);
                 }
                 WilCol::Time(_) | WilCol::Ignored => {}
             }
@@ -333,16 +334,11 @@ pub(super) fn parse_wil6210(text: &str, cx: &Ctx) -> Result<Trace, TraceError> {
 
     let mut steps: Vec<TraceStep> = Vec::with_capacity(rows.len());
     for (row, &t) in rows.iter().zip(&times) {
-        let mut s = row.step;
-        s.at = Time(t);
-        match steps.last_mut() {
-            Some(last) if last.at == s.at => last.merge(&s),
-            _ => steps.push(s),
-        }
+        push_step(&mut steps, TraceStep::new(Time(t), row.set));
     }
     // Drop rows that change nothing (most 10 ms samples of a static link).
     let mut st = ChannelState::default();
-    steps.retain(|s| st.apply(s));
+    steps.retain(|s| st.apply(&s.set));
     if steps.is_empty() {
         return Err(cx.err(
             first_n,
@@ -361,7 +357,7 @@ mod tests {
     use crate::link::trace::testkit::*;
 
     fn wil_step(ms: u64, mcs: Option<u8>, sector: Option<u16>, up: Option<bool>, rssi: Option<f32>) -> TraceStep {
-        TraceStep { mcs, sector, up, rssi_dbm: rssi, ..TraceStep::new(Time::from_ms(ms)) }
+        TraceStep::new(Time::from_ms(ms), ChannelState { mcs, sector, up, rssi_dbm: rssi, ..Default::default() })
     }
 
     #[test]
@@ -384,7 +380,7 @@ mod tests {
         );
         // Last row + one 10 ms sample.
         assert_eq!(t.period, Time::from_ms(40));
-        assert!(t.steps.iter().all(|s| s.snr_db.is_none() && s.rate_bps.is_none()));
+        assert!(t.steps.iter().all(|s| s.set.snr_db.is_none() && s.set.rate_bps.is_none()));
     }
 
     #[test]
@@ -399,7 +395,7 @@ mod tests {
         assert_eq!(t.steps[1], wil_step(10, Some(26), Some(13), Some(true), Some(-60.0)));
         // Whitespace separated with numeric driver status codes.
         let t = p("0 8 1 0 0 -70\n10 8 1 2 0 -70\n20 8 1 1 0 -70\n", TraceFormat::Wil6210).unwrap();
-        let ups: Vec<_> = t.steps.iter().map(|s| s.up).collect();
+        let ups: Vec<_> = t.steps.iter().map(|s| s.set.up).collect();
         assert_eq!(ups, vec![Some(false), Some(true), Some(false)]);
     }
 
@@ -409,7 +405,7 @@ mod tests {
             [("connected", true), ("Connected", true), ("unused", false), ("pending", false), ("not connected", false)]
         {
             let t = p(&format!("mcs,status\n1,{w}\n"), TraceFormat::Wil6210).unwrap();
-            assert_eq!(t.steps[0].up, Some(up), "{w}");
+            assert_eq!(t.steps[0].set.up, Some(up), "{w}");
         }
         // pandas-style floats and NaN gaps.
         let t =
@@ -421,11 +417,11 @@ mod tests {
     #[test]
     fn wil6210_throughput_with_unit_becomes_rate() {
         let t = p("time_ms,throughput_mbps,mcs\n0,1520.5,8\n10,0,8\n", TraceFormat::Wil6210).unwrap();
-        assert_eq!(t.steps[0].rate_bps, Some(1_520_500_000));
-        assert_eq!(t.steps[1].rate_bps, Some(0));
+        assert_eq!(t.steps[0].set.rate_bps, Some(1_520_500_000));
+        assert_eq!(t.steps[1].set.rate_bps, Some(0));
         // Unitless throughput is ignored (ambiguous).
         let t = p("time_ms,throughput,mcs\n0,1520.5,8\n", TraceFormat::Wil6210).unwrap();
-        assert_eq!(t.steps[0].rate_bps, None);
+        assert_eq!(t.steps[0].set.rate_bps, None);
     }
 
     #[test]
@@ -468,13 +464,13 @@ mod tests {
         let t = load_fixture("wil6210_good.csv", TraceFormat::Wil6210).unwrap();
         assert_eq!(t.period, Time::from_ms(80));
         assert_eq!(t.steps[0], wil_step(0, Some(9), Some(20), Some(true), Some(-54.0)));
-        let down = t.steps.iter().find(|s| s.up == Some(false)).unwrap();
+        let down = t.steps.iter().find(|s| s.set.up == Some(false)).unwrap();
         assert_eq!(down.at, Time::from_ms(40));
         assert_eq!(t.state_at(Time::from_ms(75), false).mcs, Some(6));
         assert_eq!(t.state_at(Time::from_ms(85), true).mcs, Some(9));
         let t = load_fixture("wil6210_headerless.txt", TraceFormat::Wil6210).unwrap();
         assert_eq!(t.period, Time::from_ms(40));
-        assert_eq!(t.steps.last().unwrap().up, Some(false));
+        assert_eq!(t.steps.last().unwrap().set.up, Some(false));
         let cases = [
             ("wil6210_bad_mcs.csv", Some(3), "column mcs: `fast`"),
             ("wil6210_bad_status.csv", Some(2), "column status: `7`"),

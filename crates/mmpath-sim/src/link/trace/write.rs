@@ -30,12 +30,13 @@ pub fn write_csv(w: &mut impl std::io::Write, steps: &[TraceStep]) -> std::io::R
             }
         };
         let t = fixed_decimal(s.at.ns(), 9);
-        let rate = s.rate_bps.map(|r| fixed_decimal(r, 6)).unwrap_or_default();
-        let mcs = s.mcs.map(|m| m.to_string()).unwrap_or_default();
-        let up = s.up.map(|u| if u { "1" } else { "0" }).unwrap_or_default();
-        let rssi = float(s.rssi_dbm, "rssi_dbm")?;
-        let snr = float(s.snr_db, "snr_db")?;
-        let sector = s.sector.map(|x| x.to_string()).unwrap_or_default();
+        let c = &s.set;
+        let rate = c.rate_bps.map(|r| fixed_decimal(r, 6)).unwrap_or_default();
+        let mcs = c.mcs.map(|m| m.to_string()).unwrap_or_default();
+        let up = c.up.map(|u| if u { "1" } else { "0" }).unwrap_or_default();
+        let rssi = float(c.rssi_dbm, "rssi_dbm")?;
+        let snr = float(c.snr_db, "snr_db")?;
+        let sector = c.sector.map(|x| x.to_string()).unwrap_or_default();
         writeln!(w, "{t},{rate},{mcs},{up},{rssi},{snr},{sector}")?;
     }
     Ok(())
@@ -56,25 +57,32 @@ fn fixed_decimal(v: u64, digits: u32) -> String {
 mod tests {
     use super::*;
     use crate::link::trace::testkit::*;
+    use crate::link::trace::ChannelState;
 
     #[test]
     fn csv_round_trip() {
+        let none = ChannelState::default();
         let steps = vec![
-            TraceStep {
-                rate_bps: Some(2_310_000_000),
-                mcs: Some(8),
-                up: Some(true),
-                rssi_dbm: Some(-55.25),
-                snr_db: Some(17.3),
-                sector: Some(12),
-                ..TraceStep::new(Time::ZERO)
-            },
-            TraceStep { rate_bps: Some(0), up: Some(false), ..TraceStep::new(Time(1)) },
-            TraceStep { rssi_dbm: Some(-0.1), snr_db: Some(1e-7), ..TraceStep::new(Time(1_234_567_891)) },
-            TraceStep { rate_bps: Some(1), mcs: Some(31), ..TraceStep::new(Time::from_secs(80_000)) },
-            TraceStep { rate_bps: Some(u64::MAX), sector: Some(65535), ..TraceStep::new(Time(86_399_000_000_001)) },
+            TraceStep::new(
+                Time::ZERO,
+                ChannelState {
+                    rate_bps: Some(2_310_000_000),
+                    mcs: Some(8),
+                    up: Some(true),
+                    rssi_dbm: Some(-55.25),
+                    snr_db: Some(17.3),
+                    sector: Some(12),
+                },
+            ),
+            TraceStep::new(Time(1), ChannelState { rate_bps: Some(0), up: Some(false), ..none }),
+            TraceStep::new(Time(1_234_567_891), ChannelState { rssi_dbm: Some(-0.1), snr_db: Some(1e-7), ..none }),
+            TraceStep::new(Time::from_secs(80_000), ChannelState { rate_bps: Some(1), mcs: Some(31), ..none }),
+            TraceStep::new(
+                Time(86_399_000_000_001),
+                ChannelState { rate_bps: Some(u64::MAX), sector: Some(65535), ..none },
+            ),
             // The latest time a trace may hold: one day (time.rs MAX_USER_SECS), the longest run.
-            TraceStep::new(Time::from_secs(86_400)),
+            TraceStep::new(Time::from_secs(86_400), none),
         ];
         let mut buf = Vec::new();
         write_csv(&mut buf, &steps).unwrap();
@@ -91,15 +99,15 @@ mod tests {
         for _ in 0..500 {
             at += 1 + rng.next() % 50_000_000_000;
             let pick = rng.next();
-            steps.push(TraceStep {
-                at: Time(at),
+            let set = ChannelState {
                 rate_bps: (pick & 1 != 0).then(|| rng.next() % 10_000_000_000_000),
                 mcs: (pick & 2 != 0).then(|| (rng.next() % 32) as u8),
                 up: (pick & 4 != 0).then(|| rng.next().is_multiple_of(2)),
                 rssi_dbm: (pick & 8 != 0).then(|| -((rng.next() % 100_000) as f32) / 997.0),
                 snr_db: (pick & 16 != 0).then(|| f32::from_bits((rng.next() % 0x7f00_0000) as u32)),
                 sector: (pick & 32 != 0).then(|| rng.next() as u16),
-            });
+            };
+            steps.push(TraceStep::new(Time(at), set));
         }
         let mut buf = Vec::new();
         write_csv(&mut buf, &steps).unwrap();
@@ -110,9 +118,10 @@ mod tests {
     #[test]
     fn write_csv_rejects_bad_steps() {
         let mut buf = Vec::new();
-        let same = [TraceStep::new(Time(5)), TraceStep::new(Time(5))];
+        let none = ChannelState::default();
+        let same = [TraceStep::new(Time(5), none), TraceStep::new(Time(5), none)];
         assert_eq!(write_csv(&mut buf, &same).unwrap_err().kind(), std::io::ErrorKind::InvalidInput);
-        let nan = [TraceStep { rssi_dbm: Some(f32::NAN), ..TraceStep::new(Time(5)) }];
+        let nan = [TraceStep::new(Time(5), ChannelState { rssi_dbm: Some(f32::NAN), ..none })];
         assert_eq!(write_csv(&mut buf, &nan).unwrap_err().kind(), std::io::ErrorKind::InvalidInput);
     }
 }
