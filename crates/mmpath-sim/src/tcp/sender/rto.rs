@@ -259,7 +259,7 @@ mod tests {
                 a += 1000;
                 s.on_ack(t, &ack(a, &[]), &mut out);
             }
-            t = t + Time::from_ms(10);
+            t += Time::from_ms(10);
         }
         assert_eq!(s.w.cwnd, 40);
         let outstanding = s.snd_nxt - s.snd_una;
