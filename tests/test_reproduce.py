@@ -40,9 +40,9 @@ EXPECTED = {
     "000-tcp1500": None,
     "000-mtu7912": None,
     "000-weak7912": _xfail(
-        "fast mode: weak/strong TCP mean MCS 1-9: 1.00, 1.00, 0.998, 0.992, 0.953, 0.981, 0.955, 0.911,"
-        " 0.676; weak UDP MCS 1-9: 345, 644, 778, 900, 926, 1119, 1290, 1404, 1221 Mbit/s -- fails: TCP"
-        " MCS 8 weak/strong mean (1130/1240) = 0.911 < 0.85 (degraded by more than 15%)"),
+        "fast mode: weak/strong TCP mean MCS 1-9: 1.00, 1.00, 0.998, 0.992, 0.954, 0.981, 0.956, 0.906,"
+        " 0.686; weak UDP MCS 1-9: 345, 644, 778, 900, 926, 1119, 1290, 1404, 1221 Mbit/s -- fails: TCP"
+        " MCS 8 weak/strong mean (1124/1240) = 0.906 < 0.85 (degraded by more than 15%)"),
     "000-interf": _xfail(
         "fast mode: normalized mean MCS 1-9: ACI 1.00, 1.00, 1.00, 1.00, 1.00, 1.00, 1.00, 1.000, 1.000"
         "; CCI 0.824, 0.715, 0.675, 0.641, 0.626, 0.587, 0.546, 0.514, 0.500; worst loss ACI 0.000 %, C"
@@ -59,21 +59,21 @@ EXPECTED = {
         " 0.500"),
     "000-outage": None,
     "001-distance": _xfail(
-        "fast mode: PHY mean (std) Mbit/s: 2 ft 3850 (0.000), 10 ft 3822 (7.24), 20 ft 3463 (13.6), 30 "
-        "ft 2925 (25.3), 50 ft 2421 (14.5), 80 ft 2025 (23.5), 110 ft 1624 (14.5), 130 ft 1410 (60.6), "
-        "145 ft 1277 (25.3), 155 ft 1163 (47.9), 165 ft 1086 (7.24); region RSSI -49.6/-61.8/-65.8 dBm "
-        "-- fails: 30 ft PHY std = 25.3 Mbit/s >= 10% of the mean (large) 50 ft PHY std = 14.5 Mbit/s >"
-        "= 10% of the mean (large) 80 ft PHY std = 23.5 Mbit/s >= 10% of the mean (large) 110 ft PHY st"
-        "d = 14.5 Mbit/s >= 10% of the mean (large) 130 ft PHY std = 60.6 Mbit/s >= 10% of the mean (la"
+        "fast mode: PHY mean (std) Mbit/s: 2 ft 3850 (0.000), 10 ft 3815 (1.81), 20 ft 3468 (19.9), 30 "
+        "ft 2921 (26.2), 50 ft 2426 (19.9), 80 ft 2026 (25.3), 110 ft 1618 (19.9), 130 ft 1380 (54.3), "
+        "145 ft 1261 (30.8), 155 ft 1176 (22.6), 165 ft 1090 (25.3); region RSSI -49.6/-61.8/-65.8 dBm "
+        "-- fails: 30 ft PHY std = 26.2 Mbit/s >= 10% of the mean (large) 50 ft PHY std = 19.9 Mbit/s >"
+        "= 10% of the mean (large) 80 ft PHY std = 25.3 Mbit/s >= 10% of the mean (large) 110 ft PHY st"
+        "d = 19.9 Mbit/s >= 10% of the mean (large) 130 ft PHY std = 54.3 Mbit/s >= 10% of the mean (la"
         "rge) 165 ft TCP mean (link broken..."),
     "001-tcp": _xfail(
-        "fast mode: TCP mean (std) Mbit/s: 2 ft 929 (0.666), 10 ft 924 (7.70), 20 ft 807 (32.0), 30 ft "
-        "782 (3.56), 50 ft 678 (21.8), 80 ft 366 (32.2), 110 ft 238 (38.0), 130 ft 224 (23.6), 145 ft 1"
-        "95 (8.42), 155 ft 199 (3.50); sessions by held PHY rate: >=3000 n=4 mean 926, 1500-2500 n=0 n/"
-        "a-n/a, <1500 n=0 mean n/a -- fails: 50 ft TCP std = 21.8 Mbit/s >= 10% of the mean (large) 80 "
-        "ft TCP std = 32.2 Mbit/s >= 10% of the mean (large) sessions holding a PHY rate of 1500-2500 m"
-        "ore than 75% of the time: 0 of 2 sessions holding a PHY rate < 1500 more than 75% of the time:"
-        " 0 of 1 TCP spread (max-min) of s..."),
+        "fast mode: TCP mean (std) Mbit/s: 2 ft 929 (0.666), 10 ft 923 (8.96), 20 ft 819 (47.5), 30 ft "
+        "798 (40.4), 50 ft 636 (48.7), 80 ft 362 (18.7), 110 ft 271 (18.9), 130 ft 255 (6.43), 145 ft 2"
+        "00 (8.24), 155 ft 203 (10.1); sessions by held PHY rate: >=3000 n=4 mean 926, 1500-2500 n=0 n/"
+        "a-n/a, <1500 n=0 mean n/a -- fails: 50 ft TCP std = 48.7 Mbit/s >= 10% of the mean (large) 80 "
+        "ft TCP std = 18.7 Mbit/s >= 10% of the mean (large) 110 ft TCP std = 18.9 Mbit/s >= 10% of the"
+        " mean (large) 130 ft TCP std = 6.43 Mbit/s >= 10% of the mean (large) sessions holding a PHY r"
+        "ate of 1500-2500 more than 75% of..."),
     "003-los": _xfail(
         "fast mode: base RTT 1 ms: Cubic 1300 Mbit/s, mean RTT 8.11 ms, 0 drop(s) >= 34 % (longest 0.00"
         "0 s, deepest 0.000); Vegas 305 Mbit/s, 1.50 ms: 4.27x less throughput, 5.40x lower RTT -- fail"

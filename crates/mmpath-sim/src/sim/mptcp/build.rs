@@ -105,9 +105,11 @@ pub(in crate::sim) fn build(
         BufSize::Bytes(b) => b,
         BufSize::Auto => t.rmem_max() / 2,
     };
-    let (sndbuf, sndbuf_rule) = match t.sndbuf_bytes {
-        BufSize::Bytes(b) => (b, ConnSndbuf::Fixed),
-        BufSize::Auto => (0, ConnSndbuf::Auto { wmem_max: t.wmem_max() }),
+    let kernel = f.kernel.unwrap_or(Kernel::Upstream);
+    let (sndbuf, sndbuf_rule) = match (t.sndbuf_bytes, kernel) {
+        (BufSize::Bytes(b), _) => (b, ConnSndbuf::Fixed),
+        (BufSize::Auto, Kernel::V09x) => (t.wmem_max(), ConnSndbuf::Fixed),
+        (BufSize::Auto, Kernel::Upstream) => (0, ConnSndbuf::Auto { wmem_max: t.wmem_max() }),
     };
     let sndbuf = sndbuf_rule.initial(sndbuf);
     let start = Time::from_secs_f64(f.start_s);
@@ -216,7 +218,7 @@ pub(in crate::sim) fn build(
     MpConn {
         owner: i as u16,
         name: f.name.clone().unwrap_or_default(),
-        kernel: f.kernel.unwrap_or(Kernel::Upstream),
+        kernel,
         mode: f.mode.unwrap_or(MptcpMode::Fullmesh),
         coupled,
         cc: cc_kind,

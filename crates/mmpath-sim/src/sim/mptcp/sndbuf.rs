@@ -3,7 +3,10 @@
 //! subflows' own autotuned buffers (tcp/sndbuf.rs, grown with each subflow's window):
 //!
 //! - linux-v0.9x (mptcp_update_sndbuf, net/mptcp/mptcp_ctrl.c, v0.90-v0.95): the sum over the
-//!   subflows that can send, capped at tcp_wmem[2], and never below what the meta socket had;
+//!   subflows that can send, capped at tcp_wmem[2], and never below what the meta socket had.
+//!   v0.9x grows each subflow's buffer per segment by cwnd x max srtt / own srtt at over twice
+//!   the MSS in truesize (mptcp_check_snd_buf), so the cap is reached within a few RTTs
+//!   (docs/models.md): the model gives the meta socket tcp_wmem[2] from the start;
 //! - linux-upstream (__mptcp_sync_sndbuf, net/mptcp/protocol.h, since Linux 6.7): tcp_wmem[0]
 //!   plus the sum over the subflows, uncapped ("the msk max wmem limit is <nr_subflows> * tcp
 //!   wmem[2]"). With two subflows each grown to tcp_wmem[2], twice what one TCP socket may hold;
@@ -25,7 +28,7 @@ pub(in crate::sim) enum ConnSndbuf {
 }
 
 impl ConnSndbuf {
-    /// The buffer before any subflow has grown one (the meta / msk socket's tcp_wmem[1]).
+    /// The buffer before any subflow has grown one (the msk socket's tcp_wmem[1]).
     pub(in crate::sim) fn initial(self, fixed: u64) -> u64 {
         match self {
             ConnSndbuf::Fixed => fixed,
@@ -35,11 +38,10 @@ impl ConnSndbuf {
 }
 
 /// The connection's buffer from its subflows' (established) autotuned buffers and what it had.
-pub(in crate::sim) fn conn_sndbuf(kernel: Kernel, wmem_max: u64, had: u64, subflows: impl Iterator<Item = u64>) -> u64 {
-    let sum: u64 = subflows.sum();
+pub(in crate::sim) fn conn_sndbuf(kernel: Kernel, wmem_max: u64, subflows: impl Iterator<Item = u64>) -> u64 {
     match kernel {
-        Kernel::V09x => had.max(sum.min(wmem_max)),
-        Kernel::Upstream => WMEM_MIN + sum,
+        Kernel::V09x => wmem_max,
+        Kernel::Upstream => WMEM_MIN + subflows.sum::<u64>(),
     }
 }
 
@@ -68,7 +70,7 @@ impl Simulation {
                 cn.subs[j].sndbuf.grow_to(g);
             }
         }
-        cn.sndbuf = conn_sndbuf(cn.kernel, wmem_max, cn.sndbuf, grown.iter().take(n).copied());
+        cn.sndbuf = conn_sndbuf(cn.kernel, wmem_max, grown.iter().take(n).copied());
     }
 }
 
@@ -77,18 +79,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn v09x_caps_the_sum_at_wmem_max_and_upstream_adds_the_subflows_up() {
+    fn v09x_caps_at_wmem_max_and_upstream_adds_the_subflows_up() {
         const MB: u64 = 1 << 20;
+        let sum = |k: Kernel, subs: &[u64]| conn_sndbuf(k, 4 * MB, subs.iter().copied());
         // Two subflows grown to 3 MB and 4 MB, tcp_wmem[2] = 4 MB.
-        assert_eq!(conn_sndbuf(Kernel::V09x, 4 * MB, WMEM_DEFAULT, [3 * MB, 4 * MB].into_iter()), 4 * MB);
-        assert_eq!(
-            conn_sndbuf(Kernel::Upstream, 4 * MB, WMEM_DEFAULT, [3 * MB, 4 * MB].into_iter()),
-            WMEM_MIN + 7 * MB
-        );
-        // Early on, the sum of small subflow buffers.
-        assert_eq!(conn_sndbuf(Kernel::V09x, 4 * MB, WMEM_DEFAULT, [40_000, 30_000].into_iter()), 70_000);
-        // v0.9x's meta buffer never shrinks (max with what it had).
-        assert_eq!(conn_sndbuf(Kernel::V09x, 4 * MB, 2 * MB, [40_000].into_iter()), 2 * MB);
+        assert_eq!(sum(Kernel::V09x, &[3 * MB, 4 * MB]), 4 * MB);
+        assert_eq!(sum(Kernel::Upstream, &[3 * MB, 4 * MB]), WMEM_MIN + 7 * MB);
+        // Early on, upstream has the sum of small subflow buffers; v0.9x its cap already.
+        assert_eq!(sum(Kernel::Upstream, &[40_000, 30_000]), WMEM_MIN + 70_000);
+        assert_eq!(sum(Kernel::V09x, &[40_000]), 4 * MB);
         assert_eq!(ConnSndbuf::Fixed.initial(123), 123);
         assert_eq!(ConnSndbuf::Auto { wmem_max: MB }.initial(123), WMEM_DEFAULT);
     }
