@@ -86,16 +86,18 @@ def _together(frames: list[pd.DataFrame]) -> pd.DataFrame:
     return d.groupby("t_s", as_index=False)[["bytes", "mbps"]].sum()
 
 
-def _goodput(doc: dict[str, Any], udp: bool) -> float:
+def _end_sum(doc: dict[str, Any], udp: bool) -> dict[str, Any]:
+    """iperf3's totals for what arrived: `sum` for UDP, `sum_received` for TCP."""
     end = doc.get("end", {})
-    s = end.get("sum") if udp else end.get("sum_received")
-    return float((s or {}).get("bits_per_second", 0.0)) / 1e6
+    return (end.get("sum") if udp else end.get("sum_received")) or {}
+
+
+def _goodput(doc: dict[str, Any], udp: bool) -> float:
+    return float(_end_sum(doc, udp).get("bits_per_second", 0.0)) / 1e6
 
 
 def _received_bytes(doc: dict[str, Any], udp: bool) -> int:
-    end = doc.get("end", {})
-    s = end.get("sum") if udp else end.get("sum_received")
-    return int((s or {}).get("bytes", 0))
+    return int(_end_sum(doc, udp).get("bytes", 0))
 
 
 def _span(f: dict[str, Any], duration_s: float) -> tuple[float, float]:
