@@ -3,15 +3,15 @@
 //! subflows' own autotuned buffers (tcp/sndbuf.rs, grown with each subflow's window):
 //!
 //! - linux-v0.9x (mptcp_update_sndbuf, net/mptcp/mptcp_ctrl.c, v0.90-v0.95): the sum over the
-//!   subflows that can send, capped at tcp_wmem[2], and never below what the meta socket had.
+//!   subflows that can send, capped at `tcp_wmem[2]`, and never below what the meta socket had.
 //!   v0.9x grows each subflow's buffer per segment by cwnd x max srtt / own srtt at over twice
 //!   the MSS in truesize (mptcp_check_snd_buf), so the cap is reached within a few RTTs
-//!   (docs/models.md): the model gives the meta socket tcp_wmem[2] from the start;
-//! - linux-upstream (__mptcp_sync_sndbuf, net/mptcp/protocol.h, since Linux 6.7): tcp_wmem[0]
+//!   (docs/models.md): the model gives the meta socket `tcp_wmem[2]` from the start;
+//! - linux-upstream (__mptcp_sync_sndbuf, net/mptcp/protocol.h, since Linux 6.7): `tcp_wmem[0]`
 //!   plus the sum over the subflows, uncapped ("the msk max wmem limit is <nr_subflows> * tcp
-//!   wmem[2]"). With two subflows each grown to tcp_wmem[2], twice what one TCP socket may hold;
+//!   wmem[2]"). With two subflows each grown to `tcp_wmem[2]`, twice what one TCP socket may hold;
 //!   the emulator showed it (x-kernel: ~5.8 MB in flight on this machine's kernel against the
-//!   4 MB a tcp_wmem[2] cap allowed the model).
+//!   4 MB a `tcp_wmem[2]` cap allowed the model).
 
 use super::MpConn;
 use crate::scenario::Kernel;
@@ -23,12 +23,12 @@ use crate::tcp::sndbuf::{Autotuned, WMEM_DEFAULT, WMEM_MIN};
 pub(in crate::sim) enum ConnSndbuf {
     /// SO_SNDBUF: fixed.
     Fixed,
-    /// Autotuned from the subflows, up to tcp_wmem[2] per subflow.
+    /// Autotuned from the subflows, up to `tcp_wmem[2]` per subflow.
     Auto { wmem_max: u64 },
 }
 
 impl ConnSndbuf {
-    /// The buffer before any subflow has grown one (the msk socket's tcp_wmem[1]).
+    /// The buffer before any subflow has grown one (the msk socket's `tcp_wmem[1]`).
     pub(in crate::sim) fn initial(self, fixed: u64) -> u64 {
         match self {
             ConnSndbuf::Fixed => fixed,
