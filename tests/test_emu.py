@@ -115,8 +115,6 @@ def test_blockage_stops_the_flow_and_it_comes_back(tmp_path):
      "flow.0.tcp.limit_output_bytes: 0 (TCP Small Queues off) has no Linux equivalent"),
     ({"kind": "tcp", "path": "a", "tcp": {"rcvbuf_bytes": 65536, "sndbuf_bytes": 131072}},
      "rcvbuf_bytes 65536 and sndbuf_bytes 131072 differ"),
-    ([{"kind": "tcp", "path": "a"}, {"name": "u", "kind": "tcp", "path": "b", "direction": "upload"}],
-     "flow.1.direction: 'upload' beside flow.0's 'download'"),
     ([{"kind": "tcp", "path": "a"}, {"name": "u", "kind": "tcp", "path": "b", "tcp": {"min_rto_ms": 300}}],
      "flow.1.tcp differs from flow.0.tcp"),
     ({"kind": "tcp", "path": "a", "tcp": {"rcvbuf_bytes": 1 << 31, "sndbuf_bytes": 1 << 31}},
@@ -154,14 +152,40 @@ def test_two_flows_share_a_path_each_with_its_own_iperf3(tmp_path):
     res = _emulate(sc, out=out)
     f, g = res.flows["f"], res.flows["g"]
     assert f.goodput_mbps > 60 and g.goodput_mbps > 60, (f.goodput_mbps, g.goodput_mbps)
-    assert g.intervals["t_s"].min() >= 1.0 and f.intervals["t_s"].min() < 0.2
+    assert g.intervals["t_s"].min() >= 1.0 and f.intervals["t_s"].min() < 0.2, (g.intervals.head(), f.intervals.head())
     assert 0.8 * 280 < res.path_mbps["a"] <= 1.03 * 300, res.path_mbps
     # All flows: every byte received over the 4 s, so f's 4 s and g's 3 s weigh by their spans.
-    assert abs(res.goodput_mbps - (4 * f.goodput_mbps + 3 * g.goodput_mbps) / 4) < 0.03 * res.goodput_mbps
+    # (iperf3 times each flow itself, so its rates hold a few % of start-up jitter.)
+    weighted = (4 * f.goodput_mbps + 3 * g.goodput_mbps) / 4
+    assert abs(res.goodput_mbps - weighted) < 0.05 * res.goodput_mbps, (res.goodput_mbps, weighted)
     assert {p.name for p in out.glob("iperf3-*.json")} == {"iperf3-f.json", "iperf3-f-server.json",
                                                          "iperf3-g.json", "iperf3-g-server.json"}
     meta = json.loads((out / "emu.json").read_text())
     assert [x["name"] for x in meta["flows"]] == ["f", "g"]
+
+
+def test_flows_both_ways_share_a_radio_s_airtime():
+    # A download and an upload at once over one 802.11ac link: the probe saturates the radio both
+    # ways together, so each direction's shaped capacity is its share of the airtime. Together
+    # they are far from twice one direction alone (half-duplex; the simulated MAC gives ~1.15x:
+    # two contending stations waste less backoff time than one), and each flow fills its own.
+    path = {"name": "ac", "technology": "11ac", "bandwidth_mhz": 80, "streams": 2, "mcs": 9, "mtu_bytes": 1500,
+            "signal": "strong"}
+    sc = _scenario([path], {"kind": "tcp", "path": "ac", "cc": "cubic"}, duration=3.0)
+    sc["flow"].append({"name": "up", "kind": "tcp", "path": "ac", "cc": "cubic", "direction": "upload"})
+    res = _emulate(sc)
+    caps = res.capacities
+    assert set(caps) == {"ac/download", "ac/upload"}
+    down, up = caps["ac/download"].mbps.mean(), caps["ac/upload"].mbps.mean()
+    import mmpath.emu.capacity as capacity
+    from mmpath.scenario import load_scenario
+
+    alone = capacity.probe(load_scenario(sc).config, 0, "download", 3.0, 1).mbps.mean()
+    assert 0.3 * alone < down < 0.7 * alone and 0.3 * alone < up < 0.7 * alone, (down, up, alone)
+    assert down + up < 1.4 * alone, (down, up, alone)
+    f, g = res.flows["f"].goodput_mbps, res.flows["up"].goodput_mbps
+    assert 0.6 * down < f < 1.05 * down and 0.6 * up < g < 1.05 * up, (f, g, down, up)
+    assert set(res.path_mbps) == {"ac/download", "ac/upload"}
 
 
 def _ss_values(ss_log: str, key: str) -> list[float]:

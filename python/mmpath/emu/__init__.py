@@ -118,7 +118,7 @@ def run(scenario: ScenarioSpec, overrides: Overrides = None, seed: int | None = 
     kinds = {f["kind"] for f in flows}
     delays_us = delay.one_way_us(cfg)
     checks.machine(need_mptcp="mptcp" in kinds, need_delay=any(d > 0 for d in delays_us))
-    direction = flows[0].get("direction", "download")
+    directions = sorted({f.get("direction", "download") for f in flows})
     for i, f in enumerate(flows):
         start, stop = _span(f, sc.duration_s)
         if stop - start < 1.0:
@@ -126,8 +126,7 @@ def run(scenario: ScenarioSpec, overrides: Overrides = None, seed: int | None = 
 
     paths = cfg["path"]
     names = [str(p["name"]) for p in paths]
-    caps = {n: capacity.probe(cfg, i, direction, sc.duration_s, sc.seed, tcp=kinds != {"udp"})
-            for i, n in enumerate(names)}
+    caps = _capacities(cfg, names, directions, sc.duration_s, sc.seed, tcp=kinds != {"udp"})
     mtus = [int(p.get("mtu_bytes") or 1500) for p in paths]
     backup: set[str] = set()
     mp = next((f for f in flows if f["kind"] == "mptcp"), None)
@@ -142,7 +141,7 @@ def run(scenario: ScenarioSpec, overrides: Overrides = None, seed: int | None = 
         bar = Progress(max(stop for _, stop in (_span(f, sc.duration_s) for f in flows)), enabled=progress,
                        label="emulating")
         try:
-            res = _emulate(sc, cfg, flows, names, mtus, backup, caps, direction, tmp, capture, delays_us, bar)
+            res = _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp, capture, delays_us, bar)
         finally:
             bar.close()
         if out_path is not None:
@@ -161,6 +160,26 @@ def run(scenario: ScenarioSpec, overrides: Overrides = None, seed: int | None = 
     return res
 
 
+def _capacities(cfg: dict[str, Any], names: list[str], directions: list[str], duration_s: float, seed: int,
+                tcp: bool) -> dict[str, dict[str, capacity.Capacity]]:
+    """Per path, its capacity in each direction the flows use: one direction alone, or both
+    sharing the radio (capacity.probe_both)."""
+    if len(directions) == 1:
+        d = directions[0]
+        return {n: {d: capacity.probe(cfg, i, d, duration_s, seed, tcp=tcp)} for i, n in enumerate(names)}
+    out = {}
+    for i, n in enumerate(names):
+        down, up = capacity.probe_both(cfg, i, duration_s, seed, tcp=tcp)
+        out[n] = {"download": down, "upload": up}
+    return out
+
+
+def _cap_key(name: str, direction: str, both: bool) -> str:
+    """How a path's capacity and rate are named in the outputs: the path's name, with the
+    direction after a slash when flows go both ways."""
+    return f"{name}/{direction}" if both else name
+
+
 def _shape_backbone(topo: netns.Topology, cfg: dict[str, Any]) -> None:
     """A backbone slower than 10 GbE is shaped at its rate, both ways, with its queue. At 10 GbE it
     is left alone: it is not the bottleneck for any radio here, and this machine's veth
@@ -175,12 +194,14 @@ def _shape_backbone(topo: netns.Topology, cfg: dict[str, Any]) -> None:
         shaper.install(ns, ifname, rate, mtu, qbytes, True)
 
 
-def _emulate(sc, cfg, flows, names, mtus, backup, caps, direction, tmp: Path, capture: bool,
+def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, capture: bool,
              delays_us: list[int], bar: Progress) -> EmuResult:
     mptcp = any(f["kind"] == "mptcp" for f in flows)
     (tmp / "scenario.json").write_text(json.dumps(cfg, indent=2) + "\n", encoding="utf-8")
-    for n, c in caps.items():
-        (tmp / f"capacity-{n}.csv").write_text(c.csv(), encoding="utf-8")
+    both = len(directions) > 1
+    for n, by_dir in caps.items():
+        for d, c in by_dir.items():
+            (tmp / f"capacity-{_cap_key(n, d, both).replace('/', '-')}.csv").write_text(c.csv(), encoding="utf-8")
     topo = netns.build(names, mtus, mptcp=mptcp, backup=backup)
     shp = None
     line = delay.DelayLine(topo, delays_us)
@@ -194,18 +215,23 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, direction, tmp: Path, ca
         line.start()
         targets = []
         for link, p in zip(topo.paths, cfg["path"]):
-            # Data leaves the AP toward the client (download) or the client toward the AP (upload).
-            ns, ifname = (topo.ap, link.ap_if) if direction == "download" else (topo.cli, link.cli_if)
             qbytes = max(int(p.get("queue_bytes") or 1000 * link.mtu), 2 * shaper.GSO_MAX_BYTES)
-            cap = caps[link.name]
-            up0 = bool(cap.mbps[0] > 0)
-            shaper.install(ns, ifname, float(cap.mbps[0]), link.mtu, qbytes, up0)
-            shaper.check_installed(ns, ifname)
-            targets.append((ns, ifname, cap, link.mtu, qbytes, True))
-            # The reverse direction: not shaped, but down when the link is.
-            rns, rif = (topo.cli, link.cli_if) if direction == "download" else (topo.ap, link.ap_if)
-            shaper.install(rns, rif, shaper.GATE_MBPS, link.mtu, qbytes, up0)
-            targets.append((rns, rif, cap, link.mtu, qbytes, False))
+            path_caps = caps[link.name]
+            for d in ("download", "upload"):
+                # Data leaves the AP toward the client (download) or the client toward the AP
+                # (upload). A direction no flow uses is not shaped but has the same gate: a
+                # blocked link carries nothing either way.
+                ns, ifname = (topo.ap, link.ap_if) if d == "download" else (topo.cli, link.cli_if)
+                cap = path_caps.get(d)
+                shaped = cap is not None
+                if cap is None:
+                    cap = next(iter(path_caps.values()))
+                up0 = bool(cap.mbps[0] > 0)
+                shaper.install(ns, ifname, float(cap.mbps[0]) if shaped else shaper.GATE_MBPS, link.mtu, qbytes,
+                               up0)
+                if shaped:
+                    shaper.check_installed(ns, ifname)
+                targets.append((ns, ifname, cap, link.mtu, qbytes, shaped))
         logs = [tmp / f"iperf3-{f['name']}.json" for f in flows]
         for i, f in enumerate(flows):
             servers.append(traffic.start_server(topo, f["kind"] == "mptcp", tmp / f"iperf3-{f['name']}-server.json",
@@ -216,8 +242,9 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, direction, tmp: Path, ca
         if capture:
             from ..capture import Sampler
 
-            sender_ns = topo.srv if direction == "download" else topo.cli
-            ss = Sampler("ss", [["ip", "netns", "exec", sender_ns, "ss", "-tinO"]], tmp / "ss.log", SS_INTERVAL_S)
+            senders = [topo.srv if d == "download" else topo.cli for d in directions]
+            ss = Sampler("ss", [["ip", "netns", "exec", ns, "ss", "-tinO"] for ns in senders], tmp / "ss.log",
+                         SS_INTERVAL_S)
             ss.start()
         before = {(t[0], t[1]): netns.tx_bytes(t[0], t[1]) for t in targets if t[5]}
         shp = shaper.Shaper(targets)
@@ -268,9 +295,11 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, direction, tmp: Path, ca
                 srv.kill()
         netns.teardown(topo)
     active_s = max(stop for _, stop in spans) - min(start for start, _ in spans)
-    shaped = [t for t in targets if t[5]]
-    path_mbps = {link.name: (after[(t[0], t[1])] - before[(t[0], t[1])]) * 8 / 1e6 / active_s
-                 for link, t in zip(topo.paths, shaped)}
+    path_mbps = {}
+    for k, t in enumerate(targets):
+        if t[5]:
+            link, d = topo.paths[k // 2], ("download", "upload")[k % 2]
+            path_mbps[_cap_key(link.name, d, both)] = (after[(t[0], t[1])] - before[(t[0], t[1])]) * 8 / 1e6 / active_s
     results = {f["name"]: FlowResult(name=f["name"], kind=f["kind"], goodput_mbps=_goodput(doc, f["kind"] == "udp"),
                                      intervals=_iperf_intervals(doc, start))
                for f, doc, (start, _) in zip(flows, docs, spans)}
@@ -292,13 +321,15 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, direction, tmp: Path, ca
         "tcp_settings": tcp_set,
         "goodput_mbps": total,
         "path_mbps": path_mbps,
-        "capacity_mean_mbps": {n: float(c.mbps.mean()) for n, c in caps.items()},
+        "capacity_mean_mbps": {_cap_key(n, d, both): float(c.mbps.mean())
+                               for n, by_dir in caps.items() for d, c in by_dir.items()},
         "shaper": {"changes": shp.applied if shp else 0, "latest_change_s": shp.late_s if shp else None},
         "wall_s": wall,
         "captures": notes,
         "kernel_mptcp_counters": counters,
         "iperf3": docs[0].get("start", {}).get("version"),
     }
+    flat = {_cap_key(n, d, both): c for n, by_dir in caps.items() for d, c in by_dir.items()}
     return EmuResult(scenario=sc, goodput_mbps=total, path_mbps=path_mbps,
-                     intervals=_together([r.intervals for r in results.values()]), capacities=caps, meta=meta,
+                     intervals=_together([r.intervals for r in results.values()]), capacities=flat, meta=meta,
                      flows=results)

@@ -9,6 +9,11 @@ half-duplex radio the ACKs take airtime from the data: a second, reverse UDP flo
 packets (an IPv4 TCP ACK with timestamps) at one per two full data segments (Linux's delayed
 ACK) of the first pass's mean rate. The ACKs' own bytes are not shaped in the emulation (its
 reverse direction is a plain veth); their airtime is in the data direction's capacity.
+
+Flows in both directions at once (`probe_both`): the path is saturated both ways together, each
+way with the other's ACK load, so the two capacities split the radio's airtime as its MAC does
+when both sides are backlogged. The split is then fixed: airtime one direction leaves unused
+is not lent to the other in the emulation (docs/emulate.md).
 """
 
 from __future__ import annotations
@@ -59,35 +64,75 @@ def probe(config: dict[str, Any], path_index: int, direction: str, duration_s: f
     if not tcp or not first.mbps.any():
         return first
     mtu = int(config["path"][path_index].get("mtu_bytes") or 1500)
-    # ACKs per second = segments per second / 2; segments carry MSS = MTU - 52 bytes.
-    seg_per_s = float(first.mbps[first.mbps > 0].mean()) * 1e6 / 8 / (mtu - TCP_IP_HEADERS)
-    ack_mbps = seg_per_s / SEGMENTS_PER_ACK * ACK_BYTES * 8 / 1e6
-    return _saturate(config, path_index, direction, duration_s, seed, ack_mbps=ack_mbps)
+    return _saturate(config, path_index, direction, duration_s, seed, ack_mbps=_ack_mbps(first, mtu))
+
+
+def _ack_mbps(cap: Capacity, mtu: int) -> float:
+    """TCP's ACK load for data at `cap`'s mean rate: one 52-byte ACK per two MSS-sized segments."""
+    up = cap.mbps[cap.mbps > 0]
+    if not len(up):
+        return 0.0
+    seg_per_s = float(up.mean()) * 1e6 / 8 / (mtu - TCP_IP_HEADERS)
+    return seg_per_s / SEGMENTS_PER_ACK * ACK_BYTES * 8 / 1e6
+
+
+def probe_both(config: dict[str, Any], path_index: int, duration_s: float, seed: int,
+               tcp: bool = True) -> tuple[Capacity, Capacity]:
+    """(download, upload) capacities of path `path_index` saturated both ways at once (each way
+    with the other's TCP ACK load when `tcp`)."""
+    loads = {"download": (PROBE_MBPS, 0.0), "upload": (PROBE_MBPS, 0.0)}
+    caps = _saturate_many(config, path_index, duration_s, seed, loads)
+    if tcp:
+        mtu = int(config["path"][path_index].get("mtu_bytes") or 1500)
+        loads = {d: (PROBE_MBPS, _ack_mbps(caps[other], mtu))
+                 for d, other in (("download", "upload"), ("upload", "download"))}
+        caps = _saturate_many(config, path_index, duration_s, seed, loads)
+    return caps["download"], caps["upload"]
 
 
 def _saturate(config: dict[str, Any], path_index: int, direction: str, duration_s: float, seed: int,
               ack_mbps: float) -> Capacity:
+    back = "upload" if direction == "download" else "download"
+    loads = {direction: (PROBE_MBPS, 0.0)}
+    if ack_mbps > 0:
+        loads[back] = (0.0, ack_mbps)
+    return _saturate_many(config, path_index, duration_s, seed, loads)[direction]
+
+
+def _saturate_many(config: dict[str, Any], path_index: int, duration_s: float, seed: int,
+                   loads: dict[str, tuple[float, float]]) -> dict[str, Capacity]:
+    """Simulates the path alone under, per direction, (saturating UDP rate or 0, ACK-sized UDP
+    rate or 0); the delivered rate per bin of each saturating flow is that direction's capacity."""
     from ..api import simulate
 
     doc = copy.deepcopy(config)
     p = doc["path"][path_index]
     doc["path"] = [p]
-    doc["flow"] = [{"name": "probe", "kind": "udp", "path": p["name"], "direction": direction,
-                    "rate_mbps": PROBE_MBPS, "start_s": 0.0, "stop_s": duration_s}]
-    if ack_mbps > 0:
-        back = "upload" if direction == "download" else "download"
-        doc["flow"].append({"name": "acks", "kind": "udp", "path": p["name"], "direction": back,
-                            "rate_mbps": ack_mbps, "packet_bytes": ACK_BYTES - UDP_IP_HEADERS,
-                            "start_s": 0.0, "stop_s": duration_s})
+    doc["flow"] = []
+    for direction, (data_mbps, ack_mbps) in loads.items():
+        if data_mbps > 0:
+            doc["flow"].append({"name": f"probe-{direction}", "kind": "udp", "path": p["name"],
+                                "direction": direction, "rate_mbps": data_mbps, "start_s": 0.0,
+                                "stop_s": duration_s})
+        if ack_mbps > 0:
+            doc["flow"].append({"name": f"acks-{direction}", "kind": "udp", "path": p["name"],
+                                "direction": direction, "rate_mbps": ack_mbps,
+                                "packet_bytes": ACK_BYTES - UDP_IP_HEADERS, "start_s": 0.0,
+                                "stop_s": duration_s})
     doc["duration_s"] = duration_s
     doc.pop("timeline", None)
     sc = load_scenario(doc, seed=seed)
     res = simulate(sc)
-    iv = res.intervals
-    iv = iv[iv["flow"] == "probe"]
     n = int(round(duration_s / BIN_S))
-    mbps = np.zeros(n)
-    idx = np.round(iv["t_s"].to_numpy(dtype=float) / BIN_S).astype(int)
-    ok = (idx >= 0) & (idx < n)
-    np.add.at(mbps, idx[ok], iv["mbps"].to_numpy(dtype=float)[ok])
-    return Capacity(path=str(p["name"]), bin_s=BIN_S, mbps=mbps)
+    out = {}
+    for direction, (data_mbps, _) in loads.items():
+        if data_mbps <= 0:
+            continue
+        iv = res.intervals
+        iv = iv[iv["flow"] == f"probe-{direction}"]
+        mbps = np.zeros(n)
+        idx = np.round(iv["t_s"].to_numpy(dtype=float) / BIN_S).astype(int)
+        ok = (idx >= 0) & (idx < n)
+        np.add.at(mbps, idx[ok], iv["mbps"].to_numpy(dtype=float)[ok])
+        out[direction] = Capacity(path=str(p["name"]), bin_s=BIN_S, mbps=mbps)
+    return out

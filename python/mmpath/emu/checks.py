@@ -4,7 +4,7 @@ set up, each failure one line naming what is missing or unsupported and what is 
 The machine: root (network namespaces, tc), iproute2 (`ip`, `tc`), iperf3, tcpdump, and for MPTCP
 flows the kernel's MPTCP (net.mptcp) and `mptcpize` (mptcpd), which makes iperf3's sockets MPTCP.
 
-The scenario: up to 8 flows, all in one direction (TCP, MPTCP or UDP; bulk), up to 4 paths, with one
+The scenario: up to 8 flows (TCP, MPTCP or UDP; bulk; either direction), up to 4 paths, with one
 [flow.tcp] and one MPTCP path set for all (namespace-wide in the kernel). MPTCP runs the kernel's own
 scheduler and path manager, i.e. `kernel = "linux-upstream"` with `scheduler = "default"`; the
 schedulers mmpath models from papers (minRTT, MuSher, AMuSe...) exist only in the simulator.
@@ -98,13 +98,6 @@ def _flow(i: int, f: dict[str, Any]) -> None:
 
 def _together(flows: list[dict[str, Any]]) -> None:
     """What several flows must share, because it is set once per namespace or per interface."""
-    first = flows[0]
-    direction = first.get("direction", "download")
-    for i, f in enumerate(flows[1:], start=1):
-        if f.get("direction", "download") != direction:
-            raise EmuError(f"flow.{i}.direction: {f.get('direction')!r} beside flow.0's {direction!r}: both "
-                           "directions at once share a half-duplex radio's airtime, which the emulator's "
-                           f"one-direction shaper does not model (allowed: {direction!r} for every flow)")
     stream = [(i, f) for i, f in enumerate(flows) if f.get("kind") in ("tcp", "mptcp")]
     for i, f in stream[1:]:
         j, g = stream[0]

@@ -57,7 +57,8 @@ def run(args: argparse.Namespace) -> int:
             return 1
         raise
     m = res.meta
-    print(f"{sc.name}: emulated {len(m['flows'])} flow(s), {m['flows'][0]['direction']}, over "
+    dirs = " + ".join(sorted({f["direction"] for f in m["flows"]}))
+    print(f"{sc.name}: emulated {len(m['flows'])} flow(s), {dirs}, over "
           f"{', '.join(res.path_mbps)} on Linux {m['kernel']}")
     for f in m["flows"]:
         print(f"  {f['name']} ({f['kind']} {f.get('cc') or ''}): {f['goodput_mbps']:.1f} Mbit/s (iperf3)")
