@@ -151,7 +151,9 @@ def test_two_flows_share_a_path_each_with_its_own_iperf3(tmp_path):
     out = tmp_path / "emu"
     res = _emulate(sc, out=out)
     f, g = res.flows["f"], res.flows["g"]
-    assert f.goodput_mbps > 60 and g.goodput_mbps > 60, (f.goodput_mbps, g.goodput_mbps)
+    # Both carry data. (How fairly is the kernel's business: a Cubic flow that joins a full
+    # 40 ms FIFO may get 50 or 150 Mbit/s of the 300 within 3 s.)
+    assert f.goodput_mbps > 20 and g.goodput_mbps > 20, (f.goodput_mbps, g.goodput_mbps)
     assert g.intervals["t_s"].min() >= 1.0 and f.intervals["t_s"].min() < 0.2, (g.intervals.head(), f.intervals.head())
     assert 0.8 * 280 < res.path_mbps["a"] <= 1.03 * 300, res.path_mbps
     # All flows: every byte received over the 4 s, so f's 4 s and g's 3 s weigh by their spans.
