@@ -111,6 +111,8 @@ def apply(topo: Topology, flow: dict[str, Any]) -> dict[str, Any]:
             for r in table[ns]:
                 sh("ip", "route", "change", *r, *attrs, ns=ns)
             done[f"{'sender' if ns == sender else 'receiver'} routes"] = " ".join(attrs)
+    if iperf_args(flow):
+        done["iperf3 options"] = " ".join(iperf_args(flow))
     return done
 
 
