@@ -64,35 +64,45 @@ class DelayLine:
         self.topo = topo
         self.delays_us = delays_us
         self.proc: subprocess.Popen | None = None
+        self.realtime = False
 
     def start(self) -> None:
+        todo = [(link, us) for link, us in zip(self.topo.paths, self.delays_us) if us > 0]
+        if not todo:
+            return
         exe = binary()
         if exe is None:
             raise EmuError(f"the scenario has a propagation delay and {BINARY} was not found (build it with "
                            "`make setup`, or point MMPATH_DELAY at it)")
         ns = self.topo.ap
         queues = []
-        for link, us in zip(self.topo.paths, self.delays_us):
-            if us <= 0:
-                continue
+        for link, us in todo:
             for i, o in (("bb1", link.ap_if), (link.ap_if, "bb1")):
                 sh("iptables", "-A", "FORWARD", "-i", i, "-o", o, "-j", "NFQUEUE", "--queue-num", str(link.index),
                    ns=ns)
             queues += ["--queue", f"{link.index}:{us}"]
-        if not queues:
-            return
-        rt = ["chrt", "-f", RT_PRIORITY] if shutil.which("chrt") else []
-        self.proc = subprocess.Popen(["ip", "netns", "exec", ns, *rt, exe, *queues], stdout=subprocess.PIPE,
+        # Real-time priority where the machine allows it (CAP_SYS_NICE); else an ordinary
+        # process, and emu.json says so (`realtime`).
+        err = ""
+        for rt in ([["chrt", "-f", RT_PRIORITY]] if shutil.which("chrt") else []) + [[]]:
+            err = self._launch(ns, [*rt, exe, *queues])
+            if not err:
+                self.realtime = bool(rt)
+                return
+        raise EmuError(f"{BINARY} did not start: {err}")
+
+    def _launch(self, ns: str, argv: list[str]) -> str:
+        """Starts the line; '' once it reports ready, else why not."""
+        self.proc = subprocess.Popen(["ip", "netns", "exec", ns, *argv], stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, text=True)
         ready, _, _ = select.select([self.proc.stdout], [], [], READY_TIMEOUT_S)
         line = self.proc.stdout.readline() if ready else ""
-        if line.strip() != "ready":
-            self.proc.kill()
-            _, err = self.proc.communicate()
-            raise EmuError(f"{BINARY} did not start: {' '.join((err or line or 'no answer in 5 s').split())}")
-
-    def alive(self) -> bool:
-        return self.proc is None or self.proc.poll() is None
+        if line.strip() == "ready":
+            return ""
+        self.proc.kill()
+        _, err = self.proc.communicate()
+        self.proc = None
+        return " ".join((err or line or f"no answer in {READY_TIMEOUT_S:g} s").split())
 
     def stop(self) -> dict[str, Any]:
         """Stops the line; its counts and lateness, and the kernel's queue drops."""
@@ -117,6 +127,7 @@ class DelayLine:
             raise EmuError(f"{BINARY} stopped during the run: {' '.join((err or '').split()) or 'no message'}")
         stats["one_way_ms"] = [us / 1000.0 for us in self.delays_us]
         stats["kernel_drops"] = drops
+        stats["realtime"] = self.realtime
         return stats
 
     def _kernel_drops(self) -> dict[str, int]:
