@@ -1,0 +1,70 @@
+"""The emulator's planning, without root or traffic: which delay each path's queue gets, which TCP
+settings go where or are refused, what several flows must share, and the TCP ACK load the
+capacity probe adds. (tests/test_emu.py runs the real thing as root.)"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mmpath.emu import capacity, checks, delay, tcpconf
+from mmpath.emu.checks import EmuError
+
+
+def _cfg(paths: list[dict], flows: list[dict], backbone: dict | None = None) -> dict:
+    return {"backbone": backbone if backbone is not None else {"delay_ms": 0.5}, "path": paths, "flow": flows}
+
+
+def test_each_path_queue_holds_the_backbone_delay_plus_its_own():
+    cfg = _cfg([{"name": "a", "delay_ms": 2.0}, {"name": "b"}], [], backbone={"delay_ms": 25.0})
+    assert delay.one_way_us(cfg) == [27_000, 25_000]
+    assert checks.base_rtt_ms(cfg) == 54.0
+    # A disabled backbone adds nothing (the AP is the server).
+    assert delay.one_way_us(_cfg([{"name": "a", "delay_ms": 1.5}], [], {"enabled": False, "delay_ms": 9})) == [1500]
+
+
+def test_tcp_settings_become_iperf3_options_only_where_linux_takes_them_per_socket():
+    assert tcpconf.iperf_args({"kind": "tcp", "tcp": {"pacing": True}}) == ["--fq-rate", tcpconf.PACING_CAP]
+    assert tcpconf.iperf_args({"kind": "tcp", "tcp": {"rcvbuf_bytes": 65536, "sndbuf_bytes": 65536}}) == \
+        ["-w", "65536"]
+    assert tcpconf.iperf_args({"kind": "tcp", "tcp": {"rcvbuf_bytes": "auto", "sndbuf_bytes": "auto"}}) == []
+    assert tcpconf.iperf_args({"kind": "udp", "tcp": {"pacing": True}}) == []
+
+
+@pytest.mark.parametrize("tcp, message", [
+    ({"hystart": False}, "flow.2.tcp.hystart: false cannot be emulated"),
+    ({"limit_output_bytes": 0}, "flow.2.tcp.limit_output_bytes: 0 (TCP Small Queues off) has no Linux equivalent"),
+    ({"rcvbuf_bytes": 4096, "sndbuf_bytes": 8192}, "flow.2.tcp: rcvbuf_bytes 4096 and sndbuf_bytes 8192 differ"),
+    ({"rcvbuf_bytes": 4096, "sndbuf_bytes": "auto"}, "flow.2.tcp: one of rcvbuf_bytes / sndbuf_bytes is a number"),
+])
+def test_settings_without_a_per_namespace_form_are_refused_naming_the_flow(tcp, message):
+    with pytest.raises(EmuError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        tcpconf.check({"kind": "tcp", "cc": "cubic", "tcp": tcp}, 2)
+
+
+def test_hystart_off_is_fine_for_a_controller_without_it():
+    tcpconf.check({"kind": "tcp", "cc": "bbr", "tcp": {"hystart": False}}, 0)
+
+
+def test_several_flows_share_what_the_kernel_sets_per_namespace():
+    paths = [{"name": "a"}, {"name": "b"}]
+    tcp = {"kind": "tcp", "cc": "reno", "path": "a"}
+    # Both directions and different controllers are fine (per socket).
+    assert len(checks.scenario(_cfg(paths, [{**tcp, "name": "x"}, {**tcp, "name": "y", "cc": "cubic",
+                                                                    "direction": "upload"}]))) == 2
+    with pytest.raises(EmuError, match=r"flow.1.tcp differs from flow.0.tcp"):
+        checks.scenario(_cfg(paths, [{**tcp, "name": "x"}, {**tcp, "name": "y", "tcp": {"min_rto_ms": 300}}]))
+    mp = {"kind": "mptcp", "cc": "cubic", "kernel": "linux-upstream", "scheduler": "default", "paths": ["a", "b"]}
+    with pytest.raises(EmuError, match=r"flow.1.mode: 'backup' differs from flow.0's 'fullmesh'"):
+        checks.scenario(_cfg(paths, [{**mp, "name": "x", "mode": "fullmesh"}, {**mp, "name": "y", "mode": "backup"}]))
+    with pytest.raises(EmuError, match=r"flow: the emulator runs 1 to 8 flows \(got 9\)"):
+        checks.scenario(_cfg(paths, [{**tcp, "name": f"f{i}"} for i in range(9)]))
+
+
+def test_the_probe_adds_one_ack_per_two_full_segments():
+    # 1000 Mbit/s of 1500-byte-MTU data: 1000e6 / 8 / 1448 segments a second, half as many
+    # 52-byte ACKs; a bin with the link down does not count toward the mean.
+    cap = capacity.Capacity(path="a", bin_s=0.1, mbps=np.array([1000.0, 0.0, 1000.0]))
+    expected = 1000e6 / 8 / 1448 / 2 * 52 * 8 / 1e6
+    assert capacity._ack_mbps(cap, 1500) == pytest.approx(expected)
+    assert capacity._ack_mbps(capacity.Capacity(path="a", bin_s=0.1, mbps=np.zeros(3)), 1500) == 0.0
