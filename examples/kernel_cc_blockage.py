@@ -31,18 +31,6 @@ from mmpath.reproduce import seed003
 BLOCK_S = seed003.BLOCK_S["long"]
 AT = seed003.BLOCK_AT_S
 RUN_S = seed003.BLOCK_RUN_S
-BIN = seed003.BIN_S
-
-
-def _bins(t_s: np.ndarray, mbps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """iperf3's 100 ms intervals on the run's 100 ms grid (empty bins 0), as seed003._bins does
-    for the simulator's."""
-    n = int(round(RUN_S / BIN))
-    out = np.zeros(n)
-    idx = np.round(t_s / BIN).astype(int)
-    ok = (idx >= 0) & (idx < n)
-    np.add.at(out, idx[ok], mbps[ok])
-    return np.arange(n) * BIN, out
 
 
 def _cwnd_ratio(t: np.ndarray, cwnd: np.ndarray, restored: float) -> float:
@@ -73,7 +61,7 @@ def emulated(cfg: dict, seed: int, out: Path) -> dict:
     ct = np.arange(len(cm)) * cap.bin_s
     down = np.flatnonzero((cm <= 0) & (ct >= AT - 1e-9))
     restored = float(ct[down[-1] + 1])
-    t, mbps = _bins(res.intervals["t_s"].to_numpy(float), res.intervals["mbps"].to_numpy(float))
+    t, mbps = seed003._bins(res, RUN_S)  # EmuResult.intervals has the simulator's t_s / mbps
     tl = pd.read_parquet(out / "analysis" / "timeline.parquet")
     tl = tl.dropna(subset=["cwnd_bytes"])
     # The data connection: the one whose window grew (iperf3's control connection idles at 10).

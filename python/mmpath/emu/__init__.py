@@ -214,6 +214,7 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
         _shape_backbone(topo, cfg)
         line.start()
         targets = []
+        shaped_keys: list[str | None] = []  # per target: its path/direction name if its rate is shaped
         for link, p in zip(topo.paths, cfg["path"]):
             qbytes = max(int(p.get("queue_bytes") or 1000 * link.mtu), 2 * shaper.GSO_MAX_BYTES)
             path_caps = caps[link.name]
@@ -232,6 +233,7 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
                 if shaped:
                     shaper.check_installed(ns, ifname)
                 targets.append((ns, ifname, cap, link.mtu, qbytes, shaped))
+                shaped_keys.append(_cap_key(link.name, d, both) if shaped else None)
         logs = [tmp / f"iperf3-{f['name']}.json" for f in flows]
         for i, f in enumerate(flows):
             servers.append(traffic.start_server(topo, f["kind"] == "mptcp", tmp / f"iperf3-{f['name']}-server.json",
@@ -295,11 +297,8 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
                 srv.kill()
         netns.teardown(topo)
     active_s = max(stop for _, stop in spans) - min(start for start, _ in spans)
-    path_mbps = {}
-    for k, t in enumerate(targets):
-        if t[5]:
-            link, d = topo.paths[k // 2], ("download", "upload")[k % 2]
-            path_mbps[_cap_key(link.name, d, both)] = (after[(t[0], t[1])] - before[(t[0], t[1])]) * 8 / 1e6 / active_s
+    path_mbps = {key: (after[(t[0], t[1])] - before[(t[0], t[1])]) * 8 / 1e6 / active_s
+                 for key, t in zip(shaped_keys, targets) if key is not None}
     results = {f["name"]: FlowResult(name=f["name"], kind=f["kind"], goodput_mbps=_goodput(doc, f["kind"] == "udp"),
                                      intervals=_iperf_intervals(doc, start))
                for f, doc, (start, _) in zip(flows, docs, spans)}

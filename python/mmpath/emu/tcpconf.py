@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .checks import EmuError
+from .checks import EmuError, _proc
 from .netns import Topology, routes, set_sysctl, sh
 
 # SO_MAX_PACING_RATE as a cap no path here reaches (iperf3 passes it as 32-bit bytes/s).
@@ -60,11 +60,8 @@ def check(flow: dict[str, Any], i: int = 0) -> None:
 
 
 def _host_core(key: str) -> int | None:
-    try:
-        with open(f"/proc/sys/net/core/{key}") as f:
-            return int(f.read())
-    except (OSError, ValueError):
-        return None
+    v = _proc(f"/proc/sys/net/core/{key}")
+    return int(v) if v and v.isdigit() else None
 
 
 def _with_max(ns: str, key: str, top: int) -> str:

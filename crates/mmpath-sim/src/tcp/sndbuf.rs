@@ -32,11 +32,6 @@ impl Autotuned {
         self.bytes
     }
 
-    /// Raises the buffer to `bytes` (a size computed elsewhere from the same rule).
-    pub fn grow_to(&mut self, bytes: u64) {
-        self.bytes = self.bytes.max(bytes);
-    }
-
     /// The buffer now, had the window been `cwnd` at its last ACK (without recording it).
     pub fn at(&self, cwnd: u32, mss: u32, factor: u32, wmem_max: u64) -> u64 {
         self.bytes.max(expand(cwnd, mss, factor, wmem_max))

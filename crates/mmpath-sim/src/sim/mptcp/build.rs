@@ -109,7 +109,7 @@ pub(in crate::sim) fn build(
     let (sndbuf, sndbuf_rule) = match (t.sndbuf_bytes, kernel) {
         (BufSize::Bytes(b), _) => (b, ConnSndbuf::Fixed),
         (BufSize::Auto, Kernel::V09x) => (t.wmem_max(), ConnSndbuf::Fixed),
-        (BufSize::Auto, Kernel::Upstream) => (0, ConnSndbuf::Auto { wmem_max: t.wmem_max() }),
+        (BufSize::Auto, Kernel::Upstream) => (0, ConnSndbuf::UpstreamSum { wmem_max: t.wmem_max() }),
     };
     let sndbuf = sndbuf_rule.initial(sndbuf);
     let start = Time::from_secs_f64(f.start_s);

@@ -13,18 +13,16 @@
 //!   the emulator showed it (x-kernel: ~5.8 MB in flight on this machine's kernel against the
 //!   4 MB a `tcp_wmem[2]` cap allowed the model).
 
-use super::MpConn;
-use crate::scenario::Kernel;
 use crate::sim::Simulation;
-use crate::tcp::sndbuf::{Autotuned, WMEM_DEFAULT, WMEM_MIN};
+use crate::tcp::sndbuf::{WMEM_DEFAULT, WMEM_MIN};
 
 /// How a connection's send buffer is sized.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(in crate::sim) enum ConnSndbuf {
-    /// SO_SNDBUF: fixed.
+    /// SO_SNDBUF, or v0.9x's `tcp_wmem[2]`: fixed.
     Fixed,
-    /// Autotuned from the subflows, up to `tcp_wmem[2]` per subflow.
-    Auto { wmem_max: u64 },
+    /// Upstream's: `tcp_wmem[0]` plus the subflows' autotuned buffers, each up to `tcp_wmem[2]`.
+    UpstreamSum { wmem_max: u64 },
 }
 
 impl ConnSndbuf {
@@ -32,45 +30,30 @@ impl ConnSndbuf {
     pub(in crate::sim) fn initial(self, fixed: u64) -> u64 {
         match self {
             ConnSndbuf::Fixed => fixed,
-            ConnSndbuf::Auto { .. } => WMEM_DEFAULT,
+            ConnSndbuf::UpstreamSum { .. } => WMEM_DEFAULT,
         }
     }
 }
 
-/// The connection's buffer from its subflows' (established) autotuned buffers and what it had.
-pub(in crate::sim) fn conn_sndbuf(kernel: Kernel, wmem_max: u64, subflows: impl Iterator<Item = u64>) -> u64 {
-    match kernel {
-        Kernel::V09x => wmem_max,
-        Kernel::Upstream => WMEM_MIN + subflows.sum::<u64>(),
-    }
+/// Upstream's connection buffer from its subflows' (established) autotuned buffers.
+pub(in crate::sim) fn upstream_sndbuf(subflows: impl Iterator<Item = u64>) -> u64 {
+    WMEM_MIN + subflows.sum::<u64>()
 }
 
 impl Simulation {
     /// Grows each established subflow's autotuned buffer with its window and sizes the
     /// connection's from them (before a scheduling decision reads it).
     pub(in crate::sim) fn sync_sndbuf(&mut self, c: u16) {
-        let cn: &MpConn = &self.conns[c as usize];
-        let ConnSndbuf::Auto { wmem_max } = cn.sndbuf_rule else {
+        let flows = &self.flows;
+        let cn = &mut self.conns[c as usize];
+        let ConnSndbuf::UpstreamSum { wmem_max } = cn.sndbuf_rule else {
             return;
         };
-        let mut grown = [0u64; 16];
-        let n = cn.subs.len().min(grown.len());
-        for (j, g) in grown.iter_mut().enumerate().take(n) {
-            let st = &cn.subs[j];
-            if !st.established {
-                continue;
-            }
-            let s = self.flows[st.flow as usize].sender.as_ref().expect("subflows are TCP");
-            let mut b: Autotuned = st.sndbuf;
-            *g = b.grow(s.w.cwnd, s.mss(), s.sndbuf_expand_factor(), wmem_max);
-        }
-        let cn = &mut self.conns[c as usize];
-        for (j, &g) in grown.iter().enumerate().take(n) {
-            if g > 0 {
-                cn.subs[j].sndbuf.grow_to(g);
-            }
-        }
-        cn.sndbuf = conn_sndbuf(cn.kernel, wmem_max, grown.iter().take(n).copied());
+        let grown = cn.subs.iter_mut().filter(|st| st.established).map(|st| {
+            let s = flows[st.flow as usize].sender.as_ref().expect("subflows are TCP");
+            st.sndbuf.grow(s.w.cwnd, s.mss(), s.sndbuf_expand_factor(), wmem_max)
+        });
+        cn.sndbuf = upstream_sndbuf(grown);
     }
 }
 
@@ -79,16 +62,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn v09x_caps_at_wmem_max_and_upstream_adds_the_subflows_up() {
+    fn upstream_adds_the_subflows_up() {
         const MB: u64 = 1 << 20;
-        let sum = |k: Kernel, subs: &[u64]| conn_sndbuf(k, 4 * MB, subs.iter().copied());
-        // Two subflows grown to 3 MB and 4 MB, tcp_wmem[2] = 4 MB.
-        assert_eq!(sum(Kernel::V09x, &[3 * MB, 4 * MB]), 4 * MB);
-        assert_eq!(sum(Kernel::Upstream, &[3 * MB, 4 * MB]), WMEM_MIN + 7 * MB);
-        // Early on, upstream has the sum of small subflow buffers; v0.9x its cap already.
-        assert_eq!(sum(Kernel::Upstream, &[40_000, 30_000]), WMEM_MIN + 70_000);
-        assert_eq!(sum(Kernel::V09x, &[40_000]), 4 * MB);
+        // Two subflows grown to 3 MB and 4 MB (tcp_wmem[2] = 4 MB): more than one socket's cap.
+        assert_eq!(upstream_sndbuf([3 * MB, 4 * MB].into_iter()), WMEM_MIN + 7 * MB);
+        // Early on, the sum of small subflow buffers.
+        assert_eq!(upstream_sndbuf([40_000, 30_000].into_iter()), WMEM_MIN + 70_000);
         assert_eq!(ConnSndbuf::Fixed.initial(123), 123);
-        assert_eq!(ConnSndbuf::Auto { wmem_max: MB }.initial(123), WMEM_DEFAULT);
+        assert_eq!(ConnSndbuf::UpstreamSum { wmem_max: MB }.initial(123), WMEM_DEFAULT);
     }
 }
