@@ -306,6 +306,36 @@ fn amuse_scan_drains_before_the_scan() {
     assert!(now_in < 0.9 * now_out, "scan at once: 11ad during scans {now_in} vs outside {now_out}");
 }
 
+/// AMuSe CONTENTION on paths whose MSS differ (11ad at MTU 7912, 11ac at 1500): its ratio counts
+/// segments, so it must convert the paths' byte rates, and a path the ratio starves (cwnd idle,
+/// srtt of an empty queue) must not look faster than it is. Before both rules the ratio swung
+/// between its bounds every 500 ms window and the 11ac subflow starved by turns. From a
+/// ratio of 70 (93:7 of the bytes here) it climbs to the paths' share within ~2 s: a starved
+/// path's delivered rate is only a lower bound, so each window moves it part of the way.
+#[test]
+fn amuse_contention_holds_a_steady_ratio_across_unequal_mss() {
+    let conn_and_11ac = |sched: &str| {
+        let json = format!(
+            r#"{{"duration_s": 6,
+                "path": [{{"name": "11ad", "technology": "11ad", "device": "panasonic-wigig", "mcs": 8, "mtu_bytes": 7912, "signal": "strong"}},
+                         {{"name": "11ac", "technology": "11ac", "bandwidth_mhz": 80, "streams": 2, "mcs": 9, "mtu_bytes": 1500, "signal": "strong"}}],
+                "flow": [{{"name": "mp", "kind": "mptcp", "kernel": "linux-v0.9x", {sched}}}]}}"#
+        );
+        let (s, out) = run(&json, 1);
+        ok(&s);
+        let bins: Vec<u64> = (30..60).map(|k| sub_bytes(&out, 1, k as f64 / 10.0, (k + 1) as f64 / 10.0)).collect();
+        let total: u64 = (0..2).map(|j| sub_bytes(&out, j, 3.0, 6.0)).sum();
+        (total, bins)
+    };
+    let (minrtt, _) = conn_and_11ac(r#""scheduler": "minrtt""#);
+    let (amuse, ac_bins) =
+        conn_and_11ac(r#""scheduler": "amuse", "ratio": 70, "amuse": {"scan": false, "contention": true, "blockage": false}"#);
+    assert!(amuse as f64 > 0.85 * minrtt as f64, "AMuSe {amuse} B vs minRTT {minrtt} B over 3-6 s");
+    let mean = ac_bins.iter().sum::<u64>() as f64 / ac_bins.len() as f64;
+    let worst = *ac_bins.iter().min().unwrap() as f64;
+    assert!(worst > 0.8 * mean, "11ac starved in a 100 ms bin: {worst} B vs mean {mean} B: {ac_bins:?}");
+}
+
 /// An address mesh (v0.9x fullmesh path manager, both hosts multihomed, source-address
 /// routing): four subflows; the crossed ones send data on the sender's address's path, get
 /// their ACKs over the receiver's, and use the smaller path's MSS; a subflow with an end on a

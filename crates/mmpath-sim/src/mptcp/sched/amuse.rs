@@ -11,7 +11,8 @@
 //!   throughput of 802.11ad and 802.11ac flows, accounting for the drop in 802.11ac throughput
 //!   due to contention"): every 500 ms the ratio is set to the ratio of the paths' current
 //!   throughputs, estimated from the views' `delivered_bytes` (see `estimate` for how, and why
-//!   the plain delivered-bytes ratio is not enough under a strict ratio).
+//!   the plain delivered-bytes ratio is not enough under a strict ratio), counted in segments
+//!   as the rounds count them (each path's rate over its MSS).
 //! - BLOCKAGE (seed 004: reset pf and restore the cwnd to its value just before the loss, so the
 //!   11ad subflow is used < 1 s after the link is back instead of 12 s): on `LinkEvent::Up`,
 //!   `ClearPf` + `RestoreCwnd` (`ratio::blockage_recovery`).
@@ -48,6 +49,12 @@ pub struct AMuSe {
     win_delivered: [u64; MAX_TRACKED],
     /// Times the round waited on each subflow (its turn, no cwnd room) in the window.
     waits: [u32; MAX_TRACKED],
+    /// Bit i: subflow i had its cwnd full at some tick of the window (in flight and queued
+    /// fill it), so its window, cwnd x mss / srtt, is what it can carry.
+    cwnd_full: u64,
+    /// Each subflow's last estimate, segments/s (0 = none yet): what a path starved by the
+    /// ratio is taken to carry until it is measured again (see `estimate`).
+    capacity: [f64; MAX_TRACKED],
     /// A subflow was unavailable at some tick of the window: its rates say nothing about
     /// capacity, so the window is not used.
     disturbed: bool,
@@ -64,6 +71,8 @@ impl AMuSe {
             win_start: None,
             win_delivered: [0; MAX_TRACKED],
             waits: [0; MAX_TRACKED],
+            cwnd_full: 0,
+            capacity: [0.0; MAX_TRACKED],
             disturbed: false,
         }
     }
@@ -83,6 +92,7 @@ impl AMuSe {
     fn start_window(&mut self, now: Time, sfs: &[SubflowView]) {
         self.win_start = Some(now);
         self.waits = [0; MAX_TRACKED];
+        self.cwnd_full = 0;
         self.win_delivered = [0; MAX_TRACKED];
         for s in sfs.iter().filter(|s| s.id < MAX_TRACKED) {
             self.win_delivered[s.id] = s.delivered_bytes;
@@ -95,11 +105,17 @@ impl AMuSe {
     /// Under a strict ratio every path delivers exactly its share, so the delivered-bytes ratio
     /// always equals the ratio in force and tells nothing by itself. Only the bottleneck path
     /// (the one the rounds had to wait on) delivers its full throughput; the others deliver a
-    /// lower bound. So: the path waited on most is measured by its delivered rate; every other
-    /// path by the larger of its delivered rate and what its TCP window carries,
-    /// cwnd x mss / srtt (Little's law; the rate the stack itself paces at, before the 1.2 / 2
-    /// gain of tcp_update_pacing_rate). A window in which the rounds never waited (the
-    /// application is the bottleneck) carries no capacity information and leaves the ratio.
+    /// lower bound. So: the path waited on most is measured by its delivered rate. Another
+    /// path whose cwnd was full at some tick is measured by the larger of its delivered rate
+    /// and what its window carries, cwnd x mss / srtt (Little's law; the rate the stack itself
+    /// paces at, before the 1.2 / 2 gain of tcp_update_pacing_rate). A path the ratio starved
+    /// (cwnd never full) says nothing new: its cwnd is what it grew to earlier, its srtt
+    /// that of an empty queue, and their quotient can be many times what the path carries
+    /// (11ad's 3 MB window over 2 ms is 12 Gbit/s); it keeps its last estimate (or its
+    /// delivered rate, if larger). Without that rule each window's starved path looked the
+    /// faster and the ratio swung between its bounds every window. A window in which the
+    /// rounds never waited (the application is the bottleneck) carries no capacity
+    /// information and leaves the ratio.
     fn estimate(&mut self, dt: Time, sfs: &[SubflowView]) {
         let dt_ns = dt.ns();
         if dt_ns == 0 {
@@ -121,16 +137,23 @@ impl AMuSe {
         for s in sfs.iter().filter(|s| s.id < MAX_TRACKED) {
             let bytes = s.delivered_bytes.saturating_sub(self.win_delivered[s.id]);
             let rate = bytes as f64 * 8e9 / dt_ns as f64;
+            let full = self.cwnd_full & (1u64 << s.id) != 0;
             let est = if s.id == bottleneck || s.srtt_ns == 0 {
                 rate
-            } else {
+            } else if full {
                 let window_rate = s.cwnd as f64 * s.mss as f64 * 8e9 / s.srtt_ns as f64;
                 rate.max(window_rate)
-            };
-            if s.id == 0 {
-                est0 = Some(est);
             } else {
-                others += est;
+                rate.max(self.capacity[s.id] * s.mss.max(1) as f64)
+            };
+            // The rounds count segments (ratio.rs `segment_share`): compare segment rates, so
+            // paths with different MSS get the share of bytes their throughputs call for.
+            let segs = est / s.mss.max(1) as f64;
+            self.capacity[s.id] = segs;
+            if s.id == 0 {
+                est0 = Some(segs);
+            } else {
+                others += segs;
                 n_others += 1;
             }
         }
@@ -140,8 +163,8 @@ impl AMuSe {
         if n_others == 0 {
             return;
         }
-        // Subflow 0 gets r per round and every other subflow 100 - r: compare subflow 0 with
-        // the mean of the others (the papers have exactly one other).
+        // Subflow 0 gets r segments per round and every other subflow 100 - r: compare subflow
+        // 0's segment rate with the mean of the others' (the papers have exactly one other).
         let e1 = others / n_others as f64;
         if e0 + e1 <= 0.0 {
             return;
@@ -235,6 +258,12 @@ impl Scheduler for AMuSe {
         if sfs.iter().any(|s| !self.available(s)) {
             self.disturbed = true;
         }
+        for s in sfs.iter().filter(|s| s.id < MAX_TRACKED) {
+            // In flight plus queued fill the window (TSQ's hold is not the window's).
+            if s.in_flight as u64 + s.queued_bytes.div_ceil(s.mss.max(1) as u64) >= s.cwnd as u64 {
+                self.cwnd_full |= 1u64 << s.id;
+            }
+        }
         let dt = now.saturating_sub(t0);
         if dt >= WINDOW {
             if !self.disturbed {
@@ -315,15 +344,23 @@ mod tests {
     /// Drives one CONTENTION window: ticks from t = 1 s, `waits_on` select() calls that find
     /// that subflow's turn without room, then the window's end with the given rates (Mbit/s).
     fn window(s: &mut AMuSe, waits_on: Option<usize>, mbps: [u64; 2], cwnd0: u32) {
+        window_mss(s, waits_on, mbps, cwnd0, [1448, 1448], false);
+    }
+
+    /// `window` with each subflow's MSS given, and subflow 0's cwnd full (all in flight) or
+    /// idle (nothing in flight) at the ticks.
+    fn window_mss(s: &mut AMuSe, waits_on: Option<usize>, mbps: [u64; 2], cwnd0: u32, mss: [u32; 2], full0: bool) {
         let mut t = Time::from_secs(1);
-        let base = [sf(0), sf(1)];
+        let mut base = [sf(0), sf(1)];
+        base[0].mss = mss[0];
+        base[1].mss = mss[1];
         let tick = s.next_tick(t).unwrap();
         assert_eq!(tick, t);
         s.on_tick(t, &ConnView::default(), &base, &mut Vec::new());
         if let Some(id) = waits_on {
             // Fill the other subflow's share so `id` has the turn, then find it full.
             let mut views = base;
-            views[id] = full(id);
+            views[id] = SubflowView { mss: mss[id], ..full(id) };
             for _ in 0..200 {
                 s.select(t, &ConnView::default(), &views, &mut Vec::new());
             }
@@ -335,6 +372,7 @@ mod tests {
                 v.delivered_bytes = mbps[i] * 1_000_000 / 8 * (t.ns() - 1_000_000_000) / 1_000_000_000;
             }
             views[0].cwnd = cwnd0;
+            views[0].in_flight = if full0 { cwnd0 } else { 0 };
             s.on_tick(t, &ConnView::default(), &views, &mut Vec::new());
         }
         assert_eq!(t, Time::from_ms(1500));
@@ -352,13 +390,51 @@ mod tests {
     }
 
     #[test]
-    fn contention_uses_the_window_rate_of_a_starved_path() {
-        // 11ac is the bottleneck at 400; the 11ad subflow delivered only 1000 (starved by the
-        // ratio) but its window carries cwnd 200 x 1448 B / 1 ms = 2317 Mbit/s:
+    fn contention_ratio_counts_segments_when_the_mss_differ() {
+        // The same 1600 : 400 Mbit/s (80 : 20 of the bytes) with 11ad at MSS 7860 and 11ac at
+        // 1448: 1600 / 7860 : 400 / 1448 segments = 0.2036 : 0.2762, i.e. 42 segments in 100.
+        let mut s = AMuSe::new(73, false, true, false);
+        window_mss(&mut s, Some(1), [1600, 400], 10, [7860, 1448], false);
+        assert_eq!(s.ratio(), 42);
+    }
+
+    #[test]
+    fn contention_uses_the_window_rate_of_a_path_with_its_cwnd_full() {
+        // 11ac is the bottleneck at 400; the 11ad subflow delivered only 1000 but had its
+        // window full, which carries cwnd 200 x 1448 B / 1 ms = 2317 Mbit/s:
         // 2317 / (2317 + 400) = 85 %.
         let mut s = AMuSe::new(73, false, true, false);
-        window(&mut s, Some(1), [1000, 400], 200);
+        window_mss(&mut s, Some(1), [1000, 400], 200, [1448, 1448], true);
         assert_eq!(s.ratio(), 85);
+    }
+
+    #[test]
+    fn contention_keeps_the_last_estimate_of_a_path_the_ratio_starves() {
+        // The same window with the 11ad subflow's big cwnd idle (the ratio starved it): its
+        // window says nothing, so its delivered 1000 stands: 1000 / 1400 = 71 %.
+        let mut s = AMuSe::new(73, false, true, false);
+        window_mss(&mut s, Some(1), [1000, 400], 200, [1448, 1448], false);
+        assert_eq!(s.ratio(), 71);
+        // Later 11ad is the bottleneck and delivers 1200 while 11ac, starved, delivers 300 with
+        // an idle window: 11ac keeps its measured 400, so 1200 / 1600 = 75 %, not a swing
+        // towards 11ac's idle window (cwnd 1000 x 1448 B / 1 ms = 11.6 Gbit/s, 11 %).
+        let mut t = s.next_tick(Time::from_ms(1500)).unwrap();
+        let mut views = [sf(0), sf(1)];
+        views[0] = full(0);
+        for _ in 0..200 {
+            s.select(t, &ConnView::default(), &views, &mut Vec::new());
+        }
+        let (d0, d1) = (1000u64 * 1_000_000 / 8 / 2, 400u64 * 1_000_000 / 8 / 2);
+        while t < Time::from_secs(2) {
+            t = s.next_tick(t).unwrap();
+            let ms = (t.ns() - 1_500_000_000) / 1_000_000;
+            let mut v = [sf(0), sf(1)];
+            v[0].delivered_bytes = d0 + 1200 * 1_000_000 / 8 * ms / 1000;
+            v[1].delivered_bytes = d1 + 300 * 1_000_000 / 8 * ms / 1000;
+            v[1].cwnd = 1000;
+            s.on_tick(t, &ConnView::default(), &v, &mut Vec::new());
+        }
+        assert_eq!(s.ratio(), 75);
     }
 
     #[test]

@@ -30,7 +30,7 @@
 //! ratio rounds (ratio.rs) keep the connection moving if the only used subflow fails.
 
 use super::musher::MuSher;
-use super::ratio::{ratio_available, RatioRounds};
+use super::ratio::{ratio_available, segment_share, RatioRounds};
 use super::{ConnView, LinkEvent, SchedAction, Scheduler, SubflowView};
 use crate::time::Time;
 
@@ -62,8 +62,10 @@ pub enum Config {
     Fixed(u32),
 }
 
-/// The Fig. 9 decision for demand `demand_bps` with max rates `cap_bps` = [11ad, 11ac].
-pub fn choose(uplink: bool, demand_bps: f64, cap_bps: [f64; 2]) -> Config {
+/// The Fig. 9 decision for demand `demand_bps` with max rates `cap_bps` = [11ad, 11ac]. Fig. 9's
+/// ratios are shares of the bytes; the rounds count segments, so the share is converted by the
+/// subflows' `mss` (ratio.rs `segment_share`; the same number when the MSS are equal).
+pub fn choose(uplink: bool, demand_bps: f64, cap_bps: [f64; 2], mss: [u32; 2]) -> Config {
     let [ad, ac] = cap_bps;
     if demand_bps >= ad + ac {
         return Config::Throughput;
@@ -81,7 +83,7 @@ pub fn choose(uplink: bool, demand_bps: f64, cap_bps: [f64; 2]) -> Config {
     } else {
         100.0 * (demand_bps - ac) / demand_bps
     };
-    Config::Fixed(r.round().clamp(0.0, 100.0) as u32)
+    Config::Fixed(segment_share(r, mss))
 }
 
 pub struct EnergyAware {
@@ -92,6 +94,8 @@ pub struct EnergyAware {
     config: Config,
     /// Estimated max rate of each interface, bit/s.
     cap_bps: [f64; 2],
+    /// The subflows' MSS (11ad, 11ac): converts shares of bytes into the rounds' segments.
+    mss: [u32; 2],
     /// Last demand measured while not backlogged, bit/s.
     demand_bps: Option<f64>,
     // Window accounting.
@@ -107,9 +111,11 @@ pub struct EnergyAware {
 }
 
 impl EnergyAware {
-    pub fn new(initial_ratio: Option<u32>, max_mbps: [f64; 2], uplink: bool) -> Self {
+    /// `initial_ratio` is in segments, as for every ratio scheduler; without it MuSher starts
+    /// at the max rates' share of the bytes, in segments by `mss`.
+    pub fn new(initial_ratio: Option<u32>, max_mbps: [f64; 2], uplink: bool, mss: [u32; 2]) -> Self {
         let cap_bps = [max_mbps[0] * 1e6, max_mbps[1] * 1e6];
-        let r = initial_ratio.unwrap_or_else(|| (100.0 * cap_bps[0] / (cap_bps[0] + cap_bps[1])).round() as u32);
+        let r = initial_ratio.unwrap_or_else(|| segment_share(100.0 * cap_bps[0] / (cap_bps[0] + cap_bps[1]), mss));
         EnergyAware {
             uplink,
             initial_ratio: r,
@@ -117,6 +123,7 @@ impl EnergyAware {
             rounds: RatioRounds::new(r),
             config: Config::Throughput,
             cap_bps,
+            mss,
             demand_bps: None,
             next_sample: None,
             win_start: None,
@@ -174,7 +181,7 @@ impl EnergyAware {
         let total = carried_bps[0] + carried_bps[1];
         let Some(growth) = backlog else {
             self.demand_bps = Some(total);
-            let c = choose(self.uplink, total, self.cap_bps);
+            let c = choose(self.uplink, total, self.cap_bps, self.mss);
             self.set(c);
             return;
         };
@@ -203,7 +210,7 @@ impl EnergyAware {
                 let lowered = (carried_bps[i] * CAP_MARGIN).max(1.0);
                 if lowered < self.cap_bps[i] {
                     self.cap_bps[i] = lowered;
-                    let c = choose(self.uplink, demand, self.cap_bps);
+                    let c = choose(self.uplink, demand, self.cap_bps, self.mss);
                     self.set(c);
                 } else {
                     // Even the lowered estimate does not explain the shortfall: search again.
@@ -297,38 +304,48 @@ mod tests {
     const M: f64 = 1e6;
     const DOWN: [f64; 2] = [1600.0 * M, 600.0 * M];
     const UP: [f64; 2] = [1450.0 * M, 600.0 * M];
+    /// Equal MSS on both subflows (seed 002's phone, MTU 1500 on both radios).
+    const EQ: [u32; 2] = [1448, 1448];
 
     #[test]
     fn downlink_choices_follow_fig9() {
         // Seed 002 section 4.2, downlink: 500 -> 11ac alone, 1500 -> 11ad alone,
         // 1750 -> 66:34 (fill 11ac first), backlogged -> throughput-optimal.
-        assert_eq!(choose(false, 500.0 * M, DOWN), Config::Fixed(0));
-        assert_eq!(choose(false, 600.0 * M, DOWN), Config::Fixed(0));
-        assert_eq!(choose(false, 1500.0 * M, DOWN), Config::Fixed(100));
-        assert_eq!(choose(false, 1750.0 * M, DOWN), Config::Fixed(66));
-        assert_eq!(choose(false, 2200.0 * M, DOWN), Config::Throughput);
+        assert_eq!(choose(false, 500.0 * M, DOWN, EQ), Config::Fixed(0));
+        assert_eq!(choose(false, 600.0 * M, DOWN, EQ), Config::Fixed(0));
+        assert_eq!(choose(false, 1500.0 * M, DOWN, EQ), Config::Fixed(100));
+        assert_eq!(choose(false, 1750.0 * M, DOWN, EQ), Config::Fixed(66));
+        assert_eq!(choose(false, 2200.0 * M, DOWN, EQ), Config::Throughput);
+        // 66:34 of the bytes with 11ad at MSS 7860 beside 11ac at 1448: 65.71 / 7860 : 34.29 /
+        // 1448 = 26 segments in 100; the single-interface choices stay 0 and 100.
+        assert_eq!(choose(false, 1750.0 * M, DOWN, [7860, 1448]), Config::Fixed(26));
+        assert_eq!(choose(false, 1500.0 * M, DOWN, [7860, 1448]), Config::Fixed(100));
     }
 
     #[test]
     fn uplink_choices_follow_fig9() {
         // Uplink: 500 and 1400 -> 11ad alone, 1750 -> 83:17 (fill 11ad first).
-        assert_eq!(choose(true, 500.0 * M, UP), Config::Fixed(100));
-        assert_eq!(choose(true, 1400.0 * M, UP), Config::Fixed(100));
-        assert_eq!(choose(true, 1750.0 * M, UP), Config::Fixed(83));
-        assert_eq!(choose(true, 2050.0 * M, UP), Config::Throughput);
+        assert_eq!(choose(true, 500.0 * M, UP, EQ), Config::Fixed(100));
+        assert_eq!(choose(true, 1400.0 * M, UP, EQ), Config::Fixed(100));
+        assert_eq!(choose(true, 1750.0 * M, UP, EQ), Config::Fixed(83));
+        assert_eq!(choose(true, 2050.0 * M, UP, EQ), Config::Throughput);
     }
 
     #[test]
     fn starts_at_the_max_rate_ratio_with_musher() {
-        let e = EnergyAware::new(None, [1600.0, 600.0], false);
+        let e = EnergyAware::new(None, [1600.0, 600.0], false, EQ);
         assert_eq!((e.config(), e.ratio()), (Config::Throughput, 73));
-        let e = EnergyAware::new(None, [1450.0, 600.0], true);
+        let e = EnergyAware::new(None, [1450.0, 600.0], true, EQ);
         assert_eq!(e.ratio(), 71);
+        // 72.7 % of the bytes at MSS 7860 beside 1448 is 33 segments in 100; a given ratio is
+        // taken in segments as it is.
+        assert_eq!(EnergyAware::new(None, [1600.0, 600.0], false, [7860, 1448]).ratio(), 33);
+        assert_eq!(EnergyAware::new(Some(73), [1600.0, 600.0], false, [7860, 1448]).ratio(), 73);
     }
 
     #[test]
     fn online_demand_windows_pick_and_revise_the_configuration() {
-        let mut e = EnergyAware::new(None, [1600.0, 600.0], false);
+        let mut e = EnergyAware::new(None, [1600.0, 600.0], false, EQ);
         // First window settles (slow start); then 500 Mbit/s carried, not backlogged.
         e.on_window([400.0 * M, 100.0 * M], None);
         assert_eq!(e.config(), Config::Throughput);
@@ -341,7 +358,7 @@ mod tests {
 
         // 1750 Mbit/s downlink: fill 11ac first; 11ac only carries 546 -> its max is lowered
         // and 11ad takes more.
-        let mut e = EnergyAware::new(None, [1600.0, 600.0], false);
+        let mut e = EnergyAware::new(None, [1600.0, 600.0], false, EQ);
         e.on_window([0.0, 0.0], None);
         e.on_window([1277.0 * M, 473.0 * M], None);
         assert_eq!(e.config(), Config::Fixed(66));
@@ -362,7 +379,7 @@ mod tests {
         e.on_window([1150.0 * M, 500.0 * M], Some(100.0 * M));
         assert!(e.cap_bps()[1] < cap_ac);
         // The application writing clearly more than the known demand: search again.
-        let mut e2 = EnergyAware::new(None, [1600.0, 600.0], false);
+        let mut e2 = EnergyAware::new(None, [1600.0, 600.0], false, EQ);
         e2.on_window([0.0, 0.0], None);
         e2.on_window([1277.0 * M, 473.0 * M], None);
         e2.on_window([1000.0 * M, 500.0 * M], Some(150.0 * M)); // settling
@@ -370,7 +387,7 @@ mod tests {
         assert_eq!(e2.config(), Config::Throughput);
 
         // Backlogged from the start: MuSher keeps the throughput-optimal ratio.
-        let mut e = EnergyAware::new(None, [1450.0, 600.0], true);
+        let mut e = EnergyAware::new(None, [1450.0, 600.0], true, EQ);
         for _ in 0..5 {
             e.on_window([1400.0 * M, 590.0 * M], Some(100.0 * M));
         }
@@ -379,7 +396,7 @@ mod tests {
 
     #[test]
     fn demand_growth_returns_to_musher() {
-        let mut e = EnergyAware::new(None, [1450.0, 600.0], true);
+        let mut e = EnergyAware::new(None, [1450.0, 600.0], true, EQ);
         e.on_window([0.0, 0.0], None);
         e.on_window([500.0 * M, 0.0], None);
         assert_eq!(e.config(), Config::Fixed(100));

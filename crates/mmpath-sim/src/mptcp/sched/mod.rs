@@ -228,11 +228,13 @@ pub enum SchedKind {
         contention: bool,
         blockage: bool,
     },
-    /// Energy-aware (seed 002 Fig. 9): paths' maximum rates (11ad first), direction.
+    /// Energy-aware (seed 002 Fig. 9): paths' maximum rates (11ad first), direction, and the
+    /// two subflows' MSS (its ratios are shares of bytes; the rounds count segments).
     Energy {
         initial_ratio: Option<u32>,
         max_mbps: [f64; 2],
         uplink: bool,
+        mss: [u32; 2],
     },
 }
 
@@ -250,8 +252,8 @@ pub fn build(kind: &SchedKind) -> Box<dyn Scheduler> {
         SchedKind::AMuSe { initial_ratio, scan, contention, blockage } => {
             Box::new(amuse::AMuSe::new(initial_ratio, scan, contention, blockage))
         }
-        SchedKind::Energy { initial_ratio, max_mbps, uplink } => {
-            Box::new(energy::EnergyAware::new(initial_ratio, max_mbps, uplink))
+        SchedKind::Energy { initial_ratio, max_mbps, uplink, mss } => {
+            Box::new(energy::EnergyAware::new(initial_ratio, max_mbps, uplink, mss))
         }
     }
 }
@@ -296,7 +298,7 @@ mod tests {
             SchedKind::FixedRatio { ratio: 50 },
             SchedKind::MuSher { initial_ratio: 50 },
             SchedKind::AMuSe { initial_ratio: 50, scan: true, contention: true, blockage: true },
-            SchedKind::Energy { initial_ratio: None, max_mbps: [1000.0, 500.0], uplink: false },
+            SchedKind::Energy { initial_ratio: None, max_mbps: [1000.0, 500.0], uplink: false, mss: [1448, 1448] },
         ] {
             assert!(!build(&k).reads_pacing_rate(), "{k:?}");
         }

@@ -46,6 +46,22 @@ pub enum Wait {
     NoneAvailable,
 }
 
+/// The share of segments for subflow 0 that gives it `byte_share` percent of the bytes.
+///
+/// The rounds count segments (mptcp_ratio.c), so where the subflows' MSS differ (11ad at MTU
+/// 7912 beside 11ac at 1500: 7860 vs 1448 bytes here) a share derived from rates, which are in
+/// bytes, must be converted before the rounds use it: 70 % of the bytes on 11ad is 30 segments
+/// in 100. Equal MSS leave the share as it is; 0 and 100 stay put.
+pub fn segment_share(byte_share: f64, mss: [u32; 2]) -> u32 {
+    let b = byte_share.clamp(0.0, 100.0);
+    let s0 = b / mss[0].max(1) as f64;
+    let s1 = (100.0 - b) / mss[1].max(1) as f64;
+    if s0 + s1 <= 0.0 {
+        return b.round() as u32;
+    }
+    (100.0 * s0 / (s0 + s1)).round() as u32
+}
+
 /// Round state of a ratio scheduler.
 #[derive(Debug, Clone)]
 pub struct RatioRounds {
@@ -233,6 +249,21 @@ pub(crate) mod tests {
         let mut s = sf(id);
         s.in_flight = s.cwnd;
         s
+    }
+
+    #[test]
+    fn segment_share_converts_bytes_to_segments_by_mss() {
+        // Equal MSS: unchanged.
+        for b in [0.0, 5.0, 66.0, 73.0, 100.0] {
+            assert_eq!(segment_share(b, [1448, 1448]), b as u32);
+        }
+        // 70 % of the bytes on a 7860-byte MSS beside 1448: 0.7 / 7860 vs 0.3 / 1448 per byte,
+        // 100 x 8.906e-5 / (8.906e-5 + 2.0718e-4) = 30.06 -> 30 segments in 100.
+        assert_eq!(segment_share(70.0, [7860, 1448]), 30);
+        // And back: 30 segments of 7860 against 70 of 1448 carry 235800 : 101360 bytes (70 : 30).
+        assert_eq!(segment_share(30.0, [1448, 7860]), 70);
+        assert_eq!(segment_share(0.0, [7860, 1448]), 0);
+        assert_eq!(segment_share(100.0, [7860, 1448]), 100);
     }
 
     #[test]

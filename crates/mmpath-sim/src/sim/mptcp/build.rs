@@ -22,7 +22,9 @@ use crate::tcp::sender::{SenderCfg, TcpSender};
 use crate::time::Time;
 use crate::trace::Bins;
 
-fn sched_kind(f: &crate::scenario::FlowCfg) -> SchedKind {
+/// The scheduler flow `f` names. `mss`: its first two subflows' MSS (the ratio schedulers run
+/// per-path subflows only, so subflow k is on path k).
+fn sched_kind(f: &crate::scenario::FlowCfg, mss: [u32; 2]) -> SchedKind {
     let ratio = f.ratio.unwrap_or(50);
     match f.scheduler.unwrap_or(SchedName::Default) {
         SchedName::Default | SchedName::Upstream => SchedKind::Default,
@@ -40,7 +42,7 @@ fn sched_kind(f: &crate::scenario::FlowCfg) -> SchedKind {
         SchedName::Energy => {
             let uplink = f.direction == Direction::Upload;
             let m = f.max_rates_mbps.as_deref().unwrap_or(sched::energy::default_max_rates_mbps(uplink));
-            SchedKind::Energy { initial_ratio: f.ratio, max_mbps: [m[0], m[1]], uplink }
+            SchedKind::Energy { initial_ratio: f.ratio, max_mbps: [m[0], m[1]], uplink, mss }
         }
     }
 }
@@ -213,7 +215,8 @@ pub(in crate::sim) fn build(
             pairs.iter().enumerate().filter(move |(_, &(a, b))| a == k || b == k).map(move |(j, _)| (t, j, p.backup))
         })
         .collect();
-    let sched = sched::build(&sched_kind(f));
+    let mss_of = |j: usize| flows.get(subs.get(j).map_or(usize::MAX, |s: &SubState| s.flow as usize)).map_or(0, |fl| fl.mss);
+    let sched = sched::build(&sched_kind(f, [mss_of(0), mss_of(1)]));
     let pacing_in_views = sched.reads_pacing_rate();
     MpConn {
         owner: i as u16,
