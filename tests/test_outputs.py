@@ -147,3 +147,19 @@ def test_save_overwrites_previous_run(small_run, small_toml, tmp_path):
         assert (out / name).read_bytes() == (fresh / name).read_bytes(), name
     pd.testing.assert_frame_equal(pd.read_parquet(out / "timeline.parquet"),
                                   pd.read_parquet(fresh / "timeline.parquet"))
+
+
+def test_tcp_state_plots_draw_one_line_per_subflow():
+    # An MPTCP flow's cwnd / RTT plots: one line per subflow, not the subflows' values
+    # interleaved into one line labelled by the flow; the connection's own rows (no cwnd) left out.
+    from mmpath.report import _per_subflow
+
+    res = mmpath.run("blockage", overrides={"duration_s": 0.5})
+    tl = _per_subflow(res.timeline)
+    assert set(tl["series"]) == {"download/11ad", "download/11ac"}
+    assert tl["cwnd_bytes"].notna().all()
+    for _, g in tl.groupby("series"):
+        assert g["t_s"].is_unique
+    # A single-path TCP flow keeps its flow name.
+    tcp = _per_subflow(mmpath.run("11ad-bulk", overrides={"duration_s": 0.3}).timeline)
+    assert set(tcp["series"]) == set(tcp["flow"])

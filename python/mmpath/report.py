@@ -109,6 +109,23 @@ def _lines(df: pd.DataFrame, key: str, column: str, scale: float = 1.0,
     return draw
 
 
+def _per_subflow(timeline: pd.DataFrame) -> pd.DataFrame:
+    """TCP state rows with a `series` label: the flow, or for an MPTCP subflow "flow/path" (its
+    subflow index too where two subflows share a path, as an address mesh's do). An MPTCP
+    connection's own rows carry no cwnd or RTT and are left out; grouping by flow alone would
+    interleave the subflows' windows into one saw-tooth line."""
+    if len(timeline) == 0 or "subflow" not in timeline.columns:
+        return timeline.assign(series=timeline.get("flow", pd.Series(dtype=object)))
+    tl = timeline[(timeline["subflow"] >= 0) | timeline["path"].notna()]
+    sub = tl[tl["subflow"] >= 0]
+    shared = sub.groupby(["flow", "path"], observed=True)["subflow"].nunique()
+    shared = {k for k, n in shared.items() if n > 1}
+    flow, path, sf = tl["flow"].astype(str), tl["path"].astype(str), tl["subflow"].astype(int)
+    label = [f if k < 0 else (f"{f}/{p}#{k}" if (f, p) in shared else f"{f}/{p}")
+             for f, p, k in zip(flow, path, sf)]
+    return tl.assign(series=label)
+
+
 def _per_path_samples(timeline: pd.DataFrame) -> pd.DataFrame:
     """Path-level columns repeat on every flow's row; keep one sample per (path, time)."""
     if len(timeline) == 0:
@@ -132,12 +149,14 @@ def make_plots(result: "Result", out_dir: Path) -> list[tuple[str, str]]:
     ev = result.events
     conn = iv[iv["subflow"] < 0]
     per_path = _per_path_samples(tl)
+    tcp = _per_subflow(tl)
     specs = [
         ("throughput_flow.png", "Goodput per flow (100 ms bins)", "Mbps", _lines(conn, "flow", "mbps", steps=True)),
         ("throughput_path.png", "Goodput per path (100 ms bins)", "Mbps",
          _lines(throughput_by_path(iv), "path", "mbps", steps=True)),
-        ("cwnd.png", "Congestion window per flow", "cwnd (KB)", _lines(tl, "flow", "cwnd_bytes", 1e-3)),
-        ("rtt.png", "Smoothed RTT per flow", "srtt (ms)", _lines(tl, "flow", "srtt_ms")),
+        ("cwnd.png", "Congestion window per flow (MPTCP: per subflow)", "cwnd (KB)",
+         _lines(tcp, "series", "cwnd_bytes", 1e-3)),
+        ("rtt.png", "Smoothed RTT per flow (MPTCP: per subflow)", "srtt (ms)", _lines(tcp, "series", "srtt_ms")),
         ("queue.png", "Transmit queue per path (data direction)", "queue (KB)",
          _lines(per_path, "path", "queue_bytes", 1e-3)),
         ("phy_rate.png", "PHY rate per path (data direction)", "Mbps", _lines(per_path, "path", "phy_rate_mbps")),
