@@ -393,6 +393,16 @@ def test_run_folder_of_an_mptcp_run_has_its_subflows(tmp_path):
         g = got[f"{conn['name']}/{sf['path']}"]
         assert g["kind"] == "mptcp-subflow" and g["subflow"] == sf["subflow"]
         assert g["mbps"] == pytest.approx(sf["goodput_mbps"], rel=1e-9)
+        assert g["retrans_pct"] == pytest.approx(100 * sf["retransmits"] / sf["packets_sent"])
+    # The connection runs over both paths; its retransmission share is its subflows' together,
+    # and its RTT statistics cover every subflow's samples.
+    c = got[conn["name"]]
+    assert c["path"] == "11ad+11ac"
+    subs = conn["subflows"]
+    assert c["retrans_pct"] == pytest.approx(
+        100 * sum(s["retransmits"] for s in subs) / sum(s["packets_sent"] for s in subs))
+    assert conn["rtt_ms"]["samples"] == sum(s["rtt_ms"]["samples"] for s in subs)
+    assert conn["rtt_ms"]["max"] == max(s["rtt_ms"]["max"] for s in subs)
     tl = pd.read_parquet(tmp_path / "an" / "timeline.parquet")
     assert set(tl["subflow"].unique()) >= {-1, 0, 1}
 

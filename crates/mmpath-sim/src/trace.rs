@@ -46,6 +46,24 @@ impl LogHistogram {
         self.n
     }
 
+    /// Adds every sample of `other` (an MPTCP connection's RTTs are its subflows' together).
+    pub fn merge(&mut self, other: &LogHistogram) {
+        if other.n == 0 {
+            return;
+        }
+        if self.counts.is_empty() {
+            *self = other.clone();
+            return;
+        }
+        for (a, b) in self.counts.iter_mut().zip(&other.counts) {
+            *a += b;
+        }
+        self.n += other.n;
+        self.sum += other.sum;
+        self.min = self.min.min(other.min);
+        self.max = self.max.max(other.max);
+    }
+
     pub fn mean(&self) -> Option<f64> {
         (self.n > 0).then(|| self.sum / self.n as f64)
     }
@@ -264,6 +282,26 @@ mod tests {
         assert_eq!(h.max(), Some(1000.0));
         assert!((h.mean().unwrap() - 500.5).abs() < 1e-9);
         assert_eq!(LogHistogram::default().quantile(0.5), None);
+    }
+
+    #[test]
+    fn merged_histogram_is_the_histogram_of_all_samples() {
+        let (mut a, mut b, mut all) = (LogHistogram::default(), LogHistogram::default(), LogHistogram::default());
+        for i in 1..=300 {
+            a.record(i as f64);
+            all.record(i as f64);
+        }
+        for i in 301..=1000 {
+            b.record(i as f64);
+            all.record(i as f64);
+        }
+        let mut m = LogHistogram::default();
+        m.merge(&a);
+        m.merge(&LogHistogram::default());
+        m.merge(&b);
+        assert_eq!((m.count(), m.min(), m.max()), (1000, Some(1.0), Some(1000.0)));
+        assert_eq!(m.quantile(0.95), all.quantile(0.95));
+        assert!((m.mean().unwrap() - 500.5).abs() < 1e-9);
     }
 
     #[test]

@@ -67,17 +67,27 @@ def read(path) -> Source:
         t0, t1 = float(f.get("start_s", 0.0)), float(f.get("stop_s", sim_s))
         rows = bins[(bins["flow"] == name) & (bins["subflow"] == -1)]
         ff = entry(f, name, float(rows["bytes"].sum()), t0, t1)
+        subs = f.get("subflows") or []
         if f.get("kind") == "mptcp":
             ff["reinjections"] = f.get("reinjections")
-        if f.get("packets_sent"):
+            # The connection runs over every subflow's path; its segments are theirs.
+            paths = list(dict.fromkeys(str(sf.get("path")) for sf in subs if sf.get("path")))
+            if paths:
+                ff["path"] = "+".join(paths)
+            sent = sum(int(sf.get("packets_sent") or 0) for sf in subs)
+            if sent:
+                ff["retrans_pct"] = 100.0 * sum(int(sf.get("retransmits") or 0) for sf in subs) / sent
+        elif f.get("packets_sent"):
             ff["retrans_pct"] = 100.0 * (f.get("retransmits") or 0) / f["packets_sent"]
         flows.append(ff)
         # MPTCP: each subflow as its own entry (its subflow-level bytes), like the pcap reader's.
-        for sf in f.get("subflows") or []:
+        for sf in subs:
             j = int(sf.get("subflow", 0))
             srows = bins[(bins["flow"] == name) & (bins["subflow"] == j)]
             sub = entry(sf, str(sf.get("name") or f"{name}/{sf.get('path')}"), float(srows["bytes"].sum()), t0, t1)
             sub.update(kind="mptcp-subflow", connection=name, subflow=j, backup=sf.get("backup"))
+            if sf.get("packets_sent"):
+                sub["retrans_pct"] = 100.0 * (sf.get("retransmits") or 0) / sf["packets_sent"]
             flows.append(sub)
     src = Source(path=str(d), kind="run", clock="relative", t0_unix=None)
     src.flows = flows

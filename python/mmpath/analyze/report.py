@@ -28,6 +28,37 @@ def _pick_source(res):
     return None
 
 
+def _series_style(res):
+    """One label and one colour per (source, flow, subflow), shared by every panel, so a
+    subflow's throughput, cwnd and RTT are the same colour. A subflow is named by its path where
+    the logs give it ("download/11ad"), else by its index ("download sf1"); the source is named
+    only when several sources are drawn."""
+    import matplotlib.pyplot as plt
+
+    keys: list[tuple[str, str, int]] = []
+    paths: dict[tuple[str, str, int], str] = {}
+    for df in (res.intervals, res.timeline):
+        if df is None or df.empty or "subflow" not in df:
+            continue
+        cols = ["source", "flow", "subflow"] + (["path"] if "path" in df else [])
+        for row in df[cols].drop_duplicates().itertuples(index=False):
+            k = (str(row[0]), str(row[1]), int(row[2]))
+            if k not in keys:
+                keys.append(k)
+            p = row[3] if len(row) > 3 else None
+            if k[2] >= 0 and isinstance(p, str) and p and k not in paths:
+                paths[k] = p
+    many = len({k[0] for k in keys}) > 1
+    cycle = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    style = {}
+    for i, k in enumerate(keys):
+        src, flow, sub = k
+        name = flow if sub < 0 else (f"{flow}/{paths[k]}" if k in paths else f"{flow} sf{sub}")
+        label = f"{Path(src).name}: {name}" if many else name
+        style[k] = (label[-48:], cycle[i % len(cycle)])
+    return style
+
+
 def plot(res, path: Path) -> bool:
     import matplotlib
 
@@ -46,14 +77,19 @@ def plot(res, path: Path) -> bool:
     axes = axes[:, 0]
     src = _pick_source(res)
     big = [f for f in res.summary["flows"] if f["source"] == src]
+    style = _series_style(res)
+
+    def look(s, f, sf):
+        return style.get((str(s), str(f), int(sf)), (f"{f}", None))
+
     ax = axes[0]
     if src is not None:
         iv = res.intervals[res.intervals["source"] == src]
         for (flow, sub), g in iv.groupby(["flow", "subflow"], observed=True):
             if g["bytes"].sum() < 10_000:
                 continue
-            lbl = str(flow) if sub < 0 else f"{flow} sf{sub}"
-            ax.step(g["t_s"], g["mbps"], where="post", lw=1, label=lbl[-48:])
+            lbl, colour = look(src, flow, sub)
+            ax.step(g["t_s"], g["mbps"], where="post", lw=1, label=lbl, color=colour)
         ax.set_title(f"throughput ({res.summary['bin_s']:g} s bins) from {Path(src).name}", fontsize=9)
     ax.set_ylabel("Mbit/s")
     if ax.get_legend_handles_labels()[0]:
@@ -62,8 +98,8 @@ def plot(res, path: Path) -> bool:
         if name == "cwnd":
             d = tl[tl["cwnd_bytes"].notna()]
             for (s, f, sf), g in d.groupby(["source", "flow", "subflow"], observed=True):
-                a.step(g["t_s"], g["cwnd_bytes"] / 1e3, where="post", lw=1,
-                       label=f"{Path(str(s)).name}: {f}{'' if sf < 0 else f' sf{sf}'}"[-48:])
+                lbl, colour = look(s, f, sf)
+                a.step(g["t_s"], g["cwnd_bytes"] / 1e3, where="post", lw=1, label=lbl, color=colour)
             a.set_ylabel("cwnd kB")
         elif name == "rtt":
             col = "rtt_ms"
@@ -71,7 +107,8 @@ def plot(res, path: Path) -> bool:
                 c = "srtt_ms" if g["srtt_ms"].notna().any() else col
                 g = g[g[c].notna()]
                 if len(g):
-                    a.plot(g["t_s"], g[c], lw=0.8, label=f"{Path(str(s)).name}: {f}{'' if sf < 0 else f' sf{sf}'}"[-48:])
+                    lbl, colour = look(s, f, sf)
+                    a.plot(g["t_s"], g[c], lw=0.8, label=lbl, color=colour)
             a.set_ylabel("RTT ms")
         elif name == "phy":
             d = tl[tl["mcs"].notna() | tl["rssi_dbm"].notna()]

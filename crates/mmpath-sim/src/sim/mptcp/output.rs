@@ -120,6 +120,14 @@ impl Simulation {
             o.insert("reinjected_bytes".into(), json!(st.reinjected_bytes));
             o.insert("share".into(), json!(st.scheduled_bytes as f64 / cn.data_nxt.max(1) as f64));
         }
+        // The connection's RTT samples are all its subflows' (the first subflow's alone hid a
+        // slower path's queue).
+        let mut rtt = crate::trace::LogHistogram::default();
+        for st in &cn.subs {
+            if let Some(snd) = self.flows[st.flow as usize].sender.as_ref() {
+                rtt.merge(&snd.stats.rtt_ms);
+            }
+        }
         let s = &cn.stats;
         json!({
             "name": cn.name,
@@ -151,7 +159,7 @@ impl Simulation {
             "duplicate_bytes": cn.rx.duplicate_bytes,
             "max_reorder_bytes": cn.rx.max_ooo_bytes,
             "loss_pct": subs.iter().map(|v| v["loss_pct"].as_f64().unwrap_or(0.0)).fold(0.0, f64::max),
-            "rtt_ms": subs.first().map(|v| v["rtt_ms"].clone()).unwrap_or(Value::Null),
+            "rtt_ms": json!({"mean": rtt.mean(), "p95": rtt.quantile(0.95), "min": rtt.min(), "max": rtt.max(), "samples": rtt.count()}),
             "subflows": subs,
         })
     }
