@@ -67,6 +67,24 @@ def test_kernel_mptcp_adds_both_paths():
     assert res.goodput_mbps > 230, res.goodput_mbps
 
 
+def test_the_analysis_sees_the_mptcp_connection_across_the_per_path_captures(tmp_path):
+    # One capture per path, each with one subflow: the analysis reads them as one capture set,
+    # so the connection is found (its MP_JOIN subflow named by the other file's keys) and its
+    # data-level bytes are what iperf3 reports, over both paths named by their captures.
+    out = tmp_path / "emu"
+    res = _emulate(_scenario([_wired("a", 200.0), _wired("b", 100.0)],
+                             {"kind": "mptcp", "paths": ["a", "b"], "kernel": "linux-upstream",
+                              "scheduler": "default", "cc": "cubic"}), out=out, capture=True)
+    summary = json.loads((out / "analysis" / "summary.json").read_text())
+    pcaps = [s["path"] for s in summary["sources"] if s["kind"] == "pcap"]
+    assert [p.split("/")[-1] for p in pcaps] == ["a.pcap+b.pcap"], pcaps
+    conns = [f for f in summary["flows"] if f.get("kind") == "mptcp" and f["bytes"] > 1_000_000]
+    assert len(conns) == 1, conns
+    c = conns[0]
+    assert set(c["path_shares"]) == {"a", "b"} and min(c["path_shares"].values()) > 0.2, c["path_shares"]
+    assert abs(c["mbps"] - res.goodput_mbps) < 0.05 * res.goodput_mbps, (c["mbps"], res.goodput_mbps)
+
+
 def test_backup_path_stays_idle_while_the_first_works():
     res = _emulate(_scenario([_wired("a", 200.0), _wired("b", 100.0)],
                              {"kind": "mptcp", "paths": ["a", "b"], "mode": "backup", "kernel": "linux-upstream",

@@ -479,3 +479,78 @@ def test_capture_runs_command_and_samples_ss(tmp_path, run_cli):
     assert meta["exit_status"] == 0 and meta["samples"]["ss.log"] >= 3
     assert (tmp_path / "c" / "stdout.txt").read_text() == "hi\n"
     assert ss.read(tmp_path / "c" / "ss.log").meta["samples"] >= 3
+
+
+def _split_capture_by_subflow(src: Path, out_dir: Path) -> tuple[Path, Path]:
+    """Split the MPTCP fixture's capture (LINUX_SLL2, IPv4) in two per-interface-like files: the
+    connection's first subflow (and everything else) in one, its MP_JOIN subflow in the other."""
+    import struct
+
+    import dpkt
+
+    with open(src, "rb") as f:
+        r = dpkt.pcap.Reader(f)
+        assert r.datalink() == 276
+        pkts = list(r)
+
+    def key(buf):
+        ip = buf[20:]
+        if len(ip) < 24 or ip[0] >> 4 != 4 or ip[9] != 6:
+            return None
+        ihl = (ip[0] & 15) * 4
+        sp, dp = struct.unpack(">HH", ip[ihl:ihl + 4])
+        a, b = (ip[12:16], sp), (ip[16:20], dp)
+        return tuple(sorted([a, b]))
+
+    def is_join_syn(buf):
+        ip = buf[20:]
+        ihl = (ip[0] & 15) * 4
+        tcp = ip[ihl:]
+        off = (tcp[12] >> 4) * 4
+        opts, i = tcp[20:off], 0
+        while i < len(opts):
+            k = opts[i]
+            if k in (0, 1):
+                i += 1
+                continue
+            ln = opts[i + 1] if i + 1 < len(opts) else 0
+            if k == 30 and ln >= 3 and opts[i + 2] >> 4 == 1 and tcp[13] & 0x02:
+                return True
+            i += max(ln, 2)
+        return False
+
+    joins = {key(b) for _, b in pkts if key(b) is not None and is_join_syn(b)}
+    assert joins, "the fixture has an MP_JOIN subflow"
+    a, b = out_dir / "wigig.pcap", out_dir / "wlan.pcap"
+    for path, keep in ((a, lambda k: k not in joins), (b, lambda k: k in joins)):
+        with open(path, "wb") as f:
+            w = dpkt.pcap.Writer(f, snaplen=r.snaplen, linktype=276)
+            for ts, buf in pkts:
+                if keep(key(buf)):
+                    w.writepkt(buf, ts)
+    return a, b
+
+
+def test_per_interface_captures_of_one_connection_read_as_one(tmp_path):
+    """A multihomed host's one capture per interface: each holds one subflow. Read together they
+    are one source with the whole connection, as the single capture of both subflows gives;
+    read apart (a clock offset for one of them), the join's file cannot name its connection."""
+    whole = mmpath.analyze([FX / "mptcp" / "capture.pcap"])
+    a, b = _split_capture_by_subflow(FX / "mptcp" / "capture.pcap", tmp_path)
+    both = mmpath.analyze([a, b])
+    assert [s["path"].split("/")[-1] for s in both.summary["sources"]] == ["wigig.pcap+wlan.pcap"]
+
+    def conns(res):
+        return {f["name"]: f for f in res.summary["flows"] if f.get("kind") == "mptcp" and f["bytes"] > 10_000}
+
+    w, m = conns(whole), conns(both)
+    assert set(m) == set(w) and m
+    for name, f in w.items():
+        assert m[name]["bytes"] == f["bytes"]
+        assert len(m[name]["subflows"]) == len(f["subflows"]) >= 2
+        # The capture recorded interfaces (LINUX_SLL2 indices), so the paths keep those names.
+        assert m[name]["path_shares"] == f["path_shares"]
+    apart = mmpath.analyze([a, b], offsets={"wlan.pcap": 0.0})
+    assert len(apart.summary["sources"]) == 2
+    joined = [f for f in apart.summary["flows"] if f["source"].endswith("wlan.pcap") and f.get("kind") == "mptcp"]
+    assert not joined, "without the MP_CAPABLE keys the join's file names no connection"

@@ -60,8 +60,13 @@ _ALLOWED_BY_KIND = {"pcap": pcap.ALLOWED, "iperf3": iperf3.ALLOWED, "ss": ss.ALL
 def read_one(path: Path, kind: str | None = None) -> Source:
     if kind is None:
         kind = detect(path)
+    return _guarded(path, kind, _read_one, path, kind)
+
+
+def _guarded(path: Path, kind: str, fn, *args):
+    """fn(*args), with any error a damaged file of `kind` raises turned into one line naming it."""
     try:
-        return _read_one(path, kind)
+        return fn(*args)
     except AnalyzeInputError:
         raise
     except (KeyError, TypeError, AttributeError, ValueError, IndexError, OverflowError, struct.error) as e:
@@ -123,5 +128,21 @@ def expand(specs) -> list[tuple[Path, str | None]]:
     return out
 
 
-def load(specs) -> list[Source]:
-    return [read_one(p, k) for p, k in expand(specs)]
+def load(specs, keep_apart=frozenset()) -> list[Source]:
+    """Every input's Source, in input order. Captures are read together (pcap/capture_set.py):
+    per-interface captures of one MPTCP connection become one Source, placed where the first of
+    them was; `keep_apart` names captures never merged (the ones given a clock offset)."""
+    items = [(p, k or detect(p)) for p, k in expand(specs)]
+    caps = [p for p, k in items if k == "pcap"]
+    merged = pcap.read_all(caps, keep_apart,
+                           packets=lambda p: _guarded(p, "pcap", pcap.read_packets, p)) if caps else []
+    first_of = {}
+    for src in merged:
+        first_of[Path(src.meta.get("captures", [src.path])[0])] = src
+    out = []
+    for p, k in items:
+        if k != "pcap":
+            out.append(read_one(p, k))
+        elif p in first_of:
+            out.append(first_of[p])
+    return out

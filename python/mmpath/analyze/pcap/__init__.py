@@ -13,6 +13,7 @@ Modules, in the order a capture flows through them:
 - mptcp.py: MPTCP connection identity (keys, tokens, MP_JOIN), data-level throughput, reinjections
 - flows.py: read(): everything above into a Source (TCP, MPTCP subflows and connections, UDP)
 - delay.py: one_way_delay() between two captures of the same packets
+- capture_set.py: read_all(): per-interface captures of one MPTCP connection as one Source
 
 Every name the single-module reader had is re-exported here, so ``from mmpath.analyze.pcap import X``
 keeps working.
@@ -23,6 +24,7 @@ from __future__ import annotations
 from .capture import (  # noqa: F401
     _PCAP_MAGIC, ALLOWED, CHUNK, LINKTYPES, MAX_RECORD, _pcap_records, _pcapng_records, _records, is_pcap,
 )
+from .capture_set import read_all  # noqa: F401
 from .delay import one_way_delay  # noqa: F401
 from .flows import read  # noqa: F401
 from .metrics import _bin_sum, _ewma_srtt, _last_per_bin, _tcp_direction, _unwrap32  # noqa: F401

@@ -18,6 +18,13 @@ def read(path, *, fine_s: float = 0.001, sample_s: float = 0.01, min_bytes: int 
     """Read a capture into a Source: per-flow results, 1 ms delivered-byte bins, 10 ms samples."""
     path = Path(path)
     tcp, udp, stats = read_packets(path)
+    return build(str(path), tcp, udp, stats, fine_s=fine_s, sample_s=sample_s, min_bytes=min_bytes)
+
+
+def build(label: str, tcp, udp, stats, *, fine_s: float = 0.001, sample_s: float = 0.01,
+          min_bytes: int = 1) -> Source:
+    """A Source named `label` from per-direction tables (one capture's, or a capture set's merged
+    by capture_set.py)."""
     flows: list[dict] = []
     bin_frames = []
     sample_frames = []
@@ -111,7 +118,7 @@ def read(path, *, fine_s: float = 0.001, sample_s: float = 0.01, min_bytes: int 
         bin_frames.append(pd.DataFrame({"t": tb, "dt": fine_s, "flow": name, "subflow": -1, "path": path_,
                                         "bytes": vb}))
 
-    src = Source(path=str(path), kind="pcap", clock="unix")
+    src = Source(path=label, kind="pcap", clock="unix")
     src.flows = flows
     if bin_frames:
         src.bins = pd.concat(bin_frames, ignore_index=True)
