@@ -82,6 +82,14 @@ def plot(res, path: Path) -> bool:
     def look(s, f, sf):
         return style.get((str(s), str(f), int(sf)), (f"{f}", None))
 
+    # TCP state of the flows the summary lists (>= 10 kB, or an MPTCP connection of that size):
+    # iperf3's control connection, sampled by ss and captured too, is a flat line otherwise.
+    keep = {(str(f["source"]), str(f.get("connection") or f["name"])) for f in res.summary["flows"]
+            if f.get("bytes", 0) >= 10_000}
+
+    def shown(s, f) -> bool:
+        return not keep or (str(s), str(f)) in keep
+
     ax = axes[0]
     if src is not None:
         iv = res.intervals[res.intervals["source"] == src]
@@ -98,12 +106,16 @@ def plot(res, path: Path) -> bool:
         if name == "cwnd":
             d = tl[tl["cwnd_bytes"].notna()]
             for (s, f, sf), g in d.groupby(["source", "flow", "subflow"], observed=True):
+                if not shown(s, f):
+                    continue
                 lbl, colour = look(s, f, sf)
                 a.step(g["t_s"], g["cwnd_bytes"] / 1e3, where="post", lw=1, label=lbl, color=colour)
             a.set_ylabel("cwnd kB")
         elif name == "rtt":
             col = "rtt_ms"
             for (s, f, sf), g in tl.groupby(["source", "flow", "subflow"], observed=True):
+                if not shown(s, f):
+                    continue
                 c = "srtt_ms" if g["srtt_ms"].notna().any() else col
                 g = g[g[c].notna()]
                 if len(g):
