@@ -85,6 +85,36 @@ def test_the_analysis_sees_the_mptcp_connection_across_the_per_path_captures(tmp
     assert abs(c["mbps"] - res.goodput_mbps) < 0.05 * res.goodput_mbps, (c["mbps"], res.goodput_mbps)
 
 
+def test_kernel_trace_records_the_mptcp_timer_and_scheduling_passes(tmp_path):
+    # --kernel-trace: the kernel's own view of the run (ftrace tracepoints) lands in
+    # kernel-trace.txt, in an ftrace instance of its own that is gone afterwards.
+    from mmpath.emu import ktrace
+
+    try:
+        ktrace.check()
+    except Exception as e:  # noqa: BLE001 - a kernel without tracefs or the tracepoints
+        pytest.skip(str(e))
+    out = tmp_path / "emu"
+    sc = _scenario([_wired("a", 200.0, schedule=[{"t_s": 1.5, "up": False}]), _wired("b", 100.0)],
+                   {"kind": "mptcp", "paths": ["a", "b"], "mode": "backup", "kernel": "linux-upstream",
+                    "scheduler": "default", "cc": "cubic"})
+    res = _emulate_traced(sc, out)
+    text = (out / "kernel-trace.txt").read_text()
+    kt = json.loads((out / "emu.json").read_text())["kernel_trace"]
+    assert kt == res.meta["kernel_trace"] and kt["file"] == "kernel-trace.txt"
+    # Scheduling passes while both paths work, and the connection timer firing once path a is
+    # gone (no data ACK moves): what decides the backup's take-over.
+    assert kt["events"]["mptcp_subflow_get_send"] > 100 and "backup=1" in text
+    assert kt["events"].get("timer_expire_entry", 0) >= 1 and "function=mptcp_retransmit_timer" in text
+    assert not (ktrace.TRACEFS / "instances" / f"mmpath-{os.getpid()}").exists()
+
+
+def _emulate_traced(sc: dict, out):
+    import mmpath.emu
+
+    return mmpath.emu.run(sc, out=out, capture=False, kernel_trace=True)
+
+
 def test_backup_path_stays_idle_while_the_first_works():
     res = _emulate(_scenario([_wired("a", 200.0), _wired("b", 100.0)],
                              {"kind": "mptcp", "paths": ["a", "b"], "mode": "backup", "kernel": "linux-upstream",

@@ -31,7 +31,7 @@ import pandas as pd
 from ..outputs import staged_folder
 from ..progress import Progress
 from ..scenario import Overrides, ScenarioSpec, load_scenario
-from . import capacity, checks, delay, netns, shaper, tcpconf, traffic
+from . import capacity, checks, delay, ktrace, netns, shaper, tcpconf, traffic
 from .checks import EmuError
 
 __all__ = ["EmuError", "EmuResult", "FlowResult", "run"]
@@ -107,8 +107,10 @@ def _span(f: dict[str, Any], duration_s: float) -> tuple[float, float]:
 
 
 def run(scenario: ScenarioSpec, overrides: Overrides = None, seed: int | None = None,
-        out: str | os.PathLike | None = None, capture: bool = True, progress: bool = False) -> EmuResult:
-    """Emulates `scenario`; `progress` shows the elapsed real time on stderr when it is a terminal."""
+        out: str | os.PathLike | None = None, capture: bool = True, progress: bool = False,
+        kernel_trace: bool = False) -> EmuResult:
+    """Emulates `scenario`; `progress` shows the elapsed real time on stderr when it is a terminal;
+    `kernel_trace` records the kernel's MPTCP/TCP tracepoints into kernel-trace.txt (ktrace.py)."""
     sc = load_scenario(scenario, overrides, seed=seed)
     if sc.variants:
         raise EmuError(f"{sc.source}: has [[variant]] entries; emulate one configuration at a time "
@@ -118,6 +120,8 @@ def run(scenario: ScenarioSpec, overrides: Overrides = None, seed: int | None = 
     kinds = {f["kind"] for f in flows}
     delays_us = delay.one_way_us(cfg)
     checks.machine(need_mptcp="mptcp" in kinds, need_delay=any(d > 0 for d in delays_us))
+    if kernel_trace:
+        ktrace.check()
     directions = sorted({f.get("direction", "download") for f in flows})
     for i, f in enumerate(flows):
         start, stop = _span(f, sc.duration_s)
@@ -141,7 +145,8 @@ def run(scenario: ScenarioSpec, overrides: Overrides = None, seed: int | None = 
         bar = Progress(max(stop for _, stop in (_span(f, sc.duration_s) for f in flows)), enabled=progress,
                        label="emulating")
         try:
-            res = _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp, capture, delays_us, bar)
+            res = _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp, capture, delays_us, bar,
+                           kernel_trace)
         finally:
             bar.close()
         if out_path is not None:
@@ -195,7 +200,7 @@ def _shape_backbone(topo: netns.Topology, cfg: dict[str, Any]) -> None:
 
 
 def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, capture: bool,
-             delays_us: list[int], bar: Progress) -> EmuResult:
+             delays_us: list[int], bar: Progress, kernel_trace: bool = False) -> EmuResult:
     mptcp = any(f["kind"] == "mptcp" for f in flows)
     (tmp / "scenario.json").write_text(json.dumps(cfg, indent=2) + "\n", encoding="utf-8")
     both = len(directions) > 1
@@ -204,6 +209,8 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
             (tmp / f"capacity-{_cap_key(n, d, both).replace('/', '-')}.csv").write_text(c.csv(), encoding="utf-8")
     topo = netns.build(names, mtus, mptcp=mptcp, backup=backup)
     shp = None
+    trace = ktrace.KernelTrace() if kernel_trace else None
+    trace_meta: dict[str, Any] | None = None
     line = delay.DelayLine(topo, delays_us)
     servers: list[subprocess.Popen] = []
     spans = [_span(f, sc.duration_s) for f in flows]
@@ -249,6 +256,8 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
                          SS_INTERVAL_S)
             ss.start()
         before = {(t[0], t[1]): netns.tx_bytes(t[0], t[1]) for t in targets if t[5]}
+        if trace is not None:
+            trace.start()
         shp = shaper.Shaper(targets)
         t0 = shp.start()
         clients = [traffic.Client(traffic.client_cmd(topo, f, stop - start, log, traffic.PORT + i), t0 + start,
@@ -260,6 +269,8 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
             bar.update(time.monotonic() - t0)
             time.sleep(0.2)
         wall = time.monotonic() - t0
+        if trace is not None:
+            trace_meta = trace.stop(tmp / "kernel-trace.txt")
         shp.stop()
         delay_stats = line.stop()
         after = {(t[0], t[1]): netns.tx_bytes(t[0], t[1]) for t in targets if t[5]}
@@ -287,6 +298,8 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
                 raise EmuError(f"iperf3 failed for flow {f['name']!r}: {why}")
             docs.append(doc)
     finally:
+        if trace is not None:
+            trace.close()
         if shp is not None:
             shp.stop()
         if line.proc is not None:
@@ -326,6 +339,7 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
         "wall_s": wall,
         "captures": notes,
         "kernel_mptcp_counters": counters,
+        "kernel_trace": trace_meta,
         "iperf3": docs[0].get("start", {}).get("version"),
     }
     flat = {_cap_key(n, d, both): c for n, by_dir in caps.items() for d, c in by_dir.items()}

@@ -1,4 +1,4 @@
-"""`mmpath emu run SCENARIO [--set KEY=VALUE ...] [--seed N] [--out DIR] [--no-capture]`.
+"""`mmpath emu run SCENARIO [--set KEY=VALUE ...] [--seed N] [--out DIR] [--no-capture] [--kernel-trace]`.
 
 Exit status: 0 when the emulation ran, 2 for a scenario, flag or machine it cannot run (one line
 saying what is missing and what is allowed; nothing is written), 1 if iperf3 itself failed.
@@ -28,6 +28,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     r.add_argument("--seed", type=int, metavar="N", help="random seed of the channel (default: the scenario's)")
     r.add_argument("--out", metavar="DIR", help=f"output folder (default: {DEFAULT_OUT_ROOT}/<scenario name>)")
     r.add_argument("--no-capture", action="store_true", help="no tcpdump captures")
+    r.add_argument("--kernel-trace", action="store_true",
+                   help="record the kernel's MPTCP scheduling passes, MPTCP timer and TCP retransmissions "
+                        "(ftrace tracepoints) into kernel-trace.txt")
     r.set_defaults(func=run)
     p.set_defaults(func=_usage(p))
     return p
@@ -50,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else DEFAULT_OUT_ROOT / sc.name
     try:
         res = emulate(args.scenario, args.overrides, seed=args.seed, out=out, capture=not args.no_capture,
-                      progress=True)
+                      progress=True, kernel_trace=args.kernel_trace)
     except EmuError as e:
         if str(e).startswith("iperf3 failed") or str(e).startswith("iperf3 of flow"):
             print_error(f"error: {e}")
@@ -70,6 +73,10 @@ def run(args: argparse.Namespace) -> int:
     late = [q["late_max_us"] for q in m["delay_line"].get("queues", [])]
     print(f"  base RTT: scenario {m['base_rtt_ms']['scenario']:g} ms; emulated {rtts}"
           + (f" (delay line at most {max(late) / 1000:.2f} ms late)" if late else ""))
+    if m.get("kernel_trace"):
+        kt = m["kernel_trace"]
+        print(f"  kernel trace: {sum(kt['events'].values())} events in {kt['file']}"
+              + (f" ({kt['lost_events']} lost: buffer full)" if kt["lost_events"] else ""))
     if "analysis_error" in m:
         print_error(f"analysis of the captures failed: {m['analysis_error']}")
     print(f"outputs: {out}/ (iperf3-<flow>.json, pcaps, capacity-*.csv, emu.json, analysis/)")
