@@ -328,8 +328,9 @@ fn amuse_contention_holds_a_steady_ratio_across_unequal_mss() {
         (total, bins)
     };
     let (minrtt, _) = conn_and_11ac(r#""scheduler": "minrtt""#);
-    let (amuse, ac_bins) =
-        conn_and_11ac(r#""scheduler": "amuse", "ratio": 70, "amuse": {"scan": false, "contention": true, "blockage": false}"#);
+    let (amuse, ac_bins) = conn_and_11ac(
+        r#""scheduler": "amuse", "ratio": 70, "amuse": {"scan": false, "contention": true, "blockage": false}"#,
+    );
     assert!(amuse as f64 > 0.85 * minrtt as f64, "AMuSe {amuse} B vs minRTT {minrtt} B over 3-6 s");
     let mean = ac_bins.iter().sum::<u64>() as f64 / ac_bins.len() as f64;
     let worst = *ac_bins.iter().min().unwrap() as f64;

@@ -215,7 +215,8 @@ pub(in crate::sim) fn build(
             pairs.iter().enumerate().filter(move |(_, &(a, b))| a == k || b == k).map(move |(j, _)| (t, j, p.backup))
         })
         .collect();
-    let mss_of = |j: usize| flows.get(subs.get(j).map_or(usize::MAX, |s: &SubState| s.flow as usize)).map_or(0, |fl| fl.mss);
+    let mss_of =
+        |j: usize| flows.get(subs.get(j).map_or(usize::MAX, |s: &SubState| s.flow as usize)).map_or(0, |fl| fl.mss);
     let sched = sched::build(&sched_kind(f, [mss_of(0), mss_of(1)]));
     let pacing_in_views = sched.reads_pacing_rate();
     MpConn {
