@@ -79,5 +79,6 @@ def run(args: argparse.Namespace) -> int:
               + (f" ({kt['lost_events']} lost: buffer full)" if kt["lost_events"] else ""))
     if "analysis_error" in m:
         print_error(f"analysis of the captures failed: {m['analysis_error']}")
-    print(f"outputs: {out}/ (iperf3-<flow>.json, pcaps, capacity-*.csv, emu.json, analysis/)")
+    extra = ", kernel-trace.txt" if m.get("kernel_trace") else ""
+    print(f"outputs: {out}/ (iperf3-<flow>.json, pcaps, capacity-*.csv, emu.json{extra}, analysis/)")
     return 0
