@@ -554,3 +554,27 @@ def test_per_interface_captures_of_one_connection_read_as_one(tmp_path):
     assert len(apart.summary["sources"]) == 2
     joined = [f for f in apart.summary["flows"] if f["source"].endswith("wlan.pcap") and f.get("kind") == "mptcp"]
     assert not joined, "without the MP_CAPABLE keys the join's file names no connection"
+
+
+def test_mmpath_csv_trace_gives_the_link_state_and_events(tmp_path, run_cli):
+    """An mmpath CSV trace (what a scenario replays, what the emulator shapes by) read by the
+    core's own parser: its rate and link state on the timeline, link changes as events, placed
+    among other sources by --offset; a malformed one is the core's one-line error."""
+    f = tmp_path / "capacity-11ad.csv"
+    f.write_text("t_s,rate_mbps,link_up,mcs\n0,1200,1,8\n2,,0,\n3.5,1100,1,\n")
+    a = mmpath.analyze([f], offsets={"capacity-11ad.csv": 100.0})
+    src = a.summary["sources"][0]
+    assert (src["kind"], src["offset_s"]) == ("trace", 100.0)
+    ev = a.events[a.events["kind"].isin(["down", "up"])]
+    assert list(ev["kind"]) == ["down", "up"] and list(ev["path"]) == ["11ad", "11ad"]
+    # Relative sources alone keep t = 0 at their own zero, so the shift shows as is.
+    assert list(ev["t_s"]) == pytest.approx([102.0, 103.5])
+    tl = a.timeline[a.timeline["path"] == "11ad"].sort_values("t_s")
+    # A field a row leaves empty keeps its value (docs/traces.md): the rate while down is 1200.
+    assert list(tl["trace_rate_mbps"].dropna().unique()) == [1200.0, 1100.0]
+    assert set(tl["mcs"].dropna()) == {8.0}
+    bad = tmp_path / "bad.csv"
+    bad.write_text("t_s,rate_mbps\n0,fast\n")
+    rc, _, err = run_cli("analyze", "trace:" + str(bad))
+    assert rc == 2 and err.count("\n") == 1, err
+    assert "bad.csv" in err and "rate_mbps" in err, err

@@ -97,12 +97,13 @@ _lines = st.lists(st.text(alphabet=st.characters(codec="utf-8", exclude_categori
 @SETTINGS
 @given(st.data())
 def test_fuzz_text_readers(tmp_path, data):
-    kind = data.draw(st.sampled_from(["ss", "iw", "wil6210"]))
+    kind = data.draw(st.sampled_from(["ss", "iw", "wil6210", "trace"]))
     if kind == "ss" and data.draw(st.booleans()):
         cut = data.draw(st.integers(0, len(SS_TEXT)))
         text = SS_TEXT[:cut] + "\n".join(data.draw(_lines))
     else:
         prefix = {"ss": "# mmpath-capture ss t=1795328936.8\n", "iw": "# mmpath-capture iw t=1795328936.8\n",
-                  "wil6210": data.draw(st.sampled_from(["time_ms,mcs,status,rssi\n", "mcs,sector,status\n", ""]))}[kind]
+                  "wil6210": data.draw(st.sampled_from(["time_ms,mcs,status,rssi\n", "mcs,sector,status\n", ""])),
+                  "trace": data.draw(st.sampled_from(["t_s,rate_mbps,link_up\n", "t_s,mcs,rssi_dbm,sector\n", ""]))}[kind]
         text = prefix + "\n".join(data.draw(_lines))
     _check(tmp_path, "t.log", text, kind)

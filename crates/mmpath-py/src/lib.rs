@@ -25,6 +25,37 @@ fn normalize_scenario(json: &str) -> PyResult<String> {
     Scenario::from_json(json).map(|s| s.to_json()).map_err(scenario_err)
 }
 
+/// Parses an mmpath CSV channel trace (docs/traces.md) with the core's own parser, for the
+/// analyzer: one entry per step, each field as the channel has it after that step (a field a
+/// row leaves empty keeps its earlier value; NaN where never given). ValueError with the
+/// parser's `FILE:LINE: message` for a malformed trace.
+#[pyfunction]
+fn parse_csv_trace<'py>(py: Python<'py>, text: &str, label: &str) -> PyResult<Bound<'py, PyDict>> {
+    use mmpath_sim::link::trace::{parse, ChannelState, TraceFormat, TraceOpts};
+    let tr = parse(text, label, TraceFormat::Csv, &TraceOpts::default())
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let n = tr.steps.len();
+    let (mut t, mut rate, mut mcs, mut up) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+    let (mut rssi, mut snr, mut sector) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+    let mut st = ChannelState::default();
+    let f = |v: Option<f64>| v.unwrap_or(f64::NAN);
+    for step in &tr.steps {
+        st.apply(&step.set);
+        t.push(step.at.secs_f64());
+        rate.push(f(st.rate_bps.map(|b| b as f64 / 1e6)));
+        mcs.push(f(st.mcs.map(f64::from)));
+        up.push(f(st.up.map(|u| if u { 1.0 } else { 0.0 })));
+        rssi.push(f(st.rssi_dbm.map(f64::from)));
+        snr.push(f(st.snr_db.map(f64::from)));
+        sector.push(f(st.sector.map(f64::from)));
+    }
+    let d = PyDict::new(py);
+    for (k, v) in [("t_s", t), ("rate_mbps", rate), ("mcs", mcs), ("link_up", up), ("rssi_dbm", rssi), ("snr_db", snr), ("sector", sector)] {
+        d.set_item(k, v.into_pyarray(py))?;
+    }
+    Ok(d)
+}
+
 #[pyfunction]
 fn version() -> &'static str {
     env!("CARGO_PKG_VERSION")
@@ -198,6 +229,7 @@ impl Simulation {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(normalize_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_csv_trace, m)?)?;
     m.add_class::<Simulation>()?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add("SchedulerError", m.py().get_type::<SchedulerError>())?;

@@ -5,11 +5,11 @@ from __future__ import annotations
 import struct
 from pathlib import Path
 
-from . import iperf3, iw, mmpath_run, pcap, ss, wil6210
+from . import iperf3, iw, mmpath_run, pcap, ss, trace, wil6210
 from .errors import KINDS_HELP, AnalyzeInputError
 from .model import Source
 
-KINDS = ("iperf3", "pcap", "ss", "iw", "wil6210", "run")
+KINDS = ("iperf3", "pcap", "ss", "iw", "wil6210", "trace", "run")
 # Files in a capture folder that are not inputs (written by mmpath capture or the fixture script).
 _SKIP = {"capture.json", "stderr.txt", "summary.json"}
 
@@ -47,6 +47,8 @@ def detect(path: Path) -> str:
         return "ss"
     if iw.looks_like(text):
         return "iw"
+    if trace.looks_like(text):
+        return "trace"
     if wil6210.looks_like(text):
         return "wil6210"
     first = next((ln for ln in text.splitlines() if ln.strip()), "")[:80]
@@ -54,7 +56,7 @@ def detect(path: Path) -> str:
 
 
 _ALLOWED_BY_KIND = {"pcap": pcap.ALLOWED, "iperf3": iperf3.ALLOWED, "ss": ss.ALLOWED, "iw": iw.ALLOWED,
-                    "wil6210": wil6210.ALLOWED, "run": mmpath_run.ALLOWED}
+                    "wil6210": wil6210.ALLOWED, "trace": trace.ALLOWED, "run": mmpath_run.ALLOWED}
 
 
 def read_one(path: Path, kind: str | None = None) -> Source:
@@ -89,6 +91,8 @@ def _read_one(path: Path, kind: str) -> Source:
         return iw.read(path)
     if kind == "wil6210":
         return wil6210.read(path)
+    if kind == "trace":
+        return trace.read(path)
     if kind == "run":
         return mmpath_run.read(path)
     raise AnalyzeInputError(path, f"unknown kind {kind!r}", ", ".join(KINDS))

@@ -85,7 +85,10 @@ def parse_socket(line: str) -> dict | None:
             elif k == "token":
                 m = re.match(r"([0-9a-f]+)\(id:\d+\)/([0-9a-f]+)\(id:\d+\)", v)
                 if m:
-                    rec["mptcp_remote_token"], rec["mptcp_token"] = m.group(1), m.group(2)
+                    # ss prints tokens without leading zeros (%x); the pcap reader's names use all
+                    # 8 hex digits of the 32-bit token (RFC 8684 3.2), so pad them to match.
+                    rec["mptcp_remote_token"], rec["mptcp_token"] = (f"{int(m.group(1), 16):08x}",
+                                                                     f"{int(m.group(2), 16):08x}")
             elif k in ("cwnd", "ssthresh", "mss", "unacked", "sacked", "lost", "snd_wnd", "bytes_acked",
                        "bytes_received", "bytes_sent", "bytes_retrans", "delivered", "notsent"):
                 try:

@@ -156,8 +156,13 @@ def run(scenario: ScenarioSpec, overrides: Overrides = None, seed: int | None = 
             inputs += [tmp / f"{n}.pcap" for n in names if (tmp / f"{n}.pcap").is_file()]
             if (tmp / "ss.log").is_file():
                 inputs.append(tmp / "ss.log")
+            # The capacity traces each path was shaped by, placed at the shaper's start: the
+            # analysis shows the link going down and up with the traffic (analyze/trace.py).
+            caps_csv = sorted(tmp.glob("capacity-*.csv"))
+            inputs += caps_csv
+            offsets = {p.name: float(res.meta["t0_unix"]) for p in caps_csv}
             try:
-                res.analysis = analyze([str(p) for p in inputs], out=tmp / "analysis")
+                res.analysis = analyze([str(p) for p in inputs], out=tmp / "analysis", offsets=offsets)
             except Exception as e:  # noqa: BLE001 - the raw outputs stand without the analysis
                 res.meta["analysis_error"] = f"{type(e).__name__}: {' '.join(str(e).split())}"
             (tmp / "emu.json").write_text(json.dumps(res.meta, indent=2, default=str) + "\n", encoding="utf-8")
@@ -260,6 +265,8 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
             trace.start()
         shp = shaper.Shaper(targets)
         t0 = shp.start()
+        # The shaper's bin 0 on the wall clock: where the capacity traces sit among the captures.
+        t0_unix = time.time() - (time.monotonic() - t0)
         clients = [traffic.Client(traffic.client_cmd(topo, f, stop - start, log, traffic.PORT + i), t0 + start,
                                   stop - start + 30)
                    for i, (f, (start, stop), log) in enumerate(zip(flows, spans, logs))]
@@ -337,6 +344,7 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
                                for n, by_dir in caps.items() for d, c in by_dir.items()},
         "shaper": {"changes": shp.applied if shp else 0, "latest_change_s": shp.late_s if shp else None},
         "wall_s": wall,
+        "t0_unix": t0_unix,
         "captures": notes,
         "kernel_mptcp_counters": counters,
         "kernel_trace": trace_meta,
