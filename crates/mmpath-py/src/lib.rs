@@ -35,7 +35,8 @@ fn parse_csv_trace<'py>(py: Python<'py>, text: &str, label: &str) -> PyResult<Bo
     let tr = parse(text, label, TraceFormat::Csv, &TraceOpts::default())
         .map_err(|e| PyValueError::new_err(e.to_string()))?;
     let n = tr.steps.len();
-    let (mut t, mut rate, mut mcs, mut up) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+    let (mut t, mut rate, mut mcs, mut up) =
+        (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
     let (mut rssi, mut snr, mut sector) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
     let mut st = ChannelState::default();
     let f = |v: Option<f64>| v.unwrap_or(f64::NAN);
@@ -50,7 +51,15 @@ fn parse_csv_trace<'py>(py: Python<'py>, text: &str, label: &str) -> PyResult<Bo
         sector.push(f(st.sector.map(f64::from)));
     }
     let d = PyDict::new(py);
-    for (k, v) in [("t_s", t), ("rate_mbps", rate), ("mcs", mcs), ("link_up", up), ("rssi_dbm", rssi), ("snr_db", snr), ("sector", sector)] {
+    for (k, v) in [
+        ("t_s", t),
+        ("rate_mbps", rate),
+        ("mcs", mcs),
+        ("link_up", up),
+        ("rssi_dbm", rssi),
+        ("snr_db", snr),
+        ("sector", sector),
+    ] {
         d.set_item(k, v.into_pyarray(py))?;
     }
     Ok(d)
