@@ -19,6 +19,17 @@ class AnalyzeInputError(MmpathError, ValueError):
         self.path = str(path)
 
 
+def read_text(path, allowed: str, what: str = "") -> str:
+    """A whole UTF-8 file's text, or the one error saying why it cannot be read (`what` names
+    what the file should have been, e.g. ", so not an iperf3 -J report")."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise AnalyzeInputError(path, f"not UTF-8 text{what}", allowed) from None
+    except OSError as e:
+        raise AnalyzeInputError(path, f"cannot read: {e.strerror}") from None
+
+
 def open_text(path):
     """A text log opened for line-by-line reading (undecodable bytes replaced, as the logs'
     readers only parse ASCII fields), or the one error saying why it cannot be read."""

@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .errors import AnalyzeInputError
+from .errors import AnalyzeInputError, read_text
 from .model import Source
 
 ALLOWED = "the JSON report of `iperf3 -J` (an object with start, intervals and end)"
@@ -38,12 +38,7 @@ def looks_like(obj) -> bool:
 
 
 def _load(path: Path):
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise AnalyzeInputError(path, "not UTF-8 text, so not an iperf3 -J report", ALLOWED) from None
-    except OSError as e:
-        raise AnalyzeInputError(path, f"cannot read: {e.strerror}") from None
+    text = read_text(path, ALLOWED, ", so not an iperf3 -J report")
     if not text.strip():
         raise AnalyzeInputError(path, "empty file", ALLOWED)
     try:

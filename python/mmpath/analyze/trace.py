@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .errors import AnalyzeInputError
+from .errors import AnalyzeInputError, read_text
 from .model import Source
 
 COLUMNS = ("t_s", "rate_mbps", "mcs", "link_up", "rssi_dbm", "snr_db", "sector")
@@ -40,12 +40,7 @@ def read(path) -> Source:
     from .. import _core
 
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise AnalyzeInputError(path, "not UTF-8 text", ALLOWED) from None
-    except OSError as e:
-        raise AnalyzeInputError(path, f"cannot read: {e.strerror}") from None
+    text = read_text(path, ALLOWED)
     try:
         cols = _core.parse_csv_trace(text, str(path))
     except ValueError as e:
