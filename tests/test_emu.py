@@ -228,7 +228,7 @@ def test_flows_both_ways_share_a_radio_s_airtime():
     # two contending stations waste less backoff time than one), and each flow fills its own.
     path = {"name": "ac", "technology": "11ac", "bandwidth_mhz": 80, "streams": 2, "mcs": 9, "mtu_bytes": 1500,
             "signal": "strong"}
-    sc = _scenario([path], {"kind": "tcp", "path": "ac", "cc": "cubic"}, duration=3.0)
+    sc = _scenario([path], {"kind": "tcp", "path": "ac", "cc": "cubic"}, duration=4.0)
     sc["flow"].append({"name": "up", "kind": "tcp", "path": "ac", "cc": "cubic", "direction": "upload"})
     res = _emulate(sc)
     caps = res.capacities
@@ -237,10 +237,17 @@ def test_flows_both_ways_share_a_radio_s_airtime():
     import mmpath.emu.capacity as capacity
     from mmpath.scenario import load_scenario
 
-    alone = capacity.probe(load_scenario(sc).config, 0, "download", 3.0, 1).mbps.mean()
+    alone = capacity.probe(load_scenario(sc).config, 0, "download", 4.0, 1).mbps.mean()
     assert 0.3 * alone < down < 0.7 * alone and 0.3 * alone < up < 0.7 * alone, (down, up, alone)
     assert down + up < 1.4 * alone, (down, up, alone)
-    f, g = res.flows["f"].goodput_mbps, res.flows["up"].goodput_mbps
+    # Each flow's steady rate: iperf3's 100 ms intervals after the first second. (A whole-run
+    # average of a 3 s run once came out at half the upload's share in CI, a stall whose cause
+    # was not kept; typical runs give 275-280 of 299 Mbit/s.)
+    def steady(name: str) -> float:
+        iv = res.flows[name].intervals
+        return float(iv[iv["t_s"] >= 1.0]["mbps"].mean())
+
+    f, g = steady("f"), steady("up")
     assert 0.6 * down < f < 1.05 * down and 0.6 * up < g < 1.05 * up, (f, g, down, up)
     assert set(res.path_mbps) == {"ac/download", "ac/upload"}
 
