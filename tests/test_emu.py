@@ -155,6 +155,14 @@ def test_blockage_stops_the_flow_and_it_comes_back(tmp_path):
     ev = res.analysis.events
     down = ev[(ev["kind"] == "down") & (ev["path"] == "ad")]["t_s"].min()
     assert abs(down - 1.5) < 0.2, down
+    # `mmpath analyze` on the output folder itself reads what the emulator's analysis read
+    # (not emu.json, nor the servers' reports) and places the capacity trace the same way.
+    import mmpath
+
+    again = mmpath.analyze([out])
+    assert sorted(s["kind"] for s in again.summary["sources"]) == ["iperf3", "pcap", "ss", "trace"]
+    ev2 = again.events
+    assert ev2[(ev2["kind"] == "down") & (ev2["path"] == "ad")]["t_s"].min() == pytest.approx(down)
     meta = json.loads((out / "emu.json").read_text())
     assert meta["goodput_mbps"] == res.goodput_mbps
 

@@ -69,8 +69,10 @@ def analyze(paths, out: str | os.PathLike | None = None, *, offsets: dict[str, f
     if expected_mbps is not None and not (math.isfinite(expected_mbps) and expected_mbps > 0):
         raise AnalyzeInputError("--expected", f"{expected_mbps} Mbit/s is not a throughput",
                                 "a finite number of Mbit/s > 0")
-    sources = load(paths, keep_apart=set(offsets or {}))
-    table, origin = al.align(sources, offsets)
+    implied: dict[str, float] = {}
+    sources = load(paths, keep_apart=set(offsets or {}), implied_offsets=implied)
+    # An emulator folder places its capacity traces itself; the user's --offset wins.
+    table, origin = al.align(sources, {**implied, **(offsets or {})})
     intervals, timeline, events = tl.build(sources, table, origin, bin_s)
     summary = sm.summarize(sources, table, origin, intervals, timeline, events, bin_s=bin_s,
                            baselines=baselines, expected_mbps=expected_mbps, floor_mbps=floor_mbps)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import struct
 from pathlib import Path
 
@@ -98,7 +99,33 @@ def _read_one(path: Path, kind: str) -> Source:
     raise AnalyzeInputError(path, f"unknown kind {kind!r}", ", ".join(KINDS))
 
 
-def expand(specs) -> list[tuple[Path, str | None]]:
+def emu_folder(d: Path) -> tuple[list[tuple[Path, str]], dict[str, float]] | None:
+    """An `mmpath emu run` output folder (it has emu.json): the inputs the emulator's own
+    analysis reads (the iperf3 clients' reports, the per-path captures, ss.log, the capacity
+    traces) and the offsets that place the capacity traces at the shaper's start (`t0_unix`).
+    The servers' reports repeat the clients', emu.json and kernel-trace.txt are not logs the
+    analyzer reads."""
+    meta = d / "emu.json"
+    if not meta.is_file():
+        return None
+    try:
+        t0 = json.loads(meta.read_text(encoding="utf-8")).get("t0_unix")
+    except (OSError, ValueError, AttributeError):
+        t0 = None
+    files: list[tuple[Path, str]] = []
+    files += [(f, "iperf3") for f in sorted(d.glob("iperf3-*.json")) if not f.name.endswith("-server.json")]
+    files += [(f, "pcap") for f in sorted(d.glob("*.pcap"))]
+    if (d / "ss.log").is_file():
+        files.append((d / "ss.log", "ss"))
+    offsets: dict[str, float] = {}
+    if isinstance(t0, (int, float)):
+        for f in sorted(d.glob("capacity-*.csv")):
+            files.append((f, "trace"))
+            offsets[f.name] = float(t0)
+    return files, offsets
+
+
+def expand(specs, implied_offsets: dict[str, float] | None = None) -> list[tuple[Path, str | None]]:
     """Paths (files or folders, optionally KIND:PATH) -> list of (file, forced kind or None)."""
     out: list[tuple[Path, str | None]] = []
     if isinstance(specs, (str, Path)):
@@ -114,6 +141,12 @@ def expand(specs) -> list[tuple[Path, str | None]]:
         if path.is_dir():
             if kind == "run" or (kind is None and mmpath_run.looks_like(path)):
                 out.append((path, "run"))
+                continue
+            emu = emu_folder(path) if kind is None else None
+            if emu is not None:
+                out.extend(emu[0])
+                if implied_offsets is not None:
+                    implied_offsets.update(emu[1])
                 continue
             files = [f for f in sorted(path.iterdir()) if f.is_file() and f.name not in _SKIP
                      and not f.name.startswith(".")]
@@ -132,11 +165,12 @@ def expand(specs) -> list[tuple[Path, str | None]]:
     return out
 
 
-def load(specs, keep_apart=frozenset()) -> list[Source]:
+def load(specs, keep_apart=frozenset(), implied_offsets: dict[str, float] | None = None) -> list[Source]:
     """Every input's Source, in input order. Captures are read together (pcap/capture_set.py):
     per-interface captures of one MPTCP connection become one Source, placed where the first of
-    them was; `keep_apart` names captures never merged (the ones given a clock offset)."""
-    items = [(p, k or detect(p)) for p, k in expand(specs)]
+    them was; `keep_apart` names captures never merged (the ones given a clock offset).
+    `implied_offsets` receives the offsets an input folder implies (an emulator folder's)."""
+    items = [(p, k or detect(p)) for p, k in expand(specs, implied_offsets)]
     caps = [p for p, k in items if k == "pcap"]
     merged = pcap.read_all(caps, keep_apart,
                            packets=lambda p: _guarded(p, "pcap", pcap.read_packets, p)) if caps else []
