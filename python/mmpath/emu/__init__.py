@@ -152,20 +152,19 @@ def run(scenario: ScenarioSpec, overrides: Overrides = None, seed: int | None = 
         if out_path is not None:
             from ..analyze import analyze
 
-            inputs = [tmp / f"iperf3-{f['name']}.json" for f in flows]
-            inputs += [tmp / f"{n}.pcap" for n in names if (tmp / f"{n}.pcap").is_file()]
-            if (tmp / "ss.log").is_file():
-                inputs.append(tmp / "ss.log")
-            # The capacity traces each path was shaped by, placed at the shaper's start: the
-            # analysis shows the link going down and up with the traffic (analyze/trace.py).
-            caps_csv = sorted(tmp.glob("capacity-*.csv"))
-            inputs += caps_csv
-            offsets = {p.name: float(res.meta["t0_unix"]) for p in caps_csv}
+            def write_meta() -> None:
+                (tmp / "emu.json").write_text(json.dumps(res.meta, indent=2, default=str) + "\n", encoding="utf-8")
+
+            # The folder is analyzed as `mmpath analyze DIR` reads an emulator folder
+            # (analyze/sources.py emu_folder): iperf3 clients, captures, ss.log, and the capacity
+            # traces placed at the shaper's start (emu.json t0_unix), so the report shades the
+            # outages under the traffic.
+            write_meta()
             try:
-                res.analysis = analyze([str(p) for p in inputs], out=tmp / "analysis", offsets=offsets)
+                res.analysis = analyze([str(tmp)], out=tmp / "analysis")
             except Exception as e:  # noqa: BLE001 - the raw outputs stand without the analysis
                 res.meta["analysis_error"] = f"{type(e).__name__}: {' '.join(str(e).split())}"
-            (tmp / "emu.json").write_text(json.dumps(res.meta, indent=2, default=str) + "\n", encoding="utf-8")
+                write_meta()
             res.out = out_path
     return res
 
