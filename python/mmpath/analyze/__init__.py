@@ -43,11 +43,14 @@ class Analysis:
 
 def analyze(paths, out: str | os.PathLike | None = None, *, offsets: dict[str, float] | None = None,
             baselines: dict[str, float] | None = None, expected_mbps: float | None = None,
-            bin_s: float = 0.1, report: bool = True, floor_mbps: float = 1.0) -> Analysis:
+            bin_s: float = 0.1, report: bool = True, floor_mbps: float = 1.0,
+            names_relative_to: str | os.PathLike | None = None) -> Analysis:
     """Read, align and analyze PATHs (files or folders); write DIR/ when `out` is given.
 
     baselines: single-path throughputs {name: Mbit/s} for Ben(mode) (seed 000 eq. 2/3);
-    expected_mbps: Th_expected of the normalized throughput (seed 000 eq. 1).
+    expected_mbps: Th_expected of the normalized throughput (seed 000 eq. 1);
+    names_relative_to: name the sources relative to this folder (the emulator analyzes its
+    staging folder, which is renamed afterwards).
     """
     from . import align as al
     from . import summary as sm
@@ -71,6 +74,9 @@ def analyze(paths, out: str | os.PathLike | None = None, *, offsets: dict[str, f
                                 "a finite number of Mbit/s > 0")
     implied: dict[str, float] = {}
     sources = load(paths, keep_apart=set(offsets or {}), implied_offsets=implied)
+    if names_relative_to is not None:
+        for src in sources:
+            src.path = os.path.relpath(src.path, names_relative_to)
     # An emulator folder places its capacity traces itself; the user's --offset wins.
     table, origin = al.align(sources, {**implied, **(offsets or {})})
     intervals, timeline, events = tl.build(sources, table, origin, bin_s)

@@ -161,7 +161,7 @@ def run(scenario: ScenarioSpec, overrides: Overrides = None, seed: int | None = 
             # outages under the traffic.
             write_meta()
             try:
-                res.analysis = analyze([str(tmp)], out=tmp / "analysis")
+                res.analysis = analyze([str(tmp)], out=tmp / "analysis", names_relative_to=tmp)
             except Exception as e:  # noqa: BLE001 - the raw outputs stand without the analysis
                 res.meta["analysis_error"] = f"{type(e).__name__}: {' '.join(str(e).split())}"
                 write_meta()
