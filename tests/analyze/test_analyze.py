@@ -578,3 +578,29 @@ def test_mmpath_csv_trace_gives_the_link_state_and_events(tmp_path, run_cli):
     rc, _, err = run_cli("analyze", "trace:" + str(bad))
     assert rc == 2 and err.count("\n") == 1, err
     assert "bad.csv" in err and "rate_mbps" in err, err
+
+
+def test_ss_tokens_name_connections_as_the_pcap_reader_does(tmp_path):
+    """ss prints an MPTCP token without leading zeros (6e02b2c); the connection is named with
+    all 8 hex digits, as the pcap reader names it from the keys (mptcp-06e02b2c)."""
+    log = tmp_path / "ss.log"
+    line = ("ESTAB 0 0 10.1.0.1:5201 10.1.0.2:45818 cubic rtt:2/1 mss:1448 cwnd:10 bytes_acked:{} "
+            "tcp-ulp-mptcp flags:Mmec token:0000(id:0)/6e02b2c(id:0)\n")
+    log.write_text("# mmpath-capture ss t=1795394913.40\n" + line.format(1000)
+                   + "# mmpath-capture ss t=1795394913.50\n" + line.format(500000))
+    flows = ss.read(log).flows
+    assert [f.get("connection") for f in flows] == ["mptcp-06e02b2c:fwd"]
+
+
+def test_analysis_plot_names_subflows_by_path_and_keeps_their_colour(tmp_path):
+    """analysis.png: a subflow is labelled by its path and has one colour in every panel."""
+    from mmpath.analyze.report import _series_style
+
+    mmpath.run("blockage", overrides={"duration_s": 1.0}, out=tmp_path / "run")
+    a = mmpath.analyze([tmp_path / "run"])
+    style = _series_style(a)
+    labels = {k[1:]: v[0] for k, v in style.items()}
+    assert labels[("download", 0)] == "download/11ad" and labels[("download", 1)] == "download/11ac"
+    assert labels[("download", -1)] == "download"
+    colours = [v[1] for v in style.values()]
+    assert len(set(colours)) == len(colours)
