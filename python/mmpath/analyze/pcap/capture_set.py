@@ -43,33 +43,20 @@ def _tokens(tcp) -> set[str]:
 
 def _groups(tables) -> list[list[int]]:
     """Indices of the captures read together, each group in input order, groups in the order of
-    their first capture."""
-    n = len(tables)
-    parent = list(range(n))
-
-    def root(i: int) -> int:
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
-    toks = [_tokens(t[1]) for t in tables]
-    keys = [set(t[1]) for t in tables]
-    for i in range(n):
-        for j in range(i + 1, n):
-            if toks[i] & toks[j] and not keys[i] & keys[j]:
-                # merge only if the joined group stays disjoint in directions
-                ri, rj = root(i), root(j)
-                if ri == rj:
-                    continue
-                gi = set().union(*(keys[k] for k in range(n) if root(k) == ri))
-                gj = set().union(*(keys[k] for k in range(n) if root(k) == rj))
-                if not gi & gj:
-                    parent[max(ri, rj)] = min(ri, rj)
-    groups: dict[int, list[int]] = {}
-    for i in range(n):
-        groups.setdefault(root(i), []).append(i)
-    return sorted(groups.values(), key=lambda g: g[0])
+    their first capture: a capture joins the first group it shares a token with and no TCP
+    direction with."""
+    groups: list[tuple[list[int], set[str], set[tuple]]] = []  # members, tokens, directions
+    for i, t in enumerate(tables):
+        toks, keys = _tokens(t[1]), set(t[1])
+        for members, gtoks, gkeys in groups:
+            if toks & gtoks and not keys & gkeys:
+                members.append(i)
+                gtoks |= toks
+                gkeys |= keys
+                break
+        else:
+            groups.append(([i], toks, keys))
+    return [g[0] for g in groups]
 
 
 def read_all(paths: list[Path], keep_apart=frozenset(), packets=read_packets) -> list[Source]:

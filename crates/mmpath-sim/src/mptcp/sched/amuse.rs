@@ -260,7 +260,7 @@ impl Scheduler for AMuSe {
         }
         for s in sfs.iter().filter(|s| s.id < MAX_TRACKED) {
             // In flight plus queued fill the window (TSQ's hold is not the window's).
-            if s.in_flight as u64 + s.queued_bytes.div_ceil(s.mss.max(1) as u64) >= s.cwnd as u64 {
+            if s.cwnd_full() {
                 self.cwnd_full |= 1u64 << s.id;
             }
         }

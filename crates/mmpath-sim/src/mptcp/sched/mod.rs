@@ -78,13 +78,15 @@ impl SubflowView {
     /// cwnd has room beyond what is in flight and already queued, and TSQ is not holding the
     /// subflow back (v0.9x mptcp_is_temp_unavailable).
     pub fn has_cwnd_room(&self) -> bool {
-        if self.throttled {
-            return false;
-        }
-        // in_flight + ceil(queued / mss) < cwnd, without the division (this runs for every
-        // subflow on every decision): ceil(q / m) <= k exactly when q <= k * m.
-        self.in_flight < self.cwnd
-            && self.queued_bytes <= (self.cwnd - self.in_flight - 1) as u64 * self.mss.max(1) as u64
+        !self.throttled && !self.cwnd_full()
+    }
+
+    /// What is in flight and queued fills the cwnd: in_flight + ceil(queued / mss) >= cwnd,
+    /// without the division (this runs for every subflow on every decision): ceil(q / m) <= k
+    /// exactly when q <= k * m.
+    pub fn cwnd_full(&self) -> bool {
+        self.in_flight >= self.cwnd
+            || self.queued_bytes > (self.cwnd - self.in_flight - 1) as u64 * self.mss.max(1) as u64
     }
 }
 

@@ -117,6 +117,8 @@ pub(in crate::sim) fn build(
     let start = Time::from_secs_f64(f.start_s);
     let stop = Time::from_secs_f64(f.stop_s.unwrap_or(sc.duration_s)).min(end);
     let mut subs = Vec::new();
+    // The first two subflows' MSS, for the ratio schedulers (per-path subflows: k on path k).
+    let mut ratio_mss = [0u32; 2];
     let index = |k: usize| paths.iter().position(|p| p.name == names[k]).unwrap_or(0);
     for (j, &(ck, sk)) in pairs.iter().enumerate() {
         let (cp, sp) = (index(ck), index(sk));
@@ -133,6 +135,9 @@ pub(in crate::sim) fn build(
         // option takes its room out of every segment's payload.
         let mtu = sc.path_mtu(&names[ck]).min(sc.path_mtu(&names[sk]));
         let mss = mtu - TCP_HEADER_BYTES - DSS_DATA_BYTES;
+        if let Some(m) = ratio_mss.get_mut(j) {
+            *m = mss;
+        }
         let pi = data_pi;
         let fi = flows.len() as u16;
         let mut sender = TcpSender::new(SenderCfg {
@@ -215,9 +220,7 @@ pub(in crate::sim) fn build(
             pairs.iter().enumerate().filter(move |(_, &(a, b))| a == k || b == k).map(move |(j, _)| (t, j, p.backup))
         })
         .collect();
-    let mss_of =
-        |j: usize| flows.get(subs.get(j).map_or(usize::MAX, |s: &SubState| s.flow as usize)).map_or(0, |fl| fl.mss);
-    let sched = sched::build(&sched_kind(f, [mss_of(0), mss_of(1)]));
+    let sched = sched::build(&sched_kind(f, ratio_mss));
     let pacing_in_views = sched.reads_pacing_rate();
     MpConn {
         owner: i as u16,
