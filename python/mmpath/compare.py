@@ -60,11 +60,24 @@ def _path_mbps(res: Result) -> dict[str, float]:
     return {str(p): float(b) * 8 / span / 1e6 for p, b in by.items()}
 
 
+def _resaturation_s(f: dict[str, Any]) -> float:
+    """Time to re-saturate after the flow's longest outage (summary metrics; the first of equal
+    ones): inf when it never got back to its pre-outage rate within the run, NaN when it had
+    no outage."""
+    outages = ((f.get("metrics") or {}).get("outages")) or []
+    if not outages:
+        return float("nan")
+    longest = max(outages, key=lambda o: o.get("length_s") or 0.0)
+    r = longest.get("resaturation_s")
+    return float("inf") if r is None else float(r)
+
+
 def _row(name: str, res: Result) -> dict[str, Any]:
     f = res.summary["flows"][0]
     row: dict[str, Any] = {
         "variant": name,
         "kind": f.get("kind"),
+        "cc": f.get("cc") or "-",
         "mode/scheduler": f"{f.get('mode')}/{f.get('scheduler')}" if f.get("kind") == "mptcp" else "-",
         "goodput_mbps": float(f.get("goodput_mbps", 0.0)),
     }
@@ -72,7 +85,35 @@ def _row(name: str, res: Result) -> dict[str, Any]:
         row[f"{p}_mbps"] = v
     row["reinjected_MB"] = float(f.get("reinjected_bytes", 0)) / 1e6
     row["retransmits"] = int(f.get("retransmits", 0))
+    row["resaturation_s"] = _resaturation_s(f)
+    rtt = f.get("rtt_ms") or {}
+    row["rtt_mean_ms"] = float(rtt["mean"]) if rtt.get("mean") is not None else float("nan")
+    energy = res.summary.get("energy") or {}
+    if energy.get("total_j") is not None:
+        row["energy_J"] = float(energy["total_j"])
+        if f.get("nj_per_bit") is not None:
+            row["nJ_per_bit"] = float(f["nj_per_bit"])
     return row
+
+
+def _table(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    """One row per variant. Columns that say nothing for this comparison are left out: the
+    congestion control when every variant uses the same one, MPTCP columns when no variant is
+    MPTCP, re-saturation when no variant had an outage. A metric a variant lacks (no outage to
+    re-saturate after) is NaN, not 0; a re-saturation that never came within the run is inf."""
+    table = pd.DataFrame(rows)
+    if table["cc"].nunique() <= 1:
+        table = table.drop(columns="cc")
+    if not (table["kind"] == "mptcp").any():
+        table = table.drop(columns=["mode/scheduler", "reinjected_MB"])
+    if table["resaturation_s"].isna().all():
+        table = table.drop(columns="resaturation_s")
+    rate_cols = [c for c in table.columns if c.endswith("_mbps")]
+    table[rate_cols] = table[rate_cols].fillna(0.0)
+    # The paths' columns together after the goodput, whichever variant first used a path.
+    first = [c for c in table.columns if c not in rate_cols]
+    at = first.index("mode/scheduler" if "mode/scheduler" in first else "cc" if "cc" in first else "kind") + 1
+    return table[first[:at] + rate_cols + first[at:]]
 
 
 def compare(spec: ScenarioSpec, overrides: Overrides = None, seed: int | None = None,
@@ -84,7 +125,7 @@ def compare(spec: ScenarioSpec, overrides: Overrides = None, seed: int | None = 
     results: dict[str, Result] = {}
     for name, sc in variant_scenarios(base, spec, overrides, seed):
         results[name] = simulate(sc, show_progress=progress)
-    table = pd.DataFrame([_row(n, r) for n, r in results.items()]).fillna(0.0)
+    table = _table([_row(n, r) for n, r in results.items()])
     cmp = Comparison(results=results, table=table)
     if out is not None:
         write(cmp, Path(out))
@@ -95,13 +136,49 @@ def format_table(table: pd.DataFrame) -> str:
     from .table import align
 
     cols = list(table.columns)
-    header = [c.replace("_mbps", " Mbps").replace("_MB", " MB") for c in cols]
-    rows = [[f"{r[c]:.1f}" if isinstance(r[c], float) else str(r[c]) for c in cols] for _, r in table.iterrows()]
+    names = {"resaturation_s": "resat s", "rtt_mean_ms": "RTT ms", "nJ_per_bit": "nJ/bit", "energy_J": "energy J"}
+    header = [names.get(c, c.replace("_mbps", " Mbps").replace("_MB", " MB")) for c in cols]
+
+    def cell(col: str, v: Any) -> str:
+        if isinstance(v, float):
+            if np.isnan(v):
+                return "-"  # not measured: no outage, no RTT sample, no energy model
+            if np.isinf(v):
+                return "never"  # re-saturation: not back to the pre-outage rate in the run
+            return f"{v:.2f}" if col == "nJ_per_bit" else f"{v:.1f}"
+        return str(v)
+
+    rows = [[cell(c, r[c]) for c in cols] for _, r in table.iterrows()]
     return align(header, rows, 3)
 
 
+def _shade_outages(ax, res: Result) -> None:
+    ev = res.events
+    downs = ev[ev["kind"].astype(str) == "down"]
+    ups = ev[ev["kind"].astype(str) == "up"]
+    for t0 in downs["t_s"].to_numpy():
+        later = ups["t_s"].to_numpy()
+        later = later[later >= t0]
+        ax.axvspan(t0, later[0] if len(later) else float(res.summary["sim_s"]), color="0.85", zorder=0)
+
+
+def _cwnd_series(res: Result):
+    """(label, path, t_s, cwnd MB) per TCP flow or MPTCP subflow (an MPTCP connection's own
+    rows have no path and no window), labelled by path, with the flow's name when several
+    flows share the run."""
+    tl = res.timeline
+    if tl is None or not len(tl) or "cwnd_bytes" not in tl.columns:
+        return
+    rows = tl[tl["cwnd_bytes"].notna() & tl["path"].notna()]
+    multi = rows["flow"].nunique() > 1
+    for (flow, path), g in rows.groupby(["flow", "path"], observed=True, sort=False):
+        label = f"{flow}/{path}" if multi else str(path)
+        yield label, str(path), g["t_s"].to_numpy(), g["cwnd_bytes"].to_numpy(dtype=float) / 1e6
+
+
 def plot(cmp: Comparison, path: Path) -> None:
-    """Per-path throughput over time, one panel per variant, link events shaded."""
+    """One row per variant: per-path throughput over time (left) and each TCP flow's or
+    subflow's congestion window (right), link outages shaded in both."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -115,26 +192,33 @@ def plot(cmp: Comparison, path: Path) -> None:
             if p["name"] not in names:
                 names.append(p["name"])
     colour = {p: f"C{i}" for i, p in enumerate(names)}
-    fig, axes = plt.subplots(n, 1, figsize=(9, 1.9 * n + 0.6), sharex=True, squeeze=False)
-    for ax, (name, res) in zip(axes[:, 0], cmp.results.items()):
+    fig, axes = plt.subplots(n, 2, figsize=(13, 1.9 * n + 0.6), sharex=True, squeeze=False,
+                             gridspec_kw={"width_ratios": [3, 2]})
+    for (ax, axw), (name, res) in zip(axes, cmp.results.items()):
         iv = res.intervals
         for p, g in throughput_by_path(iv).groupby("path", observed=True):
             p = str(p)
             ax.step(g["t_s"].to_numpy(), g["mbps"].to_numpy(), where="post", label=p, lw=1.2, color=colour.get(p))
-        conn = iv[iv["subflow"] < 0].groupby("t_s")["mbps"].sum()
-        ax.plot(conn.index.to_numpy(), conn.to_numpy(), color="k", lw=0.8, alpha=0.6, label="total")
-        ev = res.events
-        downs = ev[ev["kind"].astype(str) == "down"]
-        ups = ev[ev["kind"].astype(str) == "up"]
-        for t0 in downs["t_s"].to_numpy():
-            later = ups["t_s"].to_numpy()
-            later = later[later >= t0]
-            ax.axvspan(t0, later[0] if len(later) else float(res.summary["sim_s"]), color="0.85", zorder=0)
+        if len(names) > 1:
+            conn = iv[iv["subflow"] < 0].groupby("t_s")["mbps"].sum()
+            ax.plot(conn.index.to_numpy(), conn.to_numpy(), color="k", lw=0.8, alpha=0.6, label="total")
+        _shade_outages(ax, res)
         ax.set_ylabel("Mbit/s")
         ax.set_title(f"{name}: {res.summary['flows'][0]['goodput_mbps']:.0f} Mbit/s", fontsize=9, loc="left")
         ax.legend(fontsize=7, loc="upper right", ncol=3)
         ax.grid(alpha=0.3)
+        drawn = False
+        for label, p, t, w in _cwnd_series(res):
+            axw.step(t, w, where="post", lw=1.0, label=label, color=colour.get(p))
+            drawn = True
+        _shade_outages(axw, res)
+        axw.set_ylabel("cwnd (MB)")
+        axw.set_title(f"{name}: congestion window", fontsize=9, loc="left")
+        if drawn:
+            axw.legend(fontsize=7, loc="upper right", ncol=2)
+        axw.grid(alpha=0.3)
     axes[-1, 0].set_xlabel("time (s); shaded: a path is down")
+    axes[-1, 1].set_xlabel("time (s)")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
