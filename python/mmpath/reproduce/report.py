@@ -25,7 +25,8 @@ def _wrap(label: str, text: str, width: int) -> list[str]:
 
 def _mode_line(rep: "Report") -> str:
     m = rep.mode
-    return (f"{m.runs} runs per point (seeds 1-{m.runs}), {m.duration_s:g} s scenarios unless the experiment "
+    runs = "1 run per point (seed 1)" if m.runs == 1 else f"{m.runs} runs per point (seeds 1-{m.runs})"
+    return (f"{runs}, {m.duration_s:g} s scenarios unless the experiment "
             f"fixes its own length (its criterion says so)" + (", fast mode" if m.fast else ""))
 
 
