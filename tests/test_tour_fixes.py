@@ -166,8 +166,45 @@ def test_reproduce_mode_line_with_one_run():
 
 
 def test_out_check_leaves_no_folder_behind(tmp_path):
-    from mmpath.sweep import _check_out
+    from mmpath.outputs import check_out_folder
 
-    _check_out(tmp_path / "a" / "b")
+    check_out_folder(tmp_path / "a" / "b")
     assert (tmp_path / "a").is_dir() and not (tmp_path / "a" / "b").exists()
     assert list((tmp_path / "a").iterdir()) == []
+
+
+def test_reproduce_out_that_cannot_be_written_stops_before_any_run(tmp_path, monkeypatch, capsys):
+    # Before: every run was done, then a traceback from mkdir at the end.
+    from mmpath.reproduce import runner
+
+    monkeypatch.setattr(runner, "run", _never)
+    afile = tmp_path / "afile"
+    afile.write_text("x", encoding="utf-8")
+    rc = main(["reproduce", "000-outage", "--fast", "--out", str(afile / "sub"), "--no-progress"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "Traceback" not in err and "not a folder" in err
+    with pytest.raises(OutputError):
+        from mmpath.reproduce import reproduce
+
+        reproduce(["000-outage"], fast=True, out=afile)
+
+
+def test_reproduce_files_are_written_all_or_nothing(tmp_path, monkeypatch):
+    from mmpath.reproduce import reproduce
+
+    out = tmp_path / "rep"
+    out.mkdir()
+    (out / "claims.csv").write_text("old", encoding="utf-8")
+    (out / "000-outage.parquet").write_text("old", encoding="utf-8")
+
+    def interrupted(*a, **k):
+        raise KeyboardInterrupt
+
+    import mmpath.reproduce.report as report
+
+    monkeypatch.setattr(report, "_markdown", interrupted)  # after the tables, before report.md
+    with pytest.raises(KeyboardInterrupt):
+        reproduce(["000-outage"], fast=True, runs=1, out=out, workers=1, plots=False)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["rep"]
+    assert sorted(p.name for p in out.iterdir()) == ["000-outage.parquet", "claims.csv"]
+    assert (out / "000-outage.parquet").read_text(encoding="utf-8") == "old"

@@ -21,6 +21,7 @@ from typing import Any
 
 import pandas as pd
 
+from ..outputs import check_out_folder
 from ..progress import RunCounter
 from . import results as _results
 from .execute import execute_runs
@@ -48,28 +49,6 @@ class SweepResult:
         return _results.format_rows(header, rows)
 
 
-def _check_out(out: Path) -> None:
-    """OutputError now, not after every run, when `out` cannot become the output folder: a file
-    is in the way, or its parent cannot be created or written. Creates no folder but the parents."""
-    import tempfile
-
-    from ..errors import OutputError
-
-    if out.exists() and not out.is_dir():
-        raise OutputError(f"cannot write outputs to {out}: it exists and is not a folder")
-    probe = out if out.is_dir() else out.parent
-    above = probe
-    while not above.exists() and above != above.parent:
-        above = above.parent
-    if above.exists() and not above.is_dir():
-        raise OutputError(f"cannot create output folder {out}: {above} is a file, not a folder")
-    try:
-        probe.mkdir(parents=True, exist_ok=True)
-        tempfile.TemporaryDirectory(dir=probe).cleanup()
-    except OSError as e:
-        raise OutputError(f"cannot create output folder {out}: {e.strerror or e}") from None
-
-
 def run(sweep: str | os.PathLike | Mapping[str, Any], workers: int | None = None, dask: str | None = None,
         out: str | os.PathLike | None = None, progress: bool = False) -> SweepResult:
     """Validate the whole sweep, run every (grid point, seed), and return the table.
@@ -88,7 +67,7 @@ def run(sweep: str | os.PathLike | Mapping[str, Any], workers: int | None = None
                              "time; --dask does not apply (allowed: no --dask)")
         workers = 1
     if out is not None:
-        _check_out(Path(out))  # before the runs: a folder that cannot be written loses no work
+        check_out_folder(Path(out))  # before the runs: a folder that cannot be written loses no work
     stream = execute_runs(spec.runs, workers=workers, dask=dask, engine=spec.engine)
     done: dict[int, list[dict[str, Any]]] = {}
     errors: dict[int, str] = {}

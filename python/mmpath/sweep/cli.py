@@ -40,7 +40,8 @@ def _n(count: int, noun: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from . import _check_out, load_sweep
+    from ..outputs import check_out_folder
+    from . import load_sweep
     from . import run as run_sweep
 
     if args.dask and args.workers:
@@ -48,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     spec = load_sweep(args.sweep)  # a SweepError ends here with one line and status 2 (cli.main)
     out = Path(args.out) if args.out else DEFAULT_OUT_ROOT / spec.name
-    _check_out(out)  # an OutputError ends here (status 2) before anything runs
+    check_out_folder(out)  # an OutputError ends here (status 2) before anything runs
     n_local = args.workers or os.cpu_count() or 1
     where = f"the Dask cluster at {args.dask}" if args.dask else f"{n_local} local worker{'s' * (n_local > 1)}"
     if spec.engine == "emulate":
