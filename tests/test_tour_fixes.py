@@ -208,3 +208,17 @@ def test_reproduce_files_are_written_all_or_nothing(tmp_path, monkeypatch):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["rep"]
     assert sorted(p.name for p in out.iterdir()) == ["000-outage.parquet", "claims.csv"]
     assert (out / "000-outage.parquet").read_text(encoding="utf-8") == "old"
+
+
+def test_run_out_that_cannot_be_written_stops_before_the_run(tmp_path, monkeypatch, capsys):
+    # Before: the whole simulation ran, then "cannot create output folder afile/sub: File exists".
+    import mmpath.api
+
+    monkeypatch.setattr(mmpath.api, "simulate", _never)
+    afile = tmp_path / "afile"
+    afile.write_text("x", encoding="utf-8")
+    with pytest.raises(OutputError, match="afile is a file, not a folder"):
+        mmpath.run("11ad-bulk", out=afile / "sub")
+    rc = main(["run", "11ad-bulk", "--out", str(afile / "sub"), "--no-progress"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "afile is a file, not a folder" in err
