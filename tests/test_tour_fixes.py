@@ -222,3 +222,23 @@ def test_run_out_that_cannot_be_written_stops_before_the_run(tmp_path, monkeypat
     rc = main(["run", "11ad-bulk", "--out", str(afile / "sub"), "--no-progress"])
     err = capsys.readouterr().err
     assert rc == 2 and "afile is a file, not a folder" in err
+
+
+def test_dask_cluster_without_workers_says_so_then_runs_when_one_joins(capsys):
+    # Before: a scheduler with no workers left the sweep waiting with nothing on the screen.
+    import threading
+    import time
+
+    distributed = pytest.importorskip("distributed", reason="dask.distributed is installed by `make setup`")
+    with distributed.LocalCluster(n_workers=0, processes=False, dashboard_address=None) as cluster:
+        box: dict = {}
+        th = threading.Thread(target=lambda: box.update(res=mmpath.sweep.run(SMALL, dask=cluster.scheduler_address)))
+        th.start()
+        err, deadline = "", time.monotonic() + 30
+        while "no workers" not in err and time.monotonic() < deadline:
+            time.sleep(0.1)
+            err += capsys.readouterr().err
+        assert "has no workers yet" in err and cluster.scheduler_address in err
+        cluster.scale(1)
+        th.join(60)
+    assert box["res"].ok and len(box["res"].table) == 2
