@@ -4,6 +4,7 @@ that failed before its fix."""
 from __future__ import annotations
 
 import pickle
+from pathlib import Path
 
 import pandas as pd
 import pyarrow.parquet as pq
@@ -242,3 +243,29 @@ def test_dask_cluster_without_workers_says_so_then_runs_when_one_joins(capsys):
         cluster.scale(1)
         th.join(60)
     assert box["res"].ok and len(box["res"].table) == 2
+
+
+def test_columns_in_the_documented_order_whatever_the_first_row(monkeypatch):
+    # Before: a TCP flow first put subflow_<path>_mbps after `error`; a failed first run put
+    # `error` right after the grid keys.
+    import tomllib
+
+    doc = tomllib.loads((Path(mmpath.__file__).parent / "scenarios" / "blockage.toml").read_text(encoding="utf-8"))
+    doc["duration_s"] = 0.3
+    doc["flow"].insert(0, {"name": "tcp1", "kind": "tcp", "path": "11ac"})
+    real = execute.run_one
+
+    def first_fails(run, engine="simulate"):
+        if run.index == 0:
+            raise RuntimeError("boom")
+        return real(run, engine)
+
+    monkeypatch.setattr(execute, "run_one", first_fails)
+    res = mmpath.sweep.run({"scenario": doc, "seeds": [1], "grid": {"flow.1.scheduler": ["minrtt", "musher"]}},
+                           workers=1)
+    cols = list(res.table.columns)
+    assert cols[:4] == ["point", "seed", "flow.1.scheduler", "flow"]
+    assert cols[-1] == "error"
+    assert cols.index("rtt_p95_ms") < cols.index("subflow_11ad_mbps") < cols.index("sim_s")
+    assert cols[cols.index("sim_s"):-1] == ["sim_s", "wall_s", "events", "invariants_ok", "energy_total_j"]
+    assert res.errors and 0 in res.errors

@@ -45,6 +45,7 @@ def table(spec: SweepSpec, done: dict[int, list[dict[str, Any]]], errors: dict[i
     if "error" not in df:
         df["error"] = ""
     df["error"] = df["error"].fillna("")
+    df = df[_ordered_columns(spec, list(df.columns))]
     # A metric that no run had (energy without a metered device) or that a failed run lacks
     # would otherwise be an `object` column of None (Parquet type null): keep every metric a
     # number column, NaN where undefined, whatever the runs gave.
@@ -53,6 +54,20 @@ def table(spec: SweepSpec, done: dict[int, list[dict[str, Any]]], errors: dict[i
             if df[col].dtype == object:
                 df[col] = pd.to_numeric(df[col], errors="coerce").astype("float64")
     return df
+
+
+def _ordered_columns(spec: SweepSpec, cols: list[str]) -> list[str]:
+    """The documented column order (docs/sweep.md), whatever the first row held: a failed run or
+    a TCP flow first would otherwise put `error` or the run's columns before the MPTCP flows'
+    ``subflow_<path>_mbps``."""
+    from .execute import FLOW_FIELDS, RUN_FIELDS
+
+    head = [*ID_COLUMNS, *spec.keys, "flow", *FLOW_FIELDS, "rtt_mean_ms", "rtt_p95_ms"]
+    head += [c for c in cols if c.startswith("subflow_") and c not in head]
+    head += list(RUN_FIELDS)
+    order = [c for c in head if c in cols]
+    order += [c for c in cols if c not in order and c != "error"]
+    return order + ["error"]
 
 
 def summary_rows(spec: SweepSpec, df: pd.DataFrame) -> tuple[list[str], list[list[str]]]:
