@@ -286,6 +286,10 @@ def run(
     scheduler  a custom MPTCP scheduler in Python (docs/schedulers.md), or {flow name: object}
     """
     sc = load_scenario(scenario, overrides, seed=seed)
+    if out is not None:
+        from .outputs import check_out_folder
+
+        check_out_folder(Path(out))  # an unwritable folder is refused before the run, not after it
     result = simulate(sc, show_progress=progress, scheduler=scheduler)
     if out is not None:
         result.save(out)

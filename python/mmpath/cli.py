@@ -32,13 +32,14 @@ def _safe_dir_name(name: str) -> str:
 
 def cmd_run(args: argparse.Namespace) -> int:
     from .api import simulate
-    from .outputs import summary_json
+    from .outputs import check_out_folder, summary_json
     from .scenario import load_scenario
     from .table import format_table, run_line
 
     spec = args.scenario or DEFAULT_SCENARIO
     sc = load_scenario(spec, args.overrides, seed=args.seed)
     out = Path(args.out) if args.out else DEFAULT_OUT_ROOT / _safe_dir_name(sc.name)
+    check_out_folder(out)  # an unwritable --out is refused before the run, not after it
     if sc.variants:
         return _run_variants(args, spec, sc, out)
     result = simulate(sc, show_progress=not args.no_progress)

@@ -65,6 +65,14 @@ def map_unordered(fn: Callable[..., Any], tasks: Sequence[tuple[Any, ...]], work
     pool.shutdown()
 
 
+def _dask_workers(client: Any) -> int:
+    """How many workers the scheduler knows now (assume some if it cannot say)."""
+    try:
+        return len(client.scheduler_info().get("workers", {}))
+    except Exception:  # noqa: BLE001 - only a hint depends on it
+        return 1
+
+
 def _on_dask(fn: Callable[..., Any], tasks: Sequence[tuple[Any, ...]],
              address: str) -> Iterator[tuple[int, Any, str | None]]:
     try:
@@ -78,6 +86,12 @@ def _on_dask(fn: Callable[..., Any], tasks: Sequence[tuple[Any, ...]],
     except (OSError, TimeoutError, ValueError) as e:
         raise ExecutorError(f"--dask {address}: cannot reach a Dask scheduler there ({_failure(e)})") from None
     try:
+        if not _dask_workers(client):
+            # Tasks would wait silently for a worker that may never come: say so once.
+            from .cliargs import print_error
+
+            print_error(f"the Dask cluster at {address} has no workers yet; the runs wait until one joins "
+                        "(start one with `dask worker ADDRESS`; Ctrl-C stops)")
         # pure=False: two runs are never merged into one task, whatever their arguments hash to.
         futures = [client.submit(fn, *t, pure=False) for t in tasks]
         index = {f.key: i for i, f in enumerate(futures)}

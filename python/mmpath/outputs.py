@@ -401,6 +401,24 @@ def _safe_name(name: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in name) or "path"
 
 
+def check_out_folder(out: Path) -> None:
+    """OutputError now, not after every run, when `out` cannot become the output folder: a file
+    is in the way, or its parent cannot be created or written. Creates no folder but the parents."""
+    if out.exists() and not out.is_dir():
+        raise OutputError(f"cannot write outputs to {out}: it exists and is not a folder")
+    probe = out if out.is_dir() else out.parent
+    above = probe
+    while not above.exists() and above != above.parent:
+        above = above.parent
+    if above.exists() and not above.is_dir():
+        raise OutputError(f"cannot create output folder {out}: {above} is a file, not a folder")
+    try:
+        probe.mkdir(parents=True, exist_ok=True)
+        tempfile.TemporaryDirectory(dir=probe).cleanup()
+    except OSError as e:
+        raise OutputError(f"cannot create output folder {out}: {e.strerror or e}") from None
+
+
 @contextmanager
 def staged_folder(out: Path) -> Iterator[Path]:
     """A sibling temporary folder to write a result into. On success each of its entries

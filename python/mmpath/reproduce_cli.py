@@ -53,6 +53,9 @@ def run(args: argparse.Namespace) -> int:
         print_error("error: --workers and --dask exclude each other (the Dask cluster has its own workers)")
         return 2
     out = Path(args.out) if args.out else DEFAULT_OUT
+    from .outputs import check_out_folder
+
+    check_out_folder(out)  # an OutputError ends here (status 2), not after hours of runs
     rep = rp.reproduce(args.ids or ["all"], runs=args.runs, out=out, fast=args.fast,
                        progress=not args.no_progress, workers=args.workers, dask=args.dask)
     print(console(rep))

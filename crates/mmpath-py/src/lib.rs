@@ -13,7 +13,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
 create_exception!(_core, ScenarioError, PyValueError, "A scenario field is missing, unknown or out of range.");
-create_exception!(_core, SchedulerError, PyRuntimeError, "A custom (Python) MPTCP scheduler failed.");
+// Named as users import it (`mmpath.SchedulerError`), so it pickles (process pools, Dask).
+create_exception!(mmpath, SchedulerError, PyRuntimeError, "A custom (Python) MPTCP scheduler failed.");
 
 fn scenario_err(e: mmpath_sim::ScenarioError) -> PyErr {
     ScenarioError::new_err(e.to_string())
@@ -80,9 +81,13 @@ struct Simulation {
 }
 
 impl Simulation {
-    fn check_scheduler(&self) -> PyResult<()> {
+    fn check_scheduler(&self, py: Python<'_>) -> PyResult<()> {
         match self.sched_error.lock().expect("error slot").take() {
-            Some(msg) => Err(SchedulerError::new_err(msg)),
+            Some((msg, cause)) => {
+                let err = SchedulerError::new_err(msg);
+                err.set_cause(py, Some(cause)); // the user's traceback, as `raise ... from e`
+                Err(err)
+            }
             None => Ok(()),
         }
     }
@@ -218,7 +223,7 @@ impl Simulation {
         }
         let sim = &mut self.sim;
         py.detach(|| sim.run_until(Time::from_secs_f64(t_s)));
-        self.check_scheduler()
+        self.check_scheduler(py)
     }
 
     /// Runs to the end and returns the results (see docs/core-api.md).
@@ -229,7 +234,7 @@ impl Simulation {
         self.done = true;
         let sim = &mut self.sim;
         let out = py.detach(|| sim.finish());
-        self.check_scheduler()?;
+        self.check_scheduler(py)?;
         output_to_py(py, out)
     }
 }

@@ -4,7 +4,9 @@
 //! trait. Every call crosses into Python, so it is slow; the core stays pure Rust.
 //!
 //! A Python error (or an answer that is not a subflow index or None) is kept, the scheduler
-//! waits from then on, and the run's driver raises it once control is back in Python.
+//! waits from then on, and the run's driver raises it once control is back in Python: a
+//! `SchedulerError` whose message names the line of the user's code that raised (file:line, the
+//! innermost frame) and whose `__cause__` is the original exception, traceback and all.
 
 use mmpath_sim::mptcp::sched::{ConnView, LinkEvent, SchedAction, Scheduler, SubflowView};
 use mmpath_sim::Time;
@@ -12,8 +14,27 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use std::sync::{Arc, Mutex};
 
-/// The first error a Python scheduler raised, shared with the `Simulation` that runs it.
-pub type ErrorSlot = Arc<Mutex<Option<String>>>;
+/// The first error a Python scheduler raised (the message, and the Python exception itself),
+/// shared with the `Simulation` that runs it.
+pub type ErrorSlot = Arc<Mutex<Option<(String, PyErr)>>>;
+
+/// Where a Python error was raised: " (at FILE:LINE, in FUNCTION)" from the innermost frame of
+/// its traceback; empty for errors without one (the checks of select's answer below).
+fn raised_at(py: Python<'_>, e: &PyErr) -> String {
+    let Some(tb) = e.traceback(py) else {
+        return String::new();
+    };
+    let at = || -> PyResult<String> {
+        let frames = py.import("traceback")?.call_method1("extract_tb", (tb,))?;
+        let n = frames.len()?;
+        if n == 0 {
+            return Ok(String::new());
+        }
+        let f = frames.get_item(n - 1)?;
+        Ok(format!(" (at {}:{}, in {})", f.getattr("filename")?, f.getattr("lineno")?, f.getattr("name")?))
+    };
+    at().unwrap_or_default()
+}
 
 pub struct PyScheduler {
     obj: Py<PyAny>,
@@ -40,10 +61,10 @@ impl PyScheduler {
         Ok(PyScheduler { obj, name, paths, error, hooks })
     }
 
-    fn fail(&self, msg: String) {
+    fn fail(&self, msg: String, cause: PyErr) {
         let mut slot = self.error.lock().expect("error slot");
         if slot.is_none() {
-            *slot = Some(format!("custom scheduler {:?}: {msg}", self.name));
+            *slot = Some((format!("custom scheduler {:?}: {msg}", self.name), cause));
         }
     }
 
@@ -114,13 +135,19 @@ impl PyScheduler {
         if self.failed() {
             return;
         }
-        let res = Python::attach(|py| -> PyResult<()> {
-            let a = args(py)?;
-            self.obj.bind(py).call_method1(method, a)?;
-            Ok(())
+        let res = Python::attach(|py| {
+            let call = || -> PyResult<()> {
+                let a = args(py)?;
+                self.obj.bind(py).call_method1(method, a)?;
+                Ok(())
+            };
+            call().map_err(|e| {
+                let at = raised_at(py, &e);
+                (e, at)
+            })
         });
-        if let Err(e) = res {
-            self.fail(format!("{method}(): {e}"));
+        if let Err((e, at)) = res {
+            self.fail(format!("{method}(): {e}{at}"), e);
         }
     }
 }
@@ -140,10 +167,16 @@ impl Scheduler for PyScheduler {
         if self.failed() {
             return None;
         }
-        match Python::attach(|py| self.call_select(py, now, conn, sfs)) {
+        let res = Python::attach(|py| {
+            self.call_select(py, now, conn, sfs).map_err(|e| {
+                let at = raised_at(py, &e);
+                (e, at)
+            })
+        });
+        match res {
             Ok(pick) => pick,
-            Err(e) => {
-                self.fail(format!("select(): {e}"));
+            Err((e, at)) => {
+                self.fail(format!("select(): {e}{at}"), e);
                 None
             }
         }

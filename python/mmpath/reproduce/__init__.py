@@ -87,6 +87,10 @@ def reproduce(ids: Iterable[str] = ("all",), runs: int | None = None, out: str |
 
     claims = select(ids)
     mode = Mode.make(fast=fast, runs=runs)
+    if out is not None:
+        from ..outputs import check_out_folder
+
+        check_out_folder(Path(out))  # before the runs: an unwritable folder loses no work
     data = runner.run(claims, mode, workers=workers, progress=progress, dask=dask)
     results = {c.id: ClaimResult(c, evaluate(c, data[c.experiment], mode)) for c in claims}
     rep = Report(mode=mode, results=results, data=data)

@@ -25,7 +25,8 @@ def _wrap(label: str, text: str, width: int) -> list[str]:
 
 def _mode_line(rep: "Report") -> str:
     m = rep.mode
-    return (f"{m.runs} runs per point (seeds 1-{m.runs}), {m.duration_s:g} s scenarios unless the experiment "
+    runs = "1 run per point (seed 1)" if m.runs == 1 else f"{m.runs} runs per point (seeds 1-{m.runs})"
+    return (f"{runs}, {m.duration_s:g} s scenarios unless the experiment "
             f"fixes its own length (its criterion says so)" + (", fast mode" if m.fast else ""))
 
 
@@ -149,8 +150,17 @@ td,th{{border:1px solid #ccc;padding:4px 6px;vertical-align:top;font-size:90%}} 
 
 
 def write(rep: "Report", out: Path, plots: bool = True) -> list[Path]:
-    """Write everything into ``out``; return the files written."""
-    out.mkdir(parents=True, exist_ok=True)
+    """Write everything into ``out``; return the files written. All of them or none: they are
+    written into a hidden sibling folder and moved in together (outputs.staged_folder), so an
+    interrupted or failed write leaves ``out`` as it was; file-system errors are OutputError."""
+    from ..outputs import staged_folder
+
+    with staged_folder(out) as tmp:
+        files = _write_into(rep, tmp, plots)
+    return [out / f.name for f in files]
+
+
+def _write_into(rep: "Report", out: Path, plots: bool) -> list[Path]:
     files: list[Path] = []
     pngs: dict[str, str] = {}
     for exp_id, d in rep.data.items():

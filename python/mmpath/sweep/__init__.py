@@ -21,6 +21,7 @@ from typing import Any
 
 import pandas as pd
 
+from ..outputs import check_out_folder
 from ..progress import RunCounter
 from . import results as _results
 from .execute import execute_runs
@@ -65,6 +66,8 @@ def run(sweep: str | os.PathLike | Mapping[str, Any], workers: int | None = None
             raise SweepError(f"{spec.source}: engine = \"emulate\" runs on this machine's kernel, one run at a "
                              "time; --dask does not apply (allowed: no --dask)")
         workers = 1
+    if out is not None:
+        check_out_folder(Path(out))  # before the runs: a folder that cannot be written loses no work
     stream = execute_runs(spec.runs, workers=workers, dask=dask, engine=spec.engine)
     done: dict[int, list[dict[str, Any]]] = {}
     errors: dict[int, str] = {}

@@ -35,7 +35,12 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     return p
 
 
+def _n(count: int, noun: str) -> str:
+    return f"{count} {noun}{'s' * (count != 1)}"
+
+
 def run(args: argparse.Namespace) -> int:
+    from ..outputs import check_out_folder
     from . import load_sweep
     from . import run as run_sweep
 
@@ -44,15 +49,16 @@ def run(args: argparse.Namespace) -> int:
         return 2
     spec = load_sweep(args.sweep)  # a SweepError ends here with one line and status 2 (cli.main)
     out = Path(args.out) if args.out else DEFAULT_OUT_ROOT / spec.name
+    check_out_folder(out)  # an OutputError ends here (status 2) before anything runs
     n_local = args.workers or os.cpu_count() or 1
     where = f"the Dask cluster at {args.dask}" if args.dask else f"{n_local} local worker{'s' * (n_local > 1)}"
     if spec.engine == "emulate":
         where = "this machine's kernel (emulation), one run at a time"
-    print_error(f"sweep {spec.name}: {len(spec.points)} points x {len(spec.seeds)} seeds = {len(spec.runs)} runs "
-         f"on {where}")
+    print_error(f"sweep {spec.name}: {_n(len(spec.points), 'point')} x {_n(len(spec.seeds), 'seed')} = "
+                f"{_n(len(spec.runs), 'run')} on {where}")
     res = run_sweep(spec, workers=args.workers, dask=args.dask, out=out, progress=not args.no_progress)  # SweepError: 2
     print(res.summary_text())
-    print(f"{len(spec.runs)} runs in {res.wall_s:.1f} s; table: {out / 'results.parquet'} (and .csv)")
+    print(f"{_n(len(spec.runs), 'run')} in {res.wall_s:.1f} s; table: {out / 'results.parquet'} (and .csv)")
     sys.stdout.flush()
     for r, msg in [(r, res.errors[r.index]) for r in spec.runs if r.index in res.errors]:
         vals = ", ".join(f"{k} = {v!r}" for k, v in r.values)

@@ -16,6 +16,8 @@ from .spec import Run
 # Per flow: the summary fields copied to the table as they are.
 FLOW_FIELDS = ("kind", "cc", "scheduler", "mode", "goodput_mbps", "bytes_delivered", "retransmits",
                "loss_pct", "energy_j", "nj_per_bit")
+# Per run, on each of its rows, after the flow's metrics.
+RUN_FIELDS = ("sim_s", "wall_s", "events", "invariants_ok", "energy_total_j")
 
 
 def rows_of(summary: dict[str, Any]) -> list[dict[str, Any]]:

@@ -19,6 +19,10 @@ import pandas as pd
 from .spec import Run, SweepSpec
 
 ID_COLUMNS = ("point", "seed")
+# Metric columns: always numeric (float64 when a run has no value for them).
+NUMERIC_COLUMNS = ("goodput_mbps", "bytes_delivered", "retransmits", "loss_pct", "energy_j", "nj_per_bit",
+                   "rtt_mean_ms", "rtt_p95_ms", "sim_s", "wall_s", "events", "energy_total_j",
+                   "delay_late_mean_ms", "delay_late_max_ms")
 
 
 def _cell(v: Any) -> Any:
@@ -41,7 +45,29 @@ def table(spec: SweepSpec, done: dict[int, list[dict[str, Any]]], errors: dict[i
     if "error" not in df:
         df["error"] = ""
     df["error"] = df["error"].fillna("")
+    df = df[_ordered_columns(spec, list(df.columns))]
+    # A metric that no run had (energy without a metered device) or that a failed run lacks
+    # would otherwise be an `object` column of None (Parquet type null): keep every metric a
+    # number column, NaN where undefined, whatever the runs gave.
+    for col in df.columns:
+        if col in NUMERIC_COLUMNS or (col.startswith(("subflow_", "path_")) and col.endswith("_mbps")):
+            if df[col].dtype == object:
+                df[col] = pd.to_numeric(df[col], errors="coerce").astype("float64")
     return df
+
+
+def _ordered_columns(spec: SweepSpec, cols: list[str]) -> list[str]:
+    """The documented column order (docs/sweep.md), whatever the first row held: a failed run or
+    a TCP flow first would otherwise put `error` or the run's columns before the MPTCP flows'
+    ``subflow_<path>_mbps``."""
+    from .execute import FLOW_FIELDS, RUN_FIELDS
+
+    head = [*ID_COLUMNS, *spec.keys, "flow", *FLOW_FIELDS, "rtt_mean_ms", "rtt_p95_ms"]
+    head += [c for c in cols if c.startswith("subflow_") and c not in head]
+    head += list(RUN_FIELDS)
+    order = [c for c in head if c in cols]
+    order += [c for c in cols if c not in order and c != "error"]
+    return order + ["error"]
 
 
 def summary_rows(spec: SweepSpec, df: pd.DataFrame) -> tuple[list[str], list[list[str]]]:
@@ -72,8 +98,16 @@ def format_rows(header: list[str], rows: list[list[str]]) -> str:
 
 
 def write(spec: SweepSpec, df: pd.DataFrame, out: Path, meta: dict[str, Any]) -> None:
-    """results.parquet, results.csv and sweep.json into `out` (created if needed)."""
-    out.mkdir(parents=True, exist_ok=True)
+    """results.parquet, results.csv and sweep.json into `out` (created if needed), all three or
+    none: they are written into a hidden sibling folder and moved in together (outputs.py), so an
+    interrupted or failed write leaves `out` as it was. File-system errors: OutputError."""
+    from ..outputs import staged_folder
+
+    with staged_folder(out) as tmp:
+        _write_files(spec, df, tmp, meta)
+
+
+def _write_files(spec: SweepSpec, df: pd.DataFrame, out: Path, meta: dict[str, Any]) -> None:
     df.to_parquet(out / "results.parquet", index=False)
     df.to_csv(out / "results.csv", index=False)
     grid: dict[str, list[Any]] = {k: [] for k in spec.keys}

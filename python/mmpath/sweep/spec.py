@@ -109,6 +109,22 @@ def _seeds(doc: Mapping[str, Any], source: str) -> list[int] | None:
     return None
 
 
+def _dotted(key: str, value: Any) -> str | None:
+    """The --set path an unquoted TOML dotted key was read from: `flow.0.cc = [...]` reaches us as
+    {"flow": {"0": {"cc": [...]}}}; this gives "flow.0.cc" (the first leaf), or None when
+    `value` is not a table."""
+    if not isinstance(value, Mapping) or not value:
+        return None
+    k, v = next(iter(value.items()))
+    return _dotted(f"{key}.{k}", v) or f"{key}.{k}"
+
+
+def _quote_hint(key: str, value: Any) -> str:
+    path = _dotted(key, value)
+    return (f"; a dotted key must be in quotes in a sweep file (\"{path}\" = ...): unquoted, TOML reads "
+            f"{path} as nested tables") if path else ""
+
+
 def _grid(doc: Mapping[str, Any], source: str) -> tuple[tuple[str, ...], list[tuple[tuple[str, Any], ...]]]:
     grid = doc.get("grid")
     if grid is None:
@@ -118,6 +134,8 @@ def _grid(doc: Mapping[str, Any], source: str) -> tuple[tuple[str, ...], list[tu
         raise _fail(source, "grid", "must be a non-empty table of --set keys, each with a list of values")
     keys, values = [], []
     for key, vals in grid.items():
+        if isinstance(vals, Mapping):
+            raise _fail(source, f'grid."{key}"', "must be a list of values, not a table" + _quote_hint(key, vals))
         if not isinstance(vals, list) or not vals:
             raise _fail(source, f'grid."{key}"', f"must be a non-empty list of values (got {vals!r})")
         for i, v in enumerate(vals):
@@ -198,7 +216,9 @@ def load_sweep(spec: str | os.PathLike | Mapping[str, Any]) -> SweepSpec:
     try:
         base_sc = load_scenario(scen_spec, base)
     except ScenarioError as e:
-        raise SweepError(f"{source}: scenario{' with [set]' if base else ''}: {e}") from None
+        # Only for the key the error blames: a table value can be meant (e.g. a trace table).
+        hint = next((_quote_hint(k, v) for k, v in base.items() if f"(from --set {k})" in str(e)), "")
+        raise SweepError(f"{source}: scenario{' with [set]' if base else ''}: {e}{hint}") from None
     if base_sc.variants and VARIANT_KEY not in keys:
         names = ", ".join(n for n, _ in base_sc.variants)
         raise _fail(source, "grid", f"the scenario {base_sc.name!r} has [[variant]] entries ({names}): add "
