@@ -121,3 +121,29 @@ def test_table_marks_never_resaturated_and_unmeasured_apart(runs):
     line = {ln.split()[0]: ln for ln in text.splitlines()[2:]}
     assert "never" in line["same-hidden"] and "never" not in line["none"]
     assert "mode/scheduler" not in text  # no MPTCP variant: its columns are left out
+
+
+def test_comparison_output_is_refused_early_and_written_whole(tmp_path, monkeypatch):
+    import mmpath.compare as cmpmod
+    from mmpath.errors import OutputError
+
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    ran = []
+    monkeypatch.setattr(cmpmod, "simulate", lambda *a, **k: ran.append(1))
+    with pytest.raises(OutputError, match="not a folder"):
+        compare("default", overrides={"duration_s": 0.3}, out=blocker)
+    assert ran == []  # refused before any variant ran
+    monkeypatch.undo()
+
+    # A failure while writing (here: the plot) leaves the folder as it was: nothing half-written.
+    out = tmp_path / "o"
+
+    def boom(*a, **k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cmpmod, "plot", boom)
+    with pytest.raises(KeyboardInterrupt):
+        compare("default", overrides={"duration_s": 0.3}, out=out)
+    assert not out.exists() or not any(out.iterdir())
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".o.tmp")]

@@ -269,3 +269,19 @@ def test_columns_in_the_documented_order_whatever_the_first_row(monkeypatch):
     assert cols.index("rtt_p95_ms") < cols.index("subflow_11ad_mbps") < cols.index("sim_s")
     assert cols[cols.index("sim_s"):-1] == ["sim_s", "wall_s", "events", "invariants_ok", "energy_total_j"]
     assert res.errors and 0 in res.errors
+
+
+def test_seed_out_of_range_is_one_clear_error():
+    from mmpath.errors import ScenarioError
+
+    with pytest.raises(ScenarioError, match=r"seed: must be an integer in 0\.\.18446744073709551615"):
+        mmpath.run("11ad-bulk", seed=2**70)
+
+
+def test_custom_scheduler_returning_a_bool_is_refused():
+    class Yes:
+        def select(self, now_s, subflows, conn):
+            return True  # a bool is an int to Python, but not a subflow index
+
+    with pytest.raises(mmpath.SchedulerError, match="not bool"):
+        mmpath.run("blockage", overrides={"duration_s": 0.2}, scheduler=Yes())

@@ -120,6 +120,10 @@ def compare(spec: ScenarioSpec, overrides: Overrides = None, seed: int | None = 
             out: str | os.PathLike | None = None, progress: bool = False) -> Comparison:
     """Run every ``[[variant]]`` of a scenario; optionally write the folder (see docs/outputs.md)."""
     base = load_scenario(spec, overrides, seed=seed)
+    if out is not None:
+        from .outputs import check_out_folder
+
+        check_out_folder(Path(out))  # before the runs, not after them
     if not base.variants:
         raise ScenarioError(f"{base.source}: has no [[variant]] entries to compare")
     results: dict[str, Result] = {}
@@ -225,11 +229,15 @@ def plot(cmp: Comparison, path: Path) -> None:
 
 
 def write(cmp: Comparison, out: Path) -> None:
-    out.mkdir(parents=True, exist_ok=True)
-    for name, res in cmp.results.items():
-        res.save(out / _safe(name))
-    cmp.table.to_csv(out / "compare.csv", index=False, float_format="%.3f")
-    plot(cmp, out / "compare.png")
+    """Every variant's folder, compare.csv and compare.png, moved into `out` together
+    (outputs.staged_folder): an interrupted or failed write leaves `out` as it was."""
+    from .outputs import staged_folder
+
+    with staged_folder(out) as tmp:
+        for name, res in cmp.results.items():
+            res.save(tmp / _safe(name))
+        cmp.table.to_csv(tmp / "compare.csv", index=False, float_format="%.3f")
+        plot(cmp, tmp / "compare.png")
 
 
 def _safe(name: str) -> str:

@@ -299,8 +299,8 @@ def load_scenario(spec: ScenarioSpec, overrides: Overrides = None, *, seed: int 
     # Which option set each field, so a core error about it can say so.
     overridden = {key: f"--set {key}" for key, _ in pairs}
     if seed is not None:
-        if isinstance(seed, bool) or not isinstance(seed, int):
-            raise ScenarioError(f"seed: must be an integer (got {seed!r})")
+        if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:
+            raise ScenarioError(f"seed: must be an integer in 0..{2**64 - 1} (got {seed!r})")
         pairs.append(("seed", seed))
         overridden["seed"] = "--seed"
     variants = _pop_variants(doc, source)

@@ -112,12 +112,14 @@ impl PyScheduler {
         if r.is_none() {
             return Ok(None);
         }
-        let i: i64 = r.extract().map_err(|_| {
-            pyo3::exceptions::PyTypeError::new_err(format!(
-                "select() must return a subflow index or None, not {}",
-                r.get_type().name().map(|n| n.to_string()).unwrap_or_default()
-            ))
-        })?;
+        // A bool is an int to Python (True == 1); as an answer it is a mistake, not subflow 1.
+        let i: i64 =
+            (!r.is_instance_of::<pyo3::types::PyBool>()).then(|| r.extract().ok()).flatten().ok_or_else(|| {
+                pyo3::exceptions::PyTypeError::new_err(format!(
+                    "select() must return a subflow index or None, not {}",
+                    r.get_type().name().map(|n| n.to_string()).unwrap_or_default()
+                ))
+            })?;
         if i < 0 || i as usize >= sfs.len() {
             return Err(pyo3::exceptions::PyValueError::new_err(format!(
                 "select() returned {i}; subflow indexes are 0..{}",
