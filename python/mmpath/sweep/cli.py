@@ -1,4 +1,4 @@
-"""`mmpath sweep SWEEP.toml [--workers N] [--dask ADDRESS] [--out DIR]`.
+"""`mmpath sweep SWEEP.toml|NAME [--workers N] [--dask ADDRESS] [--out DIR]`, `mmpath sweep --list`.
 
 Exit status: 0 when every run finished with its invariants holding, 1 when a run failed or an
 invariant did not hold (the table is still written: the other runs are valid), 2 for a bad sweep
@@ -23,7 +23,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         description="Run every combination of a sweep file's [grid] (scenario overrides) with each seed, on "
                     "this machine's cores or a Dask cluster, and write one results table (Parquet + CSV). "
                     "The sweep file's format: docs/sweep.md.")
-    p.add_argument("sweep", metavar="SWEEP.toml", help="the sweep file")
+    p.add_argument("sweep", metavar="SWEEP.toml", nargs="?",
+                   help="the sweep file, or the name of a bundled sweep (--list)")
+    p.add_argument("--list", action="store_true", help="list the bundled sweeps with one line each")
     p.add_argument("--workers", type=positive_int, metavar="N",
                    help="processes on this machine (default: one per CPU)")
     p.add_argument("--dask", metavar="ADDRESS",
@@ -44,6 +46,17 @@ def run(args: argparse.Namespace) -> int:
     from . import load_sweep
     from . import run as run_sweep
 
+    if args.list:
+        from .spec import describe_bundled
+
+        found = describe_bundled()
+        width = max((len(n) for n, _ in found), default=0)
+        for name, desc in found:
+            print(f"{name:<{width}}  {desc}".rstrip())
+        return 0
+    if args.sweep is None:
+        print_error("error: a sweep file or bundled sweep name is required (mmpath sweep --list shows the bundled ones)")
+        return 2
     if args.dask and args.workers:
         print_error("error: --workers and --dask exclude each other (the Dask cluster has its own workers)")
         return 2

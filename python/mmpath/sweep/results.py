@@ -98,8 +98,8 @@ def format_rows(header: list[str], rows: list[list[str]]) -> str:
 
 
 def write(spec: SweepSpec, df: pd.DataFrame, out: Path, meta: dict[str, Any]) -> None:
-    """results.parquet, results.csv and sweep.json into `out` (created if needed), all three or
-    none: they are written into a hidden sibling folder and moved in together (outputs.py), so an
+    """results.parquet, results.csv, sweep.json and (one- or two-key grids) sweep.png into `out`
+    (created if needed), all or none: they are written into a hidden sibling folder and moved in together (outputs.py), so an
     interrupted or failed write leaves `out` as it was. File-system errors: OutputError."""
     from ..outputs import staged_folder
 
@@ -110,6 +110,9 @@ def write(spec: SweepSpec, df: pd.DataFrame, out: Path, meta: dict[str, Any]) ->
 def _write_files(spec: SweepSpec, df: pd.DataFrame, out: Path, meta: dict[str, Any]) -> None:
     df.to_parquet(out / "results.parquet", index=False)
     df.to_csv(out / "results.csv", index=False)
+    from .plot import plot
+
+    plot(spec, df, out / "sweep.png")  # one- and two-key grids (plot.py)
     grid: dict[str, list[Any]] = {k: [] for k in spec.keys}
     for point in spec.points:
         for k, v in point:

@@ -74,11 +74,43 @@ def _fail(source: str, where: str, msg: str) -> SweepError:
     return SweepError(f"{source}: {where}: {msg}" if where else f"{source}: {msg}")
 
 
+def bundled_sweeps() -> dict[str, Path]:
+    """Name -> file of every sweep shipped with mmpath (python/mmpath/sweeps), sorted by name."""
+    import importlib.resources
+
+    try:
+        d = importlib.resources.files("mmpath") / "sweeps"
+        entries = list(d.iterdir()) if d.is_dir() else []
+    except (ModuleNotFoundError, FileNotFoundError, NotADirectoryError):
+        entries = []
+    return dict(sorted((e.name[: -len(".toml")], Path(str(e))) for e in entries
+                       if e.name.endswith(".toml") and e.is_file()))
+
+
+def describe_bundled() -> list[tuple[str, str]]:
+    """(name, description) of each bundled sweep, for `mmpath sweep --list`."""
+    out = []
+    for name, path in bundled_sweeps().items():
+        try:
+            desc = str(tomllib.loads(path.read_text(encoding="utf-8")).get("description", ""))
+        except (OSError, tomllib.TOMLDecodeError):
+            desc = ""
+        out.append((name, desc))
+    return out
+
+
 def read_sweep_file(path: str | os.PathLike) -> tuple[dict[str, Any], str, Path]:
     p = Path(path)
     source = str(p)
     if not p.is_file():
-        raise SweepError(f"{source}: no such sweep file (a .toml file with `scenario` and a [grid] table)")
+        bundled = bundled_sweeps()
+        name = str(path)
+        if name in bundled and not name.endswith(".toml") and os.sep not in name:
+            p = bundled[name]
+            source = f"{p.name} (bundled)"
+        else:
+            raise SweepError(f"{source}: no such sweep file (a .toml file with `scenario` and a [grid] table); "
+                             f"bundled sweeps: {', '.join(bundled) or 'none'}")
     try:
         doc = tomllib.loads(p.read_text(encoding="utf-8"))
     except UnicodeDecodeError:
@@ -174,7 +206,7 @@ def load_sweep(spec: str | os.PathLike | Mapping[str, Any]) -> SweepSpec:
         default_name = "sweep"
     else:
         doc, source, base_dir = read_sweep_file(spec)
-        default_name = Path(spec).stem
+        default_name = Path(str(spec)).stem
     unknown = sorted(set(doc) - set(TOP_FIELDS))
     if unknown:
         raise _fail(source, unknown[0], f"unknown field (allowed: {', '.join(TOP_FIELDS)})")
@@ -205,11 +237,15 @@ def load_sweep(spec: str | os.PathLike | Mapping[str, Any]) -> SweepSpec:
     if not isinstance(base, Mapping):
         raise _fail(source, "set", "must be a table of overrides (\"flow.0.cc\" = \"reno\")")
     base = {str(k): v for k, v in base.items()}
+    record = dict(base)  # as written, for sweep.json
+    set_variant = base.pop(VARIANT_KEY, None)
     seeds = _seeds(doc, source)
     keys, points = _grid(doc, source)
     clash = sorted(set(keys) & set(base))
     if clash:
         raise _fail(source, f'grid."{clash[0]}"', "also set in [set]: a key is either fixed or swept")
+    if set_variant is not None and VARIANT_KEY in keys:
+        raise _fail(source, f'grid."{VARIANT_KEY}"', "also set in [set]: a key is either fixed or swept")
     if "seed" in keys or "seed" in base:
         raise _fail(source, "seed", "seeds are given by `seeds` or `runs`, not as an override")
 
@@ -219,10 +255,19 @@ def load_sweep(spec: str | os.PathLike | Mapping[str, Any]) -> SweepSpec:
         # Only for the key the error blames: a table value can be meant (e.g. a trace table).
         hint = next((_quote_hint(k, v) for k, v in base.items() if f"(from --set {k})" in str(e)), "")
         raise SweepError(f"{source}: scenario{' with [set]' if base else ''}: {e}{hint}") from None
-    if base_sc.variants and VARIANT_KEY not in keys:
+    if set_variant is not None:
+        # [set] variant = "name": that variant's overrides on every run; the file's own [set]
+        # keys and the grid's win over them.
+        base = {**dict(_variant_overrides(base_sc, set_variant, source, f"set.{VARIANT_KEY}")), **base}
+        try:
+            base_sc = load_scenario(scen_spec, base)
+        except ScenarioError as e:
+            raise SweepError(f"{source}: scenario with [set] (variant {set_variant!r}): {e}") from None
+    elif base_sc.variants and VARIANT_KEY not in keys:
         names = ", ".join(n for n, _ in base_sc.variants)
         raise _fail(source, "grid", f"the scenario {base_sc.name!r} has [[variant]] entries ({names}): add "
-                                    f"`{VARIANT_KEY} = [...]` to [grid] to choose them (one configuration per run)")
+                                    f"`{VARIANT_KEY} = [...]` to [grid] to choose them (one configuration per run), "
+                                    f"or `{VARIANT_KEY} = \"name\"` to [set] for one of them")
     if seeds is None:
         seeds = [base_sc.seed]
     n_runs = len(points) * len(seeds)
@@ -230,7 +275,7 @@ def load_sweep(spec: str | os.PathLike | Mapping[str, Any]) -> SweepSpec:
         raise _fail(source, "grid", f"{len(points)} points x {len(seeds)} seeds = {n_runs} runs, more than "
                                     f"{MAX_RUNS}; split the study into several sweeps")
 
-    out = SweepSpec(name=name, description=description, source=source, scenario=scen_spec, base=base,
+    out = SweepSpec(name=name, description=description, source=source, scenario=scen_spec, base=record,
                     keys=keys, points=points, seeds=seeds, engine=engine)
     for pi, values in enumerate(points):
         overrides = dict(base)
