@@ -170,7 +170,14 @@ def read(path, obj=None) -> Source:
              "mbps": float(rcv.get("bits_per_second", 0) or 0) / 1e6,
              "bytes_sent": int(snd.get("bytes", 0) or 0), "sent_mbps": float(snd.get("bits_per_second", 0) or 0) / 1e6,
              "retransmits": snd.get("retransmits"), "max_snd_cwnd": snd.get("max_snd_cwnd")}
-        if snd.get("mean_rtt") is not None:
+        # On the receiving end of a stream (-R client, the reverse streams of --bidir, a server)
+        # iperf3 takes `retransmits` from the sender's results but fills max_snd_cwnd and
+        # min/mean/max_rtt from its own socket: 0 with -R, the receiving socket's handshake RTT
+        # (µs) and initial cwnd with --bidir (iperf 3.12 src/iperf_api.c, iperf_print_results).
+        # They are not the data sender's, so they are left out (found by the analyzer tour).
+        if not role.get(sock, True):
+            f["max_snd_cwnd"] = None
+        elif snd.get("mean_rtt") is not None:
             f["rtt_ms"] = {"min": snd.get("min_rtt", 0) / 1e3, "mean": snd.get("mean_rtt", 0) / 1e3,
                            "max": snd.get("max_rtt", 0) / 1e3}
         flows.append(f)

@@ -67,7 +67,10 @@ def _flow_metrics(t, mbps, rtt, floor_mbps):
         outs = [(a, b) for a, b in outs if a > t[0] + 1e-9 and b < t[-1] + (t[1] - t[0] if t.size > 1 else 0) - 1e-9]
     out["outages"] = [{"start_s": _r(a), "end_s": _r(b), "length_s": _r(b - a),
                        "resaturation_s": _r(M.resaturation_time(t, mbps, b))} for a, b in outs]
-    out["drops"] = [{k: _r(v) for k, v in d.items()} for d in M.throughput_drops(t, mbps)] if t.size else []
+    # Likewise a drop that starts in the last bin is the flow ending inside that bin (a test that
+    # stops at 3.006 s leaves 6 ms of data in the 3.0-3.1 s bin), not a fall of throughput.
+    drops = M.throughput_drops(t, mbps) if t.size else []
+    out["drops"] = [{k: _r(v) for k, v in d.items()} for d in drops if d["start_s"] < t[-1] - 1e-9]
     if rtt.size:
         base = float(np.min(rtt))
         infl = M.rtt_inflation(rtt, base)
