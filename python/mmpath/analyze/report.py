@@ -155,7 +155,7 @@ def plot(res, path: Path) -> bool:
         for t0, t1 in downs:
             a.axvspan(t0, t1 if t1 is not None else xmax, color="red", alpha=0.12, lw=0)
         for f in big:
-            for o in f.get("outages", []):
+            for o in f.get("outages") or []:
                 a.axvspan(o["start_s"], o["end_s"], color="grey", alpha=0.15, lw=0)
         if len(ev):
             for t in ev.loc[ev["kind"] == "mp_prio", "t_s"]:

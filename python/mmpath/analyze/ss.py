@@ -40,10 +40,18 @@ _RATE = re.compile(r"^([0-9.]+)([KMGT]?)bps$")
 _UNIT = {"": 1.0, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
 
 
+# With more than one socket table (`ss -tinOM`: TCP and MPTCP) ss prints a Netid column first.
+_NETIDS = {"tcp", "mptcp", "udp", "raw", "sctp", "dccp", "tipc", "vsock", "xdp", "u_str", "u_dgr", "u_seq",
+           "nl", "p_raw", "p_dgr"}
+
+
+def _is_header(line: str) -> bool:
+    return (line.startswith("State") or line.startswith("Netid")) and "Recv-Q" in line
+
+
 def looks_like(head: str) -> bool:
     lines = head.splitlines()[:5]
-    return any(_MARK.match(ln) for ln in lines) or (
-        any(ln.startswith("State") and "Recv-Q" in ln for ln in lines))
+    return any(_MARK.match(ln) for ln in lines) or any(_is_header(ln) for ln in lines)
 
 
 def _rate(tok: str) -> float:
@@ -61,11 +69,28 @@ def _addr(a: str) -> tuple[str, str | None, str]:
 
 def parse_socket(line: str) -> dict | None:
     toks = line.split()
-    if len(toks) < 5 or toks[0] not in _STATES:
+    netid = "tcp"
+    if len(toks) > 1 and toks[0] in _NETIDS and toks[1] in _STATES:
+        netid, toks = toks[0], toks[1:]
+    if len(toks) < 5 or toks[0] not in _STATES or netid not in ("tcp", "mptcp"):
         return None
     lh, ldev, lp = _addr(toks[3])
     ph, _, pp = _addr(toks[4])
     rec: dict = {"state": toks[0], "local": f"{lh}:{lp}", "peer": f"{ph}:{pp}", "dev": ldev}
+    if netid == "mptcp":
+        # `ss -M` (iproute2 misc/ss.c, mptcp_stats_print): the connection's local `token:` and its
+        # 64-bit data sequence numbers `snd_una` (data ACKed) and `rcv_nxt` (data received), hex.
+        rec["mptcp_conn"] = True
+        for t in toks[5:]:
+            k, _, v = t.partition(":")
+            try:
+                if k == "token":
+                    rec["mptcp_token"] = f"{int(v, 16):08x}"
+                elif k in ("snd_una", "rcv_nxt"):
+                    rec["d_" + k] = int(v, 16)
+            except ValueError:
+                pass
+        return rec
     i = 5
     n = len(toks)
     while i < n:
@@ -127,7 +152,7 @@ def read(path) -> Source:
                 t = float(m.group(1))
                 nmarks += 1
                 continue
-            if not line.strip() or line.startswith("State") or line.startswith("#"):
+            if not line.strip() or _is_header(line) or line.startswith("#"):
                 continue
             if line[0] in " \t":
                 if pending is not None:  # ss without -O: the info line continues the socket
@@ -152,7 +177,13 @@ def read(path) -> Source:
     if not rows:
         src.meta = {"samples": nmarks, "sockets": 0}
         return src
-    df = pd.DataFrame(rows)
+    conn_rows = [r for r in rows if r.get("mptcp_conn")]
+    rows = [r for r in rows if not r.get("mptcp_conn")]
+    if not rows and not conn_rows:
+        src.meta = {"samples": nmarks, "sockets": 0}
+        return src
+    df = pd.DataFrame(rows) if rows else pd.DataFrame({"local": pd.Series(dtype=str), "peer": pd.Series(dtype=str),
+                                                       "t": pd.Series(dtype=float)})
     for c in ("bytes_acked", "bytes_received", "cwnd", "ssthresh", "mss", "unacked", "sacked", "lost",
               "retrans_cur", "retrans_total", "snd_wnd", "rtt_ms", "rttvar_ms", "mptcp_token",
               "mptcp_remote_token", "cc", "delivery_rate_mbps", "pacing_rate_mbps"):
@@ -217,9 +248,47 @@ def read(path) -> Source:
         if subflow >= 0:
             f["connection"], f["subflow"] = flow_id, subflow
         flows.append(f)
+    _mptcp_connections(conn_rows, conn, flows, bins, samples)
     src.flows = flows
     if bins:
         src.bins = pd.concat(bins, ignore_index=True)
     src.samples = pd.concat(samples, ignore_index=True) if samples else pd.DataFrame()
-    src.meta = {"samples": nmarks, "sockets": int(df["sock"].nunique())}
+    src.meta = {"samples": nmarks, "sockets": int(df["sock"].nunique()),
+                "mptcp_connections": len({r.get("mptcp_token") for r in conn_rows})}
     return src
+
+
+def _mptcp_connections(conn_rows: list[dict], conn: dict, flows: list, bins: list, samples: list) -> None:
+    """MPTCP connection-level flows from `ss -M` lines: the data ACKed (`snd_una` progress, the
+    sending end) or received (`rcv_nxt`, the receiving end), modulo 2^64, per connection token;
+    named as the pcap reader names the connection (mptcp-REMOTETOKEN:fwd/rev via the subflows)."""
+    by_tok: dict[str, list[dict]] = {}
+    for r in conn_rows:
+        if r.get("mptcp_token") and r.get("t") is not None:
+            by_tok.setdefault(r["mptcp_token"], []).append(r)
+    for tok, rs in by_tok.items():
+        rs.sort(key=lambda r: r["t"])
+        tt = np.array([r["t"] for r in rs], float)
+        prog = {}
+        for k in ("d_snd_una", "d_rcv_nxt"):
+            v = [r.get(k) for r in rs]
+            if any(x is None for x in v):
+                prog[k] = None
+                continue
+            prog[k] = np.array([(b - a) % (1 << 64) for a, b in zip(v[:-1], v[1:])], float)
+        snd, rcv = prog["d_snd_una"], prog["d_rcv_nxt"]
+        tot_s = float(snd.sum()) if snd is not None else -1.0
+        tot_r = float(rcv.sum()) if rcv is not None else -1.0
+        if max(tot_s, tot_r) < 0:
+            continue
+        is_snd = tot_s >= tot_r
+        inc = snd if is_snd else rcv
+        name = conn.get(tok, "mptcp-" + tok) + (":fwd" if is_snd else ":rev")
+        total = float(inc.sum())
+        dur = float(tt[-1] - tt[0]) if tt.size > 1 else 0.0
+        if tt.size > 1:
+            bins.append(pd.DataFrame({"t": tt[:-1], "dt": np.diff(tt), "flow": name, "subflow": -1, "path": "",
+                                      "bytes": inc}))
+        flows.append({"name": name, "kind": "mptcp", "sender_side": is_snd, "bytes": int(total),
+                      "duration_s": dur, "start": float(tt[0]), "end": float(tt[-1]),
+                      "mbps": total * 8 / dur / 1e6 if dur > 0 else 0.0, "path": "", "samples": len(rs)})

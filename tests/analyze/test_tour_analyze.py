@@ -1,0 +1,100 @@
+"""Defects found by touring `mmpath analyze` with real testbed logs (netns + veth + tbf, iperf3 -J,
+tcpdump, `ss -tinO` with and without -M, an mmpath output folder). Each test failed before its fix."""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import mmpath
+from mmpath.analyze import iperf3, ss
+from mmpath.analyze.summary import _flow_metrics
+
+FX = Path(__file__).parent / "fixtures"
+TOUR = FX / "tour"
+
+
+# --------------------------------------------------------------------------- iperf3 receiving end
+
+
+def test_iperf3_receiving_end_has_no_sender_rtt_or_cwnd():
+    """An iperf3 -R client (and the reverse streams of --bidir) reports the sender's RTT as 0 or
+    as its own receiving socket's handshake RTT (tens of µs); those are not the data sender's."""
+    r = iperf3.read(FX / "tcp_reverse" / "client.json")
+    f = r.flows[0]
+    assert f["sender"] is False
+    assert "rtt_ms" not in f and f["max_snd_cwnd"] is None
+    assert f["retransmits"] > 0  # the sender's, sent over by iperf3: kept
+    b = iperf3.read(FX / "tcp_p2_bidir" / "client.json")
+    for f in b.flows:
+        if f["sender"]:
+            assert f["rtt_ms"]["mean"] > 1.0 and f["max_snd_cwnd"] > 0
+        else:
+            assert "rtt_ms" not in f and f["max_snd_cwnd"] is None
+    a = mmpath.analyze([FX / "tcp_reverse" / "client.json"])
+    row = a.summary["flows"][0]
+    assert row.get("rtt_ms") is None and "rtt_inflation" not in row
+
+
+# --------------------------------------------------------------------------- drops at the flow's end
+
+
+def test_partial_last_bin_is_not_a_throughput_drop():
+    """Every flow ended with a 'drop' in its last 0.1 s bin, which only held the few ms of data
+    before the test stopped; a drop earlier in the flow is still found."""
+    t = np.round(np.arange(0, 3.1, 0.1), 9)
+    mbps = np.full(t.size, 20.0)
+    mbps[-1] = 0.6  # 3 ms of data in the last bin
+    assert _flow_metrics(t, mbps, np.empty(0), 1.0)["drops"] == []
+    mbps[20] = 5.0  # a real drop at 2.0 s
+    d = _flow_metrics(t, mbps, np.empty(0), 1.0)["drops"]
+    assert [x["start_s"] for x in d] == [2.0]
+
+
+def test_no_end_of_test_drops_on_real_fixtures():
+    a = mmpath.analyze([FX / "tcp"])
+    for f in a.summary["flows"]:
+        last = f["start_s"] + f["duration_s"]
+        assert all(d["start_s"] < last - 0.1 for d in f["drops"] or []), (f["source"], f["drops"])
+
+
+def test_iperf3_sending_end_writes_give_no_outages_or_drops(tmp_path):
+    """The sending end's intervals are application writes (steps of the send buffer), which made
+    'outages' and 'drops' the capture and the receiver never saw; they are null there, with
+    bins_basis = sent, and still computed from the receiving end's report."""
+    a = mmpath.analyze([FX / "tcp"], out=tmp_path / "A")
+    rows = {f["source"].split("/")[-1]: f for f in a.summary["flows"]}
+    cli, srv = rows["client.json"], rows["server.json"]
+    assert cli["sender"] and cli["outages"] is None and cli["drops"] is None and cli["bins_basis"] == "sent"
+    assert not srv["sender"] and isinstance(srv["outages"], list) and isinstance(srv["drops"], list)
+    assert (tmp_path / "A" / "report.html").is_file() and (tmp_path / "A" / "analysis.png").is_file()
+
+
+# --------------------------------------------------------------------------- ss -M (Netid column)
+
+
+def test_ss_log_with_mptcp_sockets_is_read():
+    """`ss -tinO -M` prints a Netid column (tcp / mptcp) and one line per MPTCP connection; such a
+    log was refused as an 'unknown log layout'. Its connection lines give the connection's data
+    throughput (snd_una progress), which agrees with iperf3 within a few %."""
+    d = TOUR / "mptcp_ss_M"
+    s = ss.read(d / "ss.log")
+    subs = [f for f in s.flows if f["kind"] == "mptcp-subflow" and f["bytes"] > 100_000]
+    conns = [f for f in s.flows if f["kind"] == "mptcp" and f["bytes"] > 100_000]
+    assert len(subs) == 2 and len(conns) == 1
+    conn = conns[0]
+    assert {f["connection"] for f in subs} == {conn["name"]}
+    assert conn["name"].startswith("mptcp-") and conn["name"].endswith(":fwd")
+    ip = json.loads((d / "client.json").read_text())["end"]["sum_received"]["bits_per_second"] / 1e6
+    assert abs(conn["mbps"] - ip) / ip < 0.03, (conn["mbps"], ip)
+    # the subflows' data add up to at least the connection's (subflow bytes include reinjections)
+    assert sum(f["bytes"] for f in subs) >= 0.97 * conn["bytes"]
+    a = mmpath.analyze([d])  # the folder: the log is detected as ss
+    kinds = {src["path"].split("/")[-1]: src["kind"] for src in a.summary["sources"]}
+    assert kinds == {"client.json": "iperf3", "ss.log": "ss"}
+    assert any(c["name"] == conn["name"] and not c["minor"] for c in a.summary["connections"])
