@@ -98,3 +98,49 @@ def test_ss_log_with_mptcp_sockets_is_read():
     kinds = {src["path"].split("/")[-1]: src["kind"] for src in a.summary["sources"]}
     assert kinds == {"client.json": "iperf3", "ss.log": "ss"}
     assert any(c["name"] == conn["name"] and not c["minor"] for c in a.summary["connections"])
+
+
+# --------------------------------------------------------------------------- clocks
+
+
+def test_run_folder_beside_captures_starts_at_the_common_origin(small_run):
+    """An mmpath run (relative clock) analyzed together with wall-clock logs was placed at Unix
+    time 0: a 57-year timeline and plots squeezed to two lines. Its t = 0 is the common origin."""
+    _, run = small_run
+    a = mmpath.analyze([FX / "tcp" / "ss.log", FX / "tcp" / "client.json", run])
+    src = {s["path"]: s for s in a.summary["sources"]}
+    ss_log, run_src = src[str(FX / "tcp" / "ss.log")], src[str(run)]
+    assert run_src["offset_s"] == pytest.approx(a.summary["origin_unix_s"])
+    assert a.summary["origin_unix_s"] > 1e9 and a.summary["duration_s"] < 60
+    assert a.intervals["t_s"].max() < 60 and a.timeline["t_s"].max() < 60
+    # an explicit --offset still places it anywhere
+    b = mmpath.analyze([FX / "tcp" / "ss.log", run], offsets={str(run): a.summary["origin_unix_s"] + 1.0})
+    assert {s["path"]: s for s in b.summary["sources"]}[str(run)]["offset_s"] == pytest.approx(
+        a.summary["origin_unix_s"] + 1.0)
+
+
+# --------------------------------------------------------------------------- mmpath output folders
+
+
+def test_variant_comparison_folder_is_read_run_by_run(small_run, tmp_path):
+    """`mmpath run` of a scenario with variants (the bundled default, docs' example
+    `mmpath analyze mmpath-out/default`) writes one run folder per variant plus compare.csv/png;
+    analyzing that folder was 'folder holds no file the analyzer reads'."""
+    from mmpath.analyze.report import _pick_sources
+
+    res, run = small_run
+    cmp_ = tmp_path / "default"
+    cmp_.mkdir()
+    for v in ("a", "b"):
+        shutil.copytree(run, cmp_ / v)
+    (cmp_ / "compare.csv").write_text("variant,goodput_mbps\na,1\nb,1\n")
+    a = mmpath.analyze([cmp_], out=tmp_path / "A")
+    assert [(s["path"], s["kind"]) for s in a.summary["sources"]] == [(str(cmp_ / "a"), "run"),
+                                                                      (str(cmp_ / "b"), "run")]
+    want = res.summary["flows"][0]["goodput_mbps"]
+    for v in ("a", "b"):
+        f = next(f for f in a.summary["flows"] if f["source"] == str(cmp_ / v))
+        assert f["mbps"] == pytest.approx(want, rel=1e-6)
+    # every variant's throughput is drawn (not only the first run's)
+    assert _pick_sources(a) == [str(cmp_ / "a"), str(cmp_ / "b")]
+    assert (tmp_path / "A" / "analysis.png").stat().st_size > 10_000

@@ -87,13 +87,26 @@ def align(sources: list[Source], user_offsets: dict[str, float] | None = None) -
         from .errors import AnalyzeInputError
         k = next(iter(user_offsets))
         raise AnalyzeInputError(k, "--offset names no input", "one of: " + ", ".join(s.path for s in sources))
-    starts = []
-    for s in sources:
+    def first(s: Source) -> float | None:
         off = table[s.path]["offset_s"]
-        for df in (s.bins, s.samples):
-            if df is not None and len(df) and "t" in df:
-                starts.append(float(np.nanmin(df["t"].to_numpy(float))) + off)
-    origin = min(starts) if starts else 0.0
+        ts = [float(np.nanmin(df["t"].to_numpy(float))) + off for df in (s.bins, s.samples)
+              if df is not None and len(df) and "t" in df]
+        return min(ts) if ts else None
+
+    # Rule 3: a relative source with no anchor and no --offset has its t = 0 at the common origin.
+    # The origin comes from the placed sources; before, such a source sat at Unix time 0, so an
+    # mmpath run analyzed beside captures gave a 57-year timeline (found by the analyzer tour).
+    free = {s.path for s in sources if table[s.path]["anchor"].startswith("relative")
+            and not table[s.path]["user_offset_s"]}
+    placed = [x for x in (first(s) for s in sources if s.path not in free) if x is not None]
+    if placed and free:
+        origin = min(placed)
+        for p in free:
+            table[p]["offset_s"] = origin
+        origin = min([origin] + [x for x in (first(s) for s in sources if s.path in free) if x is not None])
+    else:
+        starts = [x for x in (first(s) for s in sources) if x is not None]
+        origin = min(starts) if starts else 0.0
     # A relative-only analysis keeps t = 0 at the sources' own zero.
     if all(s.clock == "relative" for s in sources):
         origin = min(0.0, origin)

@@ -16,16 +16,32 @@ import numpy as np
 PREFERRED = ("pcap", "ss", "run", "iperf3")  # which source draws a flow's throughput
 
 
-def _pick_source(res):
+def _pick_sources(res) -> list[str]:
+    """The source(s) whose throughput is drawn: one log of the flows (several logs of one test
+    would draw each flow twice), but every mmpath run folder when runs are drawn (each run, e.g.
+    each variant of a comparison folder, is its own experiment)."""
     kinds = {s.path: s.kind for s in res.sources}
     iv = res.intervals
     if iv.empty:
-        return None
+        return []
     for k in PREFERRED:
         cands = [p for p, kk in kinds.items() if kk == k and (iv["source"] == p).any()]
         if cands:
-            return cands[0]
-    return None
+            return cands if k == "run" else cands[:1]
+    return []
+
+
+def _legend(a) -> None:
+    """A legend for every panel that has labelled lines; more than 8 go beside the panel, so a
+    comparison of several runs still says which line is which."""
+    n = len(a.get_legend_handles_labels()[0])
+    if not n:
+        return
+    if n <= 8:
+        a.legend(fontsize=7, loc="upper right")
+    else:
+        a.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0), ncol=1 + (n - 1) // 14,
+                 borderaxespad=0.0)
 
 
 def _series_style(res):
@@ -50,6 +66,9 @@ def _series_style(res):
                 paths[k] = p
     many = len({k[0] for k in keys}) > 1
     cycle = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    if len(keys) > len(cycle):  # more series than the default 10 colours: no two lines alike
+        cm = plt.get_cmap("tab20")
+        cycle = [matplotlib_colors_hex(cm(i)) for i in range(20)]
     style = {}
     for i, k in enumerate(keys):
         src, flow, sub = k
@@ -57,6 +76,12 @@ def _series_style(res):
         label = f"{Path(src).name}: {name}" if many else name
         style[k] = (label[-48:], cycle[i % len(cycle)])
     return style
+
+
+def matplotlib_colors_hex(rgba) -> str:
+    from matplotlib.colors import to_hex
+
+    return to_hex(rgba)
 
 
 def plot(res, path: Path) -> bool:
@@ -75,8 +100,8 @@ def plot(res, path: Path) -> bool:
         panels.append("phy")
     fig, axes = plt.subplots(len(panels), 1, sharex=True, figsize=(11, 2.4 * len(panels) + 0.6), squeeze=False)
     axes = axes[:, 0]
-    src = _pick_source(res)
-    big = [f for f in res.summary["flows"] if f["source"] == src]
+    srcs = _pick_sources(res)
+    big = [f for f in res.summary["flows"] if f["source"] in srcs]
     style = _series_style(res)
 
     def look(s, f, sf):
@@ -91,17 +116,18 @@ def plot(res, path: Path) -> bool:
         return not keep or (str(s), str(f)) in keep
 
     ax = axes[0]
-    if src is not None:
+    for src in srcs:
         iv = res.intervals[res.intervals["source"] == src]
         for (flow, sub), g in iv.groupby(["flow", "subflow"], observed=True):
             if g["bytes"].sum() < 10_000:
                 continue
             lbl, colour = look(src, flow, sub)
             ax.step(g["t_s"], g["mbps"], where="post", lw=1, label=lbl, color=colour)
-        ax.set_title(f"throughput ({res.summary['bin_s']:g} s bins) from {Path(src).name}", fontsize=9)
+    if srcs:
+        names = ", ".join(Path(x).name for x in srcs)
+        ax.set_title(f"throughput ({res.summary['bin_s']:g} s bins) from {names}", fontsize=9)
     ax.set_ylabel("Mbit/s")
-    if ax.get_legend_handles_labels()[0]:
-        ax.legend(fontsize=7, loc="upper right")
+    _legend(ax)
     for name, a in zip(panels[1:], axes[1:]):
         if name == "cwnd":
             d = tl[tl["cwnd_bytes"].notna()]
@@ -134,8 +160,7 @@ def plot(res, path: Path) -> bool:
                     if g["rssi_dbm"].notna().any():
                         a2.plot(g["t_s"], g["rssi_dbm"], lw=0.8, ls="--", label=f"RSSI {p}")
                 a2.set_ylabel("RSSI dBm")
-        if a.get_legend_handles_labels()[0] and len(a.get_legend_handles_labels()[0]) <= 8:
-            a.legend(fontsize=7, loc="upper right")
+        _legend(a)
     # events on every panel
     ev = res.events
     downs = []
@@ -171,7 +196,7 @@ def plot(res, path: Path) -> bool:
                      "|", color="tab:orange", ms=8, label="reinjection")
     axes[-1].set_xlabel("time (s)")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=110, bbox_inches="tight")
     plt.close(fig)
     return True
 

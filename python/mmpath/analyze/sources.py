@@ -157,6 +157,11 @@ def expand(specs, implied_offsets: dict[str, float] | None = None) -> list[tuple
                 except AnalyzeInputError:
                     continue  # a folder may hold notes and other files; only readable inputs count
                 found.append((f, k))
+            # A variant comparison (`mmpath run` of a scenario with variants, e.g. the bundled
+            # default: mmpath-out/default/) holds one run folder per variant: each is a source.
+            if kind is None:
+                found += [(d, "run") for d in sorted(path.iterdir())
+                          if d.is_dir() and not d.name.startswith(".") and mmpath_run.looks_like(d)]
             if not found:
                 raise AnalyzeInputError(path, "folder holds no file the analyzer reads", KINDS_HELP)
             out.extend(found)
