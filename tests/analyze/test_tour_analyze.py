@@ -144,3 +144,22 @@ def test_variant_comparison_folder_is_read_run_by_run(small_run, tmp_path):
     # every variant's throughput is drawn (not only the first run's)
     assert _pick_sources(a) == [str(cmp_ / "a"), str(cmp_ / "b")]
     assert (tmp_path / "A" / "analysis.png").stat().st_size > 10_000
+
+
+# --------------------------------------------------------------------------- report and table
+
+
+def test_report_names_the_capture_of_each_agreement_row_and_shows_rtt(tmp_path):
+    """With a capture at each end, the 'iperf3 vs capture' table had two identical-looking rows
+    per stream (no capture column), and the flows table had no RTT; the printed table cut an
+    IPv4 address pair path to '10.1.0.2-10.1.0.1'[:18]."""
+    from mmpath.analyze.summary import format_summary
+
+    a = mmpath.analyze([FX / "tcp"], out=tmp_path / "A")
+    page = (tmp_path / "A" / "report.html").read_text()
+    agr = page.split("<h2>iperf3 vs capture</h2>")[1].split("</table>")[0]
+    assert "<th>capture</th>" in agr and "capture.pcap" in agr and "server.pcap" in agr
+    flows = page.split("<h2>Flows</h2>")[1].split("</table>")[0]
+    assert "<th>rtt_mean_ms</th>" in flows
+    row = dict(a.summary["flows"][0], path="10.71.0.2-10.71.0.1")
+    assert "10.71.0.2-10.71.0.1 " in format_summary({**a.summary, "flows": [row]})

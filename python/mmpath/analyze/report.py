@@ -244,8 +244,9 @@ def write_report(res, out: Path) -> None:
                      "style='max-width:100%'>")
     parts.append(err)
     parts.append("<h2>Flows</h2>")
-    parts.append(_table(s["flows"], ["source", "name", "kind", "path", "subflow", "bytes", "duration_s", "mbps",
-                                     "retrans_pct", "outages", "drops", "ben", "normalized_throughput"]))
+    flows = [{**f, "rtt_mean_ms": (f.get("rtt_ms") or {}).get("mean")} for f in s["flows"]]
+    parts.append(_table(flows, ["source", "name", "kind", "path", "subflow", "bytes", "duration_s", "mbps",
+                                "retrans_pct", "rtt_mean_ms", "outages", "drops", "ben", "normalized_throughput"]))
     if s.get("connections"):
         parts.append("<h2>MPTCP connections</h2>")
         rows = [{**c, "takeover_s": (c.get("takeover") or {}).get("t_s"),
@@ -255,8 +256,8 @@ def write_report(res, out: Path) -> None:
                                    "takeover_s", "shares"]))
     if s.get("iperf3_agreement"):
         parts.append("<h2>iperf3 vs capture</h2>")
-        parts.append(_table(s["iperf3_agreement"], ["iperf3", "side", "flow", "iperf3_mbps", "capture_mbps",
-                                                    "diff_pct"]))
+        parts.append(_table(s["iperf3_agreement"], ["iperf3", "side", "capture", "flow", "iperf3_mbps",
+                                                    "capture_mbps", "diff_pct"]))
     parts.append("<h2>Sources and alignment</h2>")
     parts.append(_table(s["sources"], ["path", "kind", "clock", "offset_s", "anchor", "flows", "samples"]))
     parts.append("</body></html>")

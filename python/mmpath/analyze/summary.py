@@ -298,14 +298,15 @@ def summarize(sources, table, origin, intervals, timeline, events, *, bin_s, bas
 def format_summary(s: dict) -> str:
     """The table `mmpath analyze` prints."""
     lines = []
-    hdr = f"{'source':<28} {'flow':<44} {'kind':<13} {'path':<18} {'Mbps':>9} {'retx %':>7} {'mean RTT ms':>11}"
+    # wide enough for an IPv4 address pair ("10.71.0.2-10.71.0.1"), which was cut at 18
+    hdr = f"{'source':<28} {'flow':<44} {'kind':<13} {'path':<23} {'Mbps':>9} {'retx %':>7} {'mean RTT ms':>11}"
     lines.append(hdr)
     lines.append("-" * len(hdr))
     for f in s["flows"]:
         src = f["source"].split("/")[-2:]
         rtt = (f.get("rtt_ms") or {}).get("mean")
         lines.append(f"{'/'.join(src)[-28:]:<28} {f['name'][:44]:<44} {str(f.get('kind'))[:13]:<13} "
-                     f"{str(f.get('path') or '')[:18]:<18} {f.get('mbps') or 0:>9.3f} "
+                     f"{str(f.get('path') or '')[:23]:<23} {f.get('mbps') or 0:>9.3f} "
                      f"{(f.get('retrans_pct') if f.get('retrans_pct') is not None else float('nan')):>7.2f} "
                      f"{(rtt if rtt is not None else float('nan')):>11.2f}")
     for c in s.get("connections", []):
