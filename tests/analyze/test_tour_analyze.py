@@ -163,3 +163,14 @@ def test_report_names_the_capture_of_each_agreement_row_and_shows_rtt(tmp_path):
     assert "<th>rtt_mean_ms</th>" in flows
     row = dict(a.summary["flows"][0], path="10.71.0.2-10.71.0.1")
     assert "10.71.0.2-10.71.0.1 " in format_summary({**a.summary, "flows": [row]})
+
+
+def test_iperf3_error_beside_partial_results_is_reported():
+    """A test whose server was killed mid-way has intervals and an "error"; the analysis showed
+    an empty table with exit 0 and no word of the error."""
+    from mmpath.analyze.summary import format_summary
+
+    a = mmpath.analyze([TOUR / "iperf3_server_terminated.json"])
+    src = a.summary["sources"][0]
+    assert src["error"] == "the server has terminated"
+    assert "iperf3 reported an error: the server has terminated" in format_summary(a.summary)

@@ -206,4 +206,8 @@ def read(path, obj=None) -> Source:
                 if isinstance(end.get("sum_received"), dict) else None,
                 "sum_received_seconds": (end.get("sum_received") or {}).get("seconds")
                 if isinstance(end.get("sum_received"), dict) else None}
+    if obj.get("error"):
+        # A test cut short (e.g. "the server has terminated") still has intervals; say so rather
+        # than show a quietly empty result (its receiver totals are then 0; found by the tour).
+        src.meta["error"] = " ".join(str(obj["error"]).split())[:200]
     return src

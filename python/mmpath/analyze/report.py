@@ -259,6 +259,6 @@ def write_report(res, out: Path) -> None:
         parts.append(_table(s["iperf3_agreement"], ["iperf3", "side", "capture", "flow", "iperf3_mbps",
                                                     "capture_mbps", "diff_pct"]))
     parts.append("<h2>Sources and alignment</h2>")
-    parts.append(_table(s["sources"], ["path", "kind", "clock", "offset_s", "anchor", "flows", "samples"]))
+    parts.append(_table(s["sources"], ["path", "kind", "clock", "offset_s", "anchor", "flows", "samples", "error"]))
     parts.append("</body></html>")
     (out / "report.html").write_text("\n".join(parts), encoding="utf-8")

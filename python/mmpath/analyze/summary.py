@@ -318,6 +318,9 @@ def format_summary(s: dict) -> str:
     for a in s.get("iperf3_agreement", []):
         lines.append(f"{a['iperf3'].split('/')[-1]} vs {a['capture'].split('/')[-1]}: {a['flow']}: iperf3 {a['iperf3_mbps']:.3f} Mbit/s, capture "
                      f"{a['capture_mbps']:.3f} Mbit/s ({a['diff_pct']:+.2f} %)")
+    for src in s.get("sources", []):
+        if src.get("error"):
+            lines.append(f"{src['path']}: iperf3 reported an error: {src['error']} (its results may be partial)")
     if s.get("minor_flows"):
         lines.append(f"({s['minor_flows']} flows under {MINOR_BYTES} bytes not shown)")
     return "\n".join(lines)
