@@ -4,7 +4,6 @@ tcpdump, `ss -tinO` with and without -M, an mmpath output folder). Each test fai
 from __future__ import annotations
 
 import json
-import math
 import shutil
 from pathlib import Path
 
