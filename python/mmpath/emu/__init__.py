@@ -87,9 +87,19 @@ def _together(frames: list[pd.DataFrame]) -> pd.DataFrame:
 
 
 def _end_sum(doc: dict[str, Any], udp: bool) -> dict[str, Any]:
-    """iperf3's totals for what arrived: `sum` for UDP, `sum_received` for TCP."""
+    """iperf3's totals for what arrived: `sum_received` (TCP, and UDP from iperf3 3.x on, whose
+    `sum` counts the bytes sent: 3.12's `sum` said 1341 Mbit/s where 1174 arrived); an older
+    iperf3's UDP `sum` with its bytes reduced by the lost share."""
     end = doc.get("end", {})
-    return (end.get("sum") if udp else end.get("sum_received")) or {}
+    got = end.get("sum_received")
+    if got or not udp:
+        return got or {}
+    s = dict(end.get("sum") or {})
+    lost = float(s.get("lost_percent") or 0.0) / 100.0
+    for k in ("bytes", "bits_per_second"):
+        if k in s:
+            s[k] = s[k] * (1.0 - lost)
+    return s
 
 
 def _goodput(doc: dict[str, Any], udp: bool) -> float:
@@ -108,13 +118,12 @@ def _span(f: dict[str, Any], duration_s: float) -> tuple[float, float]:
 
 def run(scenario: ScenarioSpec, overrides: Overrides = None, seed: int | None = None,
         out: str | os.PathLike | None = None, capture: bool = True, progress: bool = False,
-        kernel_trace: bool = False) -> EmuResult:
+        kernel_trace: bool = False, variant: str | None = None) -> EmuResult:
     """Emulates `scenario`; `progress` shows the elapsed real time on stderr when it is a terminal;
-    `kernel_trace` records the kernel's MPTCP/TCP tracepoints into kernel-trace.txt (ktrace.py)."""
-    sc = load_scenario(scenario, overrides, seed=seed)
-    if sc.variants:
-        raise EmuError(f"{sc.source}: has [[variant]] entries; emulate one configuration at a time "
-                       "(apply a variant's overrides with --set)")
+    `kernel_trace` records the kernel's MPTCP/TCP tracepoints into kernel-trace.txt (ktrace.py);
+    `variant` names the [[variant]] to emulate (required, and only allowed, when the scenario has
+    variants: the kernel runs one configuration at a time)."""
+    sc = pick_variant(scenario, overrides, seed, variant)
     cfg = sc.config
     flows = checks.scenario(cfg)
     kinds = {f["kind"] for f in flows}
@@ -149,6 +158,8 @@ def run(scenario: ScenarioSpec, overrides: Overrides = None, seed: int | None = 
                            kernel_trace)
         finally:
             bar.close()
+        if variant is not None:
+            res.meta = {"scenario": res.meta["scenario"], "variant": variant, **res.meta}
         if out_path is not None:
             from ..analyze import analyze
 
@@ -167,6 +178,27 @@ def run(scenario: ScenarioSpec, overrides: Overrides = None, seed: int | None = 
                 write_meta()
             res.out = out_path
     return res
+
+
+def pick_variant(scenario: ScenarioSpec, overrides: Overrides = None, seed: int | None = None,
+                 variant: str | None = None) -> Any:
+    """The scenario to emulate: the file with the user's overrides or, for a scenario with
+    [[variant]] entries, the variant named `variant` (its overrides, then the user's, as `mmpath
+    run` compares them). EmuError when a variant scenario gets no `variant`, or an unknown one."""
+    sc = load_scenario(scenario, overrides, seed=seed)
+    names = [n for n, _ in sc.variants]
+    if variant is None:
+        if names:
+            raise EmuError(f"{sc.source}: has [[variant]] entries ({', '.join(names)}); the emulator runs one at a "
+                           f"time: pick one with --variant NAME (Python: variant=NAME), e.g. --variant {names[0]}")
+        return sc
+    if not names:
+        raise EmuError(f"--variant {variant}: {sc.source} has no [[variant]] entries (leave --variant out)")
+    if variant not in names:
+        raise EmuError(f"--variant {variant}: no such variant in {sc.source} (allowed: {', '.join(names)})")
+    from ..compare import variant_scenarios
+
+    return dict(variant_scenarios(sc, scenario, overrides, seed))[variant]
 
 
 def _capacities(cfg: dict[str, Any], names: list[str], directions: list[str], duration_s: float, seed: int,
@@ -217,6 +249,9 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
     trace_meta: dict[str, Any] | None = None
     line = delay.DelayLine(topo, delays_us)
     servers: list[subprocess.Popen] = []
+    clients: list[traffic.Client] = []
+    caps_running: list = []
+    ss = None
     spans = [_span(f, sc.duration_s) for f in flows]
     try:
         tcp_set: dict[str, Any] = {}
@@ -251,7 +286,6 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
                                                 traffic.PORT + i))
         caps_running = traffic.start_captures(topo, tmp) if capture else []
         # The sender's TCP state (cwnd, RTT, RTO of every subflow), as `mmpath capture` samples it.
-        ss = None
         if capture:
             from ..capture import Sampler
 
@@ -281,9 +315,11 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
         delay_stats = line.stop()
         after = {(t[0], t[1]): netns.tx_bytes(t[0], t[1]) for t in targets if t[5]}
         notes = traffic.stop_captures(caps_running)
+        caps_running = []
         if ss is not None:
             ss.stop.set()
             ss.join(timeout=5)
+            ss = None
         counters = {"server": netns.mptcp_counters(topo.srv), "client": netns.mptcp_counters(topo.cli)} \
             if mptcp else {}
         for srv in servers:
@@ -304,6 +340,14 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
                 raise EmuError(f"iperf3 failed for flow {f['name']!r}: {why}")
             docs.append(doc)
     finally:
+        # Whatever stopped the run (an error, Ctrl-C), nothing it started outlives it.
+        for c in clients:
+            c.kill()
+        if caps_running:
+            traffic.stop_captures(caps_running)
+        if ss is not None:
+            ss.stop.set()
+            ss.join(timeout=5)
         if trace is not None:
             trace.close()
         if shp is not None:
@@ -341,7 +385,8 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
         "path_mbps": path_mbps,
         "capacity_mean_mbps": {_cap_key(n, d, both): float(c.mbps.mean())
                                for n, by_dir in caps.items() for d, c in by_dir.items()},
-        "shaper": {"changes": shp.applied if shp else 0, "latest_change_s": shp.late_s if shp else None},
+        "shaper": {"changes": shp.applied if shp else 0, "latest_change_s": shp.late_s if shp else None,
+                   "up_after_trace": shp.restored if shp else []},
         "wall_s": wall,
         "t0_unix": t0_unix,
         "captures": notes,

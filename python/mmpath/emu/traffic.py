@@ -67,13 +67,36 @@ class Client(threading.Thread):
         self.cmd, self.at, self.timeout_s = cmd, at, timeout_s
         self.result: subprocess.CompletedProcess | None = None
         self.timed_out = False
+        self._cancel = threading.Event()
+        self._lock = threading.Lock()
+        self._proc: subprocess.Popen | None = None
 
     def run(self) -> None:
-        time.sleep(max(0.0, self.at - time.monotonic()))
+        if self._cancel.wait(max(0.0, self.at - time.monotonic())):
+            return
+        with self._lock:
+            if self._cancel.is_set():
+                return
+            self._proc = subprocess.Popen(self.cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
-            self.result = subprocess.run(self.cmd, capture_output=True, text=True, timeout=self.timeout_s)
+            out, err = self._proc.communicate(timeout=self.timeout_s)
         except subprocess.TimeoutExpired:
+            self._proc.kill()
+            self._proc.communicate()
             self.timed_out = True
+            return
+        self.result = subprocess.CompletedProcess(self.cmd, self._proc.returncode, out, err)
+
+    def kill(self) -> None:
+        """Stops the client (not started yet: it never starts). An interrupted run must not leave
+        iperf3 behind: `ip netns del` only unnames a namespace a process still runs in."""
+        with self._lock:
+            self._cancel.set()
+            p = self._proc
+        if p is not None and p.poll() is None:
+            p.kill()
+        if self.ident is not None:  # started
+            self.join(timeout=5)
 
 
 def start_captures(topo: Topology, out: Path) -> list[tuple[subprocess.Popen, Path]]:
