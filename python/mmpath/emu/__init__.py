@@ -16,6 +16,7 @@ the machine and the scenario must allow: checks.py. docs/emulate.md.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import platform
@@ -143,8 +144,10 @@ def run(scenario: ScenarioSpec, overrides: Overrides = None, seed: int | None = 
     mtus = [int(p.get("mtu_bytes") or 1500) for p in paths]
     backup: set[str] = set()
     mp = next((f for f in flows if f["kind"] == "mptcp"), None)
-    if mp is not None and mp.get("mode") == "backup":
-        backup = set(mp.get("backup_paths") or names[1:])
+    if mp is not None:
+        # The normalized scenario lists them for either mode (backup: all but the first path by
+        # default; fullmesh: the ones given, e.g. a full mesh with an 11ac backup subflow).
+        backup = set(mp.get("backup_paths") or (names[1:] if mp.get("mode") == "backup" else []))
 
     out_path = Path(out) if out is not None else None
     # Written into a staging folder that replaces `out` only when everything worked (nothing
@@ -198,7 +201,9 @@ def pick_variant(scenario: ScenarioSpec, overrides: Overrides = None, seed: int 
         raise EmuError(f"--variant {variant}: no such variant in {sc.source} (allowed: {', '.join(names)})")
     from ..compare import variant_scenarios
 
-    return dict(variant_scenarios(sc, scenario, overrides, seed))[variant]
+    # Only the picked variant is loaded (with the user's --set on top, which may not suit the others).
+    picked = dataclasses.replace(sc, variants=tuple(v for v in sc.variants if v[0] == variant))
+    return variant_scenarios(picked, scenario, overrides, seed)[0][1]
 
 
 def _capacities(cfg: dict[str, Any], names: list[str], directions: list[str], duration_s: float, seed: int,
@@ -243,7 +248,11 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
     for n, by_dir in caps.items():
         for d, c in by_dir.items():
             (tmp / f"capacity-{_cap_key(n, d, both).replace('/', '-')}.csv").write_text(c.csv(), encoding="utf-8")
-    topo = netns.build(names, mtus, mptcp=mptcp, backup=backup)
+    mp = next((f for f in flows if f["kind"] == "mptcp"), None)
+    bb = cfg.get("backbone") or {}
+    bb_mtu = int(bb.get("mtu_bytes") or 9000) if bb.get("enabled", True) else None
+    topo = netns.build(names, mtus, mptcp=mptcp, backup=backup, mptcp_paths=(mp or {}).get("paths") or None,
+                       backbone_mtu=bb_mtu)
     shp = None
     trace = ktrace.KernelTrace() if kernel_trace else None
     trace_meta: dict[str, Any] | None = None
@@ -385,6 +394,12 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
         "path_mbps": path_mbps,
         "capacity_mean_mbps": {_cap_key(n, d, both): float(c.mbps.mean())
                                for n, by_dir in caps.items() for d, c in by_dir.items()},
+        # Bins where the link stayed up but carried nothing (a scan's dwell off channel): the
+        # radio holds its frames there, the shaper cannot (docs/emulate.md), so they are outages.
+        "capacity_bin_s": capacity.BIN_S,
+        "stalled_bins_as_outages": {_cap_key(n, d, both): int(c.stalled.sum())
+                                    for n, by_dir in caps.items() for d, c in by_dir.items()
+                                    if c.stalled is not None and c.stalled.any()},
         "shaper": {"changes": shp.applied if shp else 0, "latest_change_s": shp.late_s if shp else None,
                    "up_after_trace": shp.restored if shp else []},
         "wall_s": wall,

@@ -2,7 +2,9 @@
 when saturated. The simulator runs the scenario's path alone (its radio, events, channel, seed)
 under a UDP flow offered above any PHY rate, in the flow's direction, and the delivered rate per
 100 ms bin is the path's capacity in that bin (MAC efficiency, aggregation, rate adaptation,
-fading, scans and outages included; 0 while the link is down).
+fading, scans and outages included; 0 while the link is down). A bin with nothing delivered while
+the link stayed up (a scan's dwell off channel covering the bin) is marked stalled: the shaper
+holds the frames there instead of dropping them, as the radio's queue does.
 
 For a TCP or MPTCP flow the probe also carries the reverse traffic TCP brings, because on a
 half-duplex radio the ACKs take airtime from the data: a second, reverse UDP flow of 52-byte
@@ -43,16 +45,23 @@ class Capacity:
     path: str
     bin_s: float
     mbps: np.ndarray  # one value per bin from t = 0
+    # Per bin: nothing was delivered although the link was up all through it (a scan's dwell off
+    # channel, a stalled path): the frames wait, they are not lost. None: no such bin.
+    stalled: np.ndarray | None = None
 
     def at(self, t_s: float) -> float:
         i = min(int(t_s / self.bin_s), len(self.mbps) - 1)
         return float(self.mbps[max(i, 0)])
 
+    def is_stalled(self, i: int) -> bool:
+        return self.stalled is not None and i < len(self.stalled) and bool(self.stalled[i]) and self.mbps[i] <= 0
+
     def csv(self) -> str:
-        """mmpath's trace CSV (docs/traces.md): time, rate, link status; replayable by `mmpath run`."""
+        """mmpath's trace CSV (docs/traces.md): time, rate, link status; replayable by `mmpath run`
+        (a stalled bin is rate 0 with the link up, which stalls the path there too)."""
         lines = ["t_s,rate_mbps,link_up"]
         for i, r in enumerate(self.mbps):
-            lines.append(f"{i * self.bin_s:.3f},{r:.3f},{int(r > 0)}")
+            lines.append(f"{i * self.bin_s:.3f},{r:.3f},{int(r > 0 or self.is_stalled(i))}")
         return "\n".join(lines) + "\n"
 
 
@@ -134,5 +143,25 @@ def _saturate_many(config: dict[str, Any], path_index: int, duration_s: float, s
         idx = np.round(iv["t_s"].to_numpy(dtype=float) / BIN_S).astype(int)
         ok = (idx >= 0) & (idx < n)
         np.add.at(mbps, idx[ok], iv["mbps"].to_numpy(dtype=float)[ok])
-        out[direction] = Capacity(path=str(p["name"]), bin_s=BIN_S, mbps=mbps)
+        out[direction] = Capacity(path=str(p["name"]), bin_s=BIN_S, mbps=mbps,
+                                  stalled=_stalled(res.timeline, f"probe-{direction}", mbps))
     return out
+
+
+def _stalled(timeline: Any, flow: str, mbps: np.ndarray) -> np.ndarray | None:
+    """The bins with nothing delivered while the link stayed up at every timeline sample in them
+    (link_up: a scan's off-channel dwell or a stalled path keeps it up, a blockage does not)."""
+    if timeline is None or not len(timeline) or "link_up" not in timeline:
+        return None
+    tl = timeline[timeline["flow"] == flow]
+    if not len(tl):
+        return None
+    n = len(mbps)
+    idx = np.floor(tl["t_s"].to_numpy(dtype=float) / BIN_S + 1e-9).astype(int)
+    ok = (idx >= 0) & (idx < n)
+    down = np.zeros(n, dtype=bool)
+    seen = np.zeros(n, dtype=bool)
+    np.logical_or.at(down, idx[ok], ~tl["link_up"].to_numpy(dtype=bool)[ok])
+    seen[idx[ok]] = True
+    stalled = (mbps <= 0) & seen & ~down
+    return stalled if stalled.any() else None

@@ -91,6 +91,10 @@ def run(args: argparse.Namespace) -> int:
     late = [q["late_max_us"] for q in m["delay_line"].get("queues", [])]
     print(f"  base RTT: scenario {m['base_rtt_ms']['scenario']:g} ms; emulated {rtts}"
           + (f" (delay line at most {max(late) / 1000:.2f} ms late)" if late else ""))
+    for name, n in m.get("stalled_bins_as_outages", {}).items():
+        print_error(f"note: {name}: {n} bin(s) of {m['capacity_bin_s'] * 1000:g} ms with the link up but nothing "
+                    "carried (a scan off channel) are emulated as outages: the shaper drops the frames the radio "
+                    "would hold (docs/emulate.md)")
     if m.get("kernel_trace"):
         kt = m["kernel_trace"]
         print(f"  kernel trace: {sum(kt['events'].values())} events in {kt['file']}"

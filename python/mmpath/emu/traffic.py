@@ -53,9 +53,17 @@ def client_cmd(topo: Topology, flow: dict[str, Any], duration_s: float, log: Pat
     if flow.get("direction", "download") == "download":
         cmd.append("-R")
     if kind == "udp":
-        cmd += ["-u", "-b", f"{float(flow.get('rate_mbps') or 1000):g}M", "-l", str(first.mtu - UDP_HEADERS)]
+        # One datagram per packet: the flow's packet_bytes, by default the path MTU's worth (the
+        # smaller of the radio path's and the backbone's, as the simulator's MSS).
+        mtu = min(first.mtu, topo.backbone_mtu or first.mtu)
+        size = int(flow.get("packet_bytes") or mtu - UDP_HEADERS)
+        cmd += ["-u", "-b", f"{float(flow.get('rate_mbps') or 1000):g}M", "-l", str(size)]
     else:
         cmd += ["-C", str(flow.get("cc") or "cubic"), *tcpconf.iperf_args(flow)]
+        if flow.get("app") == "rate":
+            # A TCP source at rate_mbps: iperf3 -b paces its writes (1 ms timer by default), as the
+            # simulator's rate app is fed every 1 ms (docs/scenario.md).
+            cmd += ["-b", f"{float(flow['rate_mbps']):g}M"]
     return ["ip", "netns", "exec", topo.cli, *_mptcp(cmd, kind == "mptcp")]
 
 
