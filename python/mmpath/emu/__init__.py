@@ -103,6 +103,14 @@ def _end_sum(doc: dict[str, Any], udp: bool) -> dict[str, Any]:
     return s
 
 
+def _sent_mbps(doc: dict[str, Any]) -> float:
+    """What iperf3 sent (UDP): below the offered rate when this machine's CPU, not the emulated
+    link, was the limit (the CLI says so)."""
+    end = doc.get("end", {})
+    s = end.get("sum_sent") or end.get("sum") or {}
+    return float(s.get("bits_per_second", 0.0)) / 1e6
+
+
 def _goodput(doc: dict[str, Any], udp: bool) -> float:
     return float(_end_sum(doc, udp).get("bits_per_second", 0.0)) / 1e6
 
@@ -384,7 +392,10 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
         "engine": "emulation",
         "kernel": platform.release(),
         "flows": [{**{k: f.get(k) for k in ("name", "kind", "cc", "direction", "mode", "start_s", "stop_s")},
-                   "goodput_mbps": results[f["name"]].goodput_mbps} for f in flows],
+                   "goodput_mbps": results[f["name"]].goodput_mbps,
+                   **({"offered_mbps": float(f["rate_mbps"]), "sent_mbps": _sent_mbps(doc)}
+                      if f["kind"] == "udp" and f.get("rate_mbps") else {})}
+                  for f, doc in zip(flows, docs)],
         "base_rtt_ms": {"scenario": checks.base_rtt_ms(cfg),
                         "emulated": {n: 2 * us / 1000.0 for n, us in zip(names, delays_us)},
                         "note": "plus ~0.05 ms of veth forwarding; the delay line's lateness is in delay_line"},

@@ -91,6 +91,10 @@ def run(args: argparse.Namespace) -> int:
     late = [q["late_max_us"] for q in m["delay_line"].get("queues", [])]
     print(f"  base RTT: scenario {m['base_rtt_ms']['scenario']:g} ms; emulated {rtts}"
           + (f" (delay line at most {max(late) / 1000:.2f} ms late)" if late else ""))
+    for f in m["flows"]:
+        if f.get("offered_mbps") and f["sent_mbps"] < 0.9 * f["offered_mbps"]:
+            print_error(f"note: {f['name']}: iperf3 sent {f['sent_mbps']:.0f} of the {f['offered_mbps']:g} Mbit/s "
+                        "asked: this machine's CPU, not the emulated link, limited it")
     for name, n in m.get("stalled_bins_as_outages", {}).items():
         print_error(f"note: {name}: {n} bin(s) of {m['capacity_bin_s'] * 1000:g} ms with the link up but nothing "
                     "carried (a scan off channel) are emulated as outages: the shaper drops the frames the radio "
