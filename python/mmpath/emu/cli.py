@@ -95,6 +95,9 @@ def run(args: argparse.Namespace) -> int:
         if f.get("offered_mbps") and f["sent_mbps"] < 0.9 * f["offered_mbps"]:
             print_error(f"note: {f['name']}: iperf3 sent {f['sent_mbps']:.0f} of the {f['offered_mbps']:g} Mbit/s "
                         "asked: this machine's CPU, not the emulated link, limited it")
+    if m.get("udp_receive_buffer_drops"):
+        print_error(f"note: {m['udp_receive_buffer_drops']} UDP datagrams were dropped by the receiving socket "
+                    "(buffer full: the receiving iperf3 fell behind on this machine's CPU), not by the emulated link")
     for name, n in m.get("stalled_bins_as_outages", {}).items():
         print_error(f"note: {name}: {n} bin(s) of {m['capacity_bin_s'] * 1000:g} ms with the link up but nothing "
                     "carried (a scan off channel) are emulated as outages: the shaper drops the frames the radio "
@@ -106,5 +109,6 @@ def run(args: argparse.Namespace) -> int:
     if "analysis_error" in m:
         print_error(f"analysis of the captures failed: {m['analysis_error']}")
     extra = ", kernel-trace.txt" if m.get("kernel_trace") else ""
-    print(f"outputs: {out}/ (iperf3-<flow>.json, pcaps, capacity-*.csv, emu.json{extra}, analysis/)")
+    pcaps = "pcaps, ss.log, " if not args.no_capture else ""
+    print(f"outputs: {out}/ (iperf3-<flow>.json, {pcaps}capacity-*.csv, emu.json{extra}, analysis/)")
     return 0

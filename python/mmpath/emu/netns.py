@@ -172,3 +172,19 @@ def mptcp_counters(ns: str) -> dict[str, int]:
                 if v.isdigit() and int(v):
                     out[n] = int(v)
     return out
+
+
+def udp_rcvbuf_errors(ns: str) -> int:
+    """Datagrams the namespace's UDP sockets dropped for a full receive buffer (Udp: RcvbufErrors
+    of /proc/net/snmp): the receiving host's limit, not the emulated link's."""
+    try:
+        text = sh("cat", "/proc/net/snmp", ns=ns)
+    except EmuError:
+        return 0
+    rows = [ln.split() for ln in text.splitlines() if ln.startswith("Udp:")]
+    if len(rows) < 2 or "RcvbufErrors" not in rows[0]:
+        return 0
+    try:
+        return int(rows[1][rows[0].index("RcvbufErrors")])
+    except (IndexError, ValueError):
+        return 0

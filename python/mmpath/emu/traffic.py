@@ -42,6 +42,17 @@ def start_server(topo: Topology, mptcp: bool, log: Path, port: int = PORT) -> su
     raise EmuError(f"iperf3 server (port {port}) did not listen within 5 s")
 
 
+def udp_buffer_bytes() -> int:
+    """The largest socket buffer the host lets iperf3 ask for (0: unknown, leave iperf3's)."""
+    vals = []
+    for key in ("rmem_max", "wmem_max"):
+        try:
+            vals.append(int(Path(f"/proc/sys/net/core/{key}").read_text().split()[0]))
+        except (OSError, ValueError, IndexError):
+            return 0
+    return min(vals)
+
+
 def client_cmd(topo: Topology, flow: dict[str, Any], duration_s: float, log: Path, port: int = PORT) -> list[str]:
     kind = flow["kind"]
     first = topo.path(flow.get("path") or topo.paths[0].name)
@@ -58,6 +69,12 @@ def client_cmd(topo: Topology, flow: dict[str, Any], duration_s: float, log: Pat
         mtu = min(first.mtu, topo.backbone_mtu or first.mtu)
         size = int(flow.get("packet_bytes") or mtu - UDP_HEADERS)
         cmd += ["-u", "-b", f"{float(flow.get('rate_mbps') or 1000):g}M", "-l", str(size)]
+        # The receiving socket's buffer as large as the host allows (-w: SO_RCVBUF / SO_SNDBUF,
+        # capped by net.core.rmem_max / wmem_max): the simulator's receiver never drops a
+        # datagram, and the default 208 KiB overflowed at a few hundred Mbit/s here.
+        buf = udp_buffer_bytes()
+        if buf:
+            cmd += ["-w", str(buf)]
     else:
         cmd += ["-C", str(flow.get("cc") or "cubic"), *tcpconf.iperf_args(flow)]
         if flow.get("app") == "rate":
