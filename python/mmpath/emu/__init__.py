@@ -7,6 +7,7 @@ MPTCP, in network namespaces, with real iperf3 and real captures.
     res.goodput_mbps, res.path_mbps, res.intervals      # from iperf3 -J and the interfaces
     res.flows["download"].goodput_mbps                  # each flow, from its own iperf3
     res.analysis                                        # mmpath.analyze on iperf3-*.json + pcaps
+    mmpath.emu.run("cc-blockage", variant="bbr", ...)   # one [[variant]] of a variant scenario
 
 How: each path's capacity over time comes from the scenario's own link model (capacity.py: the
 simulator saturates the path alone), a trace-driven HTB shaper replays it on the path's veth
