@@ -7,6 +7,7 @@ MPTCP, in network namespaces, with real iperf3 and real captures.
     res.goodput_mbps, res.path_mbps, res.intervals      # from iperf3 -J and the interfaces
     res.flows["download"].goodput_mbps                  # each flow, from its own iperf3
     res.analysis                                        # mmpath.analyze on iperf3-*.json + pcaps
+    mmpath.emu.run("cc-blockage", variant="bbr", ...)   # one [[variant]] of a variant scenario
 
 How: each path's capacity over time comes from the scenario's own link model (capacity.py: the
 simulator saturates the path alone), a trace-driven HTB shaper replays it on the path's veth
@@ -16,6 +17,7 @@ the machine and the scenario must allow: checks.py. docs/emulate.md.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import platform
@@ -87,9 +89,27 @@ def _together(frames: list[pd.DataFrame]) -> pd.DataFrame:
 
 
 def _end_sum(doc: dict[str, Any], udp: bool) -> dict[str, Any]:
-    """iperf3's totals for what arrived: `sum` for UDP, `sum_received` for TCP."""
+    """iperf3's totals for what arrived: `sum_received` (TCP, and UDP from iperf3 3.x on, whose
+    `sum` counts the bytes sent: 3.12's `sum` said 1341 Mbit/s where 1174 arrived); an older
+    iperf3's UDP `sum` with its bytes reduced by the lost share."""
     end = doc.get("end", {})
-    return (end.get("sum") if udp else end.get("sum_received")) or {}
+    got = end.get("sum_received")
+    if got or not udp:
+        return got or {}
+    s = dict(end.get("sum") or {})
+    lost = float(s.get("lost_percent") or 0.0) / 100.0
+    for k in ("bytes", "bits_per_second"):
+        if k in s:
+            s[k] = s[k] * (1.0 - lost)
+    return s
+
+
+def _sent_mbps(doc: dict[str, Any]) -> float:
+    """What iperf3 sent (UDP): below the offered rate when this machine's CPU, not the emulated
+    link, was the limit (the CLI says so)."""
+    end = doc.get("end", {})
+    s = end.get("sum_sent") or end.get("sum") or {}
+    return float(s.get("bits_per_second", 0.0)) / 1e6
 
 
 def _goodput(doc: dict[str, Any], udp: bool) -> float:
@@ -108,13 +128,12 @@ def _span(f: dict[str, Any], duration_s: float) -> tuple[float, float]:
 
 def run(scenario: ScenarioSpec, overrides: Overrides = None, seed: int | None = None,
         out: str | os.PathLike | None = None, capture: bool = True, progress: bool = False,
-        kernel_trace: bool = False) -> EmuResult:
+        kernel_trace: bool = False, variant: str | None = None) -> EmuResult:
     """Emulates `scenario`; `progress` shows the elapsed real time on stderr when it is a terminal;
-    `kernel_trace` records the kernel's MPTCP/TCP tracepoints into kernel-trace.txt (ktrace.py)."""
-    sc = load_scenario(scenario, overrides, seed=seed)
-    if sc.variants:
-        raise EmuError(f"{sc.source}: has [[variant]] entries; emulate one configuration at a time "
-                       "(apply a variant's overrides with --set)")
+    `kernel_trace` records the kernel's MPTCP/TCP tracepoints into kernel-trace.txt (ktrace.py);
+    `variant` names the [[variant]] to emulate (required, and only allowed, when the scenario has
+    variants: the kernel runs one configuration at a time)."""
+    sc = pick_variant(scenario, overrides, seed, variant)
     cfg = sc.config
     flows = checks.scenario(cfg)
     kinds = {f["kind"] for f in flows}
@@ -134,8 +153,10 @@ def run(scenario: ScenarioSpec, overrides: Overrides = None, seed: int | None = 
     mtus = [int(p.get("mtu_bytes") or 1500) for p in paths]
     backup: set[str] = set()
     mp = next((f for f in flows if f["kind"] == "mptcp"), None)
-    if mp is not None and mp.get("mode") == "backup":
-        backup = set(mp.get("backup_paths") or names[1:])
+    if mp is not None:
+        # The normalized scenario lists them for either mode (backup: all but the first path by
+        # default; fullmesh: the ones given, e.g. a full mesh with an 11ac backup subflow).
+        backup = set(mp.get("backup_paths") or (names[1:] if mp.get("mode") == "backup" else []))
 
     out_path = Path(out) if out is not None else None
     # Written into a staging folder that replaces `out` only when everything worked (nothing
@@ -149,6 +170,8 @@ def run(scenario: ScenarioSpec, overrides: Overrides = None, seed: int | None = 
                            kernel_trace)
         finally:
             bar.close()
+        if variant is not None:
+            res.meta = {"scenario": res.meta["scenario"], "variant": variant, **res.meta}
         if out_path is not None:
             from ..analyze import analyze
 
@@ -167,6 +190,29 @@ def run(scenario: ScenarioSpec, overrides: Overrides = None, seed: int | None = 
                 write_meta()
             res.out = out_path
     return res
+
+
+def pick_variant(scenario: ScenarioSpec, overrides: Overrides = None, seed: int | None = None,
+                 variant: str | None = None) -> Any:
+    """The scenario to emulate: the file with the user's overrides or, for a scenario with
+    [[variant]] entries, the variant named `variant` (its overrides, then the user's, as `mmpath
+    run` compares them). EmuError when a variant scenario gets no `variant`, or an unknown one."""
+    sc = load_scenario(scenario, overrides, seed=seed)
+    names = [n for n, _ in sc.variants]
+    if variant is None:
+        if names:
+            raise EmuError(f"{sc.source}: has [[variant]] entries ({', '.join(names)}); the emulator runs one at a "
+                           f"time: pick one with --variant NAME (Python: variant=NAME), e.g. --variant {names[0]}")
+        return sc
+    if not names:
+        raise EmuError(f"--variant {variant}: {sc.source} has no [[variant]] entries (leave --variant out)")
+    if variant not in names:
+        raise EmuError(f"--variant {variant}: no such variant in {sc.source} (allowed: {', '.join(names)})")
+    from ..compare import variant_scenarios
+
+    # Only the picked variant is loaded (with the user's --set on top, which may not suit the others).
+    picked = dataclasses.replace(sc, variants=tuple(v for v in sc.variants if v[0] == variant))
+    return variant_scenarios(picked, scenario, overrides, seed)[0][1]
 
 
 def _capacities(cfg: dict[str, Any], names: list[str], directions: list[str], duration_s: float, seed: int,
@@ -211,12 +257,20 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
     for n, by_dir in caps.items():
         for d, c in by_dir.items():
             (tmp / f"capacity-{_cap_key(n, d, both).replace('/', '-')}.csv").write_text(c.csv(), encoding="utf-8")
-    topo = netns.build(names, mtus, mptcp=mptcp, backup=backup)
+    mp = next((f for f in flows if f["kind"] == "mptcp"), None)
+    bb = cfg.get("backbone") or {}
+    bb_mtu = int(bb.get("mtu_bytes") or 9000) if bb.get("enabled", True) else None
+    topo = netns.build(names, mtus, mptcp=mptcp, backup=backup, mptcp_paths=(mp or {}).get("paths") or None,
+                       backbone_mtu=bb_mtu)
     shp = None
     trace = ktrace.KernelTrace() if kernel_trace else None
     trace_meta: dict[str, Any] | None = None
     line = delay.DelayLine(topo, delays_us)
     servers: list[subprocess.Popen] = []
+    udp_drops = 0
+    clients: list[traffic.Client] = []
+    caps_running: list = []
+    ss = None
     spans = [_span(f, sc.duration_s) for f in flows]
     try:
         tcp_set: dict[str, Any] = {}
@@ -251,7 +305,6 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
                                                 traffic.PORT + i))
         caps_running = traffic.start_captures(topo, tmp) if capture else []
         # The sender's TCP state (cwnd, RTT, RTO of every subflow), as `mmpath capture` samples it.
-        ss = None
         if capture:
             from ..capture import Sampler
 
@@ -281,11 +334,16 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
         delay_stats = line.stop()
         after = {(t[0], t[1]): netns.tx_bytes(t[0], t[1]) for t in targets if t[5]}
         notes = traffic.stop_captures(caps_running)
+        caps_running = []
         if ss is not None:
             ss.stop.set()
             ss.join(timeout=5)
+            ss = None
         counters = {"server": netns.mptcp_counters(topo.srv), "client": netns.mptcp_counters(topo.cli)} \
             if mptcp else {}
+        udp_drops = sum(netns.udp_rcvbuf_errors(ns) for ns in {topo.cli if f.get("direction", "download") ==
+                                                                "download" else topo.srv
+                                                                for f in flows if f["kind"] == "udp"})
         for srv in servers:
             try:
                 srv.wait(timeout=10)
@@ -304,6 +362,14 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
                 raise EmuError(f"iperf3 failed for flow {f['name']!r}: {why}")
             docs.append(doc)
     finally:
+        # Whatever stopped the run (an error, Ctrl-C), nothing it started outlives it.
+        for c in clients:
+            c.kill()
+        if caps_running:
+            traffic.stop_captures(caps_running)
+        if ss is not None:
+            ss.stop.set()
+            ss.join(timeout=5)
         if trace is not None:
             trace.close()
         if shp is not None:
@@ -331,7 +397,10 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
         "engine": "emulation",
         "kernel": platform.release(),
         "flows": [{**{k: f.get(k) for k in ("name", "kind", "cc", "direction", "mode", "start_s", "stop_s")},
-                   "goodput_mbps": results[f["name"]].goodput_mbps} for f in flows],
+                   "goodput_mbps": results[f["name"]].goodput_mbps,
+                   **({"offered_mbps": float(f["rate_mbps"]), "sent_mbps": _sent_mbps(doc)}
+                      if f["kind"] == "udp" and f.get("rate_mbps") else {})}
+                  for f, doc in zip(flows, docs)],
         "base_rtt_ms": {"scenario": checks.base_rtt_ms(cfg),
                         "emulated": {n: 2 * us / 1000.0 for n, us in zip(names, delays_us)},
                         "note": "plus ~0.05 ms of veth forwarding; the delay line's lateness is in delay_line"},
@@ -341,11 +410,21 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
         "path_mbps": path_mbps,
         "capacity_mean_mbps": {_cap_key(n, d, both): float(c.mbps.mean())
                                for n, by_dir in caps.items() for d, c in by_dir.items()},
-        "shaper": {"changes": shp.applied if shp else 0, "latest_change_s": shp.late_s if shp else None},
+        # Bins where the link stayed up but carried nothing (a scan's dwell off channel): the
+        # radio holds its frames there, the shaper cannot (docs/emulate.md), so they are outages.
+        "capacity_bin_s": capacity.BIN_S,
+        "stalled_bins_as_outages": {_cap_key(n, d, both): int(c.stalled.sum())
+                                    for n, by_dir in caps.items() for d, c in by_dir.items()
+                                    if c.stalled is not None and c.stalled.any()},
+        "shaper": {"changes": shp.applied if shp else 0, "latest_change_s": shp.late_s if shp else None,
+                   "up_after_trace": shp.restored if shp else []},
         "wall_s": wall,
         "t0_unix": t0_unix,
         "captures": notes,
         "kernel_mptcp_counters": counters,
+        # UDP datagrams the receiving namespace's sockets dropped (buffer full: the receiving
+        # iperf3 fell behind on this machine's CPU), counted as lost by iperf3 but not the link's.
+        "udp_receive_buffer_drops": udp_drops,
         "kernel_trace": trace_meta,
         "iperf3": docs[0].get("start", {}).get("version"),
     }

@@ -2,7 +2,9 @@
 when saturated. The simulator runs the scenario's path alone (its radio, events, channel, seed)
 under a UDP flow offered above any PHY rate, in the flow's direction, and the delivered rate per
 100 ms bin is the path's capacity in that bin (MAC efficiency, aggregation, rate adaptation,
-fading, scans and outages included; 0 while the link is down).
+fading, scans and outages included; 0 while the link is down). A bin with nothing delivered that a
+scan's off-channel dwell covers is marked stalled (the radio holds its frames there, where the
+shaper, which can only drop, makes it an outage: emu.json says how many).
 
 For a TCP or MPTCP flow the probe also carries the reverse traffic TCP brings, because on a
 half-duplex radio the ACKs take airtime from the data: a second, reverse UDP flow of 52-byte
@@ -43,16 +45,23 @@ class Capacity:
     path: str
     bin_s: float
     mbps: np.ndarray  # one value per bin from t = 0
+    # Per bin: nothing was delivered while a scan had the radio off channel all through it: the
+    # radio's frames wait there, they are not lost. None: no such bin.
+    stalled: np.ndarray | None = None
 
     def at(self, t_s: float) -> float:
         i = min(int(t_s / self.bin_s), len(self.mbps) - 1)
         return float(self.mbps[max(i, 0)])
 
+    def is_stalled(self, i: int) -> bool:
+        return self.stalled is not None and i < len(self.stalled) and bool(self.stalled[i]) and self.mbps[i] <= 0
+
     def csv(self) -> str:
-        """mmpath's trace CSV (docs/traces.md): time, rate, link status; replayable by `mmpath run`."""
+        """mmpath's trace CSV (docs/traces.md): time, rate, link status; replayable by `mmpath run`
+        (a stalled bin is rate 0 with the link up, which stalls the path there too)."""
         lines = ["t_s,rate_mbps,link_up"]
         for i, r in enumerate(self.mbps):
-            lines.append(f"{i * self.bin_s:.3f},{r:.3f},{int(r > 0)}")
+            lines.append(f"{i * self.bin_s:.3f},{r:.3f},{int(r > 0 or self.is_stalled(i))}")
         return "\n".join(lines) + "\n"
 
 
@@ -134,5 +143,45 @@ def _saturate_many(config: dict[str, Any], path_index: int, duration_s: float, s
         idx = np.round(iv["t_s"].to_numpy(dtype=float) / BIN_S).astype(int)
         ok = (idx >= 0) & (idx < n)
         np.add.at(mbps, idx[ok], iv["mbps"].to_numpy(dtype=float)[ok])
-        out[direction] = Capacity(path=str(p["name"]), bin_s=BIN_S, mbps=mbps)
+        out[direction] = Capacity(path=str(p["name"]), bin_s=BIN_S, mbps=mbps,
+                                  stalled=_stalled(p, mbps))
     return out
+
+
+def scan_off(path: dict[str, Any], duration_s: float) -> list[tuple[float, float]]:
+    """The off-channel periods of a path's scan events (docs/scenario.md, `scan`): from `t_s`,
+    every `every_s` while the event lasts, a scan of `scan_ms` in all, off for `dwell_ms`, back
+    for `rest_ms`, ... (the last dwell cut at `scan_ms`; `rest_ms = 0`: one period of `scan_ms`)."""
+    out = []
+    for ev in path.get("event") or []:
+        if ev.get("kind") != "scan":
+            continue
+        t0, end = float(ev["t_s"]), min(float(ev["t_s"]) + float(ev["duration_s"]), duration_s)
+        every, scan = float(ev["every_s"]), float(ev["scan_ms"]) / 1000.0
+        dwell = float(ev.get("dwell_ms") or 40.0) / 1000.0
+        rest = float(ev["rest_ms"]) / 1000.0 if ev.get("rest_ms") is not None else 0.1
+        if rest <= 0:
+            dwell = scan
+        t = t0
+        while t < end:
+            a = t
+            while a < t + scan - 1e-12:
+                out.append((a, min(a + dwell, t + scan)))
+                a += dwell + rest
+            t += every
+    return out
+
+
+def _stalled(path: dict[str, Any], mbps: np.ndarray) -> np.ndarray | None:
+    """The bins with nothing delivered that lie wholly inside a scan's off-channel periods: the
+    radio holds its frames there (a blockage in the same bin would drop them, but then the link
+    model delivers nothing either way; the scan is what the bin is marked for)."""
+    off = scan_off(path, len(mbps) * BIN_S)
+    if not off:
+        return None
+    stalled = np.zeros(len(mbps), dtype=bool)
+    for i in np.flatnonzero(mbps <= 0):
+        lo, hi = i * BIN_S, (i + 1) * BIN_S
+        covered = sum(max(0.0, min(hi, b) - max(lo, a)) for a, b in off)
+        stalled[i] = covered >= BIN_S - 1e-9
+    return stalled if stalled.any() else None

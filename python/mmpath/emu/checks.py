@@ -4,7 +4,7 @@ set up, each failure one line naming what is missing or unsupported and what is 
 The machine: root (network namespaces, tc), iproute2 (`ip`, `tc`), iperf3, tcpdump, and for MPTCP
 flows the kernel's MPTCP (net.mptcp) and `mptcpize` (mptcpd), which makes iperf3's sockets MPTCP.
 
-The scenario: up to 8 flows (TCP, MPTCP or UDP; bulk; either direction), up to 4 paths, with one
+The scenario: up to 8 flows (TCP, MPTCP or UDP; bulk or rate; either direction), up to 4 paths, with one
 [flow.tcp] and one MPTCP path set for all (namespace-wide in the kernel). MPTCP runs the kernel's own
 scheduler and path manager, i.e. `kernel = "linux-upstream"` with `scheduler = "default"`; the
 schedulers mmpath models from papers (minRTT, MuSher, AMuSe...) exist only in the simulator.
@@ -62,6 +62,11 @@ def scenario(config: dict[str, Any]) -> list[dict[str, Any]]:
         raise EmuError(f"flow: the emulator runs 1 to {MAX_FLOWS} flows (got {len(flows)})")
     if not 1 <= len(paths) <= MAX_PATHS:
         raise EmuError(f"path: the emulator builds 1 to {MAX_PATHS} paths (got {len(paths)})")
+    for k, p in enumerate(paths):
+        if float(p.get("loss_pct") or 0.0) > 0:
+            raise EmuError(f"path.{k}.loss_pct: {p['loss_pct']:g} % random frame loss is not emulated: the veth "
+                           "links carry 64 KiB GSO packets, and dropping one would drop dozens of frames at once "
+                           "(allowed: 0; the simulator models it)")
     for i, f in enumerate(flows):
         _flow(i, f)
     _together(flows)
@@ -72,8 +77,14 @@ def _flow(i: int, f: dict[str, Any]) -> None:
     kind = f.get("kind")
     if kind not in ("tcp", "mptcp", "udp"):
         raise EmuError(f"flow.{i}.kind: {kind!r} cannot be emulated (allowed: tcp, mptcp, udp)")
-    if kind != "udp" and f.get("app") not in (None, "bulk"):
-        raise EmuError(f"flow.{i}.app: {f.get('app')!r} cannot be emulated (allowed: bulk, as iperf3 sends)")
+    if kind != "udp" and f.get("app") not in (None, "bulk", "rate"):
+        raise EmuError(f"flow.{i}.app: {f.get('app')!r} cannot be emulated (allowed: bulk, rate, as iperf3 sends)")
+    if f.get("bytes") is not None:
+        raise EmuError(f"flow.{i}.bytes: not emulated: iperf3 runs each flow from start_s to stop_s (-t) and "
+                       "cannot also stop at a byte count (allowed: no bytes; set stop_s instead)")
+    if f.get("prio"):
+        raise EmuError(f"flow.{i}.prio: MP_PRIO changes during the run are not emulated (allowed: none; the "
+                       f"backup flags of flow.{i}.backup_paths are set at the start)")
     if kind in ("tcp", "mptcp"):
         cc = f.get("cc", "cubic")
         have = congestion_controls()
@@ -81,13 +92,18 @@ def _flow(i: int, f: dict[str, Any]) -> None:
             raise EmuError(f"flow.{i}.cc: this kernel has no {cc!r} (available: {', '.join(have)})")
     if kind == "mptcp":
         if f.get("kernel") not in (None, "linux-upstream"):
+            # One message for both fields: with v0.9x the scheduler is minRTT unless set otherwise,
+            # which the emulator refuses next.
+            fix = f"--set flow.{i}.kernel=linux-upstream" + \
+                ("" if f.get("scheduler") in (None, "default", "upstream") else f" --set flow.{i}.scheduler=default")
             raise EmuError(f"flow.{i}.kernel: {f.get('kernel')!r}: the emulator runs this machine's kernel MPTCP "
-                           f"(allowed: \"linux-upstream\"; set flow.{i}.kernel=linux-upstream)")
+                           f"with its own scheduler (allowed: \"linux-upstream\"; {fix})")
         if f.get("scheduler") not in (None, "default", "upstream"):
             raise EmuError(f"flow.{i}.scheduler: {f.get('scheduler')!r} exists only in the simulator; the kernel "
                            "schedules with its own (allowed: \"default\")")
         if f.get("subflows") not in (None, "per-path"):
-            raise EmuError(f"flow.{i}.subflows: the emulator opens one subflow per path (allowed: \"per-path\")")
+            raise EmuError(f"flow.{i}.subflows: {f.get('subflows')!r}: the emulator's server has one address, so the "
+                           f"kernel opens one subflow per path (allowed: \"per-path\"; --set flow.{i}.subflows=per-path)")
         if f.get("coupled") not in (None, "uncoupled"):
             raise EmuError(f"flow.{i}.coupled: {f.get('coupled')!r}: upstream Linux MPTCP has no coupled "
                            "congestion control (allowed: \"uncoupled\")")

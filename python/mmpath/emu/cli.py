@@ -1,4 +1,4 @@
-"""`mmpath emu run SCENARIO [--set KEY=VALUE ...] [--seed N] [--out DIR] [--no-capture] [--kernel-trace]`.
+"""`mmpath emu run SCENARIO [--variant NAME] [--set KEY=VALUE ...] [--seed N] [--out DIR] [--no-capture] [--kernel-trace]`.
 
 Exit status: 0 when the emulation ran, 2 for a scenario, flag or machine it cannot run (one line
 saying what is missing and what is allowed; nothing is written), 1 if iperf3 itself failed.
@@ -7,6 +7,7 @@ saying what is missing and what is allowed; nothing is written), 1 if iperf3 its
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from pathlib import Path
 
@@ -25,6 +26,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     r.add_argument("scenario", metavar="SCENARIO", help="scenario .toml file or bundled scenario name")
     r.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override a scenario field by its dotted path (as `mmpath run --set`)")
+    r.add_argument("--variant", metavar="NAME",
+                   help="for a scenario with [[variant]] entries, the one to emulate (its overrides, then --set's)")
     r.add_argument("--seed", type=int, metavar="N", help="random seed of the channel (default: the scenario's)")
     r.add_argument("--out", metavar="DIR", help=f"output folder (default: {DEFAULT_OUT_ROOT}/<scenario name>)")
     r.add_argument("--no-capture", action="store_true", help="no tcpdump captures")
@@ -44,27 +47,42 @@ def _usage(p: argparse.ArgumentParser):
     return f
 
 
-def run(args: argparse.Namespace) -> int:
-    from . import EmuError
-    from . import run as emulate
-    from ..scenario import load_scenario
+def _interrupt(signum, frame) -> None:
+    raise KeyboardInterrupt
 
-    sc = load_scenario(args.scenario, args.overrides, seed=args.seed)  # a bad scenario: one line, status 2
+
+def run(args: argparse.Namespace) -> int:
+    from . import EmuError, pick_variant
+    from . import run as emulate
+
+    # A bad scenario or variant: one line, status 2, before anything is set up.
+    sc = pick_variant(args.scenario, args.overrides, seed=args.seed, variant=args.variant)
     out = Path(args.out) if args.out else DEFAULT_OUT_ROOT / sc.name
+    if args.variant is not None and not args.out:
+        out = out / args.variant
+    # `kill PID` (SIGTERM) or a closed terminal (SIGHUP) stops the run as Ctrl-C does: namespaces,
+    # qdiscs and processes torn down, nothing written. Python's default would exit at once and
+    # leave the namespaces and iperf3 behind.
+    previous = {sig: signal.signal(sig, _interrupt) for sig in (signal.SIGTERM, signal.SIGHUP)}
     try:
         res = emulate(args.scenario, args.overrides, seed=args.seed, out=out, capture=not args.no_capture,
-                      progress=True, kernel_trace=args.kernel_trace)
+                      progress=True, kernel_trace=args.kernel_trace, variant=args.variant)
     except EmuError as e:
         if str(e).startswith("iperf3 failed") or str(e).startswith("iperf3 of flow"):
             print_error(f"error: {e}")
             return 1
         raise
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
     m = res.meta
     dirs = " + ".join(sorted({f["direction"] for f in m["flows"]}))
-    print(f"{sc.name}: emulated {len(m['flows'])} flow(s), {dirs}, over "
+    label = sc.name if args.variant is None else f"{sc.name} ({args.variant})"
+    print(f"{label}: emulated {len(m['flows'])} flow(s), {dirs}, over "
           f"{', '.join(res.path_mbps)} on Linux {m['kernel']}")
     for f in m["flows"]:
-        print(f"  {f['name']} ({f['kind']} {f.get('cc') or ''}): {f['goodput_mbps']:.1f} Mbit/s (iperf3)")
+        what = " ".join(str(x) for x in (f["kind"], f.get("cc")) if x)
+        print(f"  {f['name']} ({what}): {f['goodput_mbps']:.1f} Mbit/s (iperf3)")
     if len(m["flows"]) > 1:
         print(f"  all flows: {res.goodput_mbps:.1f} Mbit/s")
     for name, mbps in res.path_mbps.items():
@@ -73,6 +91,17 @@ def run(args: argparse.Namespace) -> int:
     late = [q["late_max_us"] for q in m["delay_line"].get("queues", [])]
     print(f"  base RTT: scenario {m['base_rtt_ms']['scenario']:g} ms; emulated {rtts}"
           + (f" (delay line at most {max(late) / 1000:.2f} ms late)" if late else ""))
+    for f in m["flows"]:
+        if f.get("offered_mbps") and f["sent_mbps"] < 0.9 * f["offered_mbps"]:
+            print_error(f"note: {f['name']}: iperf3 sent {f['sent_mbps']:.0f} of the {f['offered_mbps']:g} Mbit/s "
+                        "asked: this machine's CPU, not the emulated link, limited it")
+    if m.get("udp_receive_buffer_drops"):
+        print_error(f"note: {m['udp_receive_buffer_drops']} UDP datagrams were dropped by the receiving socket "
+                    "(buffer full: the receiving iperf3 fell behind on this machine's CPU), not by the emulated link")
+    for name, n in m.get("stalled_bins_as_outages", {}).items():
+        print_error(f"note: {name}: {n} bin(s) of {m['capacity_bin_s'] * 1000:g} ms with the link up but nothing "
+                    "carried (a scan off channel) are emulated as outages: the shaper drops the frames the radio "
+                    "would hold (docs/emulate.md)")
     if m.get("kernel_trace"):
         kt = m["kernel_trace"]
         print(f"  kernel trace: {sum(kt['events'].values())} events in {kt['file']}"
@@ -80,5 +109,6 @@ def run(args: argparse.Namespace) -> int:
     if "analysis_error" in m:
         print_error(f"analysis of the captures failed: {m['analysis_error']}")
     extra = ", kernel-trace.txt" if m.get("kernel_trace") else ""
-    print(f"outputs: {out}/ (iperf3-<flow>.json, pcaps, capacity-*.csv, emu.json{extra}, analysis/)")
+    pcaps = "pcaps, ss.log, " if not args.no_capture else ""
+    print(f"outputs: {out}/ (iperf3-<flow>.json, {pcaps}capacity-*.csv, emu.json{extra}, analysis/)")
     return 0

@@ -7,9 +7,9 @@ the sender's own queue (where Linux TCP would see the drop locally). The client 
 address (one routing table per path), so a socket bound to a path's address, or an MPTCP subflow
 from it, leaves over that path.
 
-For MPTCP the kernel's in-kernel path manager opens the subflows: every path but the first is a
-client endpoint with the `subflow` flag (`backup` too for backup-mode paths), and the limits allow
-one subflow per path. Everything is torn down on exit, whatever happened.
+For MPTCP the kernel's in-kernel path manager opens the subflows: every path of the flow's `paths`
+but the first (which carries the initial subflow) is a client endpoint with the `subflow` flag
+(`backup` too for the flow's `backup_paths`), and the limits allow one subflow per path. Everything is torn down on exit, whatever happened.
 """
 
 from __future__ import annotations
@@ -61,6 +61,7 @@ class PathLink:
 class Topology:
     tag: str
     paths: list[PathLink] = field(default_factory=list)
+    backbone_mtu: int | None = None  # None: the backbone never binds (no link of its own)
 
     @property
     def srv(self) -> str:
@@ -93,14 +94,19 @@ def _veth(a_ns: str, a_if: str, a_addr: str, b_ns: str, b_if: str, b_addr: str, 
         # not the shaper, the bottleneck on a small machine. The shaper counts bytes (bfifo).
 
 
-def build(path_names: list[str], mtus: list[int], mptcp: bool, backup: set[str]) -> Topology:
-    topo = Topology(tag=f"mmpath{os.getpid()}")
+def build(path_names: list[str], mtus: list[int], mptcp: bool, backup: set[str],
+          mptcp_paths: list[str] | None = None, backbone_mtu: int | None = None) -> Topology:
+    """`mptcp_paths`: the MPTCP flow's `paths`, in order (default: every path); its first path
+    carries the initial subflow, each other one gets a client endpoint. `backbone_mtu`: the
+    backbone's MTU when it is a link of its own (else the largest path MTU, so it never binds)."""
+    topo = Topology(tag=f"mmpath{os.getpid()}", backbone_mtu=backbone_mtu)
+    mptcp_paths = list(path_names) if mptcp_paths is None else list(mptcp_paths)
     try:
         for ns in (topo.srv, topo.ap, topo.cli):
             sh("ip", "netns", "add", ns)
             sh("ip", "-n", ns, "link", "set", "lo", "up")
         set_sysctl(topo.ap, "net.ipv4.ip_forward", "1")
-        _veth(topo.srv, "bb0", SERVER_ADDR, topo.ap, "bb1", AP_BACKBONE_ADDR, max(mtus))
+        _veth(topo.srv, "bb0", SERVER_ADDR, topo.ap, "bb1", AP_BACKBONE_ADDR, backbone_mtu or max(mtus))
         sh("ip", "-n", topo.srv, "route", "add", "10.199.0.0/16", "via", AP_BACKBONE_ADDR)
         for k, (name, mtu) in enumerate(zip(path_names, mtus)):
             link = PathLink(index=k, name=name, mtu=mtu, cli_if=f"p{k}c", ap_if=f"p{k}a",
@@ -118,7 +124,7 @@ def build(path_names: list[str], mtus: list[int], mptcp: bool, backup: set[str])
                 set_sysctl(ns, "net.mptcp.enabled", "1")
                 n = str(max(len(path_names), 1))
                 sh("ip", "-n", ns, "mptcp", "limits", "set", "subflow", n, "add_addr_accepted", n)
-            for link in topo.paths[1:]:
+            for link in (topo.path(n) for n in mptcp_paths[1:]):
                 flags = ["subflow"] + (["backup"] if link.name in backup else [])
                 sh("ip", "-n", topo.cli, "mptcp", "endpoint", "add", link.cli_addr, "dev", link.cli_if, *flags)
     except BaseException:
@@ -166,3 +172,19 @@ def mptcp_counters(ns: str) -> dict[str, int]:
                 if v.isdigit() and int(v):
                     out[n] = int(v)
     return out
+
+
+def udp_rcvbuf_errors(ns: str) -> int:
+    """Datagrams the namespace's UDP sockets dropped for a full receive buffer (Udp: RcvbufErrors
+    of /proc/net/snmp): the receiving host's limit, not the emulated link's."""
+    try:
+        text = sh("cat", "/proc/net/snmp", ns=ns)
+    except EmuError:
+        return 0
+    rows = [ln.split() for ln in text.splitlines() if ln.startswith("Udp:")]
+    if len(rows) < 2 or "RcvbufErrors" not in rows[0]:
+        return 0
+    try:
+        return int(rows[1][rows[0].index("RcvbufErrors")])
+    except (IndexError, ValueError):
+        return 0

@@ -3,6 +3,8 @@ the path's capacity trace (capacity.py) and a drop-tail byte FIFO (bfifo) of the
 length; every bin (100 ms) the rate moves to the trace's next value, and while the trace says the
 link is down the FIFO's limit is 0, so everything sent then is lost, as on a blocked 60 GHz link. Commands go to one
 long-lived `tc -batch` per namespace (a fork per change would cost more than a bin at Gbit/s).
+After the trace's last bin a link left down comes back up at its last rate (iperf3 still has to
+exchange its results over the first path).
 
 Only the data direction is shaped. The other direction (ACKs) gets the same gate at a fixed,
 unlimiting rate (GATE_MBPS): a blocked 60 GHz link carries nothing either way.
@@ -67,6 +69,7 @@ class Shaper:
         self._procs: dict[str, subprocess.Popen] = {}
         self.applied = 0
         self.late_s = 0.0
+        self.restored: list[str] = []  # interfaces brought back up after the trace's end
 
     def _proc(self, ns: str) -> subprocess.Popen:
         if ns not in self._procs:
@@ -113,6 +116,25 @@ class Shaper:
                 state[k] = (held, up)
                 if lines and not self._send(ns, lines):
                     return
+        # The trace is over; a link it left down comes back (at its last rate), so that iperf3
+        # can still exchange its results over its control connection, which crosses the first
+        # path: left down, the client failed with "unable to send control message".
+        wait = t0 + n_bins * bin_s - time.monotonic()
+        if wait > 0 and self._stop.wait(wait):
+            return
+        for k, (ns, ifname, cap, mtu, qbytes, shaped) in enumerate(self.targets):
+            held, up = state[k]
+            if up:
+                continue
+            lines = []
+            last = [float(r) for r in cap.mbps if r > 0]
+            if shaped and last and last[-1] != held:
+                lines.append(" ".join(["class change dev", ifname, "parent 1: classid 1:1 htb",
+                                       *_rate_args(last[-1], mtu)]))
+            lines.append(f"qdisc change dev {ifname} parent 1:1 handle {LEAVES[leaf[k]]} bfifo limit {qbytes}")
+            if not self._send(ns, lines):
+                return
+            self.restored.append(ifname)
 
     def _send(self, ns: str, lines: list[str]) -> bool:
         p = self._proc(ns)

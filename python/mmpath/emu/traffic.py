@@ -42,6 +42,17 @@ def start_server(topo: Topology, mptcp: bool, log: Path, port: int = PORT) -> su
     raise EmuError(f"iperf3 server (port {port}) did not listen within 5 s")
 
 
+def udp_buffer_bytes() -> int:
+    """The largest socket buffer the host lets iperf3 ask for (0: unknown, leave iperf3's)."""
+    vals = []
+    for key in ("rmem_max", "wmem_max"):
+        try:
+            vals.append(int(Path(f"/proc/sys/net/core/{key}").read_text().split()[0]))
+        except (OSError, ValueError, IndexError):
+            return 0
+    return min(vals)
+
+
 def client_cmd(topo: Topology, flow: dict[str, Any], duration_s: float, log: Path, port: int = PORT) -> list[str]:
     kind = flow["kind"]
     first = topo.path(flow.get("path") or topo.paths[0].name)
@@ -53,9 +64,23 @@ def client_cmd(topo: Topology, flow: dict[str, Any], duration_s: float, log: Pat
     if flow.get("direction", "download") == "download":
         cmd.append("-R")
     if kind == "udp":
-        cmd += ["-u", "-b", f"{float(flow.get('rate_mbps') or 1000):g}M", "-l", str(first.mtu - UDP_HEADERS)]
+        # One datagram per packet: the flow's packet_bytes, by default the path MTU's worth (the
+        # smaller of the radio path's and the backbone's, as the simulator's MSS).
+        mtu = min(first.mtu, topo.backbone_mtu or first.mtu)
+        size = int(flow.get("packet_bytes") or mtu - UDP_HEADERS)
+        cmd += ["-u", "-b", f"{float(flow.get('rate_mbps') or 1000):g}M", "-l", str(size)]
+        # The receiving socket's buffer as large as the host allows (-w: SO_RCVBUF / SO_SNDBUF,
+        # capped by net.core.rmem_max / wmem_max): the simulator's receiver never drops a
+        # datagram, and the default 208 KiB overflowed at a few hundred Mbit/s here.
+        buf = udp_buffer_bytes()
+        if buf:
+            cmd += ["-w", str(buf)]
     else:
         cmd += ["-C", str(flow.get("cc") or "cubic"), *tcpconf.iperf_args(flow)]
+        if flow.get("app") == "rate":
+            # A TCP source at rate_mbps: iperf3 -b paces its writes (1 ms timer by default), as the
+            # simulator's rate app is fed every 1 ms (docs/scenario.md).
+            cmd += ["-b", f"{float(flow['rate_mbps']):g}M"]
     return ["ip", "netns", "exec", topo.cli, *_mptcp(cmd, kind == "mptcp")]
 
 
@@ -67,13 +92,36 @@ class Client(threading.Thread):
         self.cmd, self.at, self.timeout_s = cmd, at, timeout_s
         self.result: subprocess.CompletedProcess | None = None
         self.timed_out = False
+        self._cancel = threading.Event()
+        self._lock = threading.Lock()
+        self._proc: subprocess.Popen | None = None
 
     def run(self) -> None:
-        time.sleep(max(0.0, self.at - time.monotonic()))
+        if self._cancel.wait(max(0.0, self.at - time.monotonic())):
+            return
+        with self._lock:
+            if self._cancel.is_set():
+                return
+            self._proc = subprocess.Popen(self.cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
-            self.result = subprocess.run(self.cmd, capture_output=True, text=True, timeout=self.timeout_s)
+            out, err = self._proc.communicate(timeout=self.timeout_s)
         except subprocess.TimeoutExpired:
+            self._proc.kill()
+            self._proc.communicate()
             self.timed_out = True
+            return
+        self.result = subprocess.CompletedProcess(self.cmd, self._proc.returncode, out, err)
+
+    def kill(self) -> None:
+        """Stops the client (not started yet: it never starts). An interrupted run must not leave
+        iperf3 behind: `ip netns del` only unnames a namespace a process still runs in."""
+        with self._lock:
+            self._cancel.set()
+            p = self._proc
+        if p is not None and p.poll() is None:
+            p.kill()
+        if self.ident is not None:  # started
+            self.join(timeout=5)
 
 
 def start_captures(topo: Topology, out: Path) -> list[tuple[subprocess.Popen, Path]]:
