@@ -147,3 +147,20 @@ def test_comparison_output_is_refused_early_and_written_whole(tmp_path, monkeypa
         compare("default", overrides={"duration_s": 0.3}, out=out)
     assert not out.exists() or not any(out.iterdir())
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".o.tmp")]
+
+
+def test_run_one_variant(run_cli, tmp_path):
+    rc, out, err = run_cli("run", "scan", "--variant", "amuse-scan", "--set", "duration_s=0.5",
+                           "--out", tmp_path / "o", "--json")
+    assert rc == 0, err
+    import json
+
+    doc = json.loads(out)
+    assert doc["flows"][0]["scheduler"] == "amuse"  # one summary, not one per variant
+    assert (tmp_path / "o" / "summary.json").is_file() and not (tmp_path / "o" / "compare.csv").exists()
+    res = __import__("mmpath").run("scan", overrides={"duration_s": 0.5}, variant="fixedratio")
+    assert res.summary["flows"][0]["scheduler"] == "fixedratio"
+    rc, _, err = run_cli("run", "scan", "--variant", "nope")
+    assert rc == 2 and "allowed: default, fixedratio, amuse-scan" in err and "Traceback" not in err
+    rc, _, err = run_cli("run", "11ad-bulk", "--variant", "x")
+    assert rc == 2 and "has no [[variant]] entries" in err

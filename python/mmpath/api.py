@@ -275,6 +275,7 @@ def run(
     out: str | os.PathLike | None = None,
     progress: bool = False,
     scheduler: Any = None,
+    variant: str | None = None,
 ) -> Result:
     """Simulate a scenario and return its Result.
 
@@ -284,8 +285,15 @@ def run(
     out        if given, also write the output folder there (see docs/outputs.md)
     progress   show a progress bar on stderr (only when stderr is a terminal)
     scheduler  a custom MPTCP scheduler in Python (docs/schedulers.md), or {flow name: object}
+    variant    for a scenario with [[variant]] entries, run that one (its overrides, then
+               `overrides`); without it such a scenario runs its base (compare.compare runs all)
     """
-    sc = load_scenario(scenario, overrides, seed=seed)
+    if variant is not None:
+        from .compare import one_variant
+
+        sc = one_variant(scenario, overrides, seed, variant)
+    else:
+        sc = load_scenario(scenario, overrides, seed=seed)
     if out is not None:
         from .outputs import check_out_folder
 

@@ -37,8 +37,14 @@ def cmd_run(args: argparse.Namespace) -> int:
     from .table import format_table, run_line
 
     spec = args.scenario or DEFAULT_SCENARIO
-    sc = load_scenario(spec, args.overrides, seed=args.seed)
-    out = Path(args.out) if args.out else DEFAULT_OUT_ROOT / _safe_dir_name(sc.name)
+    if args.variant is not None:
+        from .compare import one_variant
+
+        sc = one_variant(spec, args.overrides, seed=args.seed, variant=args.variant)
+        out = Path(args.out) if args.out else DEFAULT_OUT_ROOT / _safe_dir_name(sc.name) / _safe_dir_name(args.variant)
+    else:
+        sc = load_scenario(spec, args.overrides, seed=args.seed)
+        out = Path(args.out) if args.out else DEFAULT_OUT_ROOT / _safe_dir_name(sc.name)
     check_out_folder(out)  # an unwritable --out is refused before the run, not after it
     if sc.variants:
         return _run_variants(args, spec, sc, out)
@@ -119,6 +125,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override a scenario field by its dotted path, e.g. flow.0.cc=reno or "
                         "path.0.rate_mbps=1000 (VALUE is a TOML value; repeatable)")
+    r.add_argument("--variant", metavar="NAME",
+                   help="for a scenario with [[variant]] entries, run only this one (its overrides, then --set's)")
     r.add_argument("--seed", type=int, metavar="N", help="random seed (default: the scenario's seed)")
     r.add_argument("--out", metavar="DIR",
                    help=f"output folder (default: {DEFAULT_OUT_ROOT}/<scenario name>)")

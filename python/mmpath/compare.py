@@ -53,6 +53,24 @@ def variant_scenarios(base: Scenario, spec: ScenarioSpec, overrides: Overrides =
     return out
 
 
+def one_variant(spec: ScenarioSpec, overrides: Overrides = None, seed: int | None = None,
+                variant: str = "") -> Scenario:
+    """The scenario's variant named `variant` as a plain scenario: its overrides, then the
+    user's. Only that variant is loaded, so a user override that suits it alone is fine.
+    ScenarioError when the scenario has no variants or none of that name."""
+    import dataclasses
+
+    base = load_scenario(spec, overrides, seed=seed)
+    names = [n for n, _ in base.variants]
+    if not names:
+        raise ScenarioError(f"--variant {variant}: {base.source} has no [[variant]] entries (leave --variant out)")
+    if variant not in names:
+        raise ScenarioError(f"--variant {variant}: no such variant in {base.source} (allowed: {', '.join(names)})")
+    picked = dataclasses.replace(base, variants=tuple(v for v in base.variants if v[0] == variant))
+    sc = variant_scenarios(picked, spec, overrides, seed)[0][1]
+    return dataclasses.replace(sc, variants=())
+
+
 def _path_mbps(res: Result) -> dict[str, float]:
     """Mean Mbit/s each path carried over the run (subflow rows, or a flow's own row)."""
     span = max(float(res.summary.get("sim_s", 0.0)), 1e-9)

@@ -32,6 +32,7 @@ import pandas as pd
 
 from ..outputs import staged_folder
 from ..progress import Progress
+from ..errors import ScenarioError
 from ..scenario import Overrides, ScenarioSpec, load_scenario
 from . import capacity, checks, delay, ktrace, netns, shaper, tcpconf, traffic
 from .checks import EmuError
@@ -204,15 +205,13 @@ def pick_variant(scenario: ScenarioSpec, overrides: Overrides = None, seed: int 
             raise EmuError(f"{sc.source}: has [[variant]] entries ({', '.join(names)}); the emulator runs one at a "
                            f"time: pick one with --variant NAME (Python: variant=NAME), e.g. --variant {names[0]}")
         return sc
-    if not names:
-        raise EmuError(f"--variant {variant}: {sc.source} has no [[variant]] entries (leave --variant out)")
-    if variant not in names:
-        raise EmuError(f"--variant {variant}: no such variant in {sc.source} (allowed: {', '.join(names)})")
-    from ..compare import variant_scenarios
+    from ..compare import one_variant
 
     # Only the picked variant is loaded (with the user's --set on top, which may not suit the others).
-    picked = dataclasses.replace(sc, variants=tuple(v for v in sc.variants if v[0] == variant))
-    return variant_scenarios(picked, scenario, overrides, seed)[0][1]
+    try:
+        return one_variant(scenario, overrides, seed, variant)
+    except ScenarioError as e:
+        raise EmuError(str(e)) from None
 
 
 def _capacities(cfg: dict[str, Any], names: list[str], directions: list[str], duration_s: float, seed: int,
