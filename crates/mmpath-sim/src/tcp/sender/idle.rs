@@ -14,10 +14,12 @@
 //!   cwnd once per RTO of idleness, down to the initial window, and keeps the old level as
 //!   ssthresh. Again not for BBR, which handles restarts in its own state machine.
 //!
-//! Both matter most to MPTCP subflows: a subflow the scheduler leaves idle or under-used (a
-//! ratio scheduler's other path, a backup, a subflow waiting out a scan) does not keep the
-//! window it once grew. Subflow sockets are never SOCK_NOSPACE (the application writes to the
-//! MPTCP socket), so the first rule applies to them whenever they are not cwnd-limited.
+//! Both matter to MPTCP subflows: a subflow the scheduler leaves idle (a ratio scheduler's other
+//! path, a backup, a subflow waiting out a scan) does not keep the window it once grew. A
+//! subflow's struct socket is the MPTCP socket's (upstream: mptcp_sock_graft; v0.9x:
+//! sk_set_socket(sk, meta_sk->sk_socket) in mptcp_init4_subsockets), so its SOCK_NOSPACE is
+//! the application's writer blocked on the *connection's* send buffer: a backlogged MPTCP
+//! transfer keeps its subflows' windows, a rate-limited one lets them decay.
 
 use super::TcpSender;
 use crate::tcp::cc::CaState;
@@ -30,16 +32,23 @@ impl TcpSender {
         self.idle.enabled = on;
     }
 
-    /// Whether the writer can block on this socket's send buffer (SOCK_NOSPACE): true for an
-    /// application's TCP socket, false for an MPTCP subflow (the application writes to the
-    /// MPTCP socket, never to a subflow).
+    /// Whether the application writes to this socket, so that its SOCK_NOSPACE follows this
+    /// socket's own send buffer: true for a TCP flow, false for an MPTCP subflow (whose
+    /// connection reports its writer with `set_owner_writer_blocked`).
     pub fn set_writer_blocks(&mut self, on: bool) {
         self.idle.writer_blocks = on;
     }
 
-    /// The writer waits on a full send buffer: it has handed over more than the buffer takes.
+    /// An MPTCP subflow: whether the application's writer is blocked on the connection's send
+    /// buffer (SOCK_NOSPACE on the socket the subflow shares with the MPTCP socket).
+    pub fn set_owner_writer_blocked(&mut self, blocked: bool) {
+        self.idle.owner_blocked = blocked;
+    }
+
+    /// SOCK_NOSPACE: the writer waits on a full send buffer, having more to write than it takes.
     fn writer_blocked(&self) -> bool {
-        self.idle.writer_blocks && self.app_limit > self.snd_una.saturating_add(self.sndbuf_bytes())
+        self.idle.owner_blocked
+            || (self.idle.writer_blocks && self.app_limit > self.snd_una.saturating_add(self.sndbuf_bytes()))
     }
 
     /// tcp_slow_start_after_idle_check, before new data goes out.
@@ -105,6 +114,7 @@ impl TcpSender {
 pub(super) struct IdleState {
     pub enabled: bool,
     pub writer_blocks: bool,
+    pub owner_blocked: bool,
     pub cwnd_used: u32,
     pub cwnd_stamp: Time,
     pub lsndtime: Time,
