@@ -113,6 +113,11 @@ pub struct TcpOpts {
     /// F-RTO, spurious-RTO detection and undo (net.ipv4.tcp_frto = 2, the default since 3.10).
     #[serde(default = "d_true")]
     pub frto: bool,
+    /// RFC 2861 congestion window validation (net.ipv4.tcp_slow_start_after_idle = 1, Linux's
+    /// default): cwnd restarts after an idle spell longer than the RTO and decays while the
+    /// application leaves it unused (tcp/sender/idle.rs).
+    #[serde(default = "d_true")]
+    pub slow_start_after_idle: bool,
 }
 
 /// net.ipv4.tcp_limit_output_bytes of current kernels (1 MiB; it was 128 KiB before Linux 4.2
@@ -147,6 +152,7 @@ impl Default for TcpOpts {
             limit_output_bytes: d_limit_output(),
             tail_loss_probes: true,
             frto: true,
+            slow_start_after_idle: true,
         }
     }
 }
@@ -168,6 +174,8 @@ mod tests {
         assert_eq!(tcp(""), (true, true));
         assert_eq!(tcp(r#","tcp":{"tail_loss_probes":false}"#), (false, true));
         assert_eq!(tcp(r#","tcp":{"frto":false}"#), (true, false));
+        let j = r#"{"path":[{"rate_mbps":100}],"flow":[{"tcp":{"slow_start_after_idle":false}}]}"#;
+        assert!(!Scenario::from_json(j).unwrap().flow[0].tcp.slow_start_after_idle);
         let m = fails(r#"{"path":[{"rate_mbps":100}],"flow":[{"tcp":{"frto":"yes"}}]}"#);
         assert!(m.contains("frto") && m.contains("expected a boolean"), "{m}");
     }

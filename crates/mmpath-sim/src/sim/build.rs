@@ -238,6 +238,7 @@ impl Simulation {
                     pacing: t.pacing,
                 });
                 sender.apply_sysctls(t);
+                sender.set_writer_blocks(true); // the application writes to this socket (SOCK_NOSPACE)
                 (
                     Some(sender),
                     Some(TcpReceiver::new(ReceiverCfg {

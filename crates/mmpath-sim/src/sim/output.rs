@@ -117,6 +117,8 @@ impl Simulation {
                 m.insert("fast_recoveries".into(), json!(s.stats.fast_recoveries));
                 m.insert("rto_count".into(), json!(s.stats.rtos));
                 m.insert("tlp_probes".into(), json!(s.stats.tlp_probes));
+                m.insert("cwnd_idle_restarts".into(), json!(s.stats.idle_restarts));
+                m.insert("cwnd_app_limited_cuts".into(), json!(s.stats.app_limited_reductions));
                 m.insert("loss_pct".into(), json!(100.0 * c.data_dropped as f64 / data_pkts as f64));
                 m.insert("duplicate_bytes".into(), json!(r.check.duplicate_bytes));
                 m.insert("mss_bytes".into(), json!(f.mss));

@@ -49,6 +49,7 @@
 //! - sender/loss_probe.rs: tail loss probes.
 
 mod ack;
+mod idle;
 mod loss_probe;
 mod pacing;
 mod rate;
@@ -96,6 +97,10 @@ pub struct SenderStats {
     pub spurious_rtos: u64,
     /// Window reductions undone (loss, recovery and D-SACK undo together).
     pub undos: u64,
+    /// tcp_cwnd_restart after an idle spell longer than the RTO (sender/idle.rs).
+    pub idle_restarts: u64,
+    /// tcp_cwnd_application_limited reductions (sender/idle.rs).
+    pub app_limited_reductions: u64,
     pub rtt_ms: LogHistogram,
 }
 
@@ -132,6 +137,10 @@ enum Xmit {
 pub struct TcpSender {
     flow: u16,
     mss: u32,
+    /// TCP_INIT_CWND as configured: the floor of both RFC 2861 reductions (sender/idle.rs).
+    initial_cwnd: u32,
+    /// RFC 2861 congestion window validation state (sender/idle.rs).
+    idle: idle::IdleState,
     /// Bytes the application has handed to the socket so far (u64::MAX: unlimited).
     app_limit: u64,
     pub snd_una: u64,
@@ -210,6 +219,8 @@ impl TcpSender {
         TcpSender {
             flow: cfg.flow,
             mss: cfg.mss,
+            initial_cwnd: cfg.initial_cwnd,
+            idle: idle::IdleState::default(),
             app_limit: 0,
             snd_una: 0,
             snd_nxt: 0,
@@ -364,11 +375,12 @@ impl TcpSender {
     }
 
     /// The flow's host sysctls from its scenario TCP options (TSQ's limit, loss probes,
-    /// F-RTO), for single-path flows and MPTCP subflows alike.
+    /// F-RTO, slow start after idle), for single-path flows and MPTCP subflows alike.
     pub fn apply_sysctls(&mut self, t: &TcpOpts) {
         self.set_output_limit(t.limit_output_bytes);
         self.set_loss_probes(t.tail_loss_probes);
         self.set_frto(t.frto);
+        self.set_slow_start_after_idle(t.slow_start_after_idle);
     }
 
     /// No segment may span `seq` (it starts a new record: an MPTCP mapping).

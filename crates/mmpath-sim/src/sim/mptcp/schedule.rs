@@ -61,6 +61,18 @@ impl Simulation {
         }
     }
 
+    /// SOCK_NOSPACE of the application's socket, which the subflows share (tcp/sender/idle.rs):
+    /// the writer has more than the connection's send buffer takes.
+    fn sync_writer_blocked(&mut self, c: u16) {
+        let cn = &self.conns[c as usize];
+        let blocked = cn.data_limit > cn.data_una.saturating_add(cn.sndbuf);
+        for st in &cn.subs {
+            if let Some(s) = self.flows[st.flow as usize].sender.as_mut() {
+                s.set_owner_writer_blocked(blocked);
+            }
+        }
+    }
+
     pub(super) fn conn_view(&self, c: u16) -> ConnView {
         let cn = &self.conns[c as usize];
         let in_flight = cn.data_nxt - cn.data_una.min(cn.data_nxt);
@@ -85,6 +97,7 @@ impl Simulation {
     /// Hands connection data to subflows while the scheduler keeps choosing one.
     pub(in crate::sim) fn conn_push(&mut self, now: Time, c: u16) {
         self.sync_sndbuf(c);
+        self.sync_writer_blocked(c);
         let mut retried = false;
         // The subflow the last decision assigned to, when that was all that changed.
         let mut only: Option<usize> = None;

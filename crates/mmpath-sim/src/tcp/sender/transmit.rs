@@ -49,7 +49,7 @@ impl TcpSender {
 
     /// Bytes of data the socket may hold unacknowledged (send buffer): SO_SNDBUF as given, or
     /// autotuned (tcp/sndbuf.rs: grown with the window, never shrunk by a cut).
-    fn sndbuf_bytes(&self) -> u64 {
+    pub(super) fn sndbuf_bytes(&self) -> u64 {
         match self.sndbuf {
             BufSize::Bytes(b) => b,
             BufSize::Auto => self.sndbuf_auto.at(self.w.cwnd, self.mss, self.cc.sndbuf_expand(), self.wmem_max),
@@ -76,6 +76,7 @@ impl TcpSender {
     pub(super) fn after_send(&mut self, now: Time, len: u32) {
         self.tsq_queued += (len + TCP_HEADER_BYTES) as u64;
         self.advance_departure(now, len);
+        self.note_data_sent(now);
     }
 
     /// Linux tcp_is_cwnd_limited.
@@ -171,6 +172,9 @@ impl TcpSender {
                 break;
             }
             let was_idle = self.sb.is_empty();
+            if was_idle {
+                self.restart_after_idle(now);
+            }
             let tx = self.tx_stamp(now);
             let seg = Seg { start: self.snd_nxt, len, sent: now, flags: 0, tx };
             self.sb.push(seg);
@@ -208,6 +212,10 @@ impl TcpSender {
             self.is_cwnd_limited = cwnd_full;
             self.max_packets_out = packets_out;
             self.cwnd_usage_seq = self.snd_nxt;
+        }
+        // tcp_write_xmit calls tcp_cwnd_validate when it sent data or hit cwnd.
+        if sent_new > 0 || cwnd_full {
+            self.validate_cwnd(now);
         }
     }
 }
