@@ -277,7 +277,8 @@ def test_the_delay_line_gives_the_scenarios_rtt_and_the_tcp_settings_reach_the_k
     # The sender's RTT floor is then 20 ms (+ ~0.05 ms of veth), and the route carries the
     # scenario's rto_min, so the kernel's RTO is 300 ms plus the RTT terms, never the default 200.
     sc = _scenario([_wired("a", 200.0, delay_ms=10.0)],
-                   {"kind": "tcp", "path": "a", "cc": "cubic", "tcp": {"min_rto_ms": 300, "initial_cwnd": 20}})
+                   {"kind": "tcp", "path": "a", "cc": "cubic",
+                    "tcp": {"min_rto_ms": 300, "initial_cwnd": 20, "slow_start_after_idle": False}})
     out = tmp_path / "emu"
     res = _emulate(sc, out=out, capture=True)
     ss = (out / "ss.log").read_text()
@@ -290,6 +291,7 @@ def test_the_delay_line_gives_the_scenarios_rtt_and_the_tcp_settings_reach_the_k
     q = meta["delay_line"]["queues"]
     assert len(q) == 1 and q[0]["delay_ms"] == 10.0 and q[0]["packets"] > 1000, q
     assert meta["tcp_settings"]["sender routes"] == "initcwnd 20 rto_min 300ms"
+    assert meta["tcp_settings"]["sender net.ipv4.tcp_slow_start_after_idle"] == 0
     # 200 Mbit/s x 20 ms is 0.5 MB: the default buffers hold that, so the path is full.
     assert res.goodput_mbps > 0.8 * 190, res.goodput_mbps
 

@@ -14,6 +14,7 @@ one line, rather than left silently at the machine's value.
 | limit_output_bytes            | net.ipv4.tcp_limit_output_bytes (0, TSQ off, has no Linux equivalent) | sender |
 | tail_loss_probes              | net.ipv4.tcp_early_retrans 3 / 0                             | sender   |
 | frto                          | net.ipv4.tcp_frto 2 / 0                                      | sender   |
+| slow_start_after_idle         | net.ipv4.tcp_slow_start_after_idle 1 / 0                     | sender   |
 | pacing = true                 | iperf3 --fq-rate (SO_MAX_PACING_RATE turns on the stack's internal pacing; the cap is above any path) | sender |
 | hystart = false               | refused: /sys/module/tcp_cubic/parameters/hystart is machine-wide | -   |
 """
@@ -91,7 +92,9 @@ def apply(topo: Topology, flow: dict[str, Any]) -> dict[str, Any]:
     for key, value in (("net.ipv4.tcp_limit_output_bytes", t.get("limit_output_bytes")),
                        ("net.ipv4.tcp_early_retrans", None if "tail_loss_probes" not in t
                         else 3 if t["tail_loss_probes"] else 0),
-                       ("net.ipv4.tcp_frto", None if "frto" not in t else 2 if t["frto"] else 0)):
+                       ("net.ipv4.tcp_frto", None if "frto" not in t else 2 if t["frto"] else 0),
+                       ("net.ipv4.tcp_slow_start_after_idle", None if "slow_start_after_idle" not in t
+                        else 1 if t["slow_start_after_idle"] else 0)):
         if value is not None:
             set_sysctl(sender, key, str(int(value)))
             done[f"sender {key}"] = int(value)
