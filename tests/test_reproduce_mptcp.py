@@ -47,7 +47,7 @@ EXPECTED = {
     "002-backup-power": None,
     "002-energy-aware": None,
     "004-scan": _xfail(
-        "fast mode: 11ad during / outside scans: default 802 / 1427, AMuSe-SCAN 1438 / 1428 Mbit/s: 1.7"
+        "fast mode: 11ad during / outside scans: default 802 / 1427, AMuSe-SCAN 1438 / 1432 Mbit/s: 1.7"
         "9x during scans; connection during scans 1442 vs 1025 Mbit/s = 1.41x -- fails: 11ad throughput"
         " during scans, AMuSe-SCAN / default = 1.79 x, paper 2.20 x (within 15%: 1.87..2.53)"),
     "004-contention": _xfail(
