@@ -30,8 +30,8 @@ pub const USAGE: &str = "usage: mmpath-delay --queue NUM:DELAY_US [--queue NUM:D
 
 /// `START-END,START-END,...`: whole ns after the origin, each start before its end, sorted,
 /// not overlapping (back to back allowed).
-fn parse_windows(v: &str, list: &str) -> Result<Vec<(Nanos, Nanos)>, String> {
-    let mut out: Vec<(Nanos, Nanos)> = Vec::new();
+/// `out`: the queue's windows so far (an earlier --hold for it), which these continue.
+fn parse_windows(v: &str, list: &str, out: &mut Vec<(Nanos, Nanos)>) -> Result<(), String> {
     for w in list.split(',') {
         let bad = || {
             format!("--hold {v:?}: window {w:?}: expected START_NS-END_NS, whole ns after the origin, 0..{MAX_HOLD_NS}")
@@ -52,7 +52,7 @@ fn parse_windows(v: &str, list: &str) -> Result<Vec<(Nanos, Nanos)>, String> {
         }
         out.push((a, b));
     }
-    Ok(out)
+    Ok(())
 }
 
 pub fn parse(argv: &[String]) -> Result<Args, String> {
@@ -95,10 +95,16 @@ pub fn parse(argv: &[String]) -> Result<Args, String> {
                     .split_once(':')
                     .ok_or_else(|| format!("--hold {v:?}: expected NUM:START_NS-END_NS[,START_NS-END_NS...]"))?;
                 let num: u16 = num.parse().map_err(|_| format!("--hold {v:?}: queue number must be 0..65535"))?;
-                if holds.iter().any(|h| h.0 == num) {
-                    return Err(format!("--hold {v:?}: queue {num} given twice (list all its windows in one --hold)"));
-                }
-                holds.push((num, parse_windows(&v, list)?));
+                // A queue's windows may come in several --hold (one argument is at most 128 KiB
+                // on Linux): each continues the one before, in order.
+                let at = match holds.iter().position(|h| h.0 == num) {
+                    Some(at) => at,
+                    None => {
+                        holds.push((num, Vec::new()));
+                        holds.len() - 1
+                    }
+                };
+                parse_windows(&v, list, &mut holds[at].1)?;
             }
             "--origin-unix-ns" => {
                 let v = value(&mut it)?;
@@ -143,6 +149,8 @@ mod tests {
         let a = p("--queue 0:0 --queue 1:5 --origin-unix-ns 1700000000000000000 --hold 1:10-20,20-30,40-50").unwrap();
         assert_eq!(a.holds, vec![(1, vec![(10, 20), (20, 30), (40, 50)])], "back to back is allowed");
         assert_eq!(a.origin_unix_ns, Some(1_700_000_000_000_000_000));
+        let a = p("--queue 0:0 --origin-unix-ns 9 --hold 0:10-20 --queue 1:0 --hold 0:30-40,50-60").unwrap();
+        assert_eq!(a.holds, vec![(0, vec![(10, 20), (30, 40), (50, 60)])], "a second --hold continues the first");
     }
 
     #[test]
@@ -171,7 +179,8 @@ mod tests {
             ("--queue 0:1 --origin-unix-ns 7 --hold 0:5-5", "ends before it starts"),
             ("--queue 0:1 --origin-unix-ns 7 --hold 0:20-30,5-9", "starts before the one before it"),
             ("--queue 0:1 --origin-unix-ns 7 --hold 0:5-30,20-40", "overlaps 5-30"),
-            ("--queue 0:1 --origin-unix-ns 7 --hold 0:5-9 --hold 0:10-20", "given twice"),
+            ("--queue 0:1 --origin-unix-ns 7 --hold 0:5-30 --hold 0:20-40", "overlaps 5-30"),
+            ("--queue 0:1 --origin-unix-ns 7 --hold 0:50-60 --hold 0:20-40", "starts before the one before it"),
             ("--queue 0:1 --origin-unix-ns 0 --hold 0:5-9", "since the Unix epoch"),
             ("--queue 0:1 --origin-unix-ns -3", "since the Unix epoch"),
         ] {

@@ -78,10 +78,12 @@ class Shaper:
                                                stderr=subprocess.DEVNULL, text=True)
         return self._procs[ns]
 
-    def start(self) -> float:
+    def start(self, at: float | None = None) -> float:
+        """Starts replaying; bin 0 begins at `at` (time.monotonic(); default now), bin 1 a bin
+        later, ... The rates of bin 0 are the ones installed."""
         for ns, *_ in self.targets:
             self._proc(ns)
-        t0 = time.monotonic()
+        t0 = time.monotonic() if at is None else at
         self._thread = threading.Thread(target=self._run, args=(t0,), daemon=True)
         self._thread.start()
         return t0
