@@ -302,7 +302,12 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
             line.start()
         targets = []
         shaped_keys: list[str | None] = []  # per target: its path/direction name if its rate is shaped
+        # Per scanned path: its interfaces, both ways, paused through its dwells (shaper.py).
+        pauses: list[tuple[list[tuple[str, str, int, int]], list[tuple[float, float]]]] = []
         for link, p in zip(topo.paths, cfg["path"]):
+            windows = holds_ns.get(link.index)
+            if windows:
+                pauses.append(([], [(a / 1e9, b / 1e9) for a, b in windows]))
             qbytes = max(int(p.get("queue_bytes") or 1000 * link.mtu), 2 * shaper.GSO_MAX_BYTES)
             path_caps = caps[link.name]
             for d in ("download", "upload"):
@@ -316,7 +321,9 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
                     cap = next(iter(path_caps.values()))
                 up0 = bool(cap.mbps[0] > 0)
                 shaper.install(ns, ifname, float(cap.mbps[0]) if shaped else shaper.GATE_MBPS, link.mtu, qbytes,
-                               up0)
+                               up0, pausable=bool(windows))
+                if windows:
+                    pauses[-1][0].append((ns, ifname, link.mtu, qbytes))
                 if shaped:
                     shaper.check_installed(ns, ifname)
                 targets.append((ns, ifname, cap, link.mtu, qbytes, shaped))
@@ -337,7 +344,7 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
         before = {(t[0], t[1]): netns.tx_bytes(t[0], t[1]) for t in targets if t[5]}
         if trace is not None:
             trace.start()
-        shp = shaper.Shaper(targets)
+        shp = shaper.Shaper(targets, pauses)
         if holds_ns:
             # The hold windows are on the shaper's clock: its bin 0 is set a little ahead and
             # given to the delay line (as CLOCK_REALTIME, read together with the monotonic
@@ -449,7 +456,8 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
         # each (scan.py); its capacity is the path's without the scan.
         "scan_holds": _scan_holds(names, holds_ns, delay_stats),
         "shaper": {"changes": shp.applied if shp else 0, "latest_change_s": shp.late_s if shp else None,
-                   "up_after_trace": shp.restored if shp else []},
+                   "up_after_trace": shp.restored if shp else [],
+                   **({"scan_pauses": shp.paused, "latest_pause_s": shp.pause_late_s} if pauses else {})},
         "wall_s": wall,
         "t0_unix": t0_unix,
         "captures": notes,
