@@ -115,6 +115,29 @@ def test_the_capacity_probe_leaves_scans_out():
     assert cfg["path"][0]["event"], "without_scans works on a copy"
 
 
+def test_the_shaper_pauses_a_scanned_path_through_its_dwells_and_kicks_it_after():
+    import io
+    import time
+
+    from mmpath.emu import shaper
+
+    sent = []
+    kicks = {"ap": io.StringIO(), "cli": io.StringIO()}
+    ifaces = [("ap", "p0a", 1500, 200_000), ("cli", "p0c", 1500, 200_000)]
+    # Two dwells back to back (one pause) and one more.
+    shp = shaper.Shaper([], [(ifaces, [(0.0, 0.01), (0.01, 0.02), (0.03, 0.04)])])
+    shp._send = lambda ns, lines: sent.extend((ns, x) for x in lines) or True
+    shp._kickers = {ns: type("P", (), {"stdin": f})() for ns, f in kicks.items()}
+    shp._run_pauses(time.monotonic() - 1.0)
+    tbf = [(ns, x) for ns, x in sent]
+    assert len(tbf) == 8 and shp.paused == 2
+    assert all("root handle 2: tbf" in x for _, x in tbf)
+    paused = [x for _, x in tbf if f"rate {shaper.PAUSE_KBIT}kbit" in x]
+    assert len(paused) == 4 and all("burst 3028" in x for x in paused)  # two frames
+    assert [("rate 40000mbit" in x) for _, x in tbf] == [False, False, True, True] * 2
+    assert kicks["ap"].getvalue() == "p0a\np0a\n" and kicks["cli"].getvalue() == "p0c\np0c\n"
+
+
 @pytest.mark.skipif(delay.binary() is None, reason="mmpath-delay is not built (make setup)")
 @pytest.mark.parametrize("hold, says", [
     ("0:5-30,20-40", "overlaps 5-30"),
@@ -153,11 +176,10 @@ def test_a_scanning_11ac_download_is_held_not_dropped(tmp_path, _):
     def between(a, b):
         return mbps[(t >= a - 1e-9) & (t + 0.1 <= b + 1e-9)]
 
-    # Inside the long dwell (past the first interval: iperf3's intervals start a few ms after
-    # the shaper's bins, and what the shaper's queue held when the dwell began still drains into
-    # it): nothing arrives.
-    inside = between(LONG[0] + 0.1, LONG[1])
-    assert len(inside) >= 3 and inside.max() < 0.05 * cap, inside
+    # Inside the long dwell nothing arrives: not even what the shaper's queue held when it began
+    # (paused). iperf3's intervals start a few ms after the shaper's bins, hence the last 50 ms.
+    inside = between(LONG[0], LONG[1] - 0.05)
+    assert len(inside) >= 5 and inside.max() < 0.05 * cap, inside
     # Away from the scans: the path's rate (the slow start aside).
     outside = np.concatenate([between(0.5, LONG[0]), between(LONG[1] + 0.3, TRAIN[0]), between(TRAIN[1] + 0.2, 6.0)])
     assert outside.mean() > 0.8 * cap, (outside.mean(), cap)
@@ -169,6 +191,7 @@ def test_a_scanning_11ac_download_is_held_not_dropped(tmp_path, _):
     assert q["held_by_window"] > 0 and sum(m["delay_line"]["kernel_drops"].values()) == 0
     assert m["delay_line"]["held_at_exit"] == 0
     assert "stalled_bins_as_outages" not in m
+    assert m["shaper"]["scan_pauses"] == n
     # No loss burst from the train of short dwells (each shorter than the RTO): the sender's
     # retransmissions in that second (iperf3's server, the sender of a download, counts per
     # second) are the simulator's few, not a dropped queue's hundreds.
