@@ -11,6 +11,12 @@
 //! timer slack) of its due time; the measured lateness is printed on exit. A packet is never
 //! released early.
 //!
+//! Hold windows (`--hold`, a scanning radio off its channel): given in ns after an origin on
+//! CLOCK_REALTIME (`--origin-unix-ns`, the emulator's shaper start as Python's time.time_ns()
+//! reads it), turned into this program's monotonic clock once, at start, from one reading of
+//! both clocks: a later step of the wall clock (NTP) does not move them. A packet due inside a
+//! window is released at its end (line.rs).
+//!
 //! Output: `ready` on stdout once every queue is bound (the emulator waits for it), then on
 //! SIGTERM / SIGINT one JSON line with each queue's counts and lateness. Errors: one line on
 //! stderr, exit 2 for bad arguments, 1 for the kernel refusing (not root, queue taken).
@@ -21,7 +27,7 @@ mod line;
 use std::io::{ErrorKind, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use line::{DelayLine, Nanos};
 use nfq::{Message, Queue, Verdict};
@@ -71,8 +77,28 @@ fn run(args: &args::Args) -> Result<(), String> {
         signal_hook::flag::register(sig, Arc::clone(&stop)).map_err(|e| format!("cannot catch signal {sig}: {e}"))?;
     }
     let mut q = open(args)?;
-    let mut line: DelayLine<Message> = DelayLine::new(&args.queues);
     let start = Instant::now();
+    let unix_at_start =
+        SystemTime::now().duration_since(UNIX_EPOCH).map_err(|e| format!("the wall clock is before 1970: {e}"))?;
+    // The origin on this program's clock (ns after `start`; negative: already past).
+    let origin = args.origin_unix_ns.map(|o| o as i128 - unix_at_start.as_nanos() as i128);
+    let holds: Vec<(u16, Vec<(Nanos, Nanos)>)> = match origin {
+        None => Vec::new(),
+        Some(off) => args
+            .holds
+            .iter()
+            .map(|(num, ws)| {
+                let moved = ws
+                    .iter()
+                    .map(|&(a, b)| (a as i128 + off, b as i128 + off))
+                    .filter(|&(_, b)| b > 0) // over before the line started
+                    .map(|(a, b)| (a.max(0) as Nanos, b as Nanos))
+                    .collect();
+                (*num, moved)
+            })
+            .collect(),
+    };
+    let mut line: DelayLine<Message> = DelayLine::with_holds(&args.queues, &holds);
     let now = || start.elapsed().as_nanos() as Nanos;
     println!("ready");
     std::io::stdout().flush().map_err(|e| format!("stdout: {e}"))?;
@@ -123,10 +149,16 @@ fn run(args: &args::Args) -> Result<(), String> {
                 "late_mean_us": s.late_mean_ns() / 1e3,
                 "late_max_us": s.late_max_ns as f64 / 1e3,
                 "late_over_1ms": s.late_over_1ms,
+                "hold_windows": s.hold_windows,
+                "held_by_window": s.held_by_window,
             })
         })
         .collect();
     let held = line.held();
-    println!("{}", serde_json::json!({ "queues": queues, "held_at_exit": held }));
+    let origin_ms = origin.map(|o| o as f64 / 1e6);
+    println!(
+        "{}",
+        serde_json::json!({ "queues": queues, "held_at_exit": held, "hold_origin_after_start_ms": origin_ms })
+    );
     Ok(())
 }

@@ -34,7 +34,7 @@ from ..outputs import staged_folder
 from ..progress import Progress
 from ..errors import ScenarioError
 from ..scenario import Overrides, ScenarioSpec, load_scenario
-from . import capacity, checks, delay, ktrace, netns, shaper, tcpconf, traffic
+from . import capacity, checks, delay, ktrace, netns, scan, shaper, tcpconf, traffic
 from .checks import EmuError
 
 __all__ = ["EmuError", "EmuResult", "FlowResult", "run"]
@@ -42,6 +42,9 @@ __all__ = ["EmuError", "EmuResult", "FlowResult", "run"]
 # How often the sender's sockets are sampled with `ss -tinO` when capturing (each ss run costs a
 # few ms of CPU on this machine; 50 ms resolves a 200 ms RTO backoff step).
 SS_INTERVAL_S = 0.05
+# With hold windows (a scan), the shaper's bin 0 is set this far ahead so that the delay line,
+# which must know that origin when it starts, is running before it (it starts in ~50 ms).
+HOLD_LEAD_S = 1.0
 
 
 
@@ -139,7 +142,9 @@ def run(scenario: ScenarioSpec, overrides: Overrides = None, seed: int | None = 
     flows = checks.scenario(cfg)
     kinds = {f["kind"] for f in flows}
     delays_us = delay.one_way_us(cfg)
-    checks.machine(need_mptcp="mptcp" in kinds, need_delay=any(d > 0 for d in delays_us))
+    # A scanned path's dwells off channel, held by the delay line (scan.py), both ways.
+    holds_ns = {i: w for i, p in enumerate(cfg["path"]) if (w := scan.dwells_ns(p, sc.duration_s))}
+    checks.machine(need_mptcp="mptcp" in kinds, need_delay=any(d > 0 for d in delays_us) or bool(holds_ns))
     if kernel_trace:
         ktrace.check()
     directions = sorted({f.get("direction", "download") for f in flows})
@@ -150,7 +155,8 @@ def run(scenario: ScenarioSpec, overrides: Overrides = None, seed: int | None = 
 
     paths = cfg["path"]
     names = [str(p["name"]) for p in paths]
-    caps = _capacities(cfg, names, directions, sc.duration_s, sc.seed, tcp=kinds != {"udp"})
+    # The capacity without the scans: their dwells are held, not shaped (scan.without_scans).
+    caps = _capacities(scan.without_scans(cfg), names, directions, sc.duration_s, sc.seed, tcp=kinds != {"udp"})
     mtus = [int(p.get("mtu_bytes") or 1500) for p in paths]
     backup: set[str] = set()
     mp = next((f for f in flows if f["kind"] == "mptcp"), None)
@@ -168,7 +174,7 @@ def run(scenario: ScenarioSpec, overrides: Overrides = None, seed: int | None = 
                        label="emulating")
         try:
             res = _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp, capture, delays_us, bar,
-                           kernel_trace)
+                           kernel_trace, holds_ns)
         finally:
             bar.close()
         if variant is not None:
@@ -234,6 +240,20 @@ def _cap_key(name: str, direction: str, both: bool) -> str:
     return f"{name}/{direction}" if both else name
 
 
+def _scan_holds(names: list[str], holds_ns: dict[int, list[tuple[int, int]]],
+                delay_stats: dict[str, Any]) -> dict[str, Any]:
+    """Per scanned path: its hold windows (count, time off channel in all, the first and last),
+    and the packets the delay line held past their due time for them."""
+    by_queue = {q.get("queue"): q for q in delay_stats.get("queues", [])}
+    out = {}
+    for i, w in sorted(holds_ns.items()):
+        q = by_queue.get(i, {})
+        out[names[i]] = {"windows": len(w), "off_s": sum(b - a for a, b in w) / 1e9,
+                         "first_s": [w[0][0] / 1e9, w[0][1] / 1e9], "last_s": [w[-1][0] / 1e9, w[-1][1] / 1e9],
+                         "windows_in_line": q.get("hold_windows"), "packets_held": q.get("held_by_window")}
+    return out
+
+
 def _shape_backbone(topo: netns.Topology, cfg: dict[str, Any]) -> None:
     """A backbone slower than 10 GbE is shaped at its rate, both ways, with its queue. At 10 GbE it
     is left alone: it is not the bottleneck for any radio here, and this machine's veth
@@ -249,7 +269,8 @@ def _shape_backbone(topo: netns.Topology, cfg: dict[str, Any]) -> None:
 
 
 def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, capture: bool,
-             delays_us: list[int], bar: Progress, kernel_trace: bool = False) -> EmuResult:
+             delays_us: list[int], bar: Progress, kernel_trace: bool = False,
+             holds_ns: dict[int, list[tuple[int, int]]] | None = None) -> EmuResult:
     mptcp = any(f["kind"] == "mptcp" for f in flows)
     (tmp / "scenario.json").write_text(json.dumps(cfg, indent=2) + "\n", encoding="utf-8")
     both = len(directions) > 1
@@ -264,7 +285,8 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
     shp = None
     trace = ktrace.KernelTrace() if kernel_trace else None
     trace_meta: dict[str, Any] | None = None
-    line = delay.DelayLine(topo, delays_us)
+    holds_ns = holds_ns or {}
+    line = delay.DelayLine(topo, delays_us, holds_ns)
     servers: list[subprocess.Popen] = []
     udp_drops = 0
     clients: list[traffic.Client] = []
@@ -276,10 +298,16 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
         for f in flows:
             tcp_set.update(tcpconf.apply(topo, f))
         _shape_backbone(topo, cfg)
-        line.start()
+        if not holds_ns:
+            line.start()
         targets = []
         shaped_keys: list[str | None] = []  # per target: its path/direction name if its rate is shaped
+        # Per scanned path: its interfaces, both ways, paused through its dwells (shaper.py).
+        pauses: list[tuple[list[tuple[str, str, int, int]], list[tuple[float, float]]]] = []
         for link, p in zip(topo.paths, cfg["path"]):
+            windows = holds_ns.get(link.index)
+            if windows:
+                pauses.append(([], [(a / 1e9, b / 1e9) for a, b in windows]))
             qbytes = max(int(p.get("queue_bytes") or 1000 * link.mtu), 2 * shaper.GSO_MAX_BYTES)
             path_caps = caps[link.name]
             for d in ("download", "upload"):
@@ -293,7 +321,9 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
                     cap = next(iter(path_caps.values()))
                 up0 = bool(cap.mbps[0] > 0)
                 shaper.install(ns, ifname, float(cap.mbps[0]) if shaped else shaper.GATE_MBPS, link.mtu, qbytes,
-                               up0)
+                               up0, pausable=bool(windows))
+                if windows:
+                    pauses[-1][0].append((ns, ifname, link.mtu, qbytes))
                 if shaped:
                     shaper.check_installed(ns, ifname)
                 targets.append((ns, ifname, cap, link.mtu, qbytes, shaped))
@@ -314,8 +344,20 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
         before = {(t[0], t[1]): netns.tx_bytes(t[0], t[1]) for t in targets if t[5]}
         if trace is not None:
             trace.start()
-        shp = shaper.Shaper(targets)
-        t0 = shp.start()
+        shp = shaper.Shaper(targets, pauses)
+        if holds_ns:
+            # The hold windows are on the shaper's clock: its bin 0 is set a little ahead and
+            # given to the delay line (as CLOCK_REALTIME, read together with the monotonic
+            # clock), which must be running before it.
+            t0 = time.monotonic() + HOLD_LEAD_S
+            origin_unix_ns = time.time_ns() + round((t0 - time.monotonic()) * 1e9)
+            line.start(origin_unix_ns)
+            if time.monotonic() > t0:
+                raise EmuError(f"the delay line took more than {HOLD_LEAD_S:g} s to start (the machine is "
+                               "overloaded?): its hold windows would start late")
+            shp.start(t0)
+        else:
+            t0 = shp.start()
         # The shaper's bin 0 on the wall clock: where the capacity traces sit among the captures.
         t0_unix = time.time() - (time.monotonic() - t0)
         clients = [traffic.Client(traffic.client_cmd(topo, f, stop - start, log, traffic.PORT + i), t0 + start,
@@ -409,14 +451,13 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
         "path_mbps": path_mbps,
         "capacity_mean_mbps": {_cap_key(n, d, both): float(c.mbps.mean())
                                for n, by_dir in caps.items() for d, c in by_dir.items()},
-        # Bins where the link stayed up but carried nothing (a scan's dwell off channel): the
-        # radio holds its frames there, the shaper cannot (docs/emulate.md), so they are outages.
         "capacity_bin_s": capacity.BIN_S,
-        "stalled_bins_as_outages": {_cap_key(n, d, both): int(c.stalled.sum())
-                                    for n, by_dir in caps.items() for d, c in by_dir.items()
-                                    if c.stalled is not None and c.stalled.any()},
+        # A scanned path's dwells off channel: the delay line held its packets, both ways, through
+        # each (scan.py); its capacity is the path's without the scan.
+        "scan_holds": _scan_holds(names, holds_ns, delay_stats),
         "shaper": {"changes": shp.applied if shp else 0, "latest_change_s": shp.late_s if shp else None,
-                   "up_after_trace": shp.restored if shp else []},
+                   "up_after_trace": shp.restored if shp else [],
+                   **({"scan_pauses": shp.paused, "latest_pause_s": shp.pause_late_s} if pauses else {})},
         "wall_s": wall,
         "t0_unix": t0_unix,
         "captures": notes,

@@ -2,9 +2,10 @@
 when saturated. The simulator runs the scenario's path alone (its radio, events, channel, seed)
 under a UDP flow offered above any PHY rate, in the flow's direction, and the delivered rate per
 100 ms bin is the path's capacity in that bin (MAC efficiency, aggregation, rate adaptation,
-fading, scans and outages included; 0 while the link is down). A bin with nothing delivered that a
-scan's off-channel dwell covers is marked stalled (the radio holds its frames there, where the
-shaper, which can only drop, makes it an outage: emu.json says how many).
+fading and outages included; 0 while the link is down). The emulator probes the scenario with
+its scan events removed (scan.without_scans): a scan's dwells off channel are held by the delay
+line instead (scan.py, delay.py). Probing a scenario with scans, a bin with nothing delivered
+that a dwell covers wholly is marked stalled (the radio holds its frames there).
 
 For a TCP or MPTCP flow the probe also carries the reverse traffic TCP brings, because on a
 half-duplex radio the ACKs take airtime from the data: a second, reverse UDP flow of 52-byte
@@ -148,35 +149,13 @@ def _saturate_many(config: dict[str, Any], path_index: int, duration_s: float, s
     return out
 
 
-def scan_off(path: dict[str, Any], duration_s: float) -> list[tuple[float, float]]:
-    """The off-channel periods of a path's scan events (docs/scenario.md, `scan`): from `t_s`,
-    every `every_s` while the event lasts, a scan of `scan_ms` in all, off for `dwell_ms`, back
-    for `rest_ms`, ... (the last dwell cut at `scan_ms`; `rest_ms = 0`: one period of `scan_ms`)."""
-    out = []
-    for ev in path.get("event") or []:
-        if ev.get("kind") != "scan":
-            continue
-        t0, end = float(ev["t_s"]), min(float(ev["t_s"]) + float(ev["duration_s"]), duration_s)
-        every, scan = float(ev["every_s"]), float(ev["scan_ms"]) / 1000.0
-        dwell = float(ev.get("dwell_ms") or 40.0) / 1000.0
-        rest = float(ev["rest_ms"]) / 1000.0 if ev.get("rest_ms") is not None else 0.1
-        if rest <= 0:
-            dwell = scan
-        t = t0
-        while t < end:
-            a = t
-            while a < t + scan - 1e-12:
-                out.append((a, min(a + dwell, t + scan)))
-                a += dwell + rest
-            t += every
-    return out
-
-
 def _stalled(path: dict[str, Any], mbps: np.ndarray) -> np.ndarray | None:
     """The bins with nothing delivered that lie wholly inside a scan's off-channel periods: the
     radio holds its frames there (a blockage in the same bin would drop them, but then the link
     model delivers nothing either way; the scan is what the bin is marked for)."""
-    off = scan_off(path, len(mbps) * BIN_S)
+    from .scan import dwells_s
+
+    off = dwells_s(path, len(mbps) * BIN_S)
     if not off:
         return None
     stalled = np.zeros(len(mbps), dtype=bool)

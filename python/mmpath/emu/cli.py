@@ -98,10 +98,9 @@ def run(args: argparse.Namespace) -> int:
     if m.get("udp_receive_buffer_drops"):
         print_error(f"note: {m['udp_receive_buffer_drops']} UDP datagrams were dropped by the receiving socket "
                     "(buffer full: the receiving iperf3 fell behind on this machine's CPU), not by the emulated link")
-    for name, n in m.get("stalled_bins_as_outages", {}).items():
-        print_error(f"note: {name}: {n} bin(s) of {m['capacity_bin_s'] * 1000:g} ms with the link up but nothing "
-                    "carried (a scan off channel) are emulated as outages: the shaper drops the frames the radio "
-                    "would hold (docs/emulate.md)")
+    for name, h in m.get("scan_holds", {}).items():
+        print(f"  scan on {name}: {h['windows']} dwell(s) off channel, {h['off_s']:g} s in all, held by the delay "
+              f"line ({h['packets_held'] or 0} packets released at a dwell's end)")
     if m.get("kernel_trace"):
         kt = m["kernel_trace"]
         print(f"  kernel trace: {sum(kt['events'].values())} events in {kt['file']}"

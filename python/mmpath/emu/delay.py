@@ -5,6 +5,12 @@ namespace send each path's forwarded packets, both ways, to a netfilter queue of
 one-way delay before letting the kernel forward it. Path k's queue holds the backbone's delay
 plus the path's, so the RTT over path k is twice that, as in the simulator (docs/scenario.md).
 
+A scanned path's dwells off channel (scan.py) are hold windows of its queue: a packet due inside
+one leaves at the window's end, in order, as a radio off its channel keeps both ends' frames and
+sends them when it is back; the line then runs for that path even without a propagation delay.
+The windows are given in ns after the shaper's start (`origin_unix_ns`, CLOCK_REALTIME, which
+mmpath-delay turns into its own monotonic clock once when it starts).
+
 The delay line runs at real-time priority (`chrt -f`) when it can: on a two-core machine that
 also runs iperf3 at Gbit/s, an ordinary process is preempted for milliseconds and its releases
 come late (measured: mean 0.26 ms / max 8.8 ms late at 3 Gbit/s without, 0.05 / 0.5 ms with). Its
@@ -32,6 +38,8 @@ BINARY = "mmpath-delay"
 # kernel's own threads that run at SCHED_FIFO 50.
 RT_PRIORITY = "20"
 READY_TIMEOUT_S = 5.0
+# Hold windows per --hold argument: ~40 characters each, well under Linux's 128 KiB per argument.
+HOLD_CHUNK = 1000
 
 
 def binary() -> str | None:
@@ -60,20 +68,31 @@ def one_way_us(config: dict[str, Any]) -> list[int]:
 class DelayLine:
     """The rules and the process; `stop()` returns what it measured."""
 
-    def __init__(self, topo: Topology, delays_us: list[int]) -> None:
+    def __init__(self, topo: Topology, delays_us: list[int],
+                 holds_ns: dict[int, list[tuple[int, int]]] | None = None) -> None:
         self.topo = topo
         self.delays_us = delays_us
+        # Per path index: hold windows [start, end) in ns after the origin given to start().
+        self.holds_ns = {k: v for k, v in (holds_ns or {}).items() if v}
         self.proc: subprocess.Popen | None = None
         self.realtime = False
 
-    def start(self) -> None:
-        todo = [(link, us) for link, us in zip(self.topo.paths, self.delays_us) if us > 0]
+    def needed(self) -> bool:
+        return any(us > 0 for us in self.delays_us) or bool(self.holds_ns)
+
+    def start(self, origin_unix_ns: int | None = None) -> None:
+        """Rules and process; `origin_unix_ns` (time.time_ns()): the hold windows' time zero,
+        required when there are any."""
+        todo = [(link, us) for link, us in zip(self.topo.paths, self.delays_us)
+                if us > 0 or link.index in self.holds_ns]
         if not todo:
             return
         exe = binary()
         if exe is None:
-            raise EmuError(f"the scenario has a propagation delay and {BINARY} was not found (build it with "
-                           "`make setup`, or point MMPATH_DELAY at it)")
+            raise EmuError(f"the scenario has a propagation delay or a scan and {BINARY} was not found (build it "
+                           "with `make setup`, or point MMPATH_DELAY at it)")
+        if self.holds_ns and origin_unix_ns is None:
+            raise EmuError("internal: the delay line's hold windows need their origin")
         ns = self.topo.ap
         queues = []
         for link, us in todo:
@@ -81,6 +100,12 @@ class DelayLine:
                 sh("iptables", "-A", "FORWARD", "-i", i, "-o", o, "-j", "NFQUEUE", "--queue-num", str(link.index),
                    ns=ns)
             queues += ["--queue", f"{link.index}:{us}"]
+            windows = self.holds_ns.get(link.index, [])
+            # HOLD_CHUNK windows per --hold (Linux takes at most 128 KiB in one argument).
+            for c in range(0, len(windows), HOLD_CHUNK):
+                queues += ["--hold", f"{link.index}:" + ",".join(f"{a}-{b}" for a, b in windows[c:c + HOLD_CHUNK])]
+        if self.holds_ns:
+            queues += ["--origin-unix-ns", str(origin_unix_ns)]
         # Real-time priority where the machine allows it (CAP_SYS_NICE); else an ordinary
         # process, and emu.json says so (`realtime`).
         err = ""

@@ -8,11 +8,25 @@ exchange its results over the first path).
 
 Only the data direction is shaped. The other direction (ACKs) gets the same gate at a fixed,
 unlimiting rate (GATE_MBPS): a blocked 60 GHz link carries nothing either way.
+
+A scanned path's interfaces (both ways) also get a pause: a TBF at the root, above the HTB, that
+lets everything through (PASS_MBPS) except during the scan's dwells off channel, when its rate
+drops to PAUSE_KBIT and its bucket to two frames, so that what the FIFO holds when a dwell begins
+waits there, as a radio off its channel keeps its frames (packets arriving during a dwell are
+held by the delay line, delay.py). TBF sends a packet only when its bucket has the tokens for it
+(no debt, unlike HTB at a near-zero rate), a change of its rate refills the bucket and keeps its
+child (sch_tbf.c tbf_change: fifo_set_limit, not a new child, for a classful one), so the queue
+resumes at the path's rate when the dwell ends. A paused TBF waits on its watchdog timer, set for
+when the paused rate would have paid for its head packet (seconds): a change of rate does not
+wake it, so each interface is kicked when its pause ends, by a broadcast UDP byte sent out of it
+(KICK: no reply, and an enqueue runs the qdisc at once) 1, 4 and 15 ms after the change is
+written to tc (whose batch applies it a little later, and a kick before that finds it paused).
 """
 
 from __future__ import annotations
 
 import subprocess
+import sys
 import threading
 import time
 
@@ -35,6 +49,32 @@ GATE_MBPS = 40_000.0
 
 # The largest packet the shaper sees: a GSO/TSO super-packet (64 KiB) plus its headers.
 GSO_MAX_BYTES = 65_536 + 256
+# The pause's TBF: passing, a rate and a bucket (5 MB: 1 ms at 40 Gbit/s) nothing here reaches;
+# paused, a rate at which one frame takes a tenth of a second and a bucket of two frames (what
+# passes when a dwell begins; a GSO packet larger than that is split by TBF, sch_tbf.c
+# tbf_segment, and waits frame by frame).
+PASS_MBPS = GATE_MBPS
+PASS_BURST = 5_000_000
+PAUSE_KBIT = 100
+# The kicker: a process per namespace that sends a UDP byte to 255.255.255.255:9 (discard) out
+# of each interface named on a line of its stdin, KICK_AFTER_S after reading it
+# (SO_BINDTODEVICE: root, as the emulator is).
+KICK_AFTER_S = (0.001, 0.004, 0.015)
+KICK = ("import socket, sys, time\n"
+        f"AFTER = {KICK_AFTER_S!r}\n"
+        "for line in sys.stdin:\n"
+        "    t0 = time.monotonic()\n"
+        "    for after in AFTER:\n"
+        "        time.sleep(max(0.0, t0 + after - time.monotonic()))\n"
+        "        for ifname in line.split():\n"
+        "            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+        "            try:\n"
+        "                s.setsockopt(socket.SOL_SOCKET, socket.SO_BROADCAST, 1)\n"
+        "                s.setsockopt(socket.SOL_SOCKET, socket.SO_BINDTODEVICE, ifname.encode())\n"
+        "                s.sendto(b'k', ('255.255.255.255', 9))\n"
+        "            except OSError:\n"
+        "                pass\n"
+        "            s.close()\n")
 
 
 def _burst(rate_mbps: float, mtu: int) -> int:
@@ -47,9 +87,23 @@ def _rate_args(rate_mbps: float, mtu: int) -> list[str]:
     return ["rate", r, "ceil", r, "burst", b, "cburst", b]
 
 
-def install(ns: str, ifname: str, rate_mbps: float, mtu: int, queue_bytes: int, up: bool) -> None:
-    """HTB at `rate_mbps` over a byte FIFO of `queue_bytes`, or of none while the link is down."""
-    sh("tc", "qdisc", "add", "dev", ifname, "root", "handle", "1:", "htb", "default", "1", "r2q", "1000", ns=ns)
+def _tbf_args(paused: bool, mtu: int, queue_bytes: int) -> list[str]:
+    if paused:
+        return ["rate", f"{PAUSE_KBIT}kbit", "burst", str(2 * (mtu + 14)), "limit", str(queue_bytes)]
+    return ["rate", f"{PASS_MBPS:.0f}mbit", "burst", str(PASS_BURST), "limit", str(queue_bytes)]
+
+
+def install(ns: str, ifname: str, rate_mbps: float, mtu: int, queue_bytes: int, up: bool,
+            pausable: bool = False) -> None:
+    """HTB at `rate_mbps` over a byte FIFO of `queue_bytes`, or of none while the link is down;
+    `pausable`: under a passing TBF that `Shaper` pauses during a scan's dwells."""
+    if pausable:
+        sh("tc", "qdisc", "add", "dev", ifname, "root", "handle", "2:", "tbf", *_tbf_args(False, mtu, queue_bytes),
+           ns=ns)
+        sh("tc", "qdisc", "add", "dev", ifname, "parent", "2:1", "handle", "1:", "htb", "default", "1", "r2q", "1000",
+           ns=ns)
+    else:
+        sh("tc", "qdisc", "add", "dev", ifname, "root", "handle", "1:", "htb", "default", "1", "r2q", "1000", ns=ns)
     sh("tc", "class", "add", "dev", ifname, "parent", "1:", "classid", "1:1", "htb", *_rate_args(rate_mbps, mtu),
        "quantum", "60000", ns=ns)
     limit = queue_bytes if up else 0
@@ -60,16 +114,25 @@ def install(ns: str, ifname: str, rate_mbps: float, mtu: int, queue_bytes: int, 
 class Shaper:
     """Replays every path's capacity from `start()` on, one bin at a time, in a thread."""
 
-    def __init__(self, targets: list[tuple[str, str, Capacity, int, int, bool]]) -> None:
+    def __init__(self, targets: list[tuple[str, str, Capacity, int, int, bool]],
+                 pauses: list[tuple[list[tuple[str, str, int, int]], list[tuple[float, float]]]] | None = None) -> None:
         # (namespace, interface, capacity, mtu, queue bytes, shaped: the rate follows the
         # capacity; else only the up / down gate does)
         self.targets = targets
+        # Per scanned path: its pausable interfaces (namespace, interface, mtu, queue bytes,
+        # installed with pausable=True) and its dwells [start, end) in s from bin 0, sorted.
+        self.pauses = pauses or []
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._pause_thread: threading.Thread | None = None
+        self._lock = threading.Lock()
         self._procs: dict[str, subprocess.Popen] = {}
+        self._kickers: dict[str, subprocess.Popen] = {}
         self.applied = 0
         self.late_s = 0.0
         self.restored: list[str] = []  # interfaces brought back up after the trace's end
+        self.paused = 0  # dwells paused
+        self.pause_late_s = 0.0  # the latest a pause or its end was applied
 
     def _proc(self, ns: str) -> subprocess.Popen:
         if ns not in self._procs:
@@ -78,13 +141,60 @@ class Shaper:
                                                stderr=subprocess.DEVNULL, text=True)
         return self._procs[ns]
 
-    def start(self) -> float:
+    def start(self, at: float | None = None) -> float:
+        """Starts replaying; bin 0 begins at `at` (time.monotonic(); default now), bin 1 a bin
+        later, ... The rates of bin 0 are the ones installed."""
         for ns, *_ in self.targets:
             self._proc(ns)
-        t0 = time.monotonic()
+        for ifaces, _ in self.pauses:
+            for ns, *_ in ifaces:
+                if ns not in self._kickers:
+                    self._kickers[ns] = subprocess.Popen(["ip", "netns", "exec", ns, sys.executable, "-c", KICK],
+                                                         stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                                         stderr=subprocess.DEVNULL, text=True)
+        t0 = time.monotonic() if at is None else at
         self._thread = threading.Thread(target=self._run, args=(t0,), daemon=True)
         self._thread.start()
+        if self.pauses:
+            self._pause_thread = threading.Thread(target=self._run_pauses, args=(t0,), daemon=True)
+            self._pause_thread.start()
         return t0
+
+    def _run_pauses(self, t0: float) -> None:
+        """Pauses each scanned path's interfaces through its dwells (dwells back to back: one
+        pause), in time order over all paths."""
+        steps: list[tuple[float, bool, int]] = []  # (time from bin 0, pause?, path)
+        for k, (_, windows) in enumerate(self.pauses):
+            merged: list[list[float]] = []
+            for a, b in windows:
+                if merged and a <= merged[-1][1]:
+                    merged[-1][1] = max(merged[-1][1], b)
+                else:
+                    merged.append([a, b])
+            steps += [(a, True, k) for a, _ in merged] + [(b, False, k) for _, b in merged]
+        steps.sort(key=lambda st: (st[0], st[1]))  # an end before a start at the same time
+        for at, pause, k in steps:
+            wait = t0 + at - time.monotonic()
+            if wait > 0 and self._stop.wait(wait):
+                return
+            self.pause_late_s = max(self.pause_late_s, -wait)
+            by_ns: dict[str, list[str]] = {}
+            for ns, ifname, mtu, qbytes in self.pauses[k][0]:
+                by_ns.setdefault(ns, []).append(" ".join(["qdisc change dev", ifname, "root handle 2: tbf",
+                                                          *_tbf_args(pause, mtu, qbytes)]))
+            for ns, lines in by_ns.items():
+                if not self._send(ns, lines):
+                    return
+            if not pause:
+                # Wake each interface's qdisc (its TBF sleeps on a watchdog set for the paused rate).
+                for ns in by_ns:
+                    names = [ifname for n, ifname, *_ in self.pauses[k][0] if n == ns]
+                    try:
+                        self._kickers[ns].stdin.write(" ".join(names) + "\n")
+                        self._kickers[ns].stdin.flush()
+                    except (BrokenPipeError, OSError, KeyError):
+                        return
+            self.paused += int(pause)
 
     def _run(self, t0: float) -> None:
         bin_s = self.targets[0][2].bin_s
@@ -137,19 +247,32 @@ class Shaper:
             self.restored.append(ifname)
 
     def _send(self, ns: str, lines: list[str]) -> bool:
-        p = self._proc(ns)
-        try:
-            p.stdin.write("\n".join(lines) + "\n")
-            p.stdin.flush()
-        except (BrokenPipeError, OSError):
-            return False
-        self.applied += len(lines)
-        return True
+        with self._lock:  # the bins' thread and the pauses' thread share the tc processes
+            p = self._proc(ns)
+            try:
+                p.stdin.write("\n".join(lines) + "\n")
+                p.stdin.flush()
+            except (BrokenPipeError, OSError):
+                return False
+            self.applied += len(lines)
+            return True
 
     def stop(self) -> None:
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=5)
+        if self._pause_thread is not None:
+            self._pause_thread.join(timeout=5)
+        for p in self._kickers.values():
+            try:
+                p.stdin.close()
+            except OSError:
+                pass
+            try:
+                p.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                p.kill()
+        self._kickers.clear()
         for p in self._procs.values():
             try:
                 p.stdin.close()
