@@ -187,7 +187,7 @@ def test_a_scanning_11ac_download_is_held_not_dropped(tmp_path, _):
     q = m["delay_line"]["queues"][0]
     # Held: the line moved packets to the dwells' ends (both ways) and dropped none.
     n = len(scan.dwells_ns(load_scenario(sc).config["path"][0], 6.0))
-    assert m["scan_holds"]["11ac"]["windows"] == q["hold_windows"] == n == 5
+    assert m["holds"]["11ac"]["cause"] == "scan" and m["holds"]["11ac"]["windows"] == q["hold_windows"] == n == 5
     assert q["held_by_window"] > 0 and sum(m["delay_line"]["kernel_drops"].values()) == 0
     assert m["delay_line"]["held_at_exit"] == 0
     assert "stalled_bins_as_outages" not in m

@@ -142,8 +142,9 @@ def run(scenario: ScenarioSpec, overrides: Overrides = None, seed: int | None = 
     flows = checks.scenario(cfg)
     kinds = {f["kind"] for f in flows}
     delays_us = delay.one_way_us(cfg)
-    # A scanned path's dwells off channel, held by the delay line (scan.py), both ways.
-    holds_ns = {i: w for i, p in enumerate(cfg["path"]) if (w := scan.dwells_ns(p, sc.duration_s))}
+    # A scanned path's dwells off channel and a wired path's down steps, held by the delay line
+    # (scan.py), both ways.
+    holds_ns = scan.holds_ns(cfg, sc.duration_s)
     checks.machine(need_mptcp="mptcp" in kinds, need_delay=any(d > 0 for d in delays_us) or bool(holds_ns))
     if kernel_trace:
         ktrace.check()
@@ -155,8 +156,8 @@ def run(scenario: ScenarioSpec, overrides: Overrides = None, seed: int | None = 
 
     paths = cfg["path"]
     names = [str(p["name"]) for p in paths]
-    # The capacity without the scans: their dwells are held, not shaped (scan.without_scans).
-    caps = _capacities(scan.without_scans(cfg), names, directions, sc.duration_s, sc.seed, tcp=kinds != {"udp"})
+    # The capacity without what is held (scans, wired down steps): held, not shaped (scan.without_held).
+    caps = _capacities(scan.without_held(cfg), names, directions, sc.duration_s, sc.seed, tcp=kinds != {"udp"})
     mtus = [int(p.get("mtu_bytes") or 1500) for p in paths]
     backup: set[str] = set()
     mp = next((f for f in flows if f["kind"] == "mptcp"), None)
@@ -240,15 +241,17 @@ def _cap_key(name: str, direction: str, both: bool) -> str:
     return f"{name}/{direction}" if both else name
 
 
-def _scan_holds(names: list[str], holds_ns: dict[int, list[tuple[int, int]]],
-                delay_stats: dict[str, Any]) -> dict[str, Any]:
-    """Per scanned path: its hold windows (count, time off channel in all, the first and last),
-    and the packets the delay line held past their due time for them."""
+def _holds(cfg: dict[str, Any], names: list[str], holds_ns: dict[int, list[tuple[int, int]]],
+           delay_stats: dict[str, Any]) -> dict[str, Any]:
+    """Per path with hold windows: why (`scan`: dwells off channel; `link down`: a wired path's
+    down steps), their count, the time held in all, the first and last, and the packets the
+    delay line held past their due time for them."""
     by_queue = {q.get("queue"): q for q in delay_stats.get("queues", [])}
     out = {}
     for i, w in sorted(holds_ns.items()):
         q = by_queue.get(i, {})
-        out[names[i]] = {"windows": len(w), "off_s": sum(b - a for a, b in w) / 1e9,
+        cause = "link down" if (cfg["path"][i].get("technology") or "wired") == "wired" else "scan"
+        out[names[i]] = {"cause": cause, "windows": len(w), "off_s": sum(b - a for a, b in w) / 1e9,
                          "first_s": [w[0][0] / 1e9, w[0][1] / 1e9], "last_s": [w[-1][0] / 1e9, w[-1][1] / 1e9],
                          "windows_in_line": q.get("hold_windows"), "packets_held": q.get("held_by_window")}
     return out
@@ -452,9 +455,9 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
         "capacity_mean_mbps": {_cap_key(n, d, both): float(c.mbps.mean())
                                for n, by_dir in caps.items() for d, c in by_dir.items()},
         "capacity_bin_s": capacity.BIN_S,
-        # A scanned path's dwells off channel: the delay line held its packets, both ways, through
-        # each (scan.py); its capacity is the path's without the scan.
-        "scan_holds": _scan_holds(names, holds_ns, delay_stats),
+        # A scanned path's dwells off channel and a wired path's down steps: the delay line held
+        # its packets, both ways, through each (scan.py); its capacity is the path's without them.
+        "holds": _holds(cfg, names, holds_ns, delay_stats),
         "shaper": {"changes": shp.applied if shp else 0, "latest_change_s": shp.late_s if shp else None,
                    "up_after_trace": shp.restored if shp else [],
                    **({"scan_pauses": shp.paused, "latest_pause_s": shp.pause_late_s} if pauses else {})},

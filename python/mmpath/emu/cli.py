@@ -1,4 +1,5 @@
-"""`mmpath emu run SCENARIO [--variant NAME] [--set KEY=VALUE ...] [--seed N] [--out DIR] [--no-capture] [--kernel-trace]`.
+"""`mmpath emu run SCENARIO [--variant NAME] [--set KEY=VALUE ...] [--seed N] [--out DIR] [--no-capture]
+[--kernel-trace] [--compare]`.
 
 Exit status: 0 when the emulation ran, 2 for a scenario, flag or machine it cannot run (one line
 saying what is missing and what is allowed; nothing is written), 1 if iperf3 itself failed.
@@ -31,6 +32,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     r.add_argument("--seed", type=int, metavar="N", help="random seed of the channel (default: the scenario's)")
     r.add_argument("--out", metavar="DIR", help=f"output folder (default: {DEFAULT_OUT_ROOT}/<scenario name>)")
     r.add_argument("--no-capture", action="store_true", help="no tcpdump captures")
+    r.add_argument("--compare", action="store_true",
+                   help="also simulate the same scenario and seed, and print / write (compare.json, compare.png) "
+                        "simulated vs emulated goodput, outage and recovery per flow")
     r.add_argument("--kernel-trace", action="store_true",
                    help="record the kernel's MPTCP scheduling passes, MPTCP timer and TCP retransmissions "
                         "(ftrace tracepoints) into kernel-trace.txt")
@@ -98,16 +102,25 @@ def run(args: argparse.Namespace) -> int:
     if m.get("udp_receive_buffer_drops"):
         print_error(f"note: {m['udp_receive_buffer_drops']} UDP datagrams were dropped by the receiving socket "
                     "(buffer full: the receiving iperf3 fell behind on this machine's CPU), not by the emulated link")
-    for name, h in m.get("scan_holds", {}).items():
-        print(f"  scan on {name}: {h['windows']} dwell(s) off channel, {h['off_s']:g} s in all, held by the delay "
-              f"line ({h['packets_held'] or 0} packets released at a dwell's end)")
+    for name, h in m.get("holds", {}).items():
+        what = "dwell(s) off channel" if h["cause"] == "scan" else "window(s) with the link down"
+        print(f"  {h['cause']} on {name}: {h['windows']} {what}, {h['off_s']:g} s in all, held by the delay "
+              f"line ({h['packets_held'] or 0} packets released at a window's end)")
     if m.get("kernel_trace"):
         kt = m["kernel_trace"]
         print(f"  kernel trace: {sum(kt['events'].values())} events in {kt['file']}"
               + (f" ({kt['lost_events']} lost: buffer full)" if kt["lost_events"] else ""))
     if "analysis_error" in m:
         print_error(f"analysis of the captures failed: {m['analysis_error']}")
+    if args.compare:
+        from .compare import compare, format_rows, write
+
+        cmp = compare(sc, res)
+        for line in format_rows(cmp):
+            print(line)
+        write(cmp, res, out)
     extra = ", kernel-trace.txt" if m.get("kernel_trace") else ""
+    extra += ", compare.json, compare.png" if args.compare else ""
     pcaps = "pcaps, ss.log, " if not args.no_capture else ""
     print(f"outputs: {out}/ (iperf3-<flow>.json, {pcaps}capacity-*.csv, emu.json{extra}, analysis/)")
     return 0

@@ -1,4 +1,12 @@
-"""A scanning radio's dwells off channel, for the emulator's delay line to hold packets through.
+"""Windows in which a path holds its packets instead of sending them, for the emulator's delay
+line to hold packets through: a scanning radio's dwells off channel, and a wired path's
+`up = false` schedule steps.
+
+Wired paths (docs/scenario.md, `schedule`): "up = false takes both directions down: the frame on
+the air is lost, queued frames stay queued ... nothing is transmitted until up = true". The
+emulator held nothing there before: the shaper turned a down step into an outage that dropped
+the queue, so a TCP flow lost its whole window and waited out its RTO backoff (a 1 s step on a
+200 Mbit/s path: back 0.9 s after the link, against the simulator's at once).
 
 The simulator's definition (docs/scenario.md, `scan`; crates/mmpath-sim/src/link/channel.rs
 `ScanPattern` and the `EventKind::Scan` actions, sim/scan.rs): from `t_s`, every `every_s` while
@@ -87,4 +95,55 @@ def without_scans(config: dict[str, Any]) -> dict[str, Any]:
     for p in doc.get("path", []):
         if p.get("event"):
             p["event"] = [ev for ev in p["event"] if ev.get("kind") != "scan"]
+    return doc
+
+
+def wired_down_ns(path: dict[str, Any], until_s: float) -> list[tuple[int, int]]:
+    """A wired path's `[start, end)` windows with its link down (schedule steps `up = false` ..
+    `up = true`), in ns from the run's start, cut at `until_s`; none for a radio path (a radio
+    link that goes down drops its queue: the shaper's outage is right there)."""
+    if (path.get("technology") or "wired") != "wired":
+        return []
+    out: list[tuple[int, int]] = []
+    down_at: int | None = None
+    for step in sorted(path.get("schedule") or [], key=lambda st: float(st["t_s"])):
+        if "up" not in step or step["up"] is None:
+            continue
+        t = _ns(float(step["t_s"]))
+        if not step["up"] and down_at is None:
+            down_at = t
+        elif step["up"] and down_at is not None:
+            if t > down_at:
+                out.append((down_at, t))
+            down_at = None
+    stop = _ns(until_s)
+    if down_at is not None and down_at < stop:
+        out.append((down_at, stop))
+    return [(a, min(b, stop)) for a, b in out if a < stop]
+
+
+def holds_ns(config: dict[str, Any], until_s: float) -> dict[int, list[tuple[int, int]]]:
+    """Per path index, the windows the delay line holds its packets through: a radio path's scan
+    dwells, a wired path's down steps."""
+    out = {}
+    for i, p in enumerate(config.get("path", [])):
+        w = dwells_ns(p, until_s) or wired_down_ns(p, until_s)
+        if w:
+            out[i] = w
+    return out
+
+
+def without_held(config: dict[str, Any]) -> dict[str, Any]:
+    """`without_scans`, and wired paths' schedules without their link up/down (their rate steps
+    kept): what the capacity probe simulates, so the shaper neither drops through a held window
+    nor averages it into the rate."""
+    doc = without_scans(config)
+    for p in doc.get("path", []):
+        if (p.get("technology") or "wired") == "wired" and p.get("schedule"):
+            steps = []
+            for st in p["schedule"]:
+                st = {k: v for k, v in st.items() if k != "up"}
+                if st.get("rate_mbps") is not None:
+                    steps.append(st)
+            p["schedule"] = steps
     return doc

@@ -1,0 +1,151 @@
+"""`mmpath emu run --compare`: the same scenario, seed and overrides through the simulator, side
+by side with the emulation (the check `mmpath reproduce x-kernel` makes for one scenario, for
+any scenario a user emulates).
+
+Per flow: goodput (iperf3's, against the simulator's), and, when a path of the flow goes down
+during the run, the outage and the recovery as x-kernel measures them: the outage is the time
+after the first link-down with the flow's 100 ms throughput under 10 % of its mean over the 2 s
+before; the recovery is the time from the link's return until the 1 s mean is back to 90 % of
+that pre-outage mean (mmpath.metrics.resaturation_time; None: not within the run).
+Written as compare.json and compare.png (the two throughput series per flow) into the
+emulator's output folder.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .. import metrics
+
+BIN_S = 0.1
+PRE_S = 2.0  # x-kernel's pre-outage window
+OUTAGE_FRAC = 0.10  # x-kernel: "below 10 % of the pre-blockage mean"
+
+
+def _down_up(events: pd.DataFrame, paths: set[str]) -> tuple[float, float] | None:
+    """The first link-down on one of `paths` and the next link-up after it (simulator events)."""
+    if events is None or not len(events):
+        return None
+    ev = events[events["path"].astype(str).isin(paths)]
+    downs = ev[ev["kind"].astype(str) == "down"]["t_s"].to_numpy(dtype=float)
+    if not len(downs):
+        return None
+    ups = ev[ev["kind"].astype(str) == "up"]["t_s"].to_numpy(dtype=float)
+    later = ups[ups > downs[0]]
+    return float(downs[0]), float(later[0]) if len(later) else float("inf")
+
+
+def _outage_recovery(t: np.ndarray, y: np.ndarray, down: float, up: float, end_s: float) -> dict[str, Any]:
+    pre_mask = (t >= down - PRE_S) & (t < down)
+    pre = float(y[pre_mask].mean()) if pre_mask.any() else float("nan")
+    if not np.isfinite(pre) or pre <= 0:
+        return {"outage_s": None, "recovery_s": None}
+    outage = float(np.sum((t >= down) & (y < OUTAGE_FRAC * pre)) * BIN_S)
+    rec = metrics.resaturation_time(t, y, up, pre_start_s=down - PRE_S, pre_end_s=down) if up < end_s else None
+    return {"outage_s": round(outage, 3), "recovery_s": None if rec is None else round(float(rec), 3)}
+
+
+def _flow_series_sim(res, name: str) -> tuple[np.ndarray, np.ndarray]:
+    iv = res.intervals
+    iv = iv[(iv["flow"].astype(str) == name) & (iv["subflow"] < 0)] if "subflow" in iv else iv[iv["flow"].astype(str) == name]
+    g = iv.groupby("t_s")["mbps"].sum()
+    return g.index.to_numpy(dtype=float), g.to_numpy(dtype=float)
+
+
+def compare(sc, emu) -> dict[str, Any]:
+    """Simulate `sc` (the scenario the emulator ran, its seed included) and set it beside
+    `emu` (an EmuResult)."""
+    from ..api import simulate
+
+    sim = simulate(sc)
+    end_s = float(sc.config["duration_s"])
+    flows = []
+    for i, f in enumerate(sc.config["flow"]):
+        name = str(f.get("name", f"flow{i}"))
+        sf = next((x for x in sim.summary["flows"] if x.get("name") == name), None)
+        ef = emu.flows.get(name)
+        if sf is None or ef is None:
+            continue
+        row: dict[str, Any] = {"flow": name, "kind": sf.get("kind"),
+                               "simulated_mbps": round(float(sf["goodput_mbps"]), 3),
+                               "emulated_mbps": round(float(ef.goodput_mbps), 3)}
+        row["diff_pct"] = round(100.0 * (row["simulated_mbps"] / row["emulated_mbps"] - 1.0), 2) \
+            if row["emulated_mbps"] > 0 else None
+        paths = set(f.get("paths") or [f.get("path") or sc.config["path"][0]["name"]])
+        du = _down_up(sim.events, paths)
+        if du is not None:
+            down, up = du
+            ts, ys = _flow_series_sim(sim, name)
+            te = ef.intervals["t_s"].to_numpy(dtype=float)
+            ye = ef.intervals["mbps"].to_numpy(dtype=float)
+            s, e = _outage_recovery(ts, ys, down, up, end_s), _outage_recovery(te, ye, down, up, end_s)
+            row.update({"link_down_s": down, "link_up_s": up if np.isfinite(up) else None,
+                        "simulated_outage_s": s["outage_s"], "emulated_outage_s": e["outage_s"],
+                        "simulated_recovery_s": s["recovery_s"], "emulated_recovery_s": e["recovery_s"]})
+        flows.append(row)
+    return {"seed": int(sc.seed), "simulated_wall_s": round(float(sim.summary.get("wall_s", 0.0)), 3),
+            "flows": flows, "_sim": sim}
+
+
+def write(cmp: dict[str, Any], emu, out: Path) -> None:
+    """compare.json and compare.png into `out` (the emulator's output folder)."""
+    doc = {k: v for k, v in cmp.items() if not k.startswith("_")}
+    (out / "compare.json").write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = cmp["flows"]
+    if not rows:
+        return
+    fig, axes = plt.subplots(len(rows), 1, figsize=(9, 2.2 * len(rows) + 0.6), sharex=True, squeeze=False)
+    for ax, row in zip(axes[:, 0], rows):
+        ts, ys = _flow_series_sim(cmp["_sim"], row["flow"])
+        ef = emu.flows[row["flow"]]
+        ax.step(ts, ys, where="post", lw=1.1, label=f"simulated {row['simulated_mbps']:.0f} Mbit/s")
+        ax.step(ef.intervals["t_s"].to_numpy(dtype=float), ef.intervals["mbps"].to_numpy(dtype=float),
+                where="post", lw=1.1, label=f"emulated {row['emulated_mbps']:.0f} Mbit/s")
+        if row.get("link_down_s") is not None:
+            ax.axvspan(row["link_down_s"], row["link_up_s"] or ts.max(initial=0.0), color="0.85", zorder=0)
+        ax.set_title(f"{row['flow']} ({row['kind']})", fontsize=9, loc="left")
+        ax.set_ylabel("Mbit/s")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7, loc="lower right")
+    axes[-1, 0].set_xlabel("time (s), 100 ms bins; shaded: a path of the flow is down")
+    fig.tight_layout()
+    fig.savefig(out / "compare.png", dpi=110)
+    plt.close(fig)
+
+
+def format_rows(cmp: dict[str, Any]) -> list[str]:
+    from ..table import align
+
+    rows = cmp["flows"]
+    lines = [f"compared with the simulator (same scenario, seed {cmp['seed']}; {cmp['simulated_wall_s']:g} s to simulate):"]
+    timed = any("simulated_outage_s" in r for r in rows)
+    header = ["flow", "simulated Mbps", "emulated Mbps", "diff %"]
+    if timed:
+        header += ["outage s sim / emu", "recovery s sim / emu"]
+
+    def t(v):
+        return "-" if v is None else f"{v:.2f}"
+
+    body = []
+    for r in rows:
+        cells = [r["flow"], f"{r['simulated_mbps']:.1f}", f"{r['emulated_mbps']:.1f}",
+                 "-" if r["diff_pct"] is None else f"{r['diff_pct']:+.1f}"]
+        if timed:
+            if "simulated_outage_s" in r:
+                cells += [f"{t(r['simulated_outage_s'])} / {t(r['emulated_outage_s'])}",
+                          f"{t(r['simulated_recovery_s'])} / {t(r['emulated_recovery_s'])}"]
+            else:
+                cells += ["-", "-"]
+        body.append(cells)
+    lines += ["  " + ln for ln in align(header, body, 1).splitlines()]
+    return lines
