@@ -263,26 +263,23 @@ class Shaper:
             self._thread.join(timeout=5)
         if self._pause_thread is not None:
             self._pause_thread.join(timeout=5)
-        for p in self._kickers.values():
-            try:
-                p.stdin.close()
-            except OSError:
-                pass
-            try:
-                p.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                p.kill()
-        self._kickers.clear()
-        for p in self._procs.values():
-            try:
-                p.stdin.close()
-            except OSError:
-                pass
-            try:
-                p.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                p.kill()
-        self._procs.clear()
+        for procs in (self._kickers, self._procs):
+            for p in procs.values():
+                _close(p)
+            procs.clear()
+
+
+def _close(p: subprocess.Popen) -> None:
+    """Ends a helper process fed on its stdin (a `tc -batch` or a kicker): EOF, then a kill if
+    it does not exit within 5 s."""
+    try:
+        p.stdin.close()
+    except OSError:
+        pass
+    try:
+        p.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        p.kill()
 
 
 def check_installed(ns: str, ifname: str) -> None:

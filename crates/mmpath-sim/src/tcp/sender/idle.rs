@@ -135,12 +135,7 @@ mod tests {
         s.try_send(Time::ZERO, &mut out);
         let mut t = Time::from_ms(10);
         while s.snd_una < s.snd_nxt {
-            let round_end = s.snd_nxt;
-            let mut a = s.snd_una;
-            while a < round_end {
-                a += 1000;
-                s.on_ack(t, &ack(a, &[]), &mut out);
-            }
+            ack_round(&mut s, t, &mut out);
             t += Time::from_ms(10);
         }
         assert_eq!((s.w.cwnd, s.snd_una), (40, 30_000));

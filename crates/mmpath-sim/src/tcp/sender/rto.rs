@@ -253,12 +253,7 @@ mod tests {
         // Two rounds of slow start: 10 -> 20 -> 40 segments.
         let mut t = Time::from_ms(10);
         for _ in 0..2 {
-            let round_end = s.snd_nxt;
-            let mut a = s.snd_una;
-            while a < round_end {
-                a += 1000;
-                s.on_ack(t, &ack(a, &[]), &mut out);
-            }
+            ack_round(&mut s, t, &mut out);
             t += Time::from_ms(10);
         }
         assert_eq!(s.w.cwnd, 40);

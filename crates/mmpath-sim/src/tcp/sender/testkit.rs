@@ -141,3 +141,14 @@ pub(super) fn stalled_after_rto(cc_kind: Option<CcKind>) -> TcpSender {
     assert!(s.frto);
     s
 }
+
+/// ACKs, one by one, every segment outstanding now (one round trip of a loss-free path), all at
+/// time `t`.
+pub(super) fn ack_round(s: &mut TcpSender, t: Time, out: &mut Vec<Packet>) {
+    let round_end = s.snd_nxt;
+    let mut a = s.snd_una;
+    while a < round_end {
+        a += s.mss() as u64;
+        s.on_ack(t, &ack(a, &[]), out);
+    }
+}
