@@ -163,3 +163,22 @@ def test_tcp_state_plots_draw_one_line_per_subflow():
     # A single-path TCP flow keeps its flow name.
     tcp = _per_subflow(mmpath.run("11ad-bulk", overrides={"duration_s": 0.3}).timeline)
     assert set(tcp["series"]) == set(tcp["flow"])
+
+
+def test_an_outage_to_the_end_is_shaded_within_the_data_range():
+    """A link still down when the run ends is shaded to the right edge, and the axis keeps the
+    limits its data gave it (the span used to widen it past the run's end)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    from mmpath.report import _shade_outages
+
+    fig, ax = plt.subplots()
+    ax.plot([0.0, 32.0], [1.0, 1.0])
+    before = ax.get_xlim()
+    _shade_outages(ax, np.array([31.7]), np.array(["down"]), np.array(["11ad"]))
+    assert ax.get_xlim() == before
+    plt.close(fig)

@@ -53,14 +53,17 @@ def _mark_events(ax, events: pd.DataFrame) -> None:
 
 
 def _shade_outages(ax, t: np.ndarray, kinds: np.ndarray, paths: np.ndarray) -> None:
-    """Shade each down..up span (to the right edge if the path never came back)."""
+    """Shade each down..up span (to the right edge if the path never came back). The axis keeps
+    the limits the data gave it: a span to the edge must not widen it."""
+    xlim = ax.get_xlim()
     for path in np.unique(paths):
         mine = paths == path
         down, up = np.sort(t[mine & (kinds == "down")]), np.sort(t[mine & (kinds == "up")])
         for t0 in down:  # link events are few (one per outage), not per-sample data
             later = up[up > t0]
-            t1 = later[0] if len(later) else ax.get_xlim()[1]
+            t1 = later[0] if len(later) else xlim[1]
             ax.axvspan(t0, t1, color="tab:red", alpha=0.07, linewidth=0)
+    ax.set_xlim(xlim)
 
 
 def _plot(out_dir: Path, fname: str, ylabel: str, title: str, events: pd.DataFrame,
