@@ -224,6 +224,31 @@ fn upstream_healthy_subflows_never_go_stale() {
     assert!(slow > 2_000_000, "the slow subflow keeps carrying data: {slow}");
 }
 
+/// Upstream backup mode: the connection timer is re-armed with the interval its last
+/// scheduling pass set (msk->timer_ival), not one recomputed at the re-arm. After A's link
+/// fails no pass runs (the data ACK and the window stand still), so the first two firings come
+/// at A's probe timer as it stood before the failure (~10 ms here), and the second puts the
+/// oldest data on B (a backup takes it only once no subflow made progress twice); the later
+/// ones come at what the passes after that found. A is stale about 0.27 s after the failure;
+/// recomputing at every re-arm (TCP_RTO_MIN once A counts losses and B is idle) took 0.9 s.
+#[test]
+fn upstream_backup_takes_over_at_the_cached_interval() {
+    let json = two_paths(
+        r#""rate_mbps": 200, "delay_ms": 2, "schedule": [{"t_s": 2, "up": false}, {"t_s": 4, "up": true}]"#,
+        r#""rate_mbps": 50, "delay_ms": 5"#,
+        r#""kernel": "linux-upstream", "mode": "backup""#,
+        5.0,
+    );
+    let (s, out) = run(&json, 1);
+    ok(&s);
+    assert_eq!(sub_bytes(&out, 1, 0.0, 2.0), 0, "backup idle while A works");
+    let t = &out.timeline;
+    let stale = (0..t.t_s.len()).find(|&i| t.subflow[i] == 0 && t.sf_state[i] == 2).map(|i| t.t_s[i]);
+    let stale = stale.expect("A goes stale");
+    assert!(stale > 2.0 && stale < 2.4, "A stale at {stale}");
+    assert!(sub_bytes(&out, 1, 2.4, 4.0) > 8_000_000, "backup carries the transfer");
+}
+
 /// Backup mode: the backup subflow carries nothing while the primary works, takes over when it
 /// fails, and gives the traffic back when it returns.
 #[test]

@@ -95,6 +95,9 @@ pub(super) struct SubState {
     /// Handshake retransmission deadline and current timeout.
     hs_deadline: Option<Time>,
     hs_rto: Time,
+    /// When the data sender last sent its handshake segment whose answer gives it an RTT
+    /// sample (join.rs).
+    hs_sent_at: Option<Time>,
     /// cwnd and ssthresh before the RTO that started the current loss episode.
     pre_loss: Option<(u32, u32)>,
     pub scanning: bool,
@@ -179,6 +182,16 @@ pub(super) struct MpConn {
     /// of the one engine event queued for it.
     rtx_at: Option<Time>,
     rtx_event: Option<Time>,
+    /// msk->timer_ival: what the timer is re-armed with, set by the last scheduling pass
+    /// (stale.rs `conn_set_timeout`), not recomputed at each re-arm.
+    timer_ival: Time,
+    /// The kernel's write_seq: the data the application has written into the send buffer
+    /// (stale.rs `conn_writer_wake`). Written but not yet handed to a subflow is the kernel's
+    /// pending data (mptcp_send_head).
+    written: u64,
+    /// One of the kernel's push points ran (stale.rs): the next `conn_push` is a scheduling
+    /// pass (mptcp_subflow_get_send) if written data is pending.
+    pass_due: bool,
     /// MP_PRIO changes still to come: (time, subflow, backup).
     prio: Vec<(Time, usize, bool)>,
     /// A bytes-limited transfer has been written completely (its tail may be sub-MSS).

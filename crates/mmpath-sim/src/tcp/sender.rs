@@ -209,6 +209,8 @@ pub struct TcpSender {
     /// net.ipv4.tcp_early_retrans >= 3 (loss probes) and net.ipv4.tcp_frto != 0; both on by
     /// default as in every kernel since 3.10.
     tlp_enabled: bool,
+    /// Current kernels' probe rule (`set_modern_loss_probe`).
+    tlp_modern: bool,
     frto_enabled: bool,
     pub stats: SenderStats,
 }
@@ -269,6 +271,7 @@ impl TcpSender {
             frto: false,
             xmit: Xmit::Normal,
             tlp_enabled: true,
+            tlp_modern: false,
             frto_enabled: true,
             stats: SenderStats::default(),
         }
@@ -362,6 +365,14 @@ impl TcpSender {
         if !on {
             self.tlp_at = None;
         }
+    }
+
+    /// The tail loss probe as current kernels schedule it (Linux 6.x tcp_output.c
+    /// tcp_schedule_loss_probe: in Open or CWR with packets out, whether or not cwnd has room
+    /// for queued data), for the subflows of an upstream MPTCP connection; the default is
+    /// Linux 4.10's rule (Open only, not with cwnd room and data waiting).
+    pub fn set_modern_loss_probe(&mut self, on: bool) {
+        self.tlp_modern = on;
     }
 
     /// net.ipv4.tcp_frto = 0 turns F-RTO off (on by default).

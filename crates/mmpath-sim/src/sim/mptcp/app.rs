@@ -76,6 +76,8 @@ impl Simulation {
             }
             App::Cbr { .. } => unreachable!("validated: MPTCP flows take bulk or rate"),
         }
+        // sendmsg: the application writes into the send buffer and pushes (stale.rs).
+        self.conn_writer_write(c);
         self.conn_push(now, c);
     }
 

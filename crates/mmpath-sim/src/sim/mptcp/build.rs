@@ -153,6 +153,9 @@ pub(in crate::sim) fn build(
             pacing: t.pacing,
         });
         sender.apply_sysctls(t);
+        // Upstream subflows run a current kernel's TCP: its tail loss probe rule, which the
+        // connection timer's interval reads (stale.rs).
+        sender.set_modern_loss_probe(kernel == Kernel::Upstream);
         // Subflows advertise the connection's window (RFC 8684 3.3.5): no subflow-level
         // limit beyond it.
         let receiver = TcpReceiver::new(ReceiverCfg {
@@ -202,6 +205,7 @@ pub(in crate::sim) fn build(
             stale_stamp: Time::ZERO,
             hs_deadline: None,
             hs_rto: SYN_TIMEOUT,
+            hs_sent_at: None,
             pre_loss: None,
             scanning: false,
             scheduled_bytes: 0,
@@ -254,6 +258,9 @@ pub(in crate::sim) fn build(
         tick_at: None,
         rtx_at: None,
         rtx_event: None,
+        timer_ival: super::stale::TCP_RTO_MIN,
+        written: 0,
+        pass_due: false,
         prio,
         app_done: false,
         carriers: std::collections::VecDeque::with_capacity(1024),

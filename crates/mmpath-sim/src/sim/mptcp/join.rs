@@ -35,7 +35,24 @@ impl Simulation {
         }
     }
 
+    /// The handshake segment the data sender sends and times: the server's SYN/ACK (step 1) in a
+    /// download, the client's SYN (step 0) in an upload. Its answer (the next step) is the
+    /// subflow's first RTT sample, as Linux takes one from every handshake (tcp_synack_rtt_meas
+    /// on the passive side, tcp_ack_update_rtt on the SYN/ACK on the active side), so a joined
+    /// subflow's first data is timed by its path's RTT, not TCP_TIMEOUT_INIT.
+    fn timed_step(&self, f: u16) -> u64 {
+        match self.flows[f as usize].direction {
+            Direction::Download => 1,
+            Direction::Upload => 0,
+        }
+    }
+
     fn send_handshake(&mut self, now: Time, f: u16, step: u64, way: Way) {
+        if step == self.timed_step(f) {
+            if let Some((c, j)) = self.flows[f as usize].conn {
+                self.conns[c as usize].subs[j as usize].hs_sent_at = Some(now);
+            }
+        }
         let mut p = Packet::empty(f, Kind::Syn, way);
         p.seq = step;
         p.size_bytes = SYN_BYTES;
@@ -49,6 +66,17 @@ impl Simulation {
         let f = p.flow;
         let Some((c, j)) = self.flows[f as usize].conn else { return };
         let c2s = self.client_to_server(f);
+        if p.seq == self.timed_step(f) + 1 {
+            let st = &mut self.conns[c as usize].subs[j as usize];
+            if let Some(t) = st.hs_sent_at.take() {
+                let fi = st.flow as usize;
+                if let Some(s) = self.flows[fi].sender.as_mut() {
+                    if s.rtt.srtt().is_none() {
+                        s.rtt.sample(now - t);
+                    }
+                }
+            }
+        }
         let last = match self.flows[f as usize].direction {
             Direction::Download => 2,
             Direction::Upload => 3,

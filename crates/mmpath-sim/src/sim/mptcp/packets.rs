@@ -57,11 +57,13 @@ impl Simulation {
         let s = self.flows[st.flow as usize].sender.as_ref().expect("tcp");
         let acked = s.snd_una - prior_una.min(s.snd_una);
         st.maps.prune(s.snd_una);
-        // Anything from the peer revives a stale subflow (upstream: rcv_tstamp moves, and the
-        // next check, stale.rs, resets its count); a valid ACK clears pf (v0.9x tcp_ack).
+        // Anything from the peer revives a stale subflow (upstream: rcv_tstamp moves, which
+        // mptcp_subflow_active sees at once); its loss count is reset only by the next check
+        // (mptcp_pm_subflow_chk_stale, stale.rs), and until then the subflow's timer stays out
+        // of the connection timer's interval (mptcp_timeout_from_subflow). A valid ACK clears
+        // pf (v0.9x tcp_ack).
         st.last_ack = now;
         st.stale = false;
-        st.stale_count = 0;
         if acked > 0 {
             st.pf = false;
             if s.state != CaState::Loss {
@@ -77,6 +79,13 @@ impl Simulation {
         }
         if data_advanced {
             self.conn_rtx_on_progress(now, c);
+            self.conn_writer_wake(c);
+        }
+        // ack_update_msk: a window beyond snd_nxt pushes pending data (__mptcp_check_push).
+        let min_mss = self.conn_min_mss(c);
+        let cn = &mut self.conns[c as usize];
+        if cn.peer_right.saturating_sub(cn.data_nxt) >= min_mss {
+            cn.pass_due = true;
         }
         self.conn_push(now, c);
     }

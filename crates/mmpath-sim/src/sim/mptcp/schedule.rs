@@ -98,6 +98,9 @@ impl Simulation {
     pub(in crate::sim) fn conn_push(&mut self, now: Time, c: u16) {
         self.sync_sndbuf(c);
         self.sync_writer_blocked(c);
+        // A scheduling pass in the kernel's sense (stale.rs): a push point ran and written
+        // data is pending.
+        let pass = std::mem::take(&mut self.conns[c as usize].pass_due) && self.conn_send_head(c);
         let mut retried = false;
         // The subflow the last decision assigned to, when that was all that changed.
         let mut only: Option<usize> = None;
@@ -133,7 +136,7 @@ impl Simulation {
             }
         }
         self.flush_conn(now, c);
-        self.conn_rtx_on_push(now, c);
+        self.conn_rtx_on_push(now, c, pass);
     }
 
     /// Gives subflow `j` its next chunk: a reinjection if one is queued, else new data within

@@ -1,12 +1,25 @@
 //! Upstream Linux MPTCP's connection-level retransmission timer and stale-subflow detection
 //! (`kernel = "linux-upstream"`), as net/mptcp/protocol.c and pm.c run them:
 //!
-//! - the MPTCP socket has its own retransmission timer (mptcp_reset_rtx_timer), restarted when
-//!   new data is pushed with none pending and whenever the data ACK advances with data still
-//!   unacknowledged (__mptcp_clean_una), stopped when everything is data-ACKed. Its interval
-//!   (mptcp_set_timeout / mptcp_timeout_from_subflow) is the longest time left on the pending
-//!   retransmit timer (icsk_timeout: the RTO, or the tail loss probe while that is armed) of any
-//!   subflow that is not counting losses (stale_count == 0), else TCP_RTO_MIN;
+//! - the MPTCP socket has its own retransmission timer, re-armed (mptcp_reset_rtx_timer) with
+//!   the interval the socket keeps, msk->timer_ival: whenever the data ACK advances with data
+//!   still unacknowledged (__mptcp_clean_una, also at the start of every firing's
+//!   __mptcp_retrans), and when data is pushed with the timer stopped; stopped when everything
+//!   is data-ACKed (mptcp_stop_rtx_timer);
+//! - the interval is not recomputed at a re-arm: it is set by a scheduling pass
+//!   (mptcp_subflow_get_send -> __mptcp_set_timeout; mptcp_set_timeout between fragments of a
+//!   push) to the longest time left on the pending retransmit timer (icsk_timeout: the RTO, or
+//!   the tail loss probe while armed) of any active subflow not counting losses
+//!   (mptcp_timeout_from_subflow: 0 while stale_count > 0), else TCP_RTO_MIN. A pass runs only
+//!   when written data waits unsent (mptcp_send_head) and one of the kernel's push points runs:
+//!   an ACK leaving the peer's window beyond snd_nxt (ack_update_msk -> __mptcp_check_push ->
+//!   __mptcp_subflow_push_pending), the writer's sendmsg (__mptcp_push_pending), or the worker
+//!   after a firing (__mptcp_retrans -> mptcp_check_and_set_pending -> mptcp_release_cb). A
+//!   bulk writer sleeps on a full send buffer and is woken when a third of it is free
+//!   (mptcp_write_space -> sk_stream_write_space: free >= queued / 2), so with the send buffer
+//!   binding and the data ACK stalled no pass runs and every firing re-arms with the interval
+//!   of the last pass before the stall (`conn_writer_wake`). The model's own push calls (TSQ
+//!   completions, subflow RTOs, link events) hand out data as before but are not passes;
 //! - each time it fires (mptcp_retransmit_timer -> mptcp_worker -> __mptcp_retrans ->
 //!   mptcp_subflow_get_retrans), every subflow with data outstanding is checked
 //!   (mptcp_pm_subflow_chk_stale): if nothing has arrived on it since the previous check
@@ -20,8 +33,10 @@
 //!   transfer has such a subflow once the peer's window is held by a hole on a failed path:
 //!   the healthy subflow drains, and this retransmission is what fills the hole.
 //!
-//! So a blocked subflow goes stale after ~5 intervals of the *healthy* subflows' RTO (about a
-//! second), not after its own exponentially backed-off RTOs (0.2 + 0.4 + 0.8 + 1.6 s).
+//! So a blocked subflow goes stale after ~5 intervals of the *healthy* subflows' timers, not
+//! after its own exponentially backed-off RTOs (0.2 + 0.4 + 0.8 + 1.6 s); the first two
+//! firings come at the interval of the last pass before the blockage (the firing's re-arm
+//! precedes its pass), the later ones at what the pass after a firing found.
 
 use super::STALE_LOSS_CNT;
 use crate::scenario::Kernel;
@@ -29,34 +44,114 @@ use crate::sim::{Ev, Simulation};
 use crate::time::Time;
 
 /// Linux TCP_RTO_MIN (200 ms): the MPTCP timer's interval when no subflow timer is pending.
-const TCP_RTO_MIN: Time = Time::from_ms(200);
+pub(super) const TCP_RTO_MIN: Time = Time::from_ms(200);
 /// What one __mptcp_retrans resends: the first data fragment of the retransmit queue. Fragments
 /// are filled from the socket's page frag (sk_page_frag: 32 KiB compound pages, SKB_FRAG_PAGE_ORDER
 /// = 3) by mptcp_sendmsg, so a backlogged sender's fragments are up to 32 KiB.
 const RETRANS_BYTES: u64 = 32 * 1024;
 
+/// mptcp_subflow_get_send's timeout: over the active subflows (`(active, stale_count, pending
+/// retransmit timer)`), the longest time left on a pending timer of one with stale_count 0
+/// (mptcp_timeout_from_subflow), else TCP_RTO_MIN (__mptcp_set_timeout).
+fn timer_interval(now: Time, subs: impl Iterator<Item = (bool, u32, Option<Time>)>) -> Time {
+    let mut tout = Time::ZERO;
+    for (active, stale_count, deadline) in subs {
+        if !active || stale_count > 0 {
+            continue;
+        }
+        if let Some(t) = deadline {
+            if t > now && t - now > tout {
+                tout = t - now;
+            }
+        }
+    }
+    if tout > Time::ZERO {
+        tout
+    } else {
+        TCP_RTO_MIN
+    }
+}
+
+/// A writer sleeping on a full send buffer (`written` bytes written, `una` data-ACKed, `limit`
+/// what the application has) is woken (sk_stream_write_space: __sk_stream_is_writeable,
+/// sk_stream_wspace >= sk_stream_min_wspace): the free space is at least half the queued.
+fn writer_wakes(written: u64, una: u64, limit: u64, sndbuf: u64) -> bool {
+    if written >= limit {
+        return false;
+    }
+    let queued = written.saturating_sub(una);
+    sndbuf.saturating_sub(queued) >= queued / 2
+}
+
 impl Simulation {
-    /// mptcp_set_timeout + mptcp_reset_rtx_timer: the connection's retransmission timer runs
-    /// from now for the longest time left on a non-loss-counting subflow's RTO.
+    /// mptcp_subflow_get_send's __mptcp_set_timeout: the interval becomes the longest time left
+    /// on the pending retransmit timer of an active subflow (established, not stale) that is
+    /// not counting losses, else TCP_RTO_MIN.
+    pub(super) fn conn_set_timeout(&mut self, now: Time, c: u16) {
+        let cn = &self.conns[c as usize];
+        if cn.kernel != Kernel::Upstream {
+            return;
+        }
+        let flows = &self.flows;
+        let subs = cn.subs.iter().map(|st| {
+            let s = flows[st.flow as usize].sender.as_ref().expect("tcp");
+            (st.established && !st.stale, st.stale_count, s.xmit_timer_deadline())
+        });
+        let ival = timer_interval(now, subs);
+        self.conns[c as usize].timer_ival = ival;
+    }
+
+    /// mptcp_reset_rtx_timer: the connection's retransmission timer runs from now for the
+    /// interval the last scheduling pass set.
     pub(super) fn conn_rtx_restart(&mut self, now: Time, c: u16) {
         let cn = &self.conns[c as usize];
         if cn.kernel != Kernel::Upstream {
             return;
         }
-        let mut tout = Time::ZERO;
-        for st in &cn.subs {
-            if st.stale_count > 0 {
-                continue;
-            }
-            let s = self.flows[st.flow as usize].sender.as_ref().expect("tcp");
-            if let Some(t) = s.xmit_timer_deadline() {
-                if t > now && t - now > tout {
-                    tout = t - now;
-                }
-            }
-        }
-        let ival = if tout > Time::ZERO { tout } else { TCP_RTO_MIN };
+        let ival = cn.timer_ival;
         self.conn_rtx_set(c, Some(now + ival));
+    }
+
+    /// The kernel's pending data (mptcp_send_head): written by the application and not yet
+    /// handed to a subflow, or queued for reinjection (__mptcp_retransmit_pending_data points
+    /// first_pending back at the retransmit queue's head).
+    pub(super) fn conn_send_head(&self, c: u16) -> bool {
+        let cn = &self.conns[c as usize];
+        let pending = cn.written.min(cn.data_limit).saturating_sub(cn.data_nxt);
+        pending >= self.conn_min_mss(c) || (cn.app_done && pending > 0) || !cn.reinject.is_empty()
+    }
+
+    /// The smallest MSS of the connection's established subflows. The model hands out whole
+    /// segments only (schedule.rs `assign`) where the kernel copies any sliver the window or
+    /// the written data allows (mptcp_sendmsg_frag): a sliver smaller than this is what the
+    /// kernel would have sent already, so it is neither pending data nor window room.
+    pub(super) fn conn_min_mss(&self, c: u16) -> u64 {
+        let cn = &self.conns[c as usize];
+        let mss = cn
+            .subs
+            .iter()
+            .filter(|st| st.established)
+            .map(|st| self.flows[st.flow as usize].sender.as_ref().map_or(u32::MAX, |s| s.mss()));
+        u64::from(mss.min().unwrap_or(1).max(1))
+    }
+
+    /// The writer (sendmsg) fills the send buffer: it writes up to the buffer's size ahead of
+    /// the data ACK, or what the application has produced, and pushes (a scheduling pass).
+    pub(super) fn conn_writer_write(&mut self, c: u16) {
+        let cn = &mut self.conns[c as usize];
+        let room = cn.data_una.saturating_add(cn.sndbuf);
+        cn.written = cn.written.max(cn.data_limit.min(room));
+        cn.pass_due = true;
+    }
+
+    /// The data ACK moved: a writer sleeping on a full send buffer is woken once a third of
+    /// it is free (mptcp_write_space -> sk_stream_write_space: __sk_stream_is_writeable,
+    /// sk_stream_wspace >= sk_stream_min_wspace, i.e. free >= queued / 2) and writes.
+    pub(super) fn conn_writer_wake(&mut self, c: u16) {
+        let cn = &self.conns[c as usize];
+        if writer_wakes(cn.written, cn.data_una, cn.data_limit, cn.sndbuf) {
+            self.conn_writer_write(c);
+        }
     }
 
     /// Sets the deadline; the engine holds at most one event per connection, at or before it
@@ -83,14 +178,27 @@ impl Simulation {
         if cn.data_una < cn.data_nxt {
             self.conn_rtx_restart(now, c);
         } else {
-            self.conns[c as usize].rtx_at = None;
+            // mptcp_stop_rtx_timer
+            let cn = &mut self.conns[c as usize];
+            cn.rtx_at = None;
+            cn.timer_ival = Time::ZERO;
         }
     }
 
-    /// New data was handed to the subflows: start the timer if it is not running.
-    pub(super) fn conn_rtx_on_push(&mut self, now: Time, c: u16) {
+    /// End of a push (`conn_push`): if it was a scheduling pass, the interval is set; data
+    /// handed to the subflows starts the timer if it is not running (__mptcp_push_pending:
+    /// `if (!mptcp_rtx_timer_pending(sk)) mptcp_reset_rtx_timer(sk)`). The kernel pushes data
+    /// only after a pass, so a push that starts the timer counts as one.
+    pub(super) fn conn_rtx_on_push(&mut self, now: Time, c: u16, pass: bool) {
         let cn = &self.conns[c as usize];
-        if cn.kernel == Kernel::Upstream && cn.rtx_at.is_none() && cn.data_una < cn.data_nxt {
+        if cn.kernel != Kernel::Upstream {
+            return;
+        }
+        let start = cn.rtx_at.is_none() && cn.data_una < cn.data_nxt;
+        if pass || start {
+            self.conn_set_timeout(now, c);
+        }
+        if start {
             self.conn_rtx_restart(now, c);
         }
     }
@@ -111,11 +219,16 @@ impl Simulation {
             None => return,
         }
         cn.rtx_at = None;
-        let min_stale = self.conn_chk_stale(c);
-        self.conn_retrans(now, c, min_stale);
+        // __mptcp_retrans begins with mptcp_clean_una_wakeup: with data outstanding the timer
+        // is re-armed with the interval the last pass set, before this firing's own pass.
         if self.conns[c as usize].data_una < self.conns[c as usize].data_nxt {
             self.conn_rtx_restart(now, c);
         }
+        let min_stale = self.conn_chk_stale(c);
+        self.conn_retrans(now, c, min_stale);
+        // mptcp_check_and_set_pending: pending data is pushed when the worker releases the
+        // socket (mptcp_release_cb -> __mptcp_push_pending), a scheduling pass.
+        self.conns[c as usize].pass_due = true;
         self.conn_push(now, c);
     }
 
@@ -196,5 +309,42 @@ impl Simulation {
             self.reclaim(c, j);
         }
         min_stale
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(x: u64) -> Time {
+        Time::from_ms(x)
+    }
+
+    /// The interval is the longest time left on an active, non-loss-counting subflow's timer;
+    /// a subflow counting losses, a stale one, an expired or absent timer count for nothing;
+    /// nothing left gives TCP_RTO_MIN.
+    #[test]
+    fn interval_from_the_pending_timers() {
+        let now = ms(1000);
+        let subs = [(true, 0, Some(ms(1030))), (true, 0, Some(ms(1012))), (true, 0, None)];
+        assert_eq!(timer_interval(now, subs.into_iter()), ms(30));
+        let counting = [(true, 1, Some(ms(1400))), (true, 0, Some(ms(1008)))];
+        assert_eq!(timer_interval(now, counting.into_iter()), ms(8));
+        let stale = [(false, 0, Some(ms(1400))), (true, 0, Some(ms(1008)))];
+        assert_eq!(timer_interval(now, stale.into_iter()), ms(8));
+        let none = [(true, 2, Some(ms(1400))), (true, 0, Some(ms(900))), (true, 0, None)];
+        assert_eq!(timer_interval(now, none.into_iter()), TCP_RTO_MIN);
+        assert_eq!(timer_interval(now, std::iter::empty()), TCP_RTO_MIN);
+    }
+
+    /// The writer wakes once a third of the buffer is free (free >= queued / 2), never when
+    /// it has written everything the application has.
+    #[test]
+    fn writer_wakes_at_a_third_free() {
+        // 3 MB buffer, 2 MB queued: 1 MB free = queued / 2.
+        assert!(writer_wakes(3_000_000, 1_000_000, u64::MAX, 3_000_000));
+        assert!(!writer_wakes(3_000_000, 999_000, u64::MAX, 3_000_000));
+        assert!(writer_wakes(3_000_000, 3_000_000, u64::MAX, 3_000_000));
+        assert!(!writer_wakes(3_000_000, 2_000_000, 3_000_000, 3_000_000), "all written");
     }
 }

@@ -43,10 +43,15 @@ impl TcpSender {
         if !self.tlp_enabled {
             return;
         }
-        if self.state != CaState::Open || self.sb.is_empty() {
+        if self.sb.is_empty() {
             return;
         }
-        if self.w.cwnd > self.sb.in_flight() && self.has_send_head() {
+        if self.tlp_modern {
+            // Linux 6.x: Open or CWR, no cwnd / write queue test.
+            if self.state != CaState::Open && self.state != CaState::Cwr {
+                return;
+            }
+        } else if self.state != CaState::Open || (self.w.cwnd > self.sb.in_flight() && self.has_send_head()) {
             return;
         }
         let pto = tlp::probe_timeout(self.rtt.srtt(), self.sb.packets_out(), Some(rto_at.saturating_sub(now)));
@@ -304,5 +309,26 @@ mod tests {
         assert_eq!(out.first().map(|p| p.seq), Some(1000), "fast retransmit, no RTO");
         assert_eq!(s.stats.rtos, 0);
         assert!(s.scoreboard_consistent());
+    }
+
+    /// With room in cwnd and data held back by the peer's window, Linux 4.10 arms no probe
+    /// (the RTO stays pending); current kernels (set_modern_loss_probe, used by upstream MPTCP
+    /// subflows) arm it all the same.
+    #[test]
+    fn modern_rule_probes_with_cwnd_room_and_data_waiting() {
+        for modern in [false, true] {
+            let mut s = sender(1000);
+            s.set_modern_loss_probe(modern);
+            s.set_app_limit(u64::MAX);
+            let mut out = Vec::new();
+            s.try_send(Time::ZERO, &mut out);
+            out.clear();
+            // ACK of the first 2 segments, the window ending at what is already sent.
+            s.on_ack(Time::from_ms(10), &with_rwnd(ack(2000, &[]), 8000), &mut out);
+            assert!(out.is_empty(), "the peer's window holds the rest back");
+            assert!(s.w.cwnd > s.sb.in_flight() && s.has_send_head());
+            assert_eq!(s.tlp_deadline().is_some(), modern, "modern {modern}");
+            assert!(s.timer_deadline().is_some());
+        }
     }
 }
