@@ -78,7 +78,7 @@ def test_compare_writes_both_engines_side_by_side(tmp_path, capsys, _):
 
 
 def test_wired_down_steps_are_held_windows_and_leave_the_capacity_probe():
-    from mmpath.emu import scan
+    from mmpath.emu import holds
 
     wired = {"name": "a", "technology": "wired", "rate_mbps": 200.0,
              "schedule": [{"t_s": 2.0, "up": False}, {"t_s": 2.5, "rate_mbps": 100.0},
@@ -86,7 +86,7 @@ def test_wired_down_steps_are_held_windows_and_leave_the_capacity_probe():
     radio = {"name": "r", "technology": "11ad", "event": [{"kind": "blockage", "t_s": 1.0, "duration_s": 1.0}]}
     cfg = {"path": [wired, radio]}
     # Down 2-3 s, and from 5 s to the end (cut at the run's 6 s); a radio's blockage is not held.
-    assert scan.holds_ns(cfg, 6.0) == {0: [(2_000_000_000, 3_000_000_000), (5_000_000_000, 6_000_000_000)]}
-    probe = scan.without_held(cfg)
+    assert holds.holds_ns(cfg, 6.0) == {0: [(2_000_000_000, 3_000_000_000), (5_000_000_000, 6_000_000_000)]}
+    probe = holds.without_held(cfg)
     assert probe["path"][0]["schedule"] == [{"t_s": 2.5, "rate_mbps": 100.0}]  # the rate step stays
     assert probe["path"][1] == radio and cfg["path"][0]["schedule"][0] == {"t_s": 2.0, "up": False}

@@ -18,7 +18,8 @@ import numpy as np
 import pytest
 
 import mmpath
-from mmpath.emu import capacity, delay, scan
+from mmpath.emu import capacity, delay
+from mmpath.emu import holds
 from mmpath.scenario import load_scenario
 
 TOOLS = ("ip", "tc", "iperf3", "tcpdump", "iptables")
@@ -68,10 +69,10 @@ def test_the_bundled_scan_scenarios_dwells_are_the_simulators():
     # default variant as the emulator runs it (kernel MPTCP).
     res = mmpath.run("scan", variant="default", overrides=UPSTREAM)
     cfg = load_scenario("scan").config
-    ours = scan.dwells_s(cfg["path"][1], float(res.summary["sim_s"]))
+    ours = holds.dwells_s(cfg["path"][1], float(res.summary["sim_s"]))
     assert len(ours) == 10 and ours[0] == (2.0, 2.11) and ours[-1][1] == pytest.approx(6.95)
     _same(ours, _sim_dwells(res, "11ac"))
-    assert scan.dwells_s(cfg["path"][0]) == []  # 11ad does not scan
+    assert holds.dwells_s(cfg["path"][0]) == []  # 11ad does not scan
 
 
 @pytest.mark.parametrize("events", [
@@ -91,16 +92,16 @@ def test_dwell_windows_match_the_simulators_down_and_up_events(events):
     sc = _download(events, 3.7)
     res = mmpath.run(sc)
     cfg = load_scenario(sc).config
-    _same(scan.dwells_s(cfg["path"][0], float(res.summary["sim_s"])), _sim_dwells(res, "11ac"))
+    _same(holds.dwells_s(cfg["path"][0], float(res.summary["sim_s"])), _sim_dwells(res, "11ac"))
 
 
 def test_dwells_are_sorted_disjoint_whole_nanoseconds():
     p = load_scenario(_download([{"kind": "scan", "t_s": 0.1, "duration_s": 5.0, "every_s": 0.5, "scan_ms": 330.0,
                                   "dwell_ms": 33.3, "rest_ms": 10.0}], 5.0)).config["path"][0]
-    w = scan.dwells_ns(p)
+    w = holds.dwells_ns(p)
     assert all(isinstance(a, int) and isinstance(b, int) and a < b for a, b in w)
     assert all(w[i][1] <= w[i + 1][0] for i in range(len(w) - 1))
-    assert scan.dwells_ns(p, until_s=1.0)[-1][1] <= 1_000_000_000
+    assert holds.dwells_ns(p, until_s=1.0)[-1][1] <= 1_000_000_000
 
 
 def test_the_capacity_probe_leaves_scans_out():
@@ -108,7 +109,7 @@ def test_the_capacity_probe_leaves_scans_out():
     cfg = load_scenario(_download(events, 2.0)).config
     with_scan = capacity.probe(cfg, 0, "download", 2.0, 1, tcp=False)
     assert with_scan.mbps[6:10].max() == 0  # the simulator's path is silent off channel
-    held = capacity.probe(scan.without_scans(cfg), 0, "download", 2.0, 1, tcp=False)
+    held = capacity.probe(holds.without_scans(cfg), 0, "download", 2.0, 1, tcp=False)
     plain = capacity.probe(load_scenario(_download([], 2.0)).config, 0, "download", 2.0, 1, tcp=False)
     assert held.stalled is None and held.mbps.min() > 0.8 * held.mbps.mean()
     assert np.array_equal(held.mbps, plain.mbps)
@@ -186,7 +187,7 @@ def test_a_scanning_11ac_download_is_held_not_dropped(tmp_path, _):
     m = json.loads((tmp_path / "emu" / "emu.json").read_text())
     q = m["delay_line"]["queues"][0]
     # Held: the line moved packets to the dwells' ends (both ways) and dropped none.
-    n = len(scan.dwells_ns(load_scenario(sc).config["path"][0], 6.0))
+    n = len(holds.dwells_ns(load_scenario(sc).config["path"][0], 6.0))
     assert m["holds"]["11ac"]["cause"] == "scan" and m["holds"]["11ac"]["windows"] == q["hold_windows"] == n == 5
     assert q["held_by_window"] > 0 and sum(m["delay_line"]["kernel_drops"].values()) == 0
     assert m["delay_line"]["held_at_exit"] == 0

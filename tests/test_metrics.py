@@ -111,3 +111,17 @@ def test_window_mean_irregular():
     # Step function 10 on [0,1), 30 on [1,3) (last sample lasts the median spacing, 1.0 here... ).
     m = M.window_mean([0, 1, 2], [10, 30, 30], 0.5, 1.5)
     assert m[0] == pytest.approx(20.0)
+
+
+def test_outage_and_recovery_as_x_kernel_measures_it():
+    import numpy as np
+
+    from mmpath.metrics import outage_and_recovery
+
+    t = np.arange(60) * 0.1
+    y = np.full(60, 100.0)
+    y[20:25] = 0.0
+    m = outage_and_recovery(t, y, 2.0, 2.5)
+    assert m["pre_mbps"] == 100.0 and abs(m["outage_s"] - 0.5) < 1e-9 and m["recovery_s"] == 0.0
+    m = outage_and_recovery(t, y, 0.0, 0.5)  # nothing before: no pre-outage mean
+    assert np.isnan(m["pre_mbps"]) and np.isnan(m["outage_s"])

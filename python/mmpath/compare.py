@@ -175,13 +175,11 @@ def format_table(table: pd.DataFrame) -> str:
 
 
 def _shade_outages(ax, res: Result) -> None:
+    """Each path's down..up spans, as the run report shades them (report._shade_outages)."""
+    from .report import _shade_outages as shade
+
     ev = res.events
-    downs = ev[ev["kind"].astype(str) == "down"]
-    ups = ev[ev["kind"].astype(str) == "up"]
-    for t0 in downs["t_s"].to_numpy():
-        later = ups["t_s"].to_numpy()
-        later = later[later >= t0]
-        ax.axvspan(t0, later[0] if len(later) else float(res.summary["sim_s"]), color="0.85", zorder=0)
+    shade(ax, ev["t_s"].to_numpy(dtype=float), ev["kind"].astype(str).to_numpy(), ev["path"].astype(str).to_numpy())
 
 
 def _cwnd_series(res: Result):

@@ -163,6 +163,20 @@ def resaturation_time(
     return max(0.0, float(cand[ok[0]] - restored_s))
 
 
+def outage_and_recovery(t_s, mbps, down_s: float, up_s: float, *, pre_s: float = 2.0, frac: float = 0.1,
+                        bin_s: float = 0.1) -> dict[str, float | None]:
+    """A link outage as `mmpath reproduce x-kernel` and `mmpath emu run --compare` measure it,
+    on bins of `bin_s`: ``pre_mbps`` = the mean over the `pre_s` before `down_s`; ``outage_s`` =
+    the time from `down_s` on with throughput under `frac` x that mean (NaN without a pre-outage
+    mean); ``recovery_s`` = :func:`resaturation_time` from `up_s` (None: not within the series)."""
+    t, y = _series(t_s, mbps)
+    sel = (t >= down_s - pre_s) & (t < down_s)
+    pre = float(y[sel].mean()) if sel.any() else float("nan")
+    outage = float(np.sum((t >= down_s) & (y < frac * pre)) * bin_s) if np.isfinite(pre) else float("nan")
+    rec = resaturation_time(t, y, up_s, pre_start_s=down_s - pre_s, pre_end_s=down_s)
+    return {"pre_mbps": pre, "outage_s": outage, "recovery_s": None if rec is None else float(rec)}
+
+
 # --------------------------------------------------------------------------- drops
 
 

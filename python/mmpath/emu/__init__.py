@@ -34,7 +34,7 @@ from ..outputs import staged_folder
 from ..progress import Progress
 from ..errors import ScenarioError
 from ..scenario import Overrides, ScenarioSpec, load_scenario
-from . import capacity, checks, delay, ktrace, netns, scan, shaper, tcpconf, traffic
+from . import capacity, checks, delay, holds, ktrace, netns, shaper, tcpconf, traffic
 from .checks import EmuError
 
 __all__ = ["EmuError", "EmuResult", "FlowResult", "run"]
@@ -143,8 +143,8 @@ def run(scenario: ScenarioSpec, overrides: Overrides = None, seed: int | None = 
     kinds = {f["kind"] for f in flows}
     delays_us = delay.one_way_us(cfg)
     # A scanned path's dwells off channel and a wired path's down steps, held by the delay line
-    # (scan.py), both ways.
-    holds_ns = scan.holds_ns(cfg, sc.duration_s)
+    # (holds.py), both ways.
+    holds_ns = holds.holds_ns(cfg, sc.duration_s)
     checks.machine(need_mptcp="mptcp" in kinds, need_delay=any(d > 0 for d in delays_us) or bool(holds_ns))
     if kernel_trace:
         ktrace.check()
@@ -156,8 +156,8 @@ def run(scenario: ScenarioSpec, overrides: Overrides = None, seed: int | None = 
 
     paths = cfg["path"]
     names = [str(p["name"]) for p in paths]
-    # The capacity without what is held (scans, wired down steps): held, not shaped (scan.without_held).
-    caps = _capacities(scan.without_held(cfg), names, directions, sc.duration_s, sc.seed, tcp=kinds != {"udp"})
+    # The capacity without what is held (scans, wired down steps): held, not shaped (holds.without_held).
+    caps = _capacities(holds.without_held(cfg), names, directions, sc.duration_s, sc.seed, tcp=kinds != {"udp"})
     mtus = [int(p.get("mtu_bytes") or 1500) for p in paths]
     backup: set[str] = set()
     mp = next((f for f in flows if f["kind"] == "mptcp"), None)
@@ -456,7 +456,7 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
                                for n, by_dir in caps.items() for d, c in by_dir.items()},
         "capacity_bin_s": capacity.BIN_S,
         # A scanned path's dwells off channel and a wired path's down steps: the delay line held
-        # its packets, both ways, through each (scan.py); its capacity is the path's without them.
+        # its packets, both ways, through each (holds.py); its capacity is the path's without them.
         "holds": _holds(cfg, names, holds_ns, delay_stats),
         "shaper": {"changes": shp.applied if shp else 0, "latest_change_s": shp.late_s if shp else None,
                    "up_after_trace": shp.restored if shp else [],

@@ -3,8 +3,8 @@ when saturated. The simulator runs the scenario's path alone (its radio, events,
 under a UDP flow offered above any PHY rate, in the flow's direction, and the delivered rate per
 100 ms bin is the path's capacity in that bin (MAC efficiency, aggregation, rate adaptation,
 fading and outages included; 0 while the link is down). The emulator probes the scenario with
-its scan events removed (scan.without_scans): a scan's dwells off channel are held by the delay
-line instead (scan.py, delay.py). Probing a scenario with scans, a bin with nothing delivered
+its scan events removed (holds.without_scans): a scan's dwells off channel are held by the delay
+line instead (holds.py, delay.py). Probing a scenario with scans, a bin with nothing delivered
 that a dwell covers wholly is marked stalled (the radio holds its frames there).
 
 For a TCP or MPTCP flow the probe also carries the reverse traffic TCP brings, because on a
@@ -153,7 +153,7 @@ def _stalled(path: dict[str, Any], mbps: np.ndarray) -> np.ndarray | None:
     """The bins with nothing delivered that lie wholly inside a scan's off-channel periods: the
     radio holds its frames there (a blockage in the same bin would drop them, but then the link
     model delivers nothing either way; the scan is what the bin is marked for)."""
-    from .scan import dwells_s
+    from .holds import dwells_s
 
     off = dwells_s(path, len(mbps) * BIN_S)
     if not off:

@@ -41,13 +41,13 @@ def _down_up(events: pd.DataFrame, paths: set[str]) -> tuple[float, float] | Non
 
 
 def _outage_recovery(t: np.ndarray, y: np.ndarray, down: float, up: float, end_s: float) -> dict[str, Any]:
-    pre_mask = (t >= down - PRE_S) & (t < down)
-    pre = float(y[pre_mask].mean()) if pre_mask.any() else float("nan")
-    if not np.isfinite(pre) or pre <= 0:
+    """x-kernel's measures (metrics.outage_and_recovery); None where there is no pre-outage
+    throughput to compare with, and no recovery when the link is not back within the run."""
+    m = metrics.outage_and_recovery(t, y, down, up, pre_s=PRE_S, frac=OUTAGE_FRAC, bin_s=BIN_S)
+    if not np.isfinite(m["pre_mbps"]) or m["pre_mbps"] <= 0:
         return {"outage_s": None, "recovery_s": None}
-    outage = float(np.sum((t >= down) & (y < OUTAGE_FRAC * pre)) * BIN_S)
-    rec = metrics.resaturation_time(t, y, up, pre_start_s=down - PRE_S, pre_end_s=down) if up < end_s else None
-    return {"outage_s": round(outage, 3), "recovery_s": None if rec is None else round(float(rec), 3)}
+    rec = m["recovery_s"] if up < end_s else None
+    return {"outage_s": round(m["outage_s"], 3), "recovery_s": None if rec is None else round(rec, 3)}
 
 
 def _flow_series_sim(res, name: str) -> tuple[np.ndarray, np.ndarray]:

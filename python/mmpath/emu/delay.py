@@ -5,7 +5,7 @@ namespace send each path's forwarded packets, both ways, to a netfilter queue of
 one-way delay before letting the kernel forward it. Path k's queue holds the backbone's delay
 plus the path's, so the RTT over path k is twice that, as in the simulator (docs/scenario.md).
 
-A scanned path's dwells off channel (scan.py) are hold windows of its queue: a packet due inside
+A scanned path's dwells off channel (holds.py) are hold windows of its queue: a packet due inside
 one leaves at the window's end, in order, as a radio off its channel keeps both ends' frames and
 sends them when it is back; the line then runs for that path even without a propagation delay.
 The windows are given in ns after the shaper's start (`origin_unix_ns`, CLOCK_REALTIME, which

@@ -97,12 +97,10 @@ def _measure(res, point: Point, mode: Mode):
     engine = point.key["engine"]
     t, y, goodput = _series(res, engine)
     start, back = _blockage(dict(point.scenario))
-    pre = float(y[(t >= start - PRE_S) & (t < start)].mean()) if len(t) else np.nan
-    after = t >= start
-    outage = float(np.sum(after & (y < OUTAGE_FRAC * pre)) * BIN_S) if np.isfinite(pre) else np.nan
-    rec = metrics.resaturation_time(t, y, back, pre_start_s=start - PRE_S, pre_end_s=start)
-    recovery = float(rec) if rec is not None else float(DURATION_S - back)
-    row = {"goodput_mbps": goodput, "pre_mbps": pre, "outage_s": outage, "recovery_s": recovery}
+    m = metrics.outage_and_recovery(t, y, start, back, pre_s=PRE_S, frac=OUTAGE_FRAC, bin_s=BIN_S)
+    # A run that never re-saturates counts the time left (a lower bound).
+    recovery = m["recovery_s"] if m["recovery_s"] is not None else float(DURATION_S - back)
+    row = {"goodput_mbps": goodput, "pre_mbps": m["pre_mbps"], "outage_s": m["outage_s"], "recovery_s": recovery}
     return row, pd.DataFrame({"t_s": t, "mbps": y})
 
 

@@ -15,17 +15,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .results import _cell
+from .results import _cell, grid_values
 from .spec import SweepSpec
-
-
-def _values(spec: SweepSpec, key: str) -> list[Any]:
-    out: list[Any] = []
-    for point in spec.points:
-        for k, v in point:
-            if k == key and not any(_cell(v) == _cell(w) for w in out):
-                out.append(v)
-    return out
 
 
 def _numeric(vals: list[Any]) -> bool:
@@ -54,14 +45,15 @@ def plot(spec: SweepSpec, df: pd.DataFrame, path: Path) -> bool:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    values = grid_values(spec)
     xkey = spec.keys[0]
-    xs = _values(spec, xkey)
+    xs = values[xkey]
     numeric = _numeric(xs)
     xpos = {repr(_cell(v)): (float(v) if numeric else float(i)) for i, v in enumerate(xs)}
     lines: list[tuple[str, pd.DataFrame]] = []
     zkey = spec.keys[1] if len(spec.keys) == 2 else None
     flows = list(dict.fromkeys(ok["flow"].astype(str))) if "flow" in ok else [""]
-    for z in (_values(spec, zkey) if zkey else [None]):
+    for z in (values[zkey] if zkey else [None]):
         sel = ok if zkey is None else ok[ok[zkey].map(lambda v: _cell(v) == _cell(z))]
         for flow in flows:
             g = sel[sel["flow"].astype(str) == flow] if flow else sel

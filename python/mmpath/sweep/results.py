@@ -113,11 +113,7 @@ def _write_files(spec: SweepSpec, df: pd.DataFrame, out: Path, meta: dict[str, A
     from .plot import plot
 
     plot(spec, df, out / "sweep.png")  # one- and two-key grids (plot.py)
-    grid: dict[str, list[Any]] = {k: [] for k in spec.keys}
-    for point in spec.points:
-        for k, v in point:
-            if not any(_cell(v) == _cell(w) for w in grid[k]):
-                grid[k].append(v)
+    grid = grid_values(spec)
     doc = {
         "name": spec.name,
         "description": spec.description,
@@ -131,6 +127,16 @@ def _write_files(spec: SweepSpec, df: pd.DataFrame, out: Path, meta: dict[str, A
         **meta,
     }
     (out / "sweep.json").write_text(json.dumps(doc, indent=2, default=str) + "\n", encoding="utf-8")
+
+
+def grid_values(spec: SweepSpec) -> dict[str, list[Any]]:
+    """Each grid key's distinct values, in the order the grid's points first use them."""
+    grid: dict[str, list[Any]] = {k: [] for k in spec.keys}
+    for point in spec.points:
+        for k, v in point:
+            if not any(_cell(v) == _cell(w) for w in grid[k]):
+                grid[k].append(v)
+    return grid
 
 
 def failed_runs(spec: SweepSpec, errors: dict[int, str]) -> list[tuple[Run, str]]:
