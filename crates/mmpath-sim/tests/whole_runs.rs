@@ -654,3 +654,31 @@ fn blockage_drops_queued_frames_scan_keeps_them() {
     assert_eq!(s["invariants"]["ok"], true);
     assert_eq!(s["paths"][0]["drops_down"], 0, "a scan pauses the queue, it drops nothing");
 }
+
+/// The application's read acknowledges a short last segment at once (tcp_cleanup_rbuf: a
+/// pushed segment, the queue drained) instead of after the 40 ms delayed-ACK timer: a
+/// transfer of 20 full segments and a 400-byte tail is fully acknowledged one round trip
+/// after it is sent, for a single-path flow and for an MPTCP subflow alike.
+#[test]
+fn a_short_tail_is_acknowledged_when_read_not_after_the_delayed_ack() {
+    let bytes = 20 * 1448 + 400;
+    for kind in ["tcp", "mptcp"] {
+        let json = format!(
+            r#"{{"duration_s": 0.5, "timeline": {{"sample_ms": 1}}, "backbone": {{"enabled": false}},
+                "path": [{{"name": "A", "rate_mbps": 1000, "mtu_bytes": 1500, "delay_ms": 5}}],
+                "flow": [{{"kind": "{kind}", "bytes": {bytes}, "tcp": {{"delayed_ack": true}}}}]}}"#
+        );
+        let (s, out) = run(&json, 1);
+        assert_eq!(s["invariants"]["ok"], true, "{kind}");
+        let t = &out.timeline;
+        // The first sample after data went out at which nothing is in flight any more.
+        let rows: Vec<usize> = (0..t.t_s.len()).filter(|&i| t.flow[i] == 0 && t.subflow[i] <= 0).collect();
+        let sent = rows.iter().position(|&i| t.in_flight_bytes[i] > 0.0).expect("data in flight");
+        let done =
+            rows[sent..].iter().find(|&&i| t.in_flight_bytes[i] == 0.0).map(|&i| t.t_s[i]).expect("acknowledged");
+        // Handshake done before t = 0; 10 + 11 segments in two round trips of 10 ms (the
+        // second flight's ACK comes back at ~20 ms); without the read rule the tail's ACK
+        // waits 40 ms more.
+        assert!(done < 0.035, "{kind}: all acknowledged at {done} s");
+    }
+}

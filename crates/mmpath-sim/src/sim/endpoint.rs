@@ -54,6 +54,11 @@ impl Simulation {
                 let rx = fl.receiver.as_mut().expect("tcp flow has a receiver");
                 let delivered = rx.on_data(now, &p, &mut self.out);
                 let conn = fl.conn;
+                // A single-path application reads what arrived at once (tcp_recvmsg ->
+                // tcp_cleanup_rbuf); an MPTCP application reads from the connection.
+                if conn.is_none() && delivered > 0 {
+                    rx.on_read(now, delivered, &mut self.out);
+                }
                 if delivered > 0 {
                     let rcv_nxt = rx.rcv_nxt();
                     let sent = fl.sender.as_ref().map_or(0, |s| s.snd_nxt);
@@ -62,10 +67,16 @@ impl Simulation {
                     }
                     self.record_delivery(now, f, delivered);
                 }
-                if let Some(c) = conn {
-                    self.conn_on_data(now, c, &p);
+                match conn {
+                    Some(c) => {
+                        let copied = self.conn_on_data(now, c, &p);
+                        // This subflow's own ACK leaves first (it updates the advertised
+                        // window the read is compared with), then the read's.
+                        self.after_endpoint(now, f);
+                        self.conn_on_read(now, c.0, copied);
+                    }
+                    None => self.after_endpoint(now, f),
                 }
-                self.after_endpoint(now, f);
             }
             Kind::Ack => {
                 let prior_una = fl.sender.as_ref().map_or(0, |s| s.snd_una);

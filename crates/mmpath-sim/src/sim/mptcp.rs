@@ -168,6 +168,9 @@ pub(super) struct MpConn {
     pub sndbuf_rule: sndbuf::ConnSndbuf,
     pub reinject: ReinjectQueue,
     pub rx: Reassembly,
+    /// The window the last ACK advertised (upstream msk->old_wspace): upstream's read-time
+    /// ACK rule visits every subflow when a read at least doubles it (packets.rs).
+    old_wspace: u64,
     views: Vec<SubflowView>,
     /// The scheduler reads the views' pacing rate (`Scheduler::reads_pacing_rate`, asked once:
     /// the views are built on every decision).

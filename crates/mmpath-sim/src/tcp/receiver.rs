@@ -2,8 +2,9 @@
 //! an out-of-order queue reported with SACK (most recent block first, RFC 2018), delayed ACKs
 //! (every second full-sized segment or after the 40 ms delayed-ACK timer, TCP_DELACK_MIN),
 //! quick ACKs at connection start (TCP_MAX_QUICKACKS = 16) and immediate ACKs while a hole is
-//! open or when it is filled (RFC 5681 section 4.2), and receive-window autotuning
-//! (tcp_rcv_space_adjust).
+//! open or when it is filled (RFC 5681 section 4.2), receive-window autotuning
+//! (tcp_rcv_space_adjust), and the ACK a read can trigger (tcp_cleanup_rbuf, `on_read`): a
+//! pending delayed ACK goes at once when the read took a short ("pushed") segment.
 
 use crate::packet::{Kind, Packet, Way, MAX_SACK_BLOCKS, SACK_BLOCK_BYTES, SACK_OPTION_BASE_BYTES, TCP_HEADER_BYTES};
 use crate::scenario::BufSize;
@@ -15,6 +16,13 @@ pub const DELACK_MIN: Time = Time::from_ms(40);
 const MAX_QUICKACKS: u32 = 16;
 /// Linux tcp_rmem[1] (131072); with tcp_adv_win_scale = 1 half of it is window.
 const RMEM_DEFAULT: u64 = 131_072;
+/// Linux TCP_MSS_DEFAULT (include/net/tcp.h): the receiver's MSS estimate starts there
+/// (tcp_initialize_rcv_mss) and tcp_measure_rcv_mss's short-segment test uses it.
+const TCP_MSS_DEFAULT: u32 = 536;
+/// icsk_ack.pending bits (include/net/inet_connection_sock.h): a short segment was received
+/// (ICSK_ACK_PUSHED), and another one after it (ICSK_ACK_PUSHED2).
+const ACK_PUSHED: u8 = 1;
+const ACK_PUSHED2: u8 = 2;
 
 pub struct ReceiverCfg {
     pub flow: u16,
@@ -43,6 +51,12 @@ pub struct TcpReceiver {
     /// Range that received the latest out-of-order segment (reported first).
     latest: Option<(u64, u64)>,
     unacked_bytes: u64,
+    /// icsk_ack.rcv_mss, the receiver's estimate of the sender's MSS, and
+    /// icsk_ack.last_seg_size (tcp_measure_rcv_mss).
+    rcv_mss: u32,
+    last_seg_size: u32,
+    /// ACK_PUSHED / ACK_PUSHED2, cleared when an ACK goes out.
+    pushed: u8,
     quickack: u32,
     delayed_ack: bool,
     delack_at: Option<Time>,
@@ -85,6 +99,11 @@ impl TcpReceiver {
             ooo_bytes: 0,
             latest: None,
             unacked_bytes: 0,
+            // tcp_initialize_rcv_mss: min(advmss, TCP_MSS_DEFAULT), the first full segment
+            // raises it.
+            rcv_mss: cfg.mss.min(TCP_MSS_DEFAULT),
+            last_seg_size: 0,
+            pushed: 0,
             // tcp_incr_quickack at connection start: min(rcv_wnd / (2 rcv_mss), 16).
             quickack: ((window / (2 * cfg.mss as u64)) as u32).min(MAX_QUICKACKS),
             delayed_ack: cfg.delayed_ack,
@@ -153,7 +172,9 @@ impl TcpReceiver {
         out.push(p);
         self.rcv_wup = self.rcv_nxt;
         self.unacked_bytes = 0;
+        // tcp_event_ack_sent -> inet_csk_clear_xmit_timer(ICSK_TIME_DACK): pending cleared.
         self.delack_at = None;
+        self.pushed = 0;
         if self.quickack > 0 {
             self.quickack -= 1;
         }
@@ -240,6 +261,7 @@ impl TcpReceiver {
             self.check.duplicate_bytes += self.rcv_nxt - s;
             self.dsack = Some((s, self.rcv_nxt));
         }
+        self.measure_rcv_mss(p.len);
         let old = self.rcv_nxt;
         self.rcv_nxt = e;
         let had_hole = !self.ooo.is_empty();
@@ -269,13 +291,91 @@ impl TcpReceiver {
             || self.quickack > 0
             || had_hole
             || !self.ooo.is_empty()
-            || self.unacked_bytes > self.mss as u64; // more than one full segment
+            || self.unacked_bytes > self.rcv_mss as u64; // more than one full segment
         if ack_now {
             self.send_ack(now, out);
         } else if self.delack_at.is_none() {
             self.delack_at = Some(now + DELACK_MIN);
         }
         delivered
+    }
+
+    /// tcp_measure_rcv_mss, for an in-order segment of `len` payload bytes: a full one sets
+    /// the estimate; a short one is "pushed" (the tail of a write), unless it repeats the
+    /// previous short length, which then becomes the estimate (a peer with a smaller MSS). A
+    /// short segment's PSH flag decides for those under TCP_MSS_DEFAULT; the model's short
+    /// segments are write tails, which Linux sends with PSH (tcp_push -> tcp_mark_push).
+    fn measure_rcv_mss(&mut self, len: u32) {
+        let lss = self.last_seg_size;
+        self.last_seg_size = 0;
+        if len >= self.rcv_mss {
+            self.rcv_mss = len.min(self.mss);
+            return;
+        }
+        // The test is on the segment with its TCP header (20 bytes + 12 of timestamps);
+        // its second clause (>= TCP_MIN_MSS + 20) needs PSH clear, so it never holds here.
+        if len + 32 >= TCP_MSS_DEFAULT + 20 {
+            self.last_seg_size = len;
+            if len == lss {
+                self.rcv_mss = len;
+                return;
+            }
+        }
+        if self.pushed & ACK_PUSHED != 0 {
+            self.pushed |= ACK_PUSHED2;
+        }
+        self.pushed |= ACK_PUSHED;
+    }
+
+    /// Whether a delayed ACK is scheduled (inet_csk_ack_scheduled).
+    pub fn ack_scheduled(&self) -> bool {
+        self.delack_at.is_some()
+    }
+
+    /// Bytes received in order since the last ACK (rcv_nxt - rcv_wup).
+    pub fn unacked_bytes(&self) -> u64 {
+        self.unacked_bytes
+    }
+
+    /// Nothing held out of order (the subflow's share of sk_rmem_alloc once the reader has
+    /// taken the rest).
+    pub fn nothing_held(&self) -> bool {
+        self.ooo_bytes == 0
+    }
+
+    /// The first part of mptcp_subflow_could_cleanup (upstream MPTCP): an ACK is scheduled
+    /// and either more than one segment waits for it or a short segment does while the
+    /// connection's receive queue is empty (`rx_empty`).
+    pub fn could_cleanup(&self, rx_empty: bool) -> bool {
+        self.ack_scheduled() && (self.unacked_bytes > self.rcv_mss as u64 || (rx_empty && self.pushed != 0))
+    }
+
+    /// tcp_cleanup_rbuf after a read that copied `copied` bytes: sends the ACK now, and
+    /// returns true, if a delayed ACK is scheduled and more than one segment waits for it, or
+    /// the read took a short segment and left nothing queued (`rmem_empty`; the reader is not
+    /// in ping-pong mode: mmpath's receivers never send data back).
+    ///
+    /// Its second part, a window update when the read at least doubled the window left of
+    /// the last advertisement, is not modelled: mmpath's advertised window follows
+    /// autotuning at once, where Linux's grows by at most 2 rcv_mss per segment received
+    /// (rcv_ssthresh, tcp_grow_window), so an immediate update here would announce a jump
+    /// Linux never does. With it, 2 of 8 seeds of 003-buffers' default-buffer Cubic flow
+    /// (50 ms) overflowed the AP's queue with the burst it released (docs/models.md).
+    pub fn cleanup_rbuf(&mut self, now: Time, copied: u64, rmem_empty: bool, out: &mut Vec<Packet>) -> bool {
+        let time_to_ack = self.ack_scheduled()
+            && (self.unacked_bytes > self.rcv_mss as u64 || (copied > 0 && self.pushed != 0 && rmem_empty));
+        if time_to_ack {
+            self.send_ack(now, out);
+        }
+        time_to_ack
+    }
+
+    /// The application read `copied` bytes just delivered (mmpath's readers read at once):
+    /// tcp_recvmsg ends in tcp_cleanup_rbuf. A single-path flow's receiver; an MPTCP
+    /// subflow's reads happen at the connection (sim/mptcp/packets.rs).
+    pub fn on_read(&mut self, now: Time, copied: u64, out: &mut Vec<Packet>) -> bool {
+        let empty = self.ooo_bytes == 0;
+        self.cleanup_rbuf(now, copied, empty, out)
     }
 
     /// The delayed-ACK timer fires (stale events do nothing).
@@ -309,6 +409,72 @@ mod tests {
         p.seq = seq;
         p.len = 1000;
         p
+    }
+
+    fn short(seq: u64, len: u32) -> Packet {
+        let mut p = seg(seq);
+        p.len = len;
+        p
+    }
+
+    /// tcp_cleanup_rbuf's first part: a short segment ("pushed") waiting for the delayed ACK
+    /// is acknowledged when the application reads it; a full one is not, and nothing is sent
+    /// without a read (an MPTCP subflow whose data the connection has not handed out).
+    #[test]
+    fn a_read_acks_a_pending_short_segment_but_not_a_full_one() {
+        let mut r = rx(true);
+        let mut out = Vec::new();
+        r.on_data(Time::ZERO, &seg(0), &mut out);
+        assert!(out.is_empty() && r.ack_scheduled());
+        assert!(!r.on_read(Time::ZERO, 1000, &mut out), "one full segment waits for its pair or the timer");
+        assert!(out.is_empty());
+        r.on_data(Time::from_us(5), &seg(1000), &mut out);
+        assert_eq!(out.len(), 1, "the second full segment is acknowledged at once");
+        r.on_data(Time::from_us(10), &short(2000, 400), &mut out);
+        assert_eq!(out.len(), 1, "the short tail waits for the delayed-ACK timer ...");
+        assert!(r.could_cleanup(true) && !r.could_cleanup(false), "... unless the queue is empty when read");
+        assert!(r.on_read(Time::from_us(10), 400, &mut out), "... and the read sends it");
+        assert_eq!(out.len(), 2);
+        assert_eq!(out[1].ack, 2400);
+        assert!(!r.ack_scheduled());
+    }
+
+    /// Data held out of order keeps the receive queue non-empty: the short segment's ACK is
+    /// not flushed by the read (tcp_cleanup_rbuf tests sk_rmem_alloc).
+    #[test]
+    fn held_data_keeps_the_short_segment_ack_delayed() {
+        let mut r = rx(true);
+        let mut out = Vec::new();
+        assert!(!r.cleanup_rbuf(Time::ZERO, 0, true, &mut out));
+        r.on_data(Time::ZERO, &short(0, 400), &mut out);
+        assert!(!r.cleanup_rbuf(Time::ZERO, 400, false, &mut out), "queue not empty");
+        assert!(!r.cleanup_rbuf(Time::ZERO, 0, true, &mut out), "nothing copied");
+        assert!(r.cleanup_rbuf(Time::ZERO, 400, true, &mut out));
+        assert_eq!(out.len(), 1);
+    }
+
+    /// tcp_measure_rcv_mss: the estimate starts at TCP_MSS_DEFAULT, rises with the first full
+    /// segment, and falls to a short length seen twice in a row (>= 536 bytes with headers),
+    /// which is then not "pushed".
+    #[test]
+    fn receiver_mss_estimate_follows_the_segments() {
+        let mut r = rx(true);
+        let mut out = Vec::new();
+        assert_eq!(r.rcv_mss, 536);
+        r.on_data(Time::ZERO, &seg(0), &mut out);
+        assert_eq!(r.rcv_mss, 1000);
+        out.clear();
+        r.send_ack(Time::ZERO, &mut out);
+        r.on_data(Time::ZERO, &short(1000, 600), &mut out);
+        assert_eq!((r.rcv_mss, r.pushed), (1000, ACK_PUSHED), "a first short segment is pushed");
+        r.on_data(Time::ZERO, &short(1600, 600), &mut out);
+        assert_eq!(r.rcv_mss, 600, "the same short length twice becomes the estimate");
+        r.on_data(Time::ZERO, &short(2200, 100), &mut out);
+        r.on_data(Time::ZERO, &short(2300, 100), &mut out);
+        assert_eq!(r.rcv_mss, 600, "too short to be an MSS: pushed both times");
+        assert_eq!(r.pushed, ACK_PUSHED | ACK_PUSHED2);
+        r.on_data(Time::ZERO, &seg(2400), &mut out);
+        assert_eq!(r.rcv_mss, 1000);
     }
 
     #[test]

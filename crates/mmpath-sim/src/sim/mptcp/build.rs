@@ -248,6 +248,7 @@ pub(in crate::sim) fn build(
         sndbuf_rule,
         reinject: ReinjectQueue::default(),
         rx: Reassembly::new(rcv_window),
+        old_wspace: rcv_window,
         views: Vec::with_capacity(8),
         pacing_in_views,
         actions: Vec::with_capacity(8),
