@@ -107,6 +107,16 @@ def test_every_field_is_named_in_scenario_md(section):
     assert missing == [], f"{section}: {missing} not in docs/scenario.md"
 
 
+def test_every_device_preset_is_named_in_scenario_md():
+    spans = _spans(SCENARIO_MD)
+    for tech in ("11ad", "11ac", "11n"):
+        with pytest.raises(_core.ScenarioError) as e:
+            _core.normalize_scenario(json.dumps({"path": [{"technology": tech, "device": "zzz"}], "flow": [{}]}))
+        known = re.search(r"known: ([^)]*)\)", str(e.value)).group(1).split(", ")
+        missing = [d for d in known if not re.search(rf"(?<![\w-]){re.escape(d)}(?![\w-])", spans)]
+        assert missing == [], f"{tech} presets not in docs/scenario.md: {missing}"
+
+
 def test_scenario_md_toml_examples_validate():
     blocks = re.findall(r"```toml\n(.*?)```", SCENARIO_MD, re.S)
     import tomllib
