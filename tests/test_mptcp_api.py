@@ -71,6 +71,16 @@ def test_per_subflow_outputs():
     assert "mptcp-data-stream" in checks
 
 
+def test_mptcp_utilization_is_over_the_sum_of_its_paths():
+    # docs/outputs.md: utilization = goodput / the capacity the flow could use. For a connection
+    # over 200 + 20 Mbit/s that is 220 Mbit/s; the rows' mean (110) gave utilizations above 1.
+    res = mmpath.run(TWO_PATHS)
+    f = res.summary["flows"][0]
+    assert f["goodput_mbps"] > 120  # more than the mean path's rate: both paths carry data
+    assert f["metrics"]["utilization"] == pytest.approx(f["goodput_mbps"] / 220.0)
+    assert f["metrics"]["utilization"] <= 1.0
+
+
 def test_scheduler_errors_are_clear():
     class Broken:
         def select(self, now_s, subflows, conn):

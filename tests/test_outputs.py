@@ -101,6 +101,41 @@ def test_iperf3_json_layout(small_run):
         assert sum(x["streams"][i]["bytes"] for x in intervals) == f["bytes_delivered"]
 
 
+def test_iperf3_json_sender_flags_follow_the_client_role(small_run):
+    # docs/outputs.md: the file is the client's view; a download is iperf3's reverse mode, where
+    # the client is not the sender, and iperf3 -R writes `"sender": false` in every part of `end`
+    # (tests/analyze/fixtures/tcp_reverse/client.json). mmpath wrote true in `end`.
+    _, out = small_run
+    d = _strict_json(out / "iperf3.json")
+    assert d["start"]["test_start"]["reverse"] == 1
+    end = d["end"]
+    tcp, udp = end["streams"]
+    assert tcp["sender"]["sender"] is False and tcp["receiver"]["sender"] is False
+    assert udp["udp"]["sender"] is False
+    assert end["sum_sent"]["sender"] is False and end["sum_received"]["sender"] is False
+    assert all(s["sender"] is False for iv in d["intervals"] for s in iv["streams"])
+
+
+def test_iperf3_json_of_an_mptcp_flow(tmp_path):
+    # An MPTCP connection's summary has no bytes_sent or mss_bytes of its own (its subflows
+    # have); iperf3.json wrote 0 bytes sent and tcp_mss_default 0 for it.
+    res = mmpath.run({
+        "duration_s": 1.0, "backbone": {"enabled": False},
+        "path": [{"name": "a", "rate_mbps": 200.0, "mtu_bytes": 3000}, {"name": "b", "rate_mbps": 50.0}],
+        "flow": [{"name": "mp", "kind": "mptcp", "direction": "upload"}],
+    })
+    out = res.save(tmp_path / "o", report=False)
+    d = _strict_json(out / "iperf3.json")
+    f = res.summary["flows"][0]
+    sent = sum(sf["bytes_sent"] for sf in f["subflows"])
+    assert sent >= f["bytes_delivered"] > 0
+    assert d["end"]["streams"][0]["sender"]["bytes"] == sent
+    assert d["end"]["sum_sent"]["bytes"] == sent
+    # MTU - 52 (IPv4, TCP, timestamps) - 20 (the DSS option, docs/scenario.md)
+    assert d["start"]["tcp_mss_default"] == f["subflows"][0]["mss_bytes"] == 3000 - 72
+    assert d["end"]["sum_sent"]["sender"] is True  # an upload: the client sends
+
+
 def test_iperf3_one_second_intervals(tmp_path, small_toml):
     res = mmpath.run(small_toml, overrides={"duration_s": 2.5})
     out = res.save(tmp_path / "o", report=False)

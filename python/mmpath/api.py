@@ -125,7 +125,8 @@ def flow_metrics(flow: Mapping[str, Any], index: int, intervals: pd.DataFrame, t
     - ``drops``: throughput drops >= 30 % below the 1 s running mean: count, deepest, longest;
     - ``rtt_inflation``: the 10 ms srtt samples against the minimum RTT the flow measured;
     - ``utilization``: throughput over the capacity of the flow's bottleneck (the last hop's
-      rate, capped by the backbone's when there is one).
+      rate, capped by the backbone's when there is one; an MPTCP connection's paths' rates
+      summed).
     """
     from . import metrics
 
@@ -180,10 +181,19 @@ def flow_metrics(flow: Mapping[str, Any], index: int, intervals: pd.DataFrame, t
     if len(tl):
         rate = tl["phy_rate_mbps"].to_numpy(dtype=float)
         rate = np.where(tl["link_up"].to_numpy(dtype=bool), rate, 0.0)
+        if "path" in tl and "subflow" in tl:
+            # An MPTCP connection has one row per subflow per sample (and its own row, with no
+            # path): its capacity is the sum of its paths' rates at each sample, each path once
+            # (two address-mesh subflows may share one). Averaging the rows instead gave the mean
+            # path's rate, and utilizations above 1.
+            rows = pd.DataFrame({"t": tl["t_s"].to_numpy(dtype=float), "path": tl["path"].astype(object),
+                                 "rate": rate})
+            rows = rows[rows["path"].notna()].drop_duplicates(["t", "path"])
+            rate = rows.groupby("t", sort=True)["rate"].sum(min_count=1).to_numpy(dtype=float)
         bb = config.get("backbone") or {}
         if bb.get("enabled", True) and bb.get("rate_mbps"):
             rate = np.minimum(rate, float(bb["rate_mbps"]))
-        cap = float(np.nanmean(rate)) if len(rate) else None
+        cap = float(np.nanmean(rate)) if len(rate) and np.isfinite(rate).any() else None
     out["utilization"] = _num(metrics.utilization([flow.get("goodput_mbps", 0.0)], cap)) if cap else None
     return out
 
@@ -281,7 +291,8 @@ def run(
 
     scenario   path to a .toml file, a bundled scenario name ("default") or a dict
     seed       RNG seed; default: the scenario's `seed` field
-    overrides  {"flow.0.cc": "reno"} or ["flow.0.cc=reno", ...] (values parsed as TOML)
+    overrides  {"flow.0.cc": "reno"} (values used as they are) or ["flow.0.cc=reno", ...]
+               (values parsed as TOML, as --set does)
     out        if given, also write the output folder there (see docs/outputs.md)
     progress   show a progress bar on stderr (only when stderr is a terminal)
     scheduler  a custom MPTCP scheduler in Python (docs/schedulers.md), or {flow name: object}

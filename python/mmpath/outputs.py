@@ -276,9 +276,10 @@ def iperf3_doc(result: "Result") -> dict[str, Any]:
                 "max_rtt": _int_or_zero(_ms_to_us(rtt.get("max"))),
                 "min_rtt": _int_or_zero(_ms_to_us(rtt.get("min"))),
                 "mean_rtt": _int_or_zero(_ms_to_us(rtt.get("mean"))),
-                "sender": True,
+                # iperf3 marks both halves with this end's role (a -R client writes false).
+                "sender": is_sender[fi],
             }
-            receiver = {**base, "bytes": got, "bits_per_second": rate(got), "sender": True}
+            receiver = {**base, "bytes": got, "bits_per_second": rate(got), "sender": is_sender[fi]}
             end_streams.append({"sender": sender, "receiver": receiver})
         else:
             u = udp_pkt[fi]
@@ -319,13 +320,13 @@ def iperf3_doc(result: "Result") -> dict[str, Any]:
         "bytes": total_sent,
         "bits_per_second": total_sent * 8 / duration if duration > 0 else 0.0,
         **({"retransmits": sum(int(f.get("retransmits") or 0) for f in flows)} if any(tcp) else {}),
-        "sender": True,
+        "sender": not reverse,
     }
     end["sum_received"] = {
         **whole,
         "bytes": total_got,
         "bits_per_second": total_got * 8 / duration if duration > 0 else 0.0,
-        "sender": True,
+        "sender": not reverse,
     }
     # The simulator models no CPU; zeros keep tools that read these keys working.
     end["cpu_utilization_percent"] = {
@@ -361,8 +362,7 @@ def iperf3_doc(result: "Result") -> dict[str, Any]:
         "timestamp": {"time": "Thu, 01 Jan 1970 00:00:00 GMT", "timesecs": 0},
         "connecting_to": {"host": "10.0.0.1", "port": 5201},
         "cookie": _cookie(str(s["scenario"]), int(s["seed"])),
-        "tcp_mss_default": int(next((f["mss_bytes"] for f in flows if f.get("mss_bytes")), 0)
-                               or first_path.get("mss_bytes") or 0),
+        "tcp_mss_default": int(next((m for f in flows if (m := _mss(f))), 0) or first_path.get("mss_bytes") or 0),
         "test_start": {
             "protocol": "UDP" if all_udp else "TCP",
             "num_streams": n_flows,
@@ -386,7 +386,17 @@ def iperf3_doc(result: "Result") -> dict[str, Any]:
 def _bytes_sent(flow: dict[str, Any], udp: dict[str, Any] | None) -> int:
     if udp is not None:
         return int(udp["bytes_sent"])
+    if "bytes_sent" not in flow and flow.get("subflows"):
+        # An MPTCP connection's own summary has no bytes_sent: what its subflows sent.
+        return sum(int(sf.get("bytes_sent") or 0) for sf in flow["subflows"])
     return int(flow.get("bytes_sent") or 0)
+
+
+def _mss(flow: dict[str, Any]) -> int:
+    """A TCP flow's MSS; an MPTCP connection's is its first subflow's (the MP_CAPABLE one)."""
+    if flow.get("mss_bytes"):
+        return int(flow["mss_bytes"])
+    return int(next((sf["mss_bytes"] for sf in flow.get("subflows") or [] if sf.get("mss_bytes")), 0))
 
 
 def _ms_to_us(x: Any) -> float:

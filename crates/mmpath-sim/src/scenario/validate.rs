@@ -118,6 +118,27 @@ impl Scenario {
                     }
                 }
             } else {
+                // The 802.11 MAC and the PER model replace these on a radio path (sim/build.rs
+                // reads them for wired links only): a value here used to be ignored silently.
+                if p.loss_pct != 0.0 {
+                    return Err(err(
+                        f("loss_pct"),
+                        format!(
+                            "only wired paths take this; a radio path's losses come from its signal and MCS \
+                             (rssi_dbm, fading_db, events) (got {})",
+                            p.loss_pct
+                        ),
+                    ));
+                }
+                if p.frame_overhead_bytes != 0 {
+                    return Err(err(
+                        f("frame_overhead_bytes"),
+                        format!(
+                            "only wired paths take this; a radio path's 802.11 MAC adds its own framing (got {})",
+                            p.frame_overhead_bytes
+                        ),
+                    ));
+                }
                 crate::link::device::validate_radio(p, i)?;
             }
             crate::energy::validate_host(p, i)?;
@@ -429,6 +450,20 @@ mod tests {
         let m = fails(r#"{"path":[{"rate_mbps":5}],"flow":[{"tcp":{"rcvbuf_bytes":"big"}}]}"#);
         assert!(m.starts_with("flow.0.tcp.rcvbuf_bytes: invalid value"), "{m}");
         assert!(m.contains("\"auto\" or a positive byte count"), "{m}");
+    }
+
+    #[test]
+    fn wired_only_link_fields_are_refused_on_radio_paths() {
+        // docs/scenario.md: loss_pct and frame_overhead_bytes do not apply to radio paths; they
+        // were accepted and then ignored, so a user's 5 % loss silently did nothing.
+        let m = fails(r#"{"path":[{"technology":"11ad","loss_pct":5}],"flow":[{}]}"#);
+        assert!(m.starts_with("path.0.loss_pct: only wired paths take this"), "{m}");
+        let m = fails(r#"{"path":[{"technology":"11ac","frame_overhead_bytes":38}],"flow":[{}]}"#);
+        assert!(m.starts_with("path.0.frame_overhead_bytes: only wired paths take this"), "{m}");
+        // Their defaults (0) stay valid, and wired paths keep both.
+        Scenario::from_json(r#"{"path":[{"technology":"11ad","loss_pct":0}],"flow":[{}]}"#).unwrap();
+        Scenario::from_json(r#"{"path":[{"rate_mbps":5,"loss_pct":5,"frame_overhead_bytes":38}],"flow":[{}]}"#)
+            .unwrap();
     }
 
     #[test]
