@@ -105,6 +105,30 @@ def test_scheduler_errors_are_clear():
         mmpath.run(tcp_only, scheduler=OnlySlow())
 
 
+def test_select_in_the_interface_specs_short_form():
+    """INTERFACE.md writes a custom scheduler as select(now, subflows): that form runs as the
+    three-argument one does; a select taking neither form is refused up front."""
+
+    class SlowShort:
+        def select(self, now, subflows):
+            return 1
+
+    class SlowLong:
+        def select(self, now_s, subflows, conn):
+            return 1
+
+    short = mmpath.run(TWO_PATHS, scheduler=SlowShort()).summary["flows"][0]
+    long = mmpath.run(TWO_PATHS, scheduler=SlowLong()).summary["flows"][0]
+    assert short["goodput_mbps"] == long["goodput_mbps"] < 25
+
+    class NoArgs:
+        def select(self):
+            return 0
+
+    with pytest.raises(ScenarioError, match=r"select\(self\)|select\(\) must take \(now_s, subflows, conn\) or \(now_s, subflows\)"):
+        mmpath.run(TWO_PATHS, scheduler=NoArgs())
+
+
 @pytest.mark.parametrize("flow,fragment", [
     ({"kind": "mptcp", "paths": ["fast", "nope"]}, 'flow.0.paths.1: no path named "nope" (paths: fast, slow)'),
     ({"kind": "mptcp", "paths": ["fast", "fast"]}, 'flow.0.paths.1: path "fast" is listed twice'),

@@ -42,6 +42,33 @@ pub struct PyScheduler {
     paths: Vec<String>,
     error: ErrorSlot,
     hooks: [bool; 3],
+    /// select takes the connection view as its third argument; INTERFACE.md's shorter form
+    /// `select(now, subflows)` is accepted too.
+    takes_conn: bool,
+}
+
+/// How many of (now_s, subflows, conn) a select method accepts: 3, or 2 for the short form
+/// `select(now, subflows)`. Callables whose signature Python cannot read get all three.
+fn select_arity(select: &Bound<'_, PyAny>) -> PyResult<usize> {
+    let py = select.py();
+    let Ok(sig) = py.import("inspect")?.call_method1("signature", (select,)) else { return Ok(3) };
+    let probe = |args: Bound<'_, pyo3::types::PyTuple>| sig.call_method1("bind", args).is_ok();
+    if probe(pyo3::types::PyTuple::new(
+        py,
+        [0.0f64.into_pyobject(py)?.into_any(), PyList::empty(py).into_any(), PyDict::new(py).into_any()],
+    )?) {
+        Ok(3)
+    } else if probe(pyo3::types::PyTuple::new(
+        py,
+        [0.0f64.into_pyobject(py)?.into_any(), PyList::empty(py).into_any()],
+    )?) {
+        Ok(2)
+    } else {
+        Err(pyo3::exceptions::PyTypeError::new_err(format!(
+            "a custom scheduler's select{} must take (now_s, subflows, conn) or (now_s, subflows)",
+            sig.str()?
+        )))
+    }
 }
 
 impl PyScheduler {
@@ -49,7 +76,7 @@ impl PyScheduler {
         let b = obj.bind(py);
         if !b.hasattr("select")? || !b.getattr("select")?.is_callable() {
             return Err(pyo3::exceptions::PyTypeError::new_err(
-                "a custom scheduler needs a method select(now_s, subflows, conn) returning a subflow index or None",
+                "a custom scheduler needs a method select(now_s, subflows, conn) (or select(now_s, subflows)) returning a subflow index or None",
             ));
         }
         let name = match b.getattr("name") {
@@ -58,7 +85,8 @@ impl PyScheduler {
         };
         let has = |m: &str| b.hasattr(m).unwrap_or(false);
         let hooks = [has("on_ack"), has("on_rto"), has("on_link_event")];
-        Ok(PyScheduler { obj, name, paths, error, hooks })
+        let takes_conn = select_arity(&b.getattr("select")?)? == 3;
+        Ok(PyScheduler { obj, name, paths, error, hooks, takes_conn })
     }
 
     fn fail(&self, msg: String, cause: PyErr) {
@@ -102,13 +130,17 @@ impl PyScheduler {
         for v in sfs {
             list.append(self.subflow_dict(py, v)?)?;
         }
-        let c = PyDict::new(py);
-        c.set_item("unassigned_bytes", conn.unassigned_bytes)?;
-        c.set_item("send_window_free_bytes", conn.send_window_free_bytes)?;
-        c.set_item("data_in_flight_bytes", conn.data_in_flight_bytes)?;
-        c.set_item("reinjecting", conn.reinjecting)?;
-        c.set_item("data_acked_bytes", conn.data_acked_bytes)?;
-        let r = self.obj.bind(py).call_method1("select", (now.secs_f64(), list, c))?;
+        let r = if self.takes_conn {
+            let c = PyDict::new(py);
+            c.set_item("unassigned_bytes", conn.unassigned_bytes)?;
+            c.set_item("send_window_free_bytes", conn.send_window_free_bytes)?;
+            c.set_item("data_in_flight_bytes", conn.data_in_flight_bytes)?;
+            c.set_item("reinjecting", conn.reinjecting)?;
+            c.set_item("data_acked_bytes", conn.data_acked_bytes)?;
+            self.obj.bind(py).call_method1("select", (now.secs_f64(), list, c))?
+        } else {
+            self.obj.bind(py).call_method1("select", (now.secs_f64(), list))?
+        };
         if r.is_none() {
             return Ok(None);
         }
