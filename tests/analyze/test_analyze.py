@@ -421,15 +421,31 @@ def test_cli_outputs(run_cli, tmp_path):
 # --------------------------------------------------------------------------- bad input
 
 
-def _truncated(tmp_path):
+def _truncated(tmp_path, cut=5000):
     data = (FX / "tcp" / "capture.pcap").read_bytes()
     p = tmp_path / "cut.pcap"
-    p.write_bytes(data[:5000])
+    p.write_bytes(data[:cut])
     return p
 
 
+def test_a_capture_cut_short_is_read_up_to_the_cut(run_cli, tmp_path):
+    """As tcpdump and Wireshark do: the complete packets before the cut are analysed, one warning
+    line says where the file ends, and summary.json's source records it."""
+    p = _truncated(tmp_path)
+    rc, out, err = run_cli("analyze", p, "--out", tmp_path / "o")
+    assert rc == 0, err
+    warn = [line for line in err.splitlines() if "warning" in line]
+    assert len(warn) == 1 and "cut.pcap: truncated pcap file: packet record" in warn[0], err
+    assert "complete packets before it were read" in warn[0]
+    summary = json.loads((tmp_path / "o" / "summary.json").read_text())
+    src = next(s for s in summary["sources"] if s["kind"] == "pcap")
+    assert "truncated pcap file" in src["truncated"]
+    assert src["packets"] > 0
+    assert summary["flows"], "the flow before the cut is still found"
+
+
 @pytest.mark.parametrize("case,fragments", [
-    ("truncated", ["cut.pcap", "truncated pcap file"]),
+    ("truncated", ["cut.pcap", "truncated pcap file: packet record 1"]),
     ("empty", ["empty.log", "empty file"]),
     ("json", ["other.json", "not an iperf3 report"]),
     ("layout", ["notes.txt", "unknown log layout"]),
@@ -442,7 +458,7 @@ def test_bad_input_one_clear_error(run_cli, tmp_path, case, fragments):
         return tmp_path / name
 
     p = {
-        "truncated": lambda: _truncated(tmp_path),
+        "truncated": lambda: _truncated(tmp_path, 40),  # cut inside the first packet
         "empty": lambda: write("empty.log", ""),
         "json": lambda: write("other.json", '{"name": "x", "values": [1, 2]}'),
         "layout": lambda: write("notes.txt", "hello\nworld\n"),

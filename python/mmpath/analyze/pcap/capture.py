@@ -6,6 +6,10 @@ interfaces, would get every packet's link type and timestamp resolution from int
 ``dpkt.pcap.Reader`` silently yields a short last packet when a file is truncated; both are a few
 dozen lines of the formats' specs. A pcap file is read in CHUNK (4 MiB) pieces.
 
+A capture cut short inside a packet record (tcpdump killed, a disk filled, a partial copy) is read
+up to the cut, as tcpdump and Wireshark do, and the cut is reported (`_records`' `notes`); a cut
+before the first complete packet, or a corrupt record, is an error.
+
 Formats:
 - pcap: https://www.tcpdump.org/manpages/pcap-savefile.5.html (magic a1b2c3d4 µs / a1b23c4d ns)
 - pcapng: draft-ietf-opsawg-pcapng (SHB 0x0A0D0D0A, IDB 1, EPB 6, SPB 3, obsolete PB 2,
@@ -34,12 +38,33 @@ LINKTYPES = {0: "NULL", 1: "EN10MB", 12: "RAW", 14: "RAW", 101: "RAW", 113: "LIN
 
 
 
+class _Cut(Exception):
+    """A packet record or block cut short at the end of the file (read up to it, see `_records`)."""
+
+
+_CUT_ALLOWED = "a complete capture; re-copy the file or let the capture tool exit cleanly (SIGINT)"
+
+
 def is_pcap(head: bytes) -> bool:
     return head[:4] in _PCAP_MAGIC or head[:4] == b"\x0a\x0d\x0d\x0a"
 
 
-def _records(path: Path):
-    """Yield (ts, data, iface_name, linktype) for every packet, streaming; clear errors on damage."""
+def _records(path: Path, notes: dict | None = None):
+    """Yield (ts, data, origlen, iface_name, linktype) for every packet, streaming; clear errors on
+    damage. A file cut short inside a record after at least one complete packet ends there:
+    ``notes["truncated"]`` says where (with `notes` None the cut is an error, as before)."""
+    n = 0
+    try:
+        for rec in _containers(path):
+            n += 1
+            yield rec
+    except _Cut as cut:
+        if notes is None or n == 0:
+            raise AnalyzeInputError(path, str(cut), _CUT_ALLOWED) from None
+        notes["truncated"] = f"{cut}; the {n} complete packet{'s' if n != 1 else ''} before it were read"
+
+
+def _containers(path: Path):
     try:
         f = open(path, "rb")
     except OSError as e:
@@ -77,10 +102,8 @@ def _pcap_records(path, f):
             more = f.read(CHUNK)
             if not more:
                 if len(buf) - pos:
-                    raise AnalyzeInputError(
-                        path, f"truncated pcap file: packet record {n + 1} at byte {offset + pos} is cut "
-                              f"short ({len(buf) - pos} of 16 header bytes)",
-                        "a complete capture; re-copy the file or let tcpdump exit cleanly (SIGINT)")
+                    raise _Cut(f"truncated pcap file: packet record {n + 1} at byte {offset + pos} is cut "
+                               f"short ({len(buf) - pos} of 16 header bytes)")
                 return
             offset += pos
             buf = buf[pos:] + more
@@ -93,10 +116,8 @@ def _pcap_records(path, f):
         if len(buf) - pos < 16 + caplen:
             more = f.read(max(CHUNK, caplen + 16))
             if not more:
-                raise AnalyzeInputError(
-                    path, f"truncated pcap file: packet record {n + 1} at byte {offset + pos} is cut short "
-                          f"({len(buf) - pos - 16} of {caplen} bytes)",
-                    "a complete capture; re-copy the file or let tcpdump exit cleanly (SIGINT)")
+                raise _Cut(f"truncated pcap file: packet record {n + 1} at byte {offset + pos} is cut short "
+                           f"({len(buf) - pos - 16} of {caplen} bytes)")
             offset += pos
             buf = buf[pos:] + more
             pos = 0
@@ -117,8 +138,7 @@ def _pcapng_records(path, f):
         if not bh:
             return
         if len(bh) < 8:
-            raise AnalyzeInputError(path, f"truncated pcapng file: block at byte {offset} is cut short",
-                                    "a complete capture; re-copy the file or let the capture tool exit cleanly")
+            raise _Cut(f"truncated pcapng file: block at byte {offset} is cut short")
         btype_le = struct.unpack("<I", bh[:4])[0]
         if btype_le == 0x0A0D0D0A:
             bom = f.read(4)
@@ -143,10 +163,8 @@ def _pcapng_records(path, f):
                                     "block lengths that are multiples of 4 and >= 12")
         body = f.read(blen - 8)
         if len(body) < blen - 8:
-            raise AnalyzeInputError(
-                path, f"truncated pcapng file: block {n + 1} at byte {offset} is cut short "
-                      f"({len(body) + 8} of {blen} bytes)",
-                "a complete capture; re-copy the file or let the capture tool exit cleanly")
+            raise _Cut(f"truncated pcapng file: block {n + 1} at byte {offset} is cut short "
+                       f"({len(body) + 8} of {blen} bytes)")
         offset += blen
         body = body[:-4]
         if btype == 1:  # Interface Description Block

@@ -9,6 +9,7 @@ target (issue 7) needs it; the tests cross-check these decodes against dpkt's on
 from __future__ import annotations
 
 import struct
+import sys
 from array import array
 from pathlib import Path
 
@@ -68,7 +69,8 @@ def read_packets(path: Path):
     unpack_from = struct.unpack_from
     first = last = None
     npk = 0
-    for ts, buf, origlen, ifname, lt in _records(path):
+    notes: dict = {}
+    for ts, buf, origlen, ifname, lt in _records(path, notes):
         npk += 1
         if first is None:
             first = ts
@@ -180,6 +182,10 @@ def read_packets(path: Path):
             stats["other"] += 1
     stats["packets"] = npk
     stats["first_ts"], stats["last_ts"] = first, last
+    if "truncated" in notes:
+        # Read up to the cut, as tcpdump and Wireshark do; summary.json's source says so too.
+        stats["truncated"] = notes["truncated"]
+        print(f"mmpath analyze: warning: {path}: {notes['truncated']}", file=sys.stderr)
     if npk == 0:
         raise AnalyzeInputError(path, "the capture holds no packets", "a capture with at least one packet")
     return tcp, udp, stats
