@@ -27,8 +27,8 @@
 //!   net.mptcp.stale_loss_cnt (4) while another active subflow has fewer than
 //!   max(stale_loss_cnt - 1, 1) (mptcp_pm_subflows_chk_stale), the subflow is marked stale and
 //!   its pending data is sent again on the others (__mptcp_retransmit_pending_data);
-//! - then __mptcp_retrans resends the oldest data not yet data-ACKed (the first data fragment,
-//!   up to RETRANS_BYTES) on a subflow with nothing outstanding at TCP level, a non-backup one
+//! - then __mptcp_retrans resends the oldest data not yet data-ACKed (the rest of the first
+//!   data fragment, `retrans_len`) on a subflow with nothing outstanding at TCP level, a non-backup one
 //!   first (a backup only when no subflow made progress: min stale_count > 1). A backlogged
 //!   transfer has such a subflow once the peer's window is held by a hole on a failed path:
 //!   the healthy subflow drains, and this retransmission is what fills the hole.
@@ -45,10 +45,21 @@ use crate::time::Time;
 
 /// Linux TCP_RTO_MIN (200 ms): the MPTCP timer's interval when no subflow timer is pending.
 pub(super) const TCP_RTO_MIN: Time = Time::from_ms(200);
-/// What one __mptcp_retrans resends: the first data fragment of the retransmit queue. Fragments
-/// are filled from the socket's page frag (sk_page_frag: 32 KiB compound pages, SKB_FRAG_PAGE_ORDER
-/// = 3) by mptcp_sendmsg, so a backlogged sender's fragments are up to 32 KiB.
-const RETRANS_BYTES: u64 = 32 * 1024;
+/// The data one fragment of a backlogged writer holds. mptcp_sendmsg fills fragments from the
+/// socket's page frag (sk_page_frag: 32 KiB compound pages, SKB_FRAG_PAGE_ORDER = 3), each page
+/// starting with its 40-byte struct mptcp_data_frag (mptcp_carve_data_frag; list_head 16,
+/// data_seq 8, four u16, page pointer 8), and a write continuing on the same page extends the
+/// fragment (mptcp_frag_can_collapse_to): 32768 - 40 = 32728 bytes, the mapping length the
+/// emulator's captures show (`mptcp dss ... len 32728`).
+const DFRAG_DATA: u64 = 32 * 1024 - 40;
+
+/// What one __mptcp_retrans resends from `dsn` (the data ACK): the rest of the retransmit
+/// queue's first fragment (__mptcp_clean_una trims a partly acknowledged fragment's head, and
+/// the resend stops at its already_sent end), at most what was sent.
+fn retrans_len(dsn: u64, data_nxt: u64) -> u64 {
+    let end = (dsn / DFRAG_DATA + 1) * DFRAG_DATA;
+    end.min(data_nxt).saturating_sub(dsn)
+}
 
 /// mptcp_subflow_get_send's timeout: over the active subflows (`(active, stale_count, pending
 /// retransmit timer)`), the longest time left on a pending timer of one with stale_count 0
@@ -254,7 +265,7 @@ impl Simulation {
         // "use backup only if there are no progresses anywhere"
         let Some(j) = pick.or(if min_stale > 1 { backup } else { None }) else { return };
         let dsn = cn.data_una;
-        let len = RETRANS_BYTES.min(cn.data_nxt - dsn);
+        let len = retrans_len(dsn, cn.data_nxt);
         let cn = &mut self.conns[c as usize];
         cn.stats.reinjections += 1;
         cn.stats.reinjected_bytes += len;
@@ -339,6 +350,17 @@ mod tests {
 
     /// The writer wakes once a third of the buffer is free (free >= queued / 2), never when
     /// it has written everything the application has.
+    /// The resend ends at the fragment's end: a whole fragment from its start, the rest of a
+    /// partly acknowledged one, never beyond what was sent.
+    #[test]
+    fn a_resend_is_the_rest_of_the_first_fragment() {
+        assert_eq!(retrans_len(0, 1 << 30), 32_728);
+        assert_eq!(retrans_len(32_728, 1 << 30), 32_728);
+        assert_eq!(retrans_len(32_728 + 27_912, 1 << 30), 4816);
+        assert_eq!(retrans_len(100, 1000), 900);
+        assert_eq!(retrans_len(1000, 1000), 0);
+    }
+
     #[test]
     fn writer_wakes_at_a_third_free() {
         // 3 MB buffer, 2 MB queued: 1 MB free = queued / 2.
