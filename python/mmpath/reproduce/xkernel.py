@@ -129,9 +129,9 @@ def _plot(runs: pd.DataFrame, series, path: Path) -> None:
                                 (axes[0, 3], "recovery_s", "recovery (s)", TIME_TOL)):
         engines = [e for e in ENGINES if len(runs) and (runs["engine"] == e).any()]
         st = [stats(runs[runs["engine"] == e][col]) for e in engines]
-        x = plotting.bars(ax, [e[:3] + "." for e in engines], {col: st}, label, label.split(" (")[0],
-                          xlabel="engine", legend_kw=False, group_colours=[plotting.colour(e) for e in engines],
-                          points={col: [runs[runs["engine"] == e][col] for e in engines]})
+        plotting.bars(ax, [e[:3] + "." for e in engines], {col: st}, label, label.split(" (")[0],
+                      xlabel="engine", legend_kw=False, group_colours=[plotting.colour(e) for e in engines],
+                      points={col: [runs[runs["engine"] == e][col] for e in engines]})
         if "emulation" in engines:
             ref = st[engines.index("emulation")]["mean"]
             ax.axhspan(ref * (1 - tol), ref * (1 + tol), color=plotting.colour("emulation"), alpha=0.2, linewidth=0,
