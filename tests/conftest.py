@@ -148,3 +148,40 @@ def claim_checks_hold(claim_id: str, runs, mode, fragment: str) -> bool:
     hits = [c for c in items if fragment in c.text]
     assert hits, (fragment, [c.text for c in items])
     return all(c.ok for c in hits)
+
+
+def assert_plots_readable(data, folder: Path, monkeypatch) -> None:
+    """Draw each experiment's figure from `data` (experiment id -> ExperimentData) into `folder`
+    and check the Figure itself, not its pixels: one PNG, a title naming the experiment and its
+    claims, and nothing `plotting.problems` objects to (labelled axes, readable ticks, no
+    legend over data, nothing clipped)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from mmpath.reproduce import plotting
+
+    real_close = plt.close
+    drawn: list = []
+    monkeypatch.setattr(plt, "close", lambda fig=None: drawn.append(fig))
+    try:
+        for exp_id, d in data.items():
+            assert d.experiment.plot is not None, f"{exp_id} has no plot"
+            if not len(d.runs):
+                continue
+            drawn.clear()
+            png = folder / f"{exp_id}.png"
+            d.experiment.plot(d.runs, d.series, png)
+            assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", exp_id
+            assert len(drawn) == 1, exp_id
+            fig = drawn[0]
+            title = fig.get_suptitle()
+            assert title.startswith(exp_id), (exp_id, title)
+            for cid in plotting.claims_of(exp_id):
+                assert cid in title, (exp_id, cid, title)
+            assert plotting.problems(fig) == [], exp_id
+            real_close(fig)
+    finally:
+        for fig in drawn:
+            real_close(fig)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from conftest import assert_one_line_error
+from conftest import assert_one_line_error, assert_plots_readable
 from conftest import claim_checks_hold as _held
 from mmpath.reproduce import CLAIMS, Mode, UnknownClaim, known_ids, reproduce, select
 from mmpath.reproduce import registry, runner
@@ -144,6 +144,12 @@ def test_report_files(fast):
             png = out / f"{exp_id}.png"
             assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", exp_id
             assert png.name in md
+
+
+def test_figures_are_readable(fast, tmp_path, monkeypatch):
+    """Each experiment's figure: its title names the experiment and its claims, every panel is
+    labelled, no legend covers data (plotting.problems)."""
+    assert_plots_readable(fast.data, tmp_path, monkeypatch)
 
 
 def test_runs_table_parquet_and_csv(fast):

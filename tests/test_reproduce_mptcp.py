@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from conftest import assert_plots_readable
 from conftest import claim_checks_hold as _held
 from mmpath.reproduce import Mode, reproduce
 
@@ -81,10 +82,15 @@ def test_every_claim_evaluated_with_plots(fast):
     for cid, r in fast.results.items():
         assert r.verdict.status in ("PASS", "FAIL"), (cid, r.verdict.errors)
         assert r.verdict.checks and r.claim.criterion
-    for exp_id in ("002-fixedratio", "002-host", "002-power", "002-energy-sweep", "002-backup-power",
-                   "002-energy-aware", "004-scan", "004-contention", "004-blockage"):
+    for exp_id in ("000-ben", "000-mtu-sweep", "000-fullmesh-mcs", "000-switchover", "002-fixedratio", "002-host",
+                   "002-power", "002-energy-sweep", "002-backup-power", "002-energy-aware", "004-scan",
+                   "004-contention", "004-blockage", "x-musher"):
         png = fast.out / f"{exp_id}.png"
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", exp_id
+
+
+def test_figures_are_readable(fast, tmp_path, monkeypatch):
+    assert_plots_readable(fast.data, tmp_path, monkeypatch)
 
 
 # --------------------------------------------------------------------------- guards against dead runs

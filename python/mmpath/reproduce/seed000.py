@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from . import plotting
 from .registry import Checks, Claim, Experiment, Mode, Point, claim, experiment, fmt, stats
 
 PAPER = "000"
@@ -131,44 +132,6 @@ def _mean(runs: pd.DataFrame, col: str = "goodput_mbps", **where: Any) -> float:
     return _st(runs, col, **where)["mean"]
 
 
-def _bars(ax, groups: list[str], series: dict[str, list[dict[str, float]]], ylabel: str,
-          title: str, hline: float | None = None) -> None:
-    """Grouped bars of means with min-max error bars, as the paper's figures."""
-    n = max(len(series), 1)
-    width = 0.8 / n
-    x = np.arange(len(groups))
-    for i, (label, sts) in enumerate(series.items()):
-        mean = np.array([s["mean"] for s in sts])
-        lo = np.array([s["mean"] - s["min"] for s in sts])
-        hi = np.array([s["max"] - s["mean"] for s in sts])
-        ax.bar(x + (i - (n - 1) / 2) * width, mean, width, label=label,
-               yerr=np.vstack([lo, hi]), capsize=2, error_kw={"linewidth": 0.8})
-    ax.set_xticks(x, groups)
-    ax.set_ylabel(ylabel)
-    ax.set_title(title, fontsize="medium")
-    if hline is not None:
-        ax.axhline(hline, color="0.4", linestyle="--", linewidth=0.8)
-    ax.grid(True, axis="y", alpha=0.3)
-    ax.legend(fontsize="small")
-
-
-def _fig(nrows: int, ncols: int, w: float = 6.0, h: float = 3.4):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(nrows, ncols, figsize=(w * ncols, h * nrows), dpi=100, squeeze=False)
-    return plt, fig, axes
-
-
-def _save(plt, fig, path: Path, title: str) -> None:
-    fig.suptitle(title)
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
-
-
 # --------------------------------------------------------------------------- 000-mcs (Figs 1-4)
 
 
@@ -183,22 +146,37 @@ def _mcs_points(mode: Mode) -> list[Point]:
     return pts
 
 
+# Which sub-claims each of Figs. 1-4 carries (printed in the panel titles).
+_MCS_FIG = {(1500, "strong"): (1, "000-udp1500, 000-tcp1500"), (1500, "weak"): (2, "000-udp1500, 000-tcp1500"),
+            (7912, "strong"): (3, "000-mtu7912"), (7912, "weak"): (4, "000-weak7912")}
+TCP_BEST_7912 = 1316.0  # section 4.2: the best TCP run at MCS 9, MTU 7912, strong (000-mtu7912)
+
+
 def _plot_mcs(runs: pd.DataFrame, series, path: Path) -> None:
     panels = [(mtu, sig) for mtu in MTUS for sig in SIGNALS
               if len(runs) and ((runs["mtu"] == mtu) & (runs["signal"] == sig)).any()]
     if not panels:
         return
-    fig_no = {(1500, "strong"): 1, (1500, "weak"): 2, (7912, "strong"): 3, (7912, "weak"): 4}
-    plt, fig, axes = _fig((len(panels) + 1) // 2, min(2, len(panels)))
+    # Strong and weak side by side on one scale per MTU, as the claims compare them.
+    plt, fig, axes = plotting.figure((len(panels) + 1) // 2, min(2, len(panels)), sharey="row")
     for ax, (mtu, sig) in zip(axes.flat, panels):
         sts = {proto.upper(): [_st(runs, mtu=mtu, signal=sig, proto=proto, mcs=m) for m in MCS_ALL]
                for proto in PROTOS}
-        _bars(ax, [str(m) for m in MCS_ALL], sts, "throughput (Mbit/s)",
-              f"Fig. {fig_no[(mtu, sig)]}: {sig} signal, MTU {mtu}", hline=GBPS)
-        ax.set_xlabel("MCS")
+        no, ids = _MCS_FIG[(mtu, sig)]
+        x = plotting.bars(ax, [str(m) for m in MCS_ALL], sts, "throughput (Mbit/s)",
+                          f"Fig. {no}: {sig} signal, MTU {mtu} ({ids})", xlabel="MCS (SC PHY)", legend_kw=False)
+        plotting.paper_line(ax, GBPS, "1 Gbit/s (the paper's reference level)")
+        if (mtu, sig) == (7912, "strong"):
+            ax.plot(x[-1] - 0.3, TCP_BEST_7912, marker="*", ms=9, color="k", linestyle="none",
+                    label="paper: best TCP run, MCS 9, MTU 7912, strong (1316 Mbit/s)")
+            ax.plot(x[-1] - 0.1, _st(runs, mtu=mtu, signal=sig, proto="tcp", mcs=9)["max"], marker="*", ms=9,
+                    color="w", markeredgecolor="k", linestyle="none", label="mmpath: its best TCP run there")
+        ax.yaxis.set_tick_params(labelleft=True)
     for ax in list(axes.flat)[len(panels):]:
         ax.axis("off")
-    _save(plt, fig, path, "000-mcs: throughput per MCS (mean, min-max over runs)")
+    plotting.fig_legend(fig, axes)
+    plotting.save(plt, fig, path, "000-mcs", "TCP and UDP throughput per MCS, iperf3 upload over one 11ad link: "
+                  "mean, min-max over runs (seed 000 Figs. 1-4)")
 
 
 experiment(Experiment(
@@ -393,21 +371,40 @@ def _normalized(runs: pd.DataFrame) -> pd.DataFrame:
     return runs
 
 
+# Figs. 5-6's numbers (section 3.4), marked on the plot: the 0.8 normalized-throughput level
+# the paper reads its thresholds at, and each interference's largest lost-packet share.
+INTERF_NORM_LEVEL = 0.8
+INTERF_MAX_LOSS_PCT = {"ACI": 1.0, "CCI": 5.0}
+
+
 def _plot_interf(runs: pd.DataFrame, series, path: Path) -> None:
     if not len(runs):
         return
     runs = _normalized(runs)
-    plt, fig, axes = _fig(1, 2)
+    plt, fig, axes = plotting.figure(1, 2)
     groups = [str(m) for m in MCS_ALL]
-    _bars(axes[0, 0], groups, {k: [_st(runs, "normalized", interference=k, mcs=m) for m in MCS_ALL]
+    ax = axes[0, 0]
+    plotting.bars(ax, groups, {k: [_st(runs, "normalized", interference=k, mcs=m) for m in MCS_ALL]
                                for k in ("ACI", "CCI")},
-          "normalized UDP throughput", "Fig. 5: normalized throughput", hline=0.8)
-    axes[0, 0].set_xlabel("MCS")
-    _bars(axes[0, 1], groups, {k: [_st(runs, "air_loss_pct", interference=k, mcs=m) for m in MCS_ALL]
+                  "normalized throughput", "Fig. 5: normalized UDP throughput (eq. 1: run / best interference-free run)",
+                  xlabel="MCS (SC PHY)", legend_kw=False)
+    plotting.paper_line(ax, INTERF_NORM_LEVEL, "paper: 0.8 level (ACI below it above MCS 5, CCI from MCS 2)")
+    ax.set_ylim(0, 1.1)
+    ax = axes[0, 1]
+    plotting.bars(ax, groups, {k: [_st(runs, "air_loss_pct", interference=k, mcs=m) for m in MCS_ALL]
                                for k in INTERFERENCE},
-          "lost packets (%)", "Fig. 6: lost packets")
-    axes[0, 1].set_xlabel("MCS")
-    _save(plt, fig, path, "000-interf: an interfering 802.11ad link at full UDP rate (MTU 7912, strong)")
+                  "lost packets (%)", "Fig. 6: lost packets (datagrams lost on the air)", xlabel="MCS (SC PHY)",
+                  legend_kw=False)
+    for k, v in INTERF_MAX_LOSS_PCT.items():
+        plotting.paper_line(ax, v, f"paper: largest {k} loss (~{v:g} %)", color=plotting.colour(k))
+    top = float(np.nanmax(runs["air_loss_pct"].to_numpy(dtype=float), initial=0.0))
+    ax.set_ylim(0, 1.15 * max(top, max(INTERF_MAX_LOSS_PCT.values())))
+    if top == 0.0:
+        ax.text(0.5, 0.5, "mmpath: no datagram lost on the air in any run", transform=ax.transAxes,
+                ha="center", va="center", fontsize="small", color="0.3")
+    plotting.fig_legend(fig, axes)
+    plotting.save(plt, fig, path, "000-interf", "UDP under an interfering 802.11ad link at full UDP load, adjacent "
+                  "(ACI) or same (CCI) channel; MTU 7912, strong: mean, min-max over runs (seed 000 Figs. 5-6)")
 
 
 experiment(Experiment(
@@ -471,16 +468,28 @@ def _concurrent_points(mode: Mode) -> list[Point]:
     return pts
 
 
+CONCURRENT_SHARE = {"ACI": 0.5, "CCI": 0.25}  # section 3.4: link 2's UDP, of its interference-free value
+
+
 def _plot_concurrent(runs: pd.DataFrame, series, path: Path) -> None:
     if not len(runs):
         return
-    plt, fig, axes = _fig(1, 2)
+    plt, fig, axes = plotting.figure(1, 2, w=5.0, sharey="row")
     for ax, k, no in ((axes[0, 0], "ACI", 7), (axes[0, 1], "CCI", 8)):
-        _bars(ax, [p.upper() for p in PROTOS],
-              {"link 2 alone": [_st(runs, proto=p, interference="none") for p in PROTOS],
-               f"link 2 with link 1 ({k})": [_st(runs, proto=p, interference=k) for p in PROTOS]},
-              "throughput (Mbit/s)", f"Fig. {no}: {k}, flows started together")
-    _save(plt, fig, path, f"000-concurrent: two 802.11ad links (MCS {MCS_TOP}, MTU 7912, strong)")
+        x = plotting.bars(ax, [p.upper() for p in PROTOS],
+                          {"link 2 alone": [_st(runs, proto=p, interference="none") for p in PROTOS],
+                           "link 2 with link 1": [_st(runs, proto=p, interference=k) for p in PROTOS]},
+                          "link 2 throughput (Mbit/s)", f"Fig. {no}: {k}, both flows started together",
+                          xlabel="link 2's traffic", legend_kw=False,
+                          colours={"link 2 alone": plotting.colour("none"), "link 2 with link 1": plotting.colour(k)})
+        udp = PROTOS.index("udp")
+        alone = _st(runs, proto="udp", interference="none")["mean"]
+        plotting.paper_marks(ax, [x[udp] + 0.2], [CONCURRENT_SHARE[k] * alone], half=0.2,
+                             label="paper: UDP with link 1 = 1/2 (ACI), 1/4 (CCI) of alone")
+        ax.yaxis.set_tick_params(labelleft=True)
+    plotting.fig_legend(fig, axes, ncol=3)
+    plotting.save(plt, fig, path, "000-concurrent", f"two 802.11ad links, link 1 a full-load interferer "
+                  f"(MCS {MCS_TOP}, MTU 7912, strong): mean, min-max over runs (seed 000 Figs. 7-8)")
 
 
 experiment(Experiment(
@@ -563,22 +572,26 @@ def _plot_outage(runs: pd.DataFrame, series, path: Path) -> None:
     if series is None or not len(series):
         return
     kinds = [k for k in EVENTS if (series["event"] == k).any()]
-    plt, fig, axes = _fig(len(kinds), 1, w=10, h=3.0)
+    plt, fig, axes = plotting.figure(len(kinds), 1, w=10, h=2.8, sharex=True)
+    t_end = float(series["t_s"].max()) + 0.1
+    t0, dur = 0.4 * t_end, 0.2 * t_end  # _event_window over the run's length
     for ax, kind in zip(axes.flat, kinds):
         s = series[series["event"] == kind]
-        for seed, g in s.groupby("seed"):
-            ax.step(g["t_s"], g["mbps"], where="post", linewidth=0.6, alpha=0.4, color="tab:blue")
+        for i, (seed, g) in enumerate(s.groupby("seed")):
+            plotting.step(ax, g["t_s"], g["mbps"], 0.1, linewidth=0.6, alpha=0.5, color="0.55",
+                          label="each run" if i == 0 else None)
         mean = s.groupby("t_s")["mbps"].mean()
-        ax.step(mean.index, mean.to_numpy(), where="post", linewidth=1.5, color="tab:blue", label="mean of runs")
-        t_end = float(s["t_s"].max()) + 0.1
-        t0, dur = 0.4 * t_end, 0.2 * t_end
-        ax.axvspan(t0, t0 + dur, color="tab:red", alpha=0.1, label=kind.replace("_", " "))
+        plotting.step(ax, mean.index, mean.to_numpy(), 0.1, linewidth=1.5, color=plotting.colour("TCP"),
+                      label="mean of runs")
+        plotting.shade(ax, t0, t0 + dur, label=f"{kind.replace('_', ' ')} ({t0:g}-{t0 + dur:g} s)")
         ax.set_ylabel("throughput (Mbit/s)")
-        ax.set_xlabel("time (s)")
-        ax.set_title(f"{kind.replace('_', ' ')}", fontsize="medium")
+        ax.set_title(f"{kind.replace('_', ' ')}: the paper's throughput goes to zero for the event", fontsize="medium")
+        ax.set_ylim(bottom=0)
         ax.grid(True, alpha=0.3)
-        ax.legend(fontsize="small", loc="lower left")
-    _save(plt, fig, path, "000-outage (Fig. 9): TCP over one 11ad link, 100 ms bins")
+        plotting.legend(ax, outside=True)
+    axes[-1, 0].set_xlabel("time (s)")
+    plotting.save(plt, fig, path, "000-outage", f"TCP over one 11ad link (MCS {MCS_TOP}, MTU 7912, strong), 100 ms "
+                  "bins, event over 40-60 % of the run (seed 000 Fig. 9)")
 
 
 experiment(Experiment(

@@ -25,8 +25,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from . import plotting
 from .registry import Checks, Claim, Experiment, Mode, Point, claim, experiment, fmt, stats
-from .seed000 import DEVICE, ENVIRONMENT, _bars, _fig, _save
+from .seed000 import DEVICE, ENVIRONMENT
 
 PAPER = "000"
 MCS_TOP = 9
@@ -34,6 +35,7 @@ MTU_11AD = 7912
 MTU_SWEEP = (1500, 3000, 4500, 6000)  # section 4.2, Fig. 13
 MCS_ALL = list(range(1, 10))
 MODES = ("fullmesh", "backup")
+GBPS_000 = 1000.0  # the paper's 1 Gbit/s reference level, Mbit/s
 # iperf3 ran 60 s in section 4; fast mode keeps the suite short.
 SECONDS_FULL = 60.0
 
@@ -116,15 +118,44 @@ def _bens(runs: pd.DataFrame) -> dict[str, np.ndarray]:
     return {m: np.array([ben(t, l_ad, l_n) for t in _col(runs, how=m)]) for m in MODES}
 
 
+# Section 4.2's single-path best runs (L_11ad, L_11n of eq. 3).
+PAPER_L = {"tcp-11ad": 1316.0, "tcp-11n": 46.16}
+_MODE_LABEL = {"tcp-11ad": "TCP over 11ad", "tcp-11n": "TCP over 11n", "fullmesh": "MPTCP full mesh",
+               "backup": "MPTCP backup"}
+
+
 def _plot_ben(runs: pd.DataFrame, series, path: Path) -> None:
-    plt, fig, axes = _fig(1, 2, w=5.0)
+    plt, fig, axes = plotting.figure(1, 2, w=5.5, h=3.8)
     b = _bens(runs)
-    _bars(axes[0, 0], list(MODES), {"Ben(mode)": [stats(b[m]) for m in MODES]}, "Ben", "Fig. 11: Ben(mode)",
-          hline=0.0)
+    ax = axes[0, 0]
+    x = plotting.bars(ax, [_MODE_LABEL[m] for m in MODES], {"Ben": [stats(b[m]) for m in MODES]},
+                      "aggregation benefit Ben (eq. 3)", "Fig. 11: Ben(mode), each run and mean (min-max)",
+                      xlabel="MPTCP mode", points={"Ben": [b[m] for m in MODES]}, legend_kw=False,
+                      group_colours=[plotting.colour(m) for m in MODES])
+    ax.axhline(0.0, color="0.3", linewidth=0.8)
+    # The paper: every full mesh run below 0, the worst near the 11n throughput (Ben near
+    # (46 - 1316) / 1316); backup runs around 0.
+    worst = (PAPER_L["tcp-11n"] - PAPER_L["tcp-11ad"]) / PAPER_L["tcp-11ad"]
+    ax.fill_between([x[0] - 0.4, x[0] + 0.4], worst, 0.0, color="0.6", alpha=0.25, linewidth=0,
+                    label="paper's range: full mesh < 0, worst near 11n alone")
+    plotting.paper_marks(ax, [x[1]], [0.0], label="paper: backup around 0")
+    allb = np.concatenate([b[m] for m in MODES]) if len(runs) else np.zeros(1)
+    ax.set_ylim(min(-1.05, 1.1 * float(np.nanmin(allb))), max(1.05, 1.1 * float(np.nanmax(allb))))
+    ax = axes[0, 1]
     hows = ["tcp-11ad", *MODES]
-    _bars(axes[0, 1], hows, {"throughput": [stats(_col(runs, how=h)) for h in hows]}, "Mbit/s",
-          "Fig. 12: TCP vs MPTCP modes")
-    _save(plt, fig, path, "000-ben: 11ad (MCS 9, MTU 7912) + 11n, upload, mean with min-max")
+    st = [stats(_col(runs, how=h)) for h in hows]
+    x = plotting.bars(ax, [_MODE_LABEL[h] for h in hows], {"throughput": st}, "throughput (Mbit/s)",
+                      "Fig. 12: TCP vs the MPTCP modes (mean, min-max, runs)", xlabel="transport",
+                      points={"throughput": [_col(runs, how=h) for h in hows]}, legend_kw=False,
+                      group_colours=[plotting.colour(h) for h in hows])
+    ax.plot(x[0], PAPER_L["tcp-11ad"], marker="*", ms=9, color="k", linestyle="none",
+            label="paper: best TCP run over 11ad (L_11ad 1316)")
+    plotting.paper_line(ax, GBPS_000, "1 Gbit/s")
+    ax.set_ylim(0, 1.1 * max([s["max"] for s in st] + [PAPER_L["tcp-11ad"]]))
+    plotting.fig_legend(fig, axes, ncol=3)
+    l_ad, l_n = float(_col(runs, how="tcp-11ad").max()), float(_col(runs, how="tcp-11n").max())
+    plotting.save(plt, fig, path, "000-ben", f"11ad (MCS 9, MTU 7912) + 11n, upload; L_11ad = {l_ad:.0f}, L_11n = "
+                  f"{l_n:.1f} Mbit/s (mmpath's best runs; paper 1316 / 46.16) (seed 000 Figs. 11-12)")
 
 
 experiment(Experiment(
@@ -173,11 +204,27 @@ def _mtu_points(mode: Mode) -> list[Point]:
 
 
 def _plot_mtu(runs: pd.DataFrame, series, path: Path) -> None:
-    plt, fig, axes = _fig(1, 1, w=7.0)
-    _bars(axes[0, 0], [str(m) for m in MTU_SWEEP],
-          {m: [stats(_col(runs, mtu=mtu, how=m)) for mtu in MTU_SWEEP] for m in MODES},
-          "Mbit/s", "11ad MTU (bytes)")
-    _save(plt, fig, path, "000-mtu-sweep (Fig. 13): full mesh vs backup by 11ad MTU")
+    # The statistics Fig. 13 plots (FIG13_STAT, below): the best full mesh run and the mean of the
+    # backup runs; the bars end there and the error bars span every run (min-max).
+    plt, fig, axes = plotting.figure(1, 1, w=7.5, h=4.0)
+    ax = axes[0, 0]
+    shown = {}
+    for m in MODES:
+        sts = []
+        for mtu in MTU_SWEEP:
+            st = stats(_col(runs, mtu=mtu, how=m))
+            sts.append({**st, "mean": st[FIG13_STAT[m]]})
+        shown[f"{_MODE_LABEL[m]} ({'best run' if FIG13_STAT[m] == 'max' else 'mean'})"] = sts
+    plotting.bars(ax, [str(m) for m in MTU_SWEEP], shown, "throughput (Mbit/s)",
+                  "Fig. 13: full mesh (best run) vs backup (mean), error bars: every run (min-max).\n"
+                  "Paper: full mesh above at 1500 and 3000 bytes, backup above at 4500 and 6000",
+                  xlabel="11ad MTU (bytes); 11n at 1500", legend_kw=False,
+                  colours={k: plotting.colour(m) for k, m in zip(shown, MODES)})
+    plotting.paper_line(ax, GBPS_000, "1 Gbit/s (paper: far below it at the small MTUs)")
+    ax.set_ylim(0, 1.15 * max(max(s["max"] for s in sts) for sts in shown.values()))
+    plotting.fig_legend(fig, axes, ncol=2)
+    plotting.save(plt, fig, path, "000-mtu-sweep", "MPTCP full mesh vs backup over 11ad (MCS 9) + 11n by the "
+                  "11ad MTU, upload (seed 000 Fig. 13)")
 
 
 experiment(Experiment(
@@ -237,13 +284,33 @@ def _mcs_points(mode: Mode) -> list[Point]:
 
 
 def _plot_mcs(runs: pd.DataFrame, series, path: Path) -> None:
-    plt, fig, axes = _fig(1, 1, w=8.0)
-    mcss = sorted(runs["mcs"].unique())
-    _bars(axes[0, 0], [str(m) for m in mcss],
-          {"TCP / MPTCP backup": [stats(_col(runs, mcs=m, how="tcp-11ad")) for m in mcss],
-           "MPTCP full mesh": [stats(_col(runs, mcs=m, how="fullmesh")) for m in mcss]},
-          "Mbit/s", "11ad MCS")
-    _save(plt, fig, path, "000-fullmesh-mcs (Fig. 14): full mesh vs TCP over 11ad by MCS")
+    mcss = sorted(int(m) for m in runs["mcs"].unique())
+    plt, fig, axes = plotting.figure(1, 2, w=6.0, gridspec_kw={"width_ratios": [3, 2]})
+    ax = axes[0, 0]
+    groups = [str(m) for m in mcss]
+    plotting.bars(ax, groups,
+                  {"TCP over 11ad (= MPTCP backup)": [stats(_col(runs, mcs=m, how="tcp-11ad")) for m in mcss],
+                   "MPTCP full mesh": [stats(_col(runs, mcs=m, how="fullmesh")) for m in mcss]},
+                  "throughput (Mbit/s)", "Fig. 14: mean, min-max over runs", xlabel="11ad MCS (SC PHY)",
+                  colours={"TCP over 11ad (= MPTCP backup)": plotting.colour("tcp-11ad"),
+                           "MPTCP full mesh": plotting.colour("fullmesh")},
+                  legend_kw={"loc": "upper left"})
+    ax.set_ylim(0, 1.25 * float(runs["goodput_mbps"].max()))
+    ax = axes[0, 1]
+    gap = [_mean(runs, mcs=m, how="tcp-11ad") - _mean(runs, mcs=m, how="fullmesh") for m in mcss]
+    ax.bar(groups, gap, 0.6, color=[plotting.colour("fullmesh")] * len(gap), label="mmpath: TCP - full mesh (means)")
+    ax.axhline(0.0, color="0.3", linewidth=0.8)
+    ax.set_xlabel("11ad MCS (SC PHY)")
+    ax.set_ylabel("TCP - full mesh (Mbit/s)")
+    ax.set_title("the gap the claim tests (paper: < 0 at MCS 1, > 0\nand growing with the MCS above it)",
+                 fontsize="medium")
+    ax.grid(True, axis="y", alpha=0.3)
+    lim = 1.3 * max(abs(g) for g in gap) if gap else 1.0
+    ax.set_ylim(-lim, lim)
+    plotting.legend(ax, loc="upper left")
+    thin = " (fast mode: MCS " + ", ".join(groups) + ")" if len(mcss) < len(MCS_ALL) else ""
+    plotting.save(plt, fig, path, "000-fullmesh-mcs", "MPTCP full mesh vs TCP over 11ad (MTU 7912) + 11n for each "
+                  f"11ad MCS, upload{thin} (seed 000 Fig. 14)")
 
 
 experiment(Experiment(
@@ -326,20 +393,25 @@ def measure_switch(res, point: Point, mode: Mode):
 def _plot_switch(runs: pd.DataFrame, series, path: Path) -> None:
     if series is None or not len(series):
         return
-    plt, fig, axes = _fig(1, 1, w=10.0, h=3.2)
-    ax = axes[0, 0]
+    # Two panels on their own linear scales (11ad carries ~25x what 11n does), as Fig. 15 shows
+    # one run's 0.1 s throughput per path.
+    plt, fig, axes = plotting.figure(2, 1, w=10.0, h=2.4, sharex=True)
     first = series[series["seed"] == series["seed"].min()]
-    for p, colour in (("11ad", "tab:orange"), ("11n", "tab:blue")):
-        ax.step(first["t_s"], first[p], where="post", color=colour, label=p, linewidth=1.0)
     end = float(series["t_s"].max()) + 0.1
     t0, dur = _switch_window(end)
-    ax.axvspan(t0, t0 + dur, color="tab:red", alpha=0.1, label="antenna turned away")
-    ax.set_xlabel("time (s)")
-    ax.set_ylabel("Mbit/s (100 ms bins)")
-    ax.set_yscale("symlog", linthresh=50)
-    ax.grid(True, alpha=0.3)
-    ax.legend(fontsize="small")
-    _save(plt, fig, path, "000-switchover (Fig. 15): MPTCP backup, per-path throughput, first run")
+    for ax, p in zip(axes.flat, ("11ad", "11n")):
+        plotting.step(ax, first["t_s"], first[p], 0.1, color=plotting.colour(p), label=f"{p} subflow", linewidth=1.2)
+        plotting.shade(ax, t0, t0 + dur, label="11ad antenna turned away")
+        ax.set_ylabel(f"{p} (Mbit/s)")
+        ax.set_ylim(bottom=0)
+        ax.set_title(f"{p} path: the paper's traffic moves "
+                     + ("off 11ad during the turn and back after" if p == "11ad" else "to 11n during the turn"),
+                     fontsize="medium")
+        ax.grid(True, alpha=0.3)
+        plotting.legend(ax, outside=True)
+    axes[-1, 0].set_xlabel("time (s)")
+    plotting.save(plt, fig, path, "000-switchover", "MPTCP backup mode over 11ad (MCS 9, MTU 7912) + 11n, upload: "
+                  "per-path throughput in 100 ms bins, first run (seed 000 Fig. 15)")
 
 
 experiment(Experiment(

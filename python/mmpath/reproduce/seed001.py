@@ -23,8 +23,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from . import plotting
 from .registry import Checks, Claim, Experiment, Mode, Point, claim, experiment, fmt, stats
-from .seed000 import _fig, _save
 
 PAPER = "001"
 DEVICE = "wil6210-dock"
@@ -129,34 +129,87 @@ def _per_distance(runs: pd.DataFrame, col: str) -> dict[float, dict[str, float]]
     return {d: stats(g[col]) for d, g in runs.groupby("distance_ft")} if len(runs) else {}
 
 
+CARD_RATES = (385, 770, 1155, 1540, 1925, 2310, 3080, 3850)  # section II, footnote 1 (Mbit/s)
+TCP_HI_PHY, TCP_MID_PHY = 3000.0, (1500.0, 2500.0)  # Fig. 3(b)'s PHY-rate classes (section IV)
+
+
+def _regions(ax, label: bool) -> None:
+    """Fig. 2's three regions: dotted boundaries, named along the top."""
+    for x in (R1_MAX_FT, R2_END_FT, R3_MAX_FT):
+        ax.axvline(x, color="0.5", linestyle=":", linewidth=0.9)
+    if label:
+        for x, text in ((R1_MAX_FT / 2, "region 1"), ((R1_MAX_FT + R2_END_FT) / 2, "region 2"),
+                        ((R2_END_FT + R3_MAX_FT) / 2, "3"), (R3_MAX_FT + 8, "link\nbreaks")):
+            ax.text(x, 0.97, text, transform=ax.get_xaxis_transform(), ha="center", va="top", fontsize="x-small",
+                    color="0.35")
+
+
+def _paper_box(ax, x0: float, x1: float, y0: float, y1: float, label: str | None) -> None:
+    """A range of the paper's over a span of distances: a hatched box."""
+    from matplotlib.patches import Rectangle
+
+    ax.add_patch(Rectangle((x0, y0), x1 - x0, y1 - y0, facecolor="0.6", alpha=0.22, edgecolor="0.3",
+                           linestyle="--", linewidth=0.8, label=label, zorder=0))
+
+
 def _plot(runs: pd.DataFrame, series, path: Path) -> None:
     if not len(runs):
         return
-    plt, fig, axes = _fig(2, 2)
+    plt, fig, axes = plotting.figure(2, 2, w=6.2, h=3.6)
+    c = plotting.colour("11ad")
     for ax, col, ylabel, title in (
-        (axes[0, 0], "phy_mean_mbps", "PHY rate (Mbit/s)", "Fig. 2(a): PHY rate vs distance"),
-        (axes[0, 1], "rssi_mean_dbm", "RSSI (dBm)", "Fig. 2(b): RSSI vs distance"),
-        (axes[1, 0], "goodput_mbps", "TCP throughput (Mbit/s)", "Fig. 3(a): TCP throughput vs distance"),
+        (axes[0, 0], "phy_mean_mbps", "PHY rate (Mbit/s)", "Fig. 2(a): PHY rate vs distance (001-distance)"),
+        (axes[0, 1], "rssi_mean_dbm", "RSSI (dBm)", "Fig. 2(b): RSSI vs distance (001-distance)"),
+        (axes[1, 0], "goodput_mbps", "TCP throughput (Mbit/s)", "Fig. 3(a): TCP throughput vs distance (001-tcp)"),
     ):
         st = _per_distance(runs, col)
         ds = sorted(st)
-        ax.errorbar(ds, [st[d]["mean"] for d in ds], yerr=[st[d]["std"] for d in ds],
-                    marker="o", markersize=3, capsize=2, linewidth=1)
-        for x in (R1_MAX_FT, R2_END_FT, R3_MAX_FT):
-            ax.axvline(x, color="0.6", linestyle=":", linewidth=0.8)
+        ax.errorbar(ds, [st[d]["mean"] for d in ds], yerr=[st[d]["std"] for d in ds], color=c,
+                    marker="o", markersize=3, capsize=2, linewidth=1, label="mmpath: mean +- std of runs")
+        _regions(ax, label=True)
         ax.set_xlabel("distance (ft)")
         ax.set_ylabel(ylabel)
         ax.set_title(title, fontsize="medium")
         ax.grid(True, alpha=0.3)
+        ax.set_xlim(0, max(ds) + 12)
+    # The paper's numbers (section III / IV), over the distances they are given for.
+    ax = axes[0, 0]
+    _paper_box(ax, 0, R1_MAX_FT, *TOP_RATES, "paper's range per region")
+    _paper_box(ax, R1_MAX_FT, R2_END_FT, *R2_RANGE, None)
+    _paper_box(ax, R2_END_FT, R3_MAX_FT, 0.0, R2_RANGE[0], None)
+    ax.set_ylim(0, 1.12 * max(TOP_RATES[1], float(runs["phy_mean_mbps"].max())))
+    plotting.legend(ax, loc="lower left")
+    ax = axes[0, 1]
+    ax.text(0.98, 0.6, "the paper's RSSI is the card's 0-100 index:\nits trend and regions are compared, not values",
+            transform=ax.transAxes, ha="right", va="center", fontsize="x-small", color="0.35")
+    ax = axes[1, 0]
+    lo, hi = TCP_FULL_MBPS * (1 - 0.15), TCP_FULL_MBPS * (1 + 0.15)
+    _paper_box(ax, 0, TCP_FULL_FT, lo, hi, "paper: ~900 to 35 ft (+-15 %), 200-750 to 135 ft")
+    _paper_box(ax, TCP_FULL_FT, R2_END_FT, *TCP_R2_RANGE, None)
+    plotting.bound_line(ax, 1000.0, "1 GbE behind the dock")
+    ax.set_ylim(0, 1150)
+    plotting.legend(ax, loc="lower left")
+    # Fig. 3(b): sessions that held one PHY rate > 75 % of the time, at that rate.
     ax = axes[1, 1]
     dom = runs[runs["dominant_share"] > DOMINANT_SHARE]
+    _paper_box(ax, TCP_HI_PHY, 4000.0, lo, hi, "paper: ~900 above 3000,\n200-750 at 1500-2500")
+    _paper_box(ax, *TCP_MID_PHY, *TCP_R2_RANGE, None)
     if len(dom):
-        ax.scatter(dom["dominant_phy_mbps"], dom["goodput_mbps"], s=12, alpha=0.7)
-    ax.set_xlabel(f"PHY rate held > {DOMINANT_SHARE:.0%} of the session (Mbit/s)")
+        ax.scatter(dom["dominant_phy_mbps"], dom["goodput_mbps"], s=16, alpha=0.75, color=c, zorder=3,
+                   label="mmpath: one session")
+    ax.text(0.02, 0.97, f"{len(dom)} of {len(runs)} sessions held one rate > {DOMINANT_SHARE:.0%} of the time\n"
+            "(only those are drawn, as in the paper)", transform=ax.transAxes, ha="left", va="top",
+            fontsize="x-small", color="0.3")
+    ax.set_xticks(CARD_RATES, [str(r) for r in CARD_RATES], rotation=45, fontsize="small")
+    ax.set_xlim(0, 4100)
+    ax.set_ylim(0, 1150)
+    ax.set_xlabel(f"PHY rate held > {DOMINANT_SHARE:.0%} of the session (Mbit/s; the card's rates)")
     ax.set_ylabel("TCP throughput (Mbit/s)")
-    ax.set_title("Fig. 3(b): TCP throughput vs PHY rate", fontsize="medium")
+    ax.set_title("Fig. 3(b): TCP throughput vs PHY rate (001-tcp)", fontsize="medium")
     ax.grid(True, alpha=0.3)
-    _save(plt, fig, path, "001-distance: wil6210 + D5000 dock, TCP behind 1 GbE (mean +- std of runs)")
+    plotting.legend(ax, loc="lower right")
+    plotting.save(plt, fig, path, "001-distance", "wil6210 laptop to D5000 dock, line of sight, TCP download behind "
+                  "1 GbE; regions 1-3 of Fig. 2 dotted (seed 001 Figs. 2-3)")
 
 
 experiment(Experiment(

@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from . import plotting
 from .registry import Checks, Claim, Experiment, Mode, Point, claim, experiment, fmt, stats
-from .seed000 import _fig, _save  # the plots' common frame
 
 PAPER = "002"
 DEV_AD = "rog-phone-2-11ad"
@@ -122,43 +122,50 @@ def _fr_measure(res, point: Point, mode: Mode) -> dict[str, Any]:
     return row
 
 
+_DIR_LABEL = {"down": "downlink", "up": "uplink"}
+
+
 def _plot_fr(runs: pd.DataFrame, series, path: Path) -> None:
     if not len(runs):
         return
-    plt, fig, axes = _fig(1, 3, w=5.0)
+    plt, fig, axes = plotting.figure(1, 3, w=5.0, h=3.8, sharey="row")
     ax = axes[0, 0]  # Fig. 1: single paths and MPTCP at the optimal ratio
-    groups, bars = [], {"11ad": [], "11ac": [], "MPTCP": []}
-    for d in DIRS:
-        groups.append("downlink" if d == "down" else "uplink")
-        bars["11ad"].append(stats(_sel(runs, dir=d, kind="tcp-11ad")["goodput_mbps"]))
-        bars["11ac"].append(stats(_sel(runs, dir=d, kind="tcp-11ac")["goodput_mbps"]))
-        bars["MPTCP"].append(stats(_sel(runs, dir=d, kind="fixedratio", ratio=OPT[d])["goodput_mbps"]))
-    x = np.arange(len(groups))
-    for i, (lab, sts) in enumerate(bars.items()):
-        ax.bar(x + (i - 1) * 0.27, [s["mean"] for s in sts], 0.27, label=lab,
-               yerr=[s["std"] if np.isfinite(s["std"]) else 0 for s in sts], capsize=2)
-    for i, d in enumerate(DIRS):
-        ax.hlines(SUM[d], i - 0.45, i + 0.45, colors="0.3", linestyles="--", linewidth=0.8)
-    ax.set_xticks(x, groups)
-    ax.set_ylabel("throughput (Mbit/s)")
-    ax.set_title("Fig. 1: SPTCP and MPTCP (FixedRatio 73:27 / 70:30)", fontsize="medium")
-    ax.legend(fontsize="small")
+    groups = [_DIR_LABEL[d] for d in DIRS]
+    bars = {"11ad": [stats(_sel(runs, dir=d, kind="tcp-11ad")["goodput_mbps"]) for d in DIRS],
+            "11ac": [stats(_sel(runs, dir=d, kind="tcp-11ac")["goodput_mbps"]) for d in DIRS],
+            "MPTCP": [stats(_sel(runs, dir=d, kind="fixedratio", ratio=OPT[d])["goodput_mbps"]) for d in DIRS]}
+    x = plotting.bars(ax, groups, bars, "throughput (Mbit/s)",
+                      "Fig. 1: single-path TCP and MPTCP\n(FixedRatio 73:27 down, 70:30 up), mean +- std",
+                      xlabel="direction", err="std", legend_kw=False)
+    w = 0.8 / 3
+    for i, p in enumerate(("11ad", "11ac")):
+        plotting.paper_marks(ax, x + (i - 1) * w, [SINGLE[(p, d)] for d in DIRS], half=w / 2,
+                             label="paper (single path; MPTCP: the sum)" if i == 0 else None)
+    plotting.paper_marks(ax, x + w, [SUM[d] for d in DIRS], half=w / 2, label=None)
     for ax, d in zip(axes[0, 1:], DIRS):  # Figs. 4a / 4c: throughput vs ratio
         fr = _sel(runs, dir=d, kind="fixedratio")
         g = fr.groupby("ratio")
         rs = np.array(sorted(fr["ratio"].unique()))
-        for col, lab in (("goodput_mbps", "MPTCP"), ("11ad_mbps", "11ad subflow"), ("11ac_mbps", "11ac subflow")):
+        for col, lab, key in (("goodput_mbps", "MPTCP", "MPTCP"), ("11ad_mbps", "11ad subflow", "11ad"),
+                              ("11ac_mbps", "11ac subflow", "11ac")):
             m = g[col].mean().reindex(rs)
-            s = g[col].std().reindex(rs).fillna(0)
-            ax.errorbar(rs, m, yerr=s, marker="o", ms=3, capsize=2, label=lab)
-        ax.axvline(OPT[d], color="0.4", linestyle=":", linewidth=0.8)
+            sd = g[col].std().reindex(rs).fillna(0)
+            ax.errorbar(rs, m, yerr=sd, marker="o", ms=3, capsize=2, label=lab, color=plotting.colour(key))
+        plotting.paper_line(ax, OPT[d], f"paper: throughput-optimal ratio ({OPT[d]}:{100 - OPT[d]})", axis="v",
+                            linestyle=":")
+        ax.plot([OPT[d]], [SUM[d]], marker="*", ms=9, color="k", linestyle="none",
+                label="paper: MPTCP there (the sum)")
         ax.set_xlabel("packets to 11ad per 100 (ratio 11ad:11ac)")
         ax.set_ylabel("throughput (Mbit/s)")
-        ax.set_title(f"Fig. 4{'a' if d == 'down' else 'c'}: {'downlink' if d == 'down' else 'uplink'} vs ratio",
-                     fontsize="medium")
+        ax.set_title(f"Fig. 4{'a' if d == 'down' else 'c'}: {_DIR_LABEL[d]} throughput vs ratio\n"
+                     "(soft-IRQs on the big cores), mean +- std", fontsize="medium")
+        ax.set_xlim(-3, 103)
         ax.grid(True, alpha=0.3)
-        ax.legend(fontsize="small")
-    _save(plt, fig, path, "002-fixedratio: ROG Phone II, FixedRatio MPTCP (mean, std over runs)")
+        ax.yaxis.set_tick_params(labelleft=True)
+    axes[0, 0].set_ylim(0, 1.12 * max(max(SUM.values()), float(runs["goodput_mbps"].max())))
+    plotting.fig_legend(fig, axes, ncol=4)
+    plotting.save(plt, fig, path, "002-fixedratio", "ROG Phone II, 11ad + 11ac, iperf3 TCP: single paths and "
+                  "FixedRatio MPTCP over the packet ratio (seed 002 Fig. 1, Figs. 4a / 4c)")
 
 
 experiment(Experiment(
@@ -286,20 +293,29 @@ def _host_points(mode: Mode) -> list[Point]:
     return pts
 
 
+_HOST_LABEL = {"gro-off": "GRO off on 11ac\n(soft-IRQs on LITTLE)", "gro-on": "GRO on\n(soft-IRQs on LITTLE)",
+               "big": "GRO on, soft-IRQs\non big cores"}
+
+
 def _plot_host(runs: pd.DataFrame, series, path: Path) -> None:
     if not len(runs):
         return
-    plt, fig, axes = _fig(1, 1)
+    plt, fig, axes = plotting.figure(1, 1, w=7.0, h=4.0)
     ax = axes[0, 0]
     cfgs = list(HOST)
     st = [stats(_sel(runs, cfg=c)["goodput_mbps"]) for c in cfgs]
-    x = np.arange(len(cfgs))
-    ax.bar(x - 0.2, [s["mean"] for s in st], 0.4, yerr=[s["std"] or 0 for s in st], capsize=2, label="mmpath")
-    ax.bar(x + 0.2, [HOST[c] for c in cfgs], 0.4, label="seed 002")
-    ax.set_xticks(x, ["GRO off on 11ac", "GRO on (LITTLE)", "SIRQ on big cores"])
-    ax.set_ylabel("downlink MPTCP 73:27 (Mbit/s)")
-    ax.legend(fontsize="small")
-    _save(plt, fig, path, "002-host: receive-side limits of the ROG Phone II")
+    x = plotting.bars(ax, [_HOST_LABEL[c] for c in cfgs], {"mmpath": st},
+                      "downlink MPTCP throughput (Mbit/s)",
+                      "FixedRatio 73:27, mean +- std and each run;\npaper: section 3.3 (GRO) and Fig. 2's medians",
+                      xlabel="receive-side set-up of the phone", err="std", legend_kw=False,
+                      points={"mmpath": [_sel(runs, cfg=c)["goodput_mbps"] for c in cfgs]},
+                      group_colours=[plotting.colour("MPTCP")] * len(cfgs))
+    plotting.paper_marks(ax, x, [HOST[c] for c in cfgs], half=0.4, label="paper")
+    plotting.bound_line(ax, SUM["down"], "sum of the single paths (2200)")
+    ax.set_ylim(0, 1.1 * SUM["down"])
+    plotting.fig_legend(fig, axes, ncol=3)
+    plotting.save(plt, fig, path, "002-host", "downlink MPTCP under the ROG Phone II's receive-processing limits "
+                  "(seed 002 sections 3.2-3.4, Fig. 2)")
 
 
 experiment(Experiment(
@@ -354,25 +370,29 @@ def _power_points(mode: Mode) -> list[Point]:
 def _plot_power(runs: pd.DataFrame, series, path: Path) -> None:
     if not len(runs):
         return
-    plt, fig, axes = _fig(1, 2, w=5.0)
+    plt, fig, axes = plotting.figure(1, 2, w=5.2, h=3.8, sharey="row", gridspec_kw={"width_ratios": [2, 1]})
     ax = axes[0, 0]
-    labels, mm, pp = [], [], []
-    for (p, d), v in POWER.items():
-        labels.append(f"{p} {'Rx' if d == 'down' else 'Tx'}")
-        mm.append(_mean(runs, col="power_mw", dir=d, kind=f"tcp-{p}"))
-        pp.append(v)
-    x = np.arange(len(labels))
-    ax.bar(x - 0.2, mm, 0.4, label="mmpath")
-    ax.bar(x + 0.2, pp, 0.4, label="seed 002")
-    ax.set_xticks(x, labels)
-    ax.set_ylabel("phone power, single path (mW above base)")
-    ax.legend(fontsize="small")
+    keys = list(POWER)
+    labels = [f"{p} {'Rx' if d == 'down' else 'Tx'}" for p, d in keys]
+    st = [stats(_sel(runs, dir=d, kind=f"tcp-{p}")["power_mw"]) for p, d in keys]
+    x = plotting.bars(ax, labels, {"mmpath": st}, "phone power above base (mW)",
+                      "Section 4.1: one radio carrying backlogged TCP\n(Rx: downlink, Tx: uplink), mean +- std",
+                      xlabel="radio and mode", err="std", legend_kw=False,
+                      group_colours=[plotting.colour(p) for p, _ in keys])
+    plotting.paper_marks(ax, x, [POWER[k] for k in keys], label="paper")
     ax = axes[0, 1]
-    tot = [_mean(runs, col="power_mw", dir=d, kind="mptcp") for d in DIRS]
-    ax.bar(["downlink 73:27", "uplink 70:30"], tot)
-    ax.set_ylabel("MPTCP phone power (mW above base)")
-    ax.set_title("Fig. 3: uplink vs downlink", fontsize="medium")
-    _save(plt, fig, path, "002-power: radio power, single path and MPTCP")
+    st = [stats(_sel(runs, dir=d, kind="mptcp")["power_mw"]) for d in DIRS]
+    x = plotting.bars(ax, [f"{_DIR_LABEL[d]}\n{OPT[d]}:{100 - OPT[d]}" for d in DIRS], {"mmpath": st},
+                      "phone power above base (mW)", "Fig. 3: MPTCP, uplink vs\ndownlink, mean +- std",
+                      xlabel="direction, FixedRatio", err="std", legend_kw=False,
+                      group_colours=[plotting.colour("MPTCP")] * 2)
+    # The paper gives the relation, not the two powers: uplink = downlink x 1.56.
+    plotting.paper_marks(ax, [x[1]], [st[0]["mean"] * (1 + UPLINK_ABOVE_DOWNLINK)],
+                         label=f"paper: uplink {UPLINK_ABOVE_DOWNLINK:.0%} above downlink")
+    ax.yaxis.set_tick_params(labelleft=True)
+    plotting.fig_legend(fig, axes, ncol=2)
+    plotting.save(plt, fig, path, "002-power", "ROG Phone II power (radios + receive-side host), 10 s backlogged "
+                  "runs (seed 002 section 4.1, Fig. 3)")
 
 
 experiment(Experiment(
@@ -426,27 +446,60 @@ def _sweep_points(mode: Mode) -> list[Point]:
     return pts
 
 
+_SWEEP_FIG = {None: 4, 1750: 5, 1500: 6, 1400: 6, 500: 7}
+
+
 def _plot_sweep(runs: pd.DataFrame, series, path: Path) -> None:
+    """Figs. 4-7, one column each (backlogged, then the three source rates); per direction a
+    throughput row ((a) / (c)) and an energy-per-bit row ((b) / (d)), as the paper pairs them."""
     if not len(runs):
         return
-    plt, fig, axes = _fig(2, 4, w=4.2)
+    plt, fig, axes = plotting.figure(4, 4, w=4.0, h=2.5, sharex=True)
     for i, d in enumerate(DIRS):
         for j, rate in enumerate(_demands(d)):
-            ax = axes[i, j]
+            ta, ea = axes[2 * i, j], axes[2 * i + 1, j]
+            rs, thr, nj = _curve(runs, d, rate)
             sel = _sel(runs, dir=d, demand=rate or 0)
             g = sel.groupby("ratio")
-            rs = np.array(sorted(sel["ratio"].unique()))
-            ax.plot(rs, g["goodput_mbps"].mean().reindex(rs), "o-", ms=3, color="C0")
-            ax.set_ylabel("Mbit/s", color="C0")
-            ax2 = ax.twinx()
-            ax2.plot(rs, g["nj_per_bit"].mean().reindex(rs), "s--", ms=3, color="C3")
-            ax2.set_ylabel("nJ/bit", color="C3")
-            ax.axvline(ENERGY_OPT[(d, rate)], color="0.5", linestyle=":", linewidth=0.8)
-            ax.set_title(f"{'down' if d == 'down' else 'up'}link, {rate or 'backlogged'}"
-                         f"{' Mbit/s' if rate else ''}", fontsize="medium")
-            ax.set_xlabel("ratio (11ad:11ac)")
-    _save(plt, fig, path, "002-energy-sweep: throughput (solid) and energy per bit (dashed) vs FixedRatio ratio "
-                          "(Figs. 4-7; dotted: paper's energy-optimal ratio)")
+            sd_t = list(g["goodput_mbps"].std().reindex(rs).fillna(0))
+            sd_e = list(g["nj_per_bit"].std().reindex(rs).fillna(0))
+            fno = _SWEEP_FIG[rate]
+            ta.errorbar(rs, thr, yerr=sd_t, marker="o", ms=3, capsize=2, color=plotting.colour("MPTCP"),
+                        label="MPTCP throughput (mean +- std)")
+            ea.errorbar(rs, nj, yerr=sd_e, marker="s", ms=3, capsize=2, color="tab:red",
+                        label="energy per bit (mean +- std)")
+            if rate:
+                plotting.bound_line(ta, rate, "source rate")
+                ok = {r for r, t in zip(rs, thr) if np.isfinite(t) and t >= SATISFIED * rate}
+                e_opt = _argmin(rs, nj, lambda r: r in ok)
+            else:
+                e_opt = _argmin(rs, nj, lambda r: 0 < r < 100)
+            # The paper's optimum each row is about: the throughput-optimal ratio under backlog
+            # (Figs. 4a / 4c), else the energy-optimal one, which must also carry the rate.
+            plotting.paper_line(ta, OPT[d] if rate is None else ENERGY_OPT[(d, rate)],
+                                "paper: throughput-optimal ratio (backlogged)" if rate is None else
+                                "paper: energy-optimal ratio", axis="v", linestyle="--" if rate is None else ":")
+            plotting.paper_line(ea, ENERGY_OPT[(d, rate)], "paper: energy-optimal ratio", axis="v", linestyle=":")
+            for ax in (ta, ea):
+                ax.grid(True, alpha=0.3)
+                ax.ticklabel_format(axis="y", useOffset=False, style="plain")
+                ax.set_xlim(-5, 105)
+            if e_opt is not None:
+                ea.plot([e_opt], [nj[rs.index(e_opt)]], marker="*", ms=11, color="tab:red", markeredgecolor="k",
+                        linestyle="none", label="mmpath: energy-optimal ratio" + (" (rate met)" if rate else
+                                                                                     " (dual-path)"))
+            ta.set_ylim(0, 1.15 * max([t for t in thr if np.isfinite(t)] + [rate or 0, 1.0]))
+            ta.set_ylabel("throughput (Mbit/s)")
+            ea.set_ylabel("energy (nJ/bit)")
+            demand = "backlogged" if not rate else f"{rate} Mbit/s source"
+            ta.set_title(f"Fig. {fno}{'a' if d == 'down' else 'c'}: {_DIR_LABEL[d]}, {demand}", fontsize="medium")
+            ea.set_title(f"Fig. {fno}{'b' if d == 'down' else 'd'}: {_DIR_LABEL[d]}, {demand}", fontsize="medium")
+            if i == len(DIRS) - 1:
+                ea.set_xlabel("packets to 11ad per 100")
+    plotting.fig_legend(fig, axes, ncol=5)
+    plotting.save(plt, fig, path, "002-energy-sweep", "FixedRatio MPTCP sweeps on the ROG Phone II: throughput and "
+                  "the phone's energy per bit vs the packet ratio (seed 002 Figs. 4-7)" +
+                  (" (fast mode: a few ratios around each optimum)" if runs["ratio"].nunique() < 10 else ""))
 
 
 experiment(Experiment(
@@ -569,17 +622,24 @@ def _backup_points(mode: Mode) -> list[Point]:
 def _plot_backup(runs: pd.DataFrame, series, path: Path) -> None:
     if not len(runs):
         return
-    plt, fig, axes = _fig(1, 1)
+    plt, fig, axes = plotting.figure(1, 1, w=7.0, h=4.0)
     ax = axes[0, 0]
     keys = sorted({(u, r) for u, r in zip(runs["used"], runs["rate"])})
-    x = np.arange(len(keys))
-    for i, how in enumerate(("zero", "backup")):
-        ax.bar(x + (i - 0.5) * 0.4, [_mean(runs, col="power_mw", used=u, rate=r, how=how) for u, r in keys], 0.4,
-               label="other interface: 0 packets" if how == "zero" else "other interface: backup mode")
-    ax.set_xticks(x, [f"{u} {r} Mbit/s" for u, r in keys])
-    ax.set_ylabel("phone power, radios + host (mW)")
-    ax.legend(fontsize="small")
-    _save(plt, fig, path, "002-backup-power: 0-packet ratio vs backup mode (Fig. 8)")
+    names = {"zero": "other interface: 0 packets (FixedRatio)", "backup": "other interface: MPTCP backup mode"}
+    plotting.bars(ax, [f"{u} used\n{r} Mbit/s" for u, r in keys],
+                  {names[h]: [stats(_sel(runs, used=u, rate=r, how=h)["power_mw"]) for u, r in keys]
+                   for h in ("zero", "backup")},
+                  "phone power, radios + host (mW)",
+                  "Fig. 8: power of carrying the rate on one interface, mean +- std and runs\n"
+                  "(paper: very similar with both approaches)",
+                  xlabel="interface used, source rate (downlink)", err="std",
+                  colours={names["zero"]: "tab:cyan", names["backup"]: plotting.colour("backup")},
+                  points={names[h]: [_sel(runs, used=u, rate=r, how=h)["power_mw"] for u, r in keys]
+                          for h in ("zero", "backup")}, legend_kw=False)
+    ax.set_ylim(0, 1.3 * float(runs["power_mw"].max()))
+    plotting.legend(ax, loc="upper left")
+    plotting.save(plt, fig, path, "002-backup-power", "a 0-packet ratio vs MPTCP backup mode for the interface "
+                  "not carrying traffic (seed 002 Fig. 8)")
 
 
 experiment(Experiment(
@@ -641,17 +701,31 @@ def _aware_measure(res, point: Point, mode: Mode) -> dict[str, Any]:
 def _plot_aware(runs: pd.DataFrame, series, path: Path) -> None:
     if not len(runs):
         return
-    plt, fig, axes = _fig(1, 1, w=8.0)
+    plt, fig, axes = plotting.figure(1, 1, w=9.0, h=3.8)
     ax = axes[0, 0]
     keys = [(d, r) for d in DIRS for r in _demands(d)]
     x = np.arange(len(keys))
-    ax.bar(x - 0.2, [_mean(runs, col="final_ratio", dir=d, demand=r or 0) for d, r in keys], 0.4,
-           label="energy-aware scheduler (final ratio)")
-    ax.bar(x + 0.2, [AWARE[k] for k in keys], 0.4, label="seed 002's choice")
-    ax.set_xticks(x, [f"{d} {r or 'bl'}" for d, r in keys], fontsize="small")
+    # A dot plot: the ratio is a setting (0 and 100 are answers too), not an amount to stack.
+    for i, (d, r) in enumerate(keys):
+        v = _sel(runs, dir=d, demand=r or 0)["final_ratio"].to_numpy(dtype=float)
+        jit = np.linspace(-0.12, 0.12, len(v)) if len(v) > 1 else np.zeros(len(v))
+        ax.plot(x[i] + jit, v, "o", ms=5, color=plotting.colour("MPTCP"), alpha=0.8,
+                label="mmpath: each run's final ratio" if i == 0 else None, zorder=3)
+        want = AWARE[(d, r)]
+        ax.fill_between([x[i] - 0.3, x[i] + 0.3], want - RATIO_TOL, want + RATIO_TOL, color="0.6", alpha=0.25,
+                        linewidth=0, label=f"accepted: within {RATIO_TOL} of it" if i == 0 else None)
+    plotting.paper_marks(ax, x, [AWARE[k] for k in keys], half=0.3, label="seed 002's choice (Figs. 4-7, 9)")
+    ax.set_xticks(x, [f"{_DIR_LABEL[d]}\n{f'{r} Mbit/s' if r else 'backlogged'}" for d, r in keys],
+                  fontsize="small")
+    ax.set_xlim(-0.6, len(keys) - 0.4)
+    ax.set_ylim(-8, 108)
+    ax.set_xlabel("direction, source rate")
     ax.set_ylabel("packets to 11ad per 100")
-    ax.legend(fontsize="small")
-    _save(plt, fig, path, "002-energy-aware: configuration chosen online (Fig. 9 guidelines)")
+    ax.set_title("final packet ratio of the energy-aware scheduler per demand class", fontsize="medium")
+    ax.grid(True, axis="y", alpha=0.3)
+    plotting.legend(ax, outside=True)
+    plotting.save(plt, fig, path, "002-energy-aware", "the energy-aware scheduler built from Fig. 9's guidelines, "
+                  "online (seed 002 Fig. 9; the configurations of Figs. 4-7)")
 
 
 experiment(Experiment(

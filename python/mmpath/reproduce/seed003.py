@@ -30,8 +30,8 @@ import numpy as np
 import pandas as pd
 
 from .. import metrics
+from . import plotting
 from .registry import Checks, Claim, Experiment, Mode, Point, claim, experiment, fmt, stats
-from .seed000 import _fig, _save
 
 PAPER = "003"
 DEVICE = "travelmate-x10"
@@ -147,26 +147,75 @@ def measure_steady(res, point: Point, mode: Mode):
     return row, pd.DataFrame({"t_s": t, "mbps": mbps})
 
 
+def _ratio_panel(ax, runs: pd.DataFrame) -> None:
+    """003-los's two ratios, Cubic over Vegas at 1 ms, against the paper's 5x and 8x."""
+    g = [_m(runs, "goodput_mbps", cc=cc, rtt_ms=1.0)["mean"] for cc in ("cubic", "vegas")]
+    r = [_m(runs, "rtt_mean_ms", cc=cc, rtt_ms=1.0)["mean"] for cc in ("cubic", "vegas")]
+    vals = [g[0] / g[1] if g[1] else np.nan, r[0] / r[1] if r[1] else np.nan]
+    x = np.arange(2)
+    ax.bar(x, vals, 0.6, color=plotting.colour("vegas"))
+    plotting.paper_marks(ax, x, [VEGAS_TPUT_RATIO, VEGAS_RTT_RATIO], half=0.35, label="paper (5x, 8x)")
+    for xi, v in zip(x, vals):
+        if np.isfinite(v):
+            ax.text(xi, v, f"{v:.1f}x", ha="center", va="bottom", fontsize="small")
+    ax.set_xticks(x, ["throughput\nCubic / Vegas", "mean RTT\nCubic / Vegas"])
+    ax.set_xlabel("ratio of the means\n(base RTT 1 ms)")
+    ax.set_ylabel("ratio (x)")
+    ax.set_ylim(0, 1.25 * max([VEGAS_RTT_RATIO] + [v for v in vals if np.isfinite(v)]))
+    ax.set_title("003-los: Vegas vs Cubic", fontsize="medium")
+    ax.grid(True, axis="y", alpha=0.3)
+    plotting.legend(ax, loc="upper left")
+
+
 def _plot_steady(runs: pd.DataFrame, series, path: Path) -> None:
     if series is None or not len(series):
         return
-    plt, fig, axes = _fig(2, 1, w=10, h=3.0)
+    plt, fig, axes = plotting.figure(2, 2, w=5.0, h=3.2, gridspec_kw={"width_ratios": [2.6, 1]})
+    # Base RTT 1 ms: one run per algorithm (its first seed), BBR's detected dips marked.
+    ax = axes[0, 0]
     los = series[(series["rtt_ms"] == 1.0)]
     for cc, g in los.groupby("cc", sort=False):
-        s = g[g["seed"] == g["seed"].min()]
-        axes[0, 0].step(s["t_s"], s["mbps"], where="post", linewidth=0.8, label=str(cc))
-    axes[0, 0].set_title("003-los / 003-probertt: base RTT 1 ms, one run each (100 ms bins)", fontsize="medium")
+        seed = g["seed"].min()
+        s = g[g["seed"] == seed]
+        plotting.step(ax, s["t_s"], s["mbps"], BIN_S, linewidth=0.8, label=str(cc), color=plotting.colour(str(cc)))
+        if cc == "bbr" and len(runs):
+            row = runs[(runs["cc"] == "bbr") & (runs["rtt_ms"] == 1.0) & (runs["seed"] == seed)]
+            starts = [float(v) for v in str(row["dip_starts"].iloc[0]).split()] if len(row) else []
+            ax.plot(starts, [1.0] * len(starts), "v", ms=7, color=plotting.colour("bbr"),
+                    transform=ax.get_xaxis_transform(), clip_on=False, linestyle="none",
+                    label="BBR dip >= 30 % (003-probertt;\npaper: ProbeRTT every 10 s)")
+    ax.set_title("003-los / 003-probertt: base RTT 1 ms, default buffers, first run, 100 ms bins", fontsize="medium")
+    ax.set_ylim(bottom=0)
+    plotting.legend(ax, loc="center", ncol=2)
+    _ratio_panel(axes[0, 1], runs)
+    # Base RTT 50 ms: default vs 32 MB buffers, Cubic.
+    ax = axes[1, 0]
     b = series[(series["rtt_ms"] == 50.0)]
+    shade = {"default": "0.5", "large": plotting.colour("cubic")}
     for buf, g in b.groupby("buffers", sort=False):
         s = g[g["seed"] == g["seed"].min()]
-        axes[1, 0].step(s["t_s"], s["mbps"], where="post", linewidth=0.8, label=f"cubic, {buf} buffers")
-    axes[1, 0].set_title("003-buffers: base RTT 50 ms", fontsize="medium")
-    for ax in axes.flat:
+        plotting.step(ax, s["t_s"], s["mbps"], BIN_S, linewidth=0.8, color=shade.get(str(buf)),
+                      label=f"cubic, {'default' if buf == 'default' else '32 MB'} buffers")
+    cap = DEFAULT_RWND_MAX * 8 / 0.050 / 1e6
+    plotting.bound_line(ax, cap, f"default window cap (3 MB / 50 ms = {cap:.0f} Mbit/s)")
+    ax.set_title("003-buffers: base RTT 50 ms, first run, 100 ms bins", fontsize="medium")
+    ax.set_ylim(bottom=0)
+    plotting.legend(ax, loc="lower right")
+    for ax in axes[:, 0]:
         ax.set_xlabel("time (s)")
         ax.set_ylabel("throughput (Mbit/s)")
         ax.grid(True, alpha=0.3)
-        ax.legend(fontsize="small", loc="lower right")
-    _save(plt, fig, path, "seed 003: congestion control over 802.11ad, static line of sight")
+    # The means the buffers claim compares (mean +- std of runs).
+    ax = axes[1, 1]
+    keys = [("1 ms\ndefault", 1.0, "default"), ("50 ms\ndefault", 50.0, "default"), ("50 ms\n32 MB", 50.0, "large")]
+    st = [_m(runs, "goodput_mbps", cc="cubic", rtt_ms=r, buffers=bf) for _, r, bf in keys]
+    plotting.bars(ax, [k[0] for k in keys], {"cubic": st}, "mean goodput (Mbit/s)", "003-buffers: Cubic means",
+                  xlabel="base RTT, buffers", err="std", legend_kw=False,
+                  group_colours=[plotting.colour("cubic"), "0.5", plotting.colour("cubic")])
+    plotting.bound_line(ax, cap, None)
+    ax.set_ylim(0, 1.15 * max(s["mean"] for s in st if np.isfinite(s["mean"])))
+    plotting.save(plt, fig, path, "003-steady", "Cubic, Vegas and BBR downloads over a static line-of-sight 11ad "
+                  "link behind 10 GbE (seed 003, poster text)")
 
 
 experiment(Experiment(
@@ -349,32 +398,62 @@ def measure_block(res, point: Point, mode: Mode):
 
 def _plot_block(runs: pd.DataFrame, series, path: Path) -> None:
     """The CC comparison: throughput and cwnd over time for the four algorithms on the same
-    blockage trace (seed 1), outage marked."""
+    blockage trace (the first seed), the outage and re-training shaded, each algorithm's
+    re-saturation (mean of runs) marked on the time axis."""
     if series is None or not len(series):
         return
     outages = [o for o in BLOCK_S if (series["outage"] == o).any()]
-    plt, fig, axes = _fig(2, len(outages), w=7.5, h=3.2)
+    plt, fig, axes = plotting.figure(2, len(outages), w=7.0, h=3.2, sharex=True, sharey="row")
+    win = int(round(1.0 / BIN_S))  # 1 s moving mean: BBR's per-RTT pacing cycles would hide the rest
     for j, o in enumerate(outages):
         s = series[(series["outage"] == o) & (series["seed"] == series["seed"].min())]
+        back = BLOCK_AT_S + BLOCK_S[o] + 0.5  # the link's re-training ends
         for cc in BLOCK_CCS:
             g = s[s["cc"] == cc]
             if not len(g):
                 continue
-            axes[0, j].step(g["t_s"], g["mbps"], where="post", linewidth=0.8, label=cc)
-            axes[1, j].plot(g["t_s"], g["cwnd_bytes"] / 1e6, linewidth=0.8, label=cc)
+            col = plotting.colour(cc)
+            axes[0, j].plot(g["t_s"] + BIN_S, g["mbps"].rolling(win, min_periods=1).mean(), linewidth=1.1,
+                            color=col, label=cc)
+            axes[1, j].plot(g["t_s"], g["cwnd_bytes"].rolling(win, min_periods=1).mean() / 1e6, linewidth=1.1,
+                            color=col, label=cc)
+            r = runs[(runs["cc"] == cc) & (runs["outage"] == o)] if len(runs) else runs
+            if len(r):
+                t = float(r["restored_s"].mean() + r["resat_s"].mean())
+                # Hollow: some run had not re-saturated when it ended (its time is a lower bound).
+                censored = bool(r["resat_censored"].any())
+                axes[0, j].plot([t], [0.0], marker="^", ms=8, color=col, markeredgecolor=col if censored else "k",
+                                markerfacecolor="white" if censored else col, clip_on=False,
+                                transform=axes[0, j].get_xaxis_transform(), linestyle="none",
+                                label="re-saturated, mean of runs (hollow: some\nrun not yet at its end)"
+                                if cc == BLOCK_CCS[0] else None, zorder=5)
         for i in range(2):
             ax = axes[i, j]
-            ax.axvspan(BLOCK_AT_S, BLOCK_AT_S + BLOCK_S[o], color="tab:red", alpha=0.12,
-                       label="blockage" if i == 0 else None)
-            ax.axvspan(BLOCK_AT_S + BLOCK_S[o], BLOCK_AT_S + BLOCK_S[o] + 0.5, color="tab:orange", alpha=0.12,
-                       label="beam re-training" if i == 0 else None)
-            ax.set_xlabel("time (s)")
+            plotting.shade(ax, BLOCK_AT_S, BLOCK_AT_S + BLOCK_S[o], label="blockage" if i == 0 else None)
+            plotting.shade(ax, BLOCK_AT_S + BLOCK_S[o], back, label="beam re-training" if i == 0 else None,
+                           kind="retrain")
             ax.grid(True, alpha=0.3)
-        axes[0, j].set_ylabel("throughput (Mbit/s, 100 ms)")
-        axes[1, j].set_ylabel("cwnd (MB)")
-        axes[0, j].set_title(f"{BLOCK_S[o]:g} s blockage at {BLOCK_AT_S:g} s, base RTT 50 ms", fontsize="medium")
-        axes[0, j].legend(fontsize="small", loc="upper left", ncol=3)
-    _save(plt, fig, path, "003-blockage: Cubic, Reno, Vegas, BBR on the same blockage (32 MB buffers)")
+        ax = axes[0, j]
+        ax.annotate("", xy=(back + CUBIC_RESAT_S, 0.93), xytext=(back, 0.93), xycoords=ax.get_xaxis_transform(),
+                    arrowprops={"arrowstyle": "->", "linestyle": "--", "color": "k"})
+        ax.text(back + CUBIC_RESAT_S / 2, 0.95, "paper: Cubic > 20 s to re-saturate", transform=ax.get_xaxis_transform(),
+                ha="center", va="bottom", fontsize="x-small")
+        if o == "long":
+            axes[1, j].axvline(back + 5.0, **plotting.BOUND_STYLE,
+                               label="5 s after: Cubic cwnd < 0.5 x before\n(paper: stays low)")
+        axes[0, j].set_ylabel("throughput (Mbit/s, 1 s mean)")
+        axes[1, j].set_ylabel("cwnd (MB, 1 s mean)")
+        axes[1, j].set_xlabel("time (s)")
+        axes[0, j].set_title(f"{BLOCK_S[o]:g} s blockage at {BLOCK_AT_S:g} s, base RTT 50 ms, first run",
+                             fontsize="medium")
+        axes[1, j].set_title(f"congestion window, {BLOCK_S[o]:g} s blockage", fontsize="medium")
+        for ax in axes[:, j]:
+            ax.yaxis.set_tick_params(labelleft=True)
+        axes[0, j].set_ylim(0, 1.15 * max(float(np.nanmax(ln.get_ydata())) for ln in axes[0, j].lines
+                                          if len(ln.get_ydata()) > 1))
+    plotting.fig_legend(fig, axes, ncol=5)
+    plotting.save(plt, fig, path, "003-blockage", "Cubic, Reno, Vegas and BBR downloads (32 MB buffers) through "
+                  "the same 11ad blockage (seed 003, poster text)")
 
 
 experiment(Experiment(

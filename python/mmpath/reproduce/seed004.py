@@ -22,8 +22,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from . import plotting
 from .registry import Checks, Claim, Experiment, Mode, Point, claim, experiment, fmt, stats
-from .seed002 import _fig, _mean, _save, _sel, mptcp_flow, paths, scenario, tcp_flow
+from .seed002 import _mean, _sel, mptcp_flow, paths, scenario, tcp_flow
 
 PAPER = "004"
 BIN_S = 0.1  # iperf3's 100 ms reports (seed 002 section 2), the intervals' default
@@ -68,20 +69,27 @@ def _series(b: dict[int, np.ndarray]) -> pd.DataFrame:
     return pd.DataFrame({"t_s": t, "conn_mbps": b[-1], "ad_mbps": b[0], "ac_mbps": b[1]})
 
 
-def _timeline_plot(series: pd.DataFrame, kinds: list[str], ax, col: str, spans, title: str) -> None:
+_KIND_LABEL = {"default": "default MPTCP (minRTT)", "amuse-scan": "AMuSe-SCAN", "amuse-blockage": "AMuSe-BLOCKAGE",
+               "musher": "MuSher", "fixedratio": "FixedRatio (adjusted ratio)"}
+
+
+def _timeline_plot(series: pd.DataFrame, kinds: list[str], ax, col: str, spans, title: str,
+                   span_label: str, span_kind: str = "outage") -> None:
+    """The mean over runs of each scheduler's 100 ms bins, events shaded."""
     for kind in kinds:
         s = series[series["kind"] == kind]
         if not len(s):
             continue
         m = s.groupby("t_s")[col].mean()
-        ax.step(m.index, m.to_numpy(), where="post", linewidth=1.2, label=kind)
-    for a, b in spans:
-        ax.axvspan(a, b, color="tab:red", alpha=0.1)
+        plotting.step(ax, m.index, m.to_numpy(), BIN_S, linewidth=1.2, label=_KIND_LABEL.get(kind, kind),
+                      color=plotting.colour(kind))
+    for i, (a, b) in enumerate(spans):
+        plotting.shade(ax, a, b, label=span_label if i == 0 else None, kind=span_kind)
     ax.set_xlabel("time (s)")
     ax.set_ylabel("throughput (Mbit/s)")
+    ax.set_ylim(bottom=0)
     ax.set_title(title, fontsize="medium")
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize="small")
 
 
 # --------------------------------------------------------------------------- 004-scan
@@ -159,17 +167,31 @@ def _scan_measure(res, point: Point, mode: Mode):
     return row, _series(b)
 
 
+SCAN_GAIN = 2.2  # the poster: AMuSe-SCAN's 802.11ad throughput during scans, over the default's
+
+
 def _plot_scan(runs: pd.DataFrame, series, path: Path) -> None:
     if series is None or not len(series):
         return
     t_end = float(series["t_s"].max()) + BIN_S
     fast = t_end < 6
     spans = [(s, s + SCAN_MS / 1000) for s in _scan_times(Mode.make(fast=fast))]
-    plt, fig, axes = _fig(1, 2, w=6.5)
-    _timeline_plot(series, ["default", "amuse-scan"], axes[0, 0], "ad_mbps", spans,
-                   "11ad subflow (Figs. 2a / 3: scans shaded)")
-    _timeline_plot(series, ["default", "amuse-scan"], axes[0, 1], "conn_mbps", spans, "MPTCP connection")
-    _save(plt, fig, path, "004-scan: 11ac scans, default (minRTT) vs AMuSe-SCAN, 100 ms bins, mean of runs")
+    plt, fig, axes = plotting.figure(1, 3, w=5.0, h=3.6, gridspec_kw={"width_ratios": [2, 2, 1]})
+    kinds = ["default", "amuse-scan"]
+    _timeline_plot(series, kinds, axes[0, 0], "ad_mbps", spans, "Figs. 2(a) / 3: the 11ad subflow",
+                   "11ac scanning (110 ms dwells, 100 ms home)", "scan")
+    _timeline_plot(series, kinds, axes[0, 1], "conn_mbps", spans, "the MPTCP connection",
+                   "11ac scanning (110 ms dwells, 100 ms home)", "scan")
+    ax = axes[0, 2]
+    st = [stats(_sel(runs, kind=k)["ad_scan_mbps"]) for k in kinds]
+    x = plotting.bars(ax, ["default", "AMuSe-\nSCAN"], {"11ad": st}, "11ad throughput in scans (Mbit/s)",
+                      "11ad during scans\n(mean, min-max)", xlabel="scheduler", legend_kw=False,
+                      group_colours=[plotting.colour(k) for k in kinds])
+    plotting.paper_marks(ax, [x[1]], [SCAN_GAIN * st[0]["mean"]], half=0.4, label="paper: 2.2x the default")
+    ax.set_ylim(0, 1.2 * max([SCAN_GAIN * st[0]["mean"]] + [s["max"] for s in st]))
+    plotting.fig_legend(fig, axes, ncol=4)
+    plotting.save(plt, fig, path, "004-scan", "periodic 11ac scans during an uplink MPTCP transfer: default (minRTT) "
+                  "vs AMuSe-SCAN, 100 ms bins, mean of runs (seed 004 Fig. 2(a), Fig. 3)")
 
 
 experiment(Experiment(
@@ -253,22 +275,26 @@ def _plot_cont(runs: pd.DataFrame, series, path: Path) -> None:
     loads = sorted(x for x in runs["load"].unique() if x > 0)
     if not loads:
         return
-    plt, fig, axes = _fig(1, 1, w=7)
+    plt, fig, axes = plotting.figure(1, 1, w=7.5, h=4.0)
     ax = axes[0, 0]
-    x = np.arange(len(loads))
-    bars = {"expected sum": [_expected(runs, L) for L in loads]}
-    for k, lab in (("default", "default (minRTT)"), ("fixedratio", "FixedRatio (adjusted ratio)"), ("musher", "MuSher")):
+    exp = [{"mean": _expected(runs, L), "min": np.nan, "max": np.nan} for L in loads]
+    bars = {"expected sum (11ad + contended 11ac)": exp}
+    colours = {"expected sum (11ad + contended 11ac)": plotting.colour("expected sum")}
+    pts = {}
+    for k in ("default", "fixedratio", "musher"):
         if (runs["kind"] == k).any():
-            bars[lab] = [_mean(runs, kind=k, load=L) for L in loads]
-    w = 0.8 / len(bars)
-    for i, (lab, v) in enumerate(bars.items()):
-        ax.bar(x + (i - (len(bars) - 1) / 2) * w, v, w, label=lab)
-    ax.set_xticks(x, [f"{L} Mbps" for L in loads])
-    ax.set_xlabel("contention on 11ac")
-    ax.set_ylabel("throughput (Mbit/s)")
-    ax.legend(fontsize="small")
-    ax.grid(True, axis="y", alpha=0.3)
-    _save(plt, fig, path, "004-contention (Fig. 3a): MPTCP under 11ac contention, mean of runs")
+            lab = _KIND_LABEL[k]
+            bars[lab] = [stats(_sel(runs, kind=k, load=L)["goodput_mbps"]) for L in loads]
+            colours[lab] = plotting.colour(k)
+            pts[lab] = [_sel(runs, kind=k, load=L)["goodput_mbps"] for L in loads]
+    plotting.bars(ax, [f"{L} Mbit/s" for L in loads], bars, "MPTCP throughput (Mbit/s)",
+                  "Fig. 3(a): mean, min-max and runs (paper: FixedRatio close to the expected sum,\n"
+                  "the default can be much lower)", xlabel="contending traffic on the 11ac channel",
+                  colours=colours, points=pts, legend_kw=False)
+    ax.set_ylim(0, 1.15 * max(e["mean"] for e in exp))
+    plotting.fig_legend(fig, axes, ncol=3)
+    plotting.save(plt, fig, path, "004-contention", "downlink MPTCP over 11ad + 11ac with contention on the 11ac "
+                  "channel (seed 004 Fig. 3(a))")
 
 
 experiment(Experiment(
@@ -343,16 +369,37 @@ def _block_measure(res, point: Point, mode: Mode):
             "resumed": resumed, "post_mbps": float(b[-1][post].mean()), "ad_rtos": rtos}, _series(b)
 
 
+PAPER_RESUME_S = {"default": 12.0, "amuse-blockage": 1.0}  # the poster: 12 s (Fig. 2(c)); < 1 s (Fig. 3(b))
+
+
 def _plot_block(runs: pd.DataFrame, series, path: Path) -> None:
     if series is None or not len(series):
         return
-    plt, fig, axes = _fig(2, 1, w=10, h=3.0)
-    spans = [(BLOCK_T_S, BLOCK_T_S + BLOCK_S)]
+    plt, fig, axes = plotting.figure(2, 1, w=10, h=2.9, sharex=True)
     kinds = [k for k in ("default", "amuse-blockage", "musher") if (series["kind"] == k).any()]
-    _timeline_plot(series, kinds, axes[0, 0], "ad_mbps", spans,
-                   f"11ad subflow (Figs. 2c / 3b); blockage shaded, link back at {LINK_BACK_S} s")
-    _timeline_plot(series, kinds, axes[1, 0], "conn_mbps", spans, "MPTCP connection")
-    _save(plt, fig, path, "004-blockage: 11ad blocked 5 s, 100 ms bins, mean of runs")
+    for ax, col, title in ((axes[0, 0], "ad_mbps", "Figs. 2(c) / 3(b): the 11ad subflow"),
+                           (axes[1, 0], "conn_mbps", "the MPTCP connection")):
+        _timeline_plot(series, kinds, ax, col, [(BLOCK_T_S, BLOCK_T_S + BLOCK_S)], title, "11ad blocked")
+        plotting.shade(ax, BLOCK_T_S + BLOCK_S, LINK_BACK_S, "beam re-training", kind="retrain")
+    ax = axes[0, 0]
+    for k in ("default", "amuse-blockage"):
+        if k not in kinds:
+            continue
+        label = ("paper: default resumes 12 s after the link is back" if k == "default"
+                 else "paper: AMuSe-BLOCKAGE within 1 s")
+        ax.axvline(LINK_BACK_S + PAPER_RESUME_S[k], color=plotting.colour(k), linestyle="--", linewidth=1.1,
+                   label=label)
+        d = _sel(runs, kind=k)["resume_delay_s"] if len(runs) else pd.Series(dtype=float)
+        if len(d):
+            ax.plot([LINK_BACK_S + float(d.mean())], [0.0], marker="^", ms=8, color=plotting.colour(k),
+                    markeredgecolor="k", transform=ax.get_xaxis_transform(), clip_on=False, linestyle="none",
+                    label=f"mmpath: {_KIND_LABEL[k]} resumes (mean of runs)")
+    axes[-1, 0].set_xlabel("time (s)")
+    axes[0, 0].set_xlabel("")
+    plotting.fig_legend(fig, axes, ncol=3)
+    plotting.save(plt, fig, path, "004-blockage", f"11ad blocked {BLOCK_S:g} s at {BLOCK_T_S:g} s, link back at "
+                  f"{LINK_BACK_S:g} s: when the 11ad subflow is used again; downlink, 100 ms bins, mean of runs "
+                  "(seed 004 Fig. 2(c), Fig. 3(b))")
 
 
 experiment(Experiment(
@@ -456,10 +503,55 @@ def _musher_measure(res, point: Point, mode: Mode):
     return {"goodput_mbps": float(b[-1][after].mean()), "resume_delay_s": np.nan}
 
 
+MUSHER_GAIN, MUSHER_RECOVERY = 1.5, 8.0  # MuSher's paper: up to 1.5x throughput, 8x faster recovery
+
+
+def _plot_musher(runs: pd.DataFrame, series, path: Path) -> None:
+    if not len(runs):
+        return
+    kinds = ("default", "musher")
+    plt, fig, axes = plotting.figure(1, 2, w=5.2, h=3.8, gridspec_kw={"width_ratios": [3, 2]})
+    ax = axes[0, 0]
+    cont = runs[runs["case"] == "contention"]
+    loads = sorted(int(x) for x in cont["load"].unique())
+    if loads:
+        x = plotting.bars(ax, [f"{L} Mbit/s" for L in loads],
+                          {_KIND_LABEL[k]: [stats(_sel(cont, kind=k, load=L)["goodput_mbps"]) for L in loads]
+                           for k in kinds},
+                          "throughput from the onset (Mbit/s)",
+                          f"contention on 11ac from {MUSHER_ONSET_S:g} s (mean, min-max)",
+                          xlabel="contending traffic on the 11ac channel", legend_kw=False,
+                          colours={_KIND_LABEL[k]: plotting.colour(k) for k in kinds})
+        dflt = [stats(_sel(cont, kind="default", load=L)["goodput_mbps"])["mean"] for L in loads]
+        plotting.paper_marks(ax, x + 0.2, [MUSHER_GAIN * d for d in dflt], half=0.2,
+                             label="MuSher's paper: up to 1.5x the default")
+        ax.set_ylim(0, 1.15 * MUSHER_GAIN * max(dflt))
+    else:
+        plotting.empty(ax, "no contention runs", "contending traffic", "throughput (Mbit/s)", "contention")
+    ax = axes[0, 1]
+    blk = runs[runs["case"] == "blockage"]
+    if len(blk):
+        st = [stats(_sel(blk, kind=k)["resume_delay_s"]) for k in kinds]
+        x = plotting.bars(ax, [_KIND_LABEL[k].replace(" (", "\n(") for k in kinds], {"delay": st},
+                          "11ad resume delay (s)", "004-blockage's set-up: delay from the\nlink's return to "
+                          "11ad use (mean, min-max)", xlabel="scheduler", legend_kw=False,
+                          group_colours=[plotting.colour(k) for k in kinds])
+        plotting.paper_marks(ax, [x[1]], [st[0]["mean"] / MUSHER_RECOVERY], half=0.4,
+                             label="MuSher's paper: 8x faster (default / 8)")
+        for xi, s_ in zip(x, st):
+            ax.text(xi, s_["max"], f"{s_['mean']:.2f} s", ha="center", va="bottom", fontsize="small")
+        ax.set_ylim(0, 1.25 * max([s_["max"] for s_ in st if np.isfinite(s_["max"])] + [0.1]))
+    else:
+        plotting.empty(ax, "no blockage runs", "scheduler", "delay (s)", "blockage")
+    plotting.fig_legend(fig, axes, ncol=2)
+    plotting.save(plt, fig, path, "x-musher", "MuSher vs default MPTCP (minRTT) from 73:27, downlink, ROG Phone "
+                  "II presets (beyond the seeds: MuSher, MobiCom'19)")
+
+
 experiment(Experiment(
     id="x-musher", paper=PAPER, title="MuSher vs default MPTCP under contention and blockage",
     figure="MuSher (MobiCom'19) throughput under contention, recovery after blockage",
-    points=_musher_points, measure=_musher_measure, plot=None,
+    points=_musher_points, measure=_musher_measure, plot=_plot_musher,
 ))
 
 claim(Claim(
