@@ -90,3 +90,78 @@ def test_wired_down_steps_are_held_windows_and_leave_the_capacity_probe():
     probe = holds.without_held(cfg)
     assert probe["path"][0]["schedule"] == [{"t_s": 2.5, "rate_mbps": 100.0}]  # the rate step stays
     assert probe["path"][1] == radio and cfg["path"][0]["schedule"][0] == {"t_s": 2.0, "up": False}
+
+
+TRACED = """\
+name = "cmptrace"
+duration_s = 6.0
+[[path]]
+name = "a"
+rate_mbps = 200.0
+delay_ms = 1.0
+trace = { file = "down.csv" }
+[[flow]]
+name = "bulk"
+kind = "tcp"
+cc = "cubic"
+"""
+
+
+def test_a_wired_traces_downs_and_stalls_are_held_windows_and_leave_the_capacity_probe(tmp_path):
+    # A wired path's trace acts as its schedule does (docs/scenario.md): down keeps the queue,
+    # rate 0 stalls it; the emulator holds both, and its windows are the simulator's (looping,
+    # start_s, the schedule's own down steps with them). Before, the shaper dropped through them.
+    from mmpath.emu import capacity, holds
+    from mmpath.scenario import load_scenario
+
+    (tmp_path / "t.csv").write_text("t_s,rate_mbps,link_up\n0,200,1\n1,,0\n1.5,,1\n2,0,\n2.5,100,\n3,,\n")
+    (tmp_path / "s.toml").write_text(
+        'duration_s = 5.0\n[[path]]\nname = "a"\nrate_mbps = 300.0\n'
+        'trace = { file = "t.csv", start_s = 0.5 }\nschedule = [{ t_s = 4.7, up = false }]\n'
+        '[[path]]\nname = "b"\nrate_mbps = 50.0\n[[flow]]\nkind = "tcp"\n')
+    cfg = load_scenario(tmp_path / "s.toml").config
+    s = 1_000_000_000
+    # Trace from 0.5 s: down 1.5-2, stalled 2.5-3, looping at 3.5 (down again 4.5-5), and the
+    # schedule's down step at 4.7 inside that; path b has no trace.
+    assert holds.traced_wired_ns(cfg, 5.0) == {0: [(3 * s // 2, 2 * s), (5 * s // 2, 3 * s), (9 * s // 2, 5 * s)]}
+    probes = holds.traced_wired_probes(cfg, 5.0, str(tmp_path))
+    assert list(probes) == [0]
+    probe_cfg = holds.without_held(cfg, probes)
+    assert probe_cfg["path"][0]["schedule"] == [] and probe_cfg["path"][0]["trace"]["loop"] is False
+    assert cfg["path"][0]["trace"]["file"].endswith("t.csv")  # the scenario itself is untouched
+    cap = capacity.probe(probe_cfg, 0, "download", 5.0, 1, tcp=False)
+    # Never an outage: 300 Mbit/s until 0.5 s, the trace's 200 (through its down and its stall,
+    # the rate before them), 100 from 3 s, 200 again from 3.5 s.
+    assert cap.mbps.min() > 90, cap.mbps
+    assert cap.at(0.2) > 280 and 180 < cap.at(2.7) < 200 and 90 < cap.at(3.2) < 100 and cap.at(4.8) > 180
+
+
+def test_the_capacity_trace_lasts_its_last_bin():
+    # capacity-<path>.csv ends with a row at the end of its last bin: its period is the run's,
+    # and `mmpath run` replays it (default loop = true) without dropping the last bin.
+    from mmpath import _core
+    from mmpath.emu.capacity import Capacity
+
+    text = Capacity(path="a", bin_s=0.1, mbps=np.array([100.0, 0.0, 50.0])).csv()
+    assert text.splitlines() == ["t_s,rate_mbps,link_up", "0.000,100.000,1", "0.100,0.000,0",
+                                 "0.200,50.000,1", "0.300,,"]
+    assert list(_core.parse_csv_trace(text, "capacity-a.csv")["t_s"]) == [0.0, 0.1, 0.2, 0.3]
+
+
+@pytest.mark.parametrize("_", [0], ids=["emulated"])
+def test_a_wired_traces_link_down_is_held_in_the_emulation(tmp_path, capsys, _):
+    for mark in needs_root:
+        if mark.args[0]:
+            pytest.skip(mark.kwargs["reason"])
+    (tmp_path / "down.csv").write_text("t_s,rate_mbps,link_up\n0,200,1\n2,,0\n3,,1\n6,,\n")
+    sc = tmp_path / "cmp.toml"
+    sc.write_text(TRACED)
+    out = tmp_path / "o"
+    assert main(["emu", "run", str(sc), "--no-capture", "--compare", "--out", str(out)]) == 0
+    (row,) = json.loads((out / "compare.json").read_text())["flows"]
+    # As the schedule's down step above: measured 156.6 vs 159.1 Mbit/s, outage 0.9 vs 1.0 s;
+    # before, the trace's down dropped the queue: 124.6 vs 159.1, outage 1.9 s, recovery 0.9 s.
+    assert row["emulated_recovery_s"] is not None and row["emulated_recovery_s"] <= 0.3, row
+    assert abs(row["simulated_mbps"] / row["emulated_mbps"] - 1) < 0.08, row
+    held = json.loads((out / "emu.json").read_text())["holds"]["a"]
+    assert held["cause"] == "trace" and held["windows"] == 1 and held["first_s"] == [2.0, 3.0]

@@ -5,6 +5,7 @@ import sys
 from pathlib import Path
 
 import mmpath
+from mmpath.scenario import load_scenario
 
 
 def _scenario(tmp_path: Path, trace_line: str) -> Path:
@@ -44,3 +45,32 @@ def test_bad_trace_is_one_line_exit_2(tmp_path):
     assert len(lines) == 1, p.stderr
     assert "path.0.trace.file" in lines[0] and "missing.csv" in lines[0]
     assert "Traceback" not in p.stderr
+
+
+def test_a_variants_trace_file_is_found_next_to_the_scenario(tmp_path, monkeypatch):
+    # A [[variant]]'s `set` is written in the scenario file: its trace file is taken from the
+    # scenario's folder, as the path's own `trace.file` is. It used to be looked up in the
+    # current directory ("cannot read the file: No such file or directory").
+    f = _scenario(tmp_path, 'trace = { file = "cap.csv", loop = false }')
+    (f.parent / "slow.csv").write_text("t_s,rate_mbps\n0,50\n1,\n")
+    (f.parent / "home.csv").write_text("t_s,rate_mbps\n0,80\n1,\n")
+    f.write_text(
+        f.read_text()
+        + '[[variant]]\nname = "file"\nset = { "path.0.trace.file" = "slow.csv" }\n'
+        + '[[variant]]\nname = "table"\nset = { "path.0.trace" = { file = "slow.csv", loop = false } }\n'
+        + '[[variant]]\nname = "home"\nset = { "path.0.trace.file" = "~/home.csv" }\n'
+    )
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(f.parent))
+    sc = load_scenario(f)
+    for name, pairs in sc.variants:
+        file = dict(pairs).get("path.0.trace.file") or dict(pairs)["path.0.trace"]["file"]
+        assert Path(file).is_absolute() and Path(file).exists(), (name, file)
+    p = subprocess.run([sys.executable, "-m", "mmpath", "run", str(f), "--out", str(tmp_path / "o")],
+                       capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    # A --set on the command line is a path from the current directory, as any argument.
+    p = subprocess.run([sys.executable, "-m", "mmpath", "run", str(f), "--variant", "file",
+                        "--set", "path.0.trace.file=slow.csv", "--out", str(tmp_path / "o2")],
+                       capture_output=True, text=True)
+    assert p.returncode == 2 and str(tmp_path / "slow.csv") not in p.stderr and "slow.csv" in p.stderr, p.stderr

@@ -123,16 +123,47 @@ def read_scenario_file(spec: str | os.PathLike) -> tuple[dict[str, Any], str]:
 
 def _resolve_trace_files(doc: dict[str, Any], base: Path) -> None:
     """Make `path.N.trace.file` absolute, relative to the scenario file's folder, so a scenario
-    and its traces move together and the core (which reads the file) needs no working dir."""
+    and its traces move together and the core (which reads the file) needs no working dir. The
+    same for the trace files a `[[variant]]`'s `set` names: they are written in the scenario file
+    too (a `--set` on the command line is a path from the current directory, as any argument)."""
     paths = doc.get("path")
-    if not isinstance(paths, list):
-        return  # the validator reports the shape error
-    for p in paths:
-        trace = p.get("trace") if isinstance(p, dict) else None
-        if isinstance(trace, dict) and isinstance(trace.get("file"), str) and trace["file"]:
-            f = Path(trace["file"]).expanduser()
-            if not f.is_absolute():
-                trace["file"] = str(base / f)
+    if isinstance(paths, list):  # else the validator reports the shape error
+        for p in paths:
+            _resolve_path_entry(p, base)
+    variants = doc.get("variant")
+    if not isinstance(variants, list):
+        return
+    for v in variants:
+        sets = v.get("set") if isinstance(v, dict) else None
+        if not isinstance(sets, dict):
+            continue
+        for key, value in sets.items():
+            parts = str(key).split(".")
+            if len(parts) == 4 and parts[0] == "path" and parts[2:] == ["trace", "file"]:
+                sets[key] = _from(base, value)
+            elif len(parts) == 3 and parts[0] == "path" and parts[2] == "trace" and isinstance(value, dict):
+                if "file" in value:
+                    value["file"] = _from(base, value["file"])
+            elif len(parts) == 2 and parts[0] == "path":
+                _resolve_path_entry(value, base)
+            elif parts == ["path"] and isinstance(value, list):
+                for p in value:
+                    _resolve_path_entry(p, base)
+
+
+def _resolve_path_entry(p: Any, base: Path) -> None:
+    trace = p.get("trace") if isinstance(p, dict) else None
+    if isinstance(trace, dict) and "file" in trace:
+        trace["file"] = _from(base, trace["file"])
+
+
+def _from(base: Path, file: Any) -> Any:
+    """`file` taken from `base` when it is a relative path, `~` expanded (anything else is left
+    for the validator to report)."""
+    if not isinstance(file, str) or not file:
+        return file
+    f = Path(file).expanduser()
+    return str(f) if f.is_absolute() else str(base / f)
 
 
 # --------------------------------------------------------------------------- overrides

@@ -59,10 +59,13 @@ class Capacity:
 
     def csv(self) -> str:
         """mmpath's trace CSV (docs/traces.md): time, rate, link status; replayable by `mmpath run`
-        (a stalled bin is rate 0 with the link up, which stalls the path there too)."""
+        (a stalled bin is rate 0 with the link up, which stalls the path there too). A last row
+        with only `t_s` at the end of the last bin gives that bin its length and the trace its
+        period, so a looping replay neither drops the last bin nor starts over early."""
         lines = ["t_s,rate_mbps,link_up"]
         for i, r in enumerate(self.mbps):
             lines.append(f"{i * self.bin_s:.3f},{r:.3f},{int(r > 0 or self.is_stalled(i))}")
+        lines.append(f"{len(self.mbps) * self.bin_s:.3f},,")
         return "\n".join(lines) + "\n"
 
 

@@ -1,6 +1,6 @@
 """Windows in which a path holds its packets instead of sending them, for the emulator's delay
-line to hold packets through: a scanning radio's dwells off channel, and a wired path's
-`up = false` schedule steps.
+line to hold packets through: a scanning radio's dwells off channel, a wired path's
+`up = false` schedule steps, and a wired path's trace taking the link down or stalling it.
 
 Wired paths (docs/scenario.md, `schedule`): "up = false takes both directions down: the frame on
 the air is lost, queued frames stay queued ... nothing is transmitted until up = true". The
@@ -18,6 +18,12 @@ to whole ns as `Time::from_secs_f64` does, a dwell at least 1 us, scan starts `e
 ns, and one scan at a time (a scan requested while another runs is dropped, sim/scan.rs), so
 the windows never overlap.
 
+A wired path's trace (docs/scenario.md, `path.N.trace`) acts as its schedule does: a link down
+keeps the queue, and a rate of 0 stalls the path, "nothing is sent, nothing is lost". Its
+windows are read from the simulator's own record of the path (`channel-<path>.csv`), which has
+the trace as replayed (looping, `start_s`) and the schedule together; the capacity probe replays
+the trace without them (`traced_wired_probes`), so the shaper never drops through them.
+
 While off channel both ends' frames wait in their queues; nothing is dropped. The emulator
 therefore holds each scanned path's packets, both ways, in the delay line during these windows
 (delay.py), and shapes the path at the capacity it has without the scan (`without_scans`): the
@@ -27,6 +33,7 @@ shaper, which can only pass at a rate or drop, does not see the scan at all.
 from __future__ import annotations
 
 import copy
+import os
 from typing import Any
 
 # channel.rs SCAN_DWELL_MS / SCAN_REST_MS: qcacld-3.0's gActiveMaxChannelTime / gRestTimeConc.
@@ -133,11 +140,95 @@ def holds_ns(config: dict[str, Any], until_s: float) -> dict[int, list[tuple[int
     return out
 
 
-def without_held(config: dict[str, Any]) -> dict[str, Any]:
+def _is_wired(path: dict[str, Any]) -> bool:
+    return (path.get("technology") or "wired") == "wired"
+
+
+def _record(config: dict[str, Any], i: int, duration_s: float, schedule: bool) -> dict[str, Any]:
+    """Path `i`'s channel as the simulator replays it (its record, parsed: per step the state
+    it leaves), the path alone with a trickle of traffic (a wired path's channel does not depend
+    on its traffic); `schedule=False` without the path's schedule."""
+    from .. import _core
+    from ..api import simulate
+    from ..scenario import load_scenario
+
+    doc = copy.deepcopy(config)
+    p = doc["path"][i]
+    if not schedule:
+        p["schedule"] = []
+    doc["path"] = [p]
+    doc["flow"] = [{"name": "trickle", "kind": "udp", "path": p["name"], "rate_mbps": 0.01}]
+    doc["duration_s"] = duration_s
+    doc.pop("timeline", None)
+    res = simulate(load_scenario(doc))
+    return _core.parse_csv_trace(res.channel[str(p["name"])], f"channel-{p['name']}.csv")
+
+
+def traced_wired_ns(config: dict[str, Any], until_s: float) -> dict[int, list[tuple[int, int]]]:
+    """Per wired path with a trace, its `[start, end)` windows in ns with the link down or its
+    rate 0 (trace and schedule together), cut at `until_s`; paths with none are left out."""
+    out = {}
+    for i, p in enumerate(config.get("path", [])):
+        if not (_is_wired(p) and p.get("trace")):
+            continue
+        rec = _record(config, i, until_s, schedule=True)
+        stop = _ns(until_s)
+        windows: list[tuple[int, int]] = []
+        start: int | None = None
+        for t, rate, up in zip(rec["t_s"], rec["rate_mbps"], rec["link_up"]):
+            blocked = up == 0 or rate == 0  # NaN (never set) is neither
+            at = min(_ns(float(t)), stop)
+            if blocked and start is None:
+                start = at
+            elif not blocked and start is not None:
+                if at > start:
+                    windows.append((start, at))
+                start = None
+        if start is not None and start < stop:
+            windows.append((start, stop))
+        if windows:
+            out[i] = windows
+    return out
+
+
+def traced_wired_probes(config: dict[str, Any], until_s: float, folder: str) -> dict[int, str]:
+    """Per wired path with a trace, a CSV trace for the capacity probe, written into `folder`:
+    the trace's rates as the simulator replays them until `until_s` (without the schedule, which
+    the probe keeps), with no link status and each rate 0 replaced by the rate before it (or
+    after it, at the start): held windows, not outages (`traced_wired_ns`)."""
+    import numpy as np
+
+    out = {}
+    for i, p in enumerate(config.get("path", [])):
+        if not (_is_wired(p) and p.get("trace")):
+            continue
+        rec = _record(config, i, until_s, schedule=False)
+        t = np.asarray(rec["t_s"], dtype=float)
+        rate = np.asarray(rec["rate_mbps"], dtype=float)
+        good = np.flatnonzero(rate > 0)
+        rows = ["t_s,rate_mbps"]
+        for k in range(len(t)):
+            r = rate[k]
+            if not r > 0 and len(good):
+                before = good[good <= k]
+                r = rate[before[-1]] if len(before) else rate[good[0]]
+            rows.append(f"{float(t[k])!r}," + ("" if np.isnan(r) else f"{float(r)!r}"))
+        f = os.path.join(folder, f"probe-trace-{i}.csv")
+        with open(f, "w", encoding="utf-8") as fh:
+            fh.write("\n".join(rows) + "\n")
+        out[i] = f
+    return out
+
+
+def without_held(config: dict[str, Any], probe_traces: dict[int, str] | None = None) -> dict[str, Any]:
     """`without_scans`, and wired paths' schedules without their link up/down (their rate steps
-    kept): what the capacity probe simulates, so the shaper neither drops through a held window
-    nor averages it into the rate."""
+    kept), and the traces of `probe_traces` (path index -> `traced_wired_probes` file) in place
+    of theirs: what the capacity probe simulates, so the shaper neither drops through a held
+    window nor averages it into the rate."""
     doc = without_scans(config)
+    for i, f in (probe_traces or {}).items():
+        doc["path"][i]["trace"] = {**doc["path"][i]["trace"], "file": f, "format": "csv", "loop": False,
+                                   "start_s": 0.0}
     for p in doc.get("path", []):
         if (p.get("technology") or "wired") == "wired" and p.get("schedule"):
             steps = []

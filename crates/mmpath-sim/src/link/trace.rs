@@ -47,7 +47,7 @@ pub use step::{push_step, Trace, TraceStep};
 pub use write::write_csv;
 
 use csv::parse_csv;
-use lex::{show, Ctx};
+use lex::{is_comment, numbered_lines, show, Ctx};
 use mahimahi::parse_mahimahi;
 use std::fmt;
 use std::path::Path;
@@ -113,11 +113,23 @@ impl std::error::Error for TraceError {}
 /// Reads and parses a trace file; errors name the file by `path` as given.
 pub fn load(path: &Path, format: TraceFormat, opts: &TraceOpts) -> Result<Trace, TraceError> {
     let label = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|e| TraceError {
-        file: label.clone(),
-        line: None,
-        message: format!("cannot read the file: {e}"),
-    })?;
+    let file_err = |message: String| TraceError { file: label.clone(), line: None, message };
+    if path.is_dir() {
+        return Err(file_err("is a directory (allowed: a trace file)".into()));
+    }
+    let bytes = std::fs::read(path).map_err(|e| file_err(format!("cannot read the file: {e}")))?;
+    if let Some(kind) = compressed(&bytes) {
+        return Err(file_err(format!(
+            "{kind}-compressed (allowed: an uncompressed text file; decompress it first, e.g. with {})",
+            match kind {
+                "gzip" => "gunzip",
+                "xz" => "unxz",
+                "bzip2" => "bunzip2",
+                "zstd" => "unzstd",
+                _ => "unzip",
+            }
+        )));
+    }
     let text = String::from_utf8(bytes).map_err(|e| {
         let at = e.utf8_error().valid_up_to();
         let line = e.as_bytes()[..at].iter().filter(|&&b| b == b'\n').count() + 1;
@@ -126,14 +138,42 @@ pub fn load(path: &Path, format: TraceFormat, opts: &TraceOpts) -> Result<Trace,
     parse(&text, &label, format, opts)
 }
 
+/// The kind of compressed file `bytes` starts like, by its magic number.
+fn compressed(bytes: &[u8]) -> Option<&'static str> {
+    const MAGIC: [(&[u8], &str); 5] = [
+        (&[0x1f, 0x8b], "gzip"),
+        (&[0xfd, b'7', b'z', b'X', b'Z', 0], "xz"),
+        (b"BZh", "bzip2"),
+        (&[0x28, 0xb5, 0x2f, 0xfd], "zstd"),
+        (b"PK\x03\x04", "zip"),
+    ];
+    MAGIC.iter().find(|(m, _)| bytes.starts_with(m)).map(|&(_, k)| k)
+}
+
 /// Parses trace text; `file_label` names it in errors.
 pub fn parse(text: &str, file_label: &str, format: TraceFormat, opts: &TraceOpts) -> Result<Trace, TraceError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let cx = Ctx { file: file_label };
+    parse_as(text, &cx, format, opts).map_err(|mut e| {
+        // A file refused on its first line (a Mahimahi trace given as the default `csv`, a
+        // NUWiNS log without `format = "wil6210"`) may read as another format: say which.
+        let first = numbered_lines(text).find(|(_, l)| !l.trim().is_empty() && !is_comment(l)).map(|(n, _)| n);
+        if e.line.is_some_and(|n| first.is_some_and(|f| n <= f)) {
+            if let Some(other) =
+                TraceFormat::ALL.into_iter().find(|&f| f != format && parse_as(text, &cx, f, opts).is_ok())
+            {
+                e.message.push_str(&format!("; the file reads as a {other} trace: is its format \"{other}\"?"));
+            }
+        }
+        e
+    })
+}
+
+fn parse_as(text: &str, cx: &Ctx, format: TraceFormat, opts: &TraceOpts) -> Result<Trace, TraceError> {
     match format {
-        TraceFormat::Mahimahi => parse_mahimahi(text, &cx, opts),
-        TraceFormat::Csv => parse_csv(text, &cx),
-        TraceFormat::Wil6210 => parse_wil6210(text, &cx),
+        TraceFormat::Mahimahi => parse_mahimahi(text, cx, opts),
+        TraceFormat::Csv => parse_csv(text, cx),
+        TraceFormat::Wil6210 => parse_wil6210(text, cx),
     }
 }
 
@@ -160,6 +200,56 @@ mod tests {
         assert_eq!(e.to_string(), "a.csv:3: bad");
         let e = TraceError { file: "a.csv".into(), line: None, message: "bad".into() };
         assert_eq!(e.to_string(), "a.csv: bad");
+    }
+
+    /// A directory or a compressed file is named for what it is, not "Is a directory (os error
+    /// 21)" or "not UTF-8 text" at line 1.
+    #[test]
+    fn a_directory_or_a_compressed_file_is_named() {
+        let dir = std::env::temp_dir().join(format!("mmpath-trace-kinds-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("sub.csv")).unwrap();
+        let e = load(&dir.join("sub.csv"), TraceFormat::Csv, &opts()).unwrap_err();
+        assert_eq!((e.line, e.message.as_str()), (None, "is a directory (allowed: a trace file)"), "{e}");
+        for (bytes, kind, tool) in [
+            (&[0x1f, 0x8b, 8, 0, 0, 0][..], "gzip", "gunzip"),
+            (&[0xfd, b'7', b'z', b'X', b'Z', 0, 0], "xz", "unxz"),
+            (b"BZh91AY&SY", "bzip2", "bunzip2"),
+            (&[0x28, 0xb5, 0x2f, 0xfd, 0], "zstd", "unzstd"),
+            (b"PK\x03\x04rest", "zip", "unzip"),
+        ] {
+            let f = dir.join(format!("t.{kind}"));
+            std::fs::write(&f, bytes).unwrap();
+            let e = load(&f, TraceFormat::Mahimahi, &opts()).unwrap_err();
+            assert_eq!(e.line, None, "{e}");
+            assert!(e.message.starts_with(&format!("{kind}-compressed (allowed: an uncompressed text file")), "{e}");
+            assert!(e.message.contains(tool), "{e}");
+        }
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    /// The default format is `csv`: a Mahimahi trace or a NUWiNS log given without its format is
+    /// refused on its first line, and the message says which format it reads as.
+    #[test]
+    fn a_file_in_another_format_is_named() {
+        let e = err("1\n2\n3\n", TraceFormat::Csv);
+        assert_eq!(e.line, Some(1));
+        assert!(e.message.starts_with("missing header"), "{e}");
+        assert!(e.message.ends_with("; the file reads as a mahimahi trace: is its format \"mahimahi\"?"), "{e}");
+        let log = "Timestamp,MCS,Tx_Sector,Link_Status,SQI,RSSI\n1597345123450,9,20,connected,72,-54\n";
+        let e = err(log, TraceFormat::Csv);
+        assert!(e.message.contains("unknown column `Timestamp`"), "{e}");
+        assert!(e.message.ends_with("is its format \"wil6210\"?"), "{e}");
+        let e = err("# a comment\nt_s,rate_mbps\n0,5\n", TraceFormat::Mahimahi);
+        assert!(e.message.ends_with("is its format \"csv\"?"), "{e}");
+        // After comments: the header is the first line that counts.
+        let e = err("# exported\n\nTimestamp,MCS,Link_Status\n5,9,connected\n", TraceFormat::Csv);
+        assert_eq!(e.line, Some(3));
+        assert!(e.message.ends_with("is its format \"wil6210\"?"), "{e}");
+        // Not on a later line, nor when no format reads the file.
+        let e = err("t_s,rate_mbps\n0,5\n1,x\n", TraceFormat::Csv);
+        assert!(!e.message.contains("is its format"), "{e}");
+        let e = err("hello\n", TraceFormat::Csv);
+        assert!(!e.message.contains("is its format"), "{e}");
     }
 
     /// Found by fuzzing: trace times up to 584 years were accepted, far past any run. Every

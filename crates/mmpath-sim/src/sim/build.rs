@@ -36,15 +36,35 @@ impl Simulation {
         let opts = TraceOpts { bin: Time::from_ms_f64(t.bin_ms), ..TraceOpts::default() };
         let tr = chtrace::load(std::path::Path::new(&t.file), format, &opts)
             .map_err(|e| ScenarioError { field: format!("{field}.file"), message: e.to_string() })?;
-        if !tr.steps.iter().any(|s| s.set.rate_bps.is_some() || s.set.up.is_some()) {
-            return Err(ScenarioError {
-                field: format!("{field}.file"),
-                message: format!(
+        let refuse = |message: String| Err(ScenarioError { field: format!("{field}.file"), message });
+        if sc.path[i].technology == Technology::Wired {
+            if !tr.steps.iter().any(|s| s.set.rate_bps.is_some() || s.set.up.is_some()) {
+                return refuse(format!(
                     "{}: the trace sets neither a rate nor the link status; replaying MCS or RSSI alone needs the \
-                     802.11 path model, which a fixed-rate path does not have",
+                     802.11 path model, which a fixed-rate path does not have (allowed on a wired path: a trace \
+                     with rate_mbps or link_up; or give the path a `technology`)",
                     t.file
-                ),
-            });
+                ));
+            }
+        } else {
+            // A radio path's rate follows its MCS (the PHY/MAC model): a capacity would be
+            // ignored there, so it is refused rather than shown in the records as if it applied.
+            if let Some(s) = tr.steps.iter().find(|s| s.set.rate_bps.is_some()) {
+                return refuse(format!(
+                    "{}: the trace sets a rate (at {} s), but path {i} is a radio path whose rate follows its MCS \
+                     (allowed on a radio path: link status, MCS and RSSI; replay a capacity trace (rate_mbps, \
+                     mahimahi) on a wired path, one without `technology`)",
+                    t.file,
+                    s.at.secs_f64()
+                ));
+            }
+            if !tr.steps.iter().any(|s| s.set.up.is_some() || s.set.mcs.is_some() || s.set.rssi_dbm.is_some()) {
+                return refuse(format!(
+                    "{}: the trace sets none of the link status, MCS or RSSI, the fields a radio path replays \
+                     (SNR and sector are only recorded)",
+                    t.file
+                ));
+            }
         }
         Ok(Some(Replay {
             steps: tr.steps,
@@ -103,6 +123,7 @@ impl Simulation {
                     frame_overhead_bytes: p.frame_overhead_bytes,
                     loss_prob: p.loss_pct / 100.0,
                 };
+                let wired_start = ChannelState { rate_bps: Some(down_bps), up: Some(true), ..Default::default() };
                 let down = add_link(mk(down_bps), &mut links);
                 let up = add_link(mk(up_bps), &mut links);
                 paths.push(PathState {
@@ -119,10 +140,8 @@ impl Simulation {
                     snr_db: f64::NAN,
                     scan_held: None,
                     scan_run: None,
-                    channel_log: vec![TraceStep::new(
-                        Time::ZERO,
-                        ChannelState { rate_bps: Some(down_bps), up: Some(true), ..Default::default() },
-                    )],
+                    channel_log: vec![TraceStep::new(Time::ZERO, wired_start)],
+                    channel_now: wired_start,
                 });
                 continue;
             }
@@ -184,6 +203,8 @@ impl Simulation {
             media.push(m);
             media_path.push(pi as u16);
             let rate = phy.rate_bps(mcs);
+            let radio_start =
+                ChannelState { up: Some(true), mcs: Some(mcs), rssi_dbm: Some(rssi as f32), ..Default::default() };
             paths.push(PathState {
                 name,
                 hops: [Hop::Air(mi, AP as u8), Hop::Air(mi, STA as u8)],
@@ -198,10 +219,8 @@ impl Simulation {
                 snr_db: f64::NAN,
                 scan_held: None,
                 scan_run: None,
-                channel_log: vec![TraceStep::new(
-                    Time::ZERO,
-                    ChannelState { up: Some(true), mcs: Some(mcs), rssi_dbm: Some(rssi as f32), ..Default::default() },
-                )],
+                channel_log: vec![TraceStep::new(Time::ZERO, radio_start)],
+                channel_now: radio_start,
             });
         }
         let mut flows = Vec::new();
@@ -314,7 +333,7 @@ impl Simulation {
             if let Some(t) = p.schedule.next_time() {
                 sim.q.schedule(t, Ev::PathStep(i as u16));
             }
-            if let Some(t) = p.replay.as_ref().and_then(|r| r.next_time()) {
+            if let Some(t) = p.replay.as_ref().and_then(|r| r.next_time()).filter(|&t| t < end) {
                 sim.q.schedule(t, Ev::TraceStep(i as u16));
             }
             if let Some(r) = &p.radio {

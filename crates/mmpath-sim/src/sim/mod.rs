@@ -35,7 +35,7 @@ use crate::engine::{EventQueue, RngStream};
 use crate::link::channel::{Channel, ScanPattern};
 use crate::link::medium::Medium;
 use crate::link::schedule::Schedule;
-use crate::link::trace::TraceStep;
+use crate::link::trace::{ChannelState, TraceStep};
 use crate::link::Link;
 use crate::packet::Packet;
 use crate::scenario::{AppKind, Direction, FlowKind, RateAdaptation, Scenario, ScenarioError};
@@ -140,6 +140,8 @@ struct PathState {
     /// The channel as it happened (initial state, then every change): written as
     /// channel-<path>.csv, replayable with format = "csv".
     channel_log: Vec<TraceStep>,
+    /// The channel the record has reached (every field the log has set, at its latest value).
+    channel_now: ChannelState,
     /// A scan an MPTCP scheduler holds until its subflow has drained (sim/mptcp.rs, AMuSe
     /// SCAN), and the scan under way: its start, pattern and next channel change.
     scan_held: Option<ScanPattern>,

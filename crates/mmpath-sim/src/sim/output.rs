@@ -206,8 +206,15 @@ impl Simulation {
                 .paths
                 .iter()
                 .map(|p| {
+                    // The record lasts the whole run: a last row at the run's end (only `t_s`)
+                    // makes that its period, so a replay with the default `loop = true` does not
+                    // start over at the last change (docs/traces.md, CSV `period`).
+                    let mut log = p.channel_log.clone();
+                    if log.last().is_some_and(|s| s.at < self.end) {
+                        log.push(chtrace::TraceStep::new(self.end, chtrace::ChannelState::default()));
+                    }
                     let mut buf = Vec::new();
-                    chtrace::write_csv(&mut buf, &p.channel_log).expect("writing to memory");
+                    chtrace::write_csv(&mut buf, &log).expect("writing to memory");
                     (p.name.clone(), String::from_utf8(buf).expect("csv is utf-8"))
                 })
                 .collect(),

@@ -32,12 +32,17 @@ impl Simulation {
         }
     }
 
-    /// Applies every trace step due now. A trace drives the downlink's rate (the direction
-    /// capacity traces describe) and the link status of both directions.
+    /// Applies every trace step due now. A trace drives a wired path's downlink rate (the
+    /// direction capacity traces describe) and the link status of both directions; on a radio
+    /// path, the link status, MCS and RSSI (load_replay refuses a rate there). Values a looping
+    /// trace re-applies unchanged are neither events nor rows of the channel record.
     pub(super) fn on_trace_step(&mut self, now: Time, pi: u16) {
         loop {
             let Some(r) = self.paths[pi as usize].replay.as_mut() else { return };
             match r.next_time() {
+                // A step at the run's end changes nothing the run carries; applied, the next
+                // pass of a trace as long as the run (a replayed record) showed in the records.
+                Some(t) if t >= self.end => return,
                 Some(t) if t <= now => {}
                 Some(t) => {
                     self.q.schedule(t, Ev::TraceStep(pi));
@@ -46,14 +51,21 @@ impl Simulation {
                 None => return,
             }
             let set = r.take().expect("a step is due").set;
-            if let Some(rate) = set.rate_bps {
+            if let Some(rate) = set.rate_bps.filter(|&r| self.paths[pi as usize].channel_now.rate_bps != Some(r)) {
                 self.set_path_rate(now, pi, rate, None);
             }
+            let radio = self.paths[pi as usize].radio.is_some();
             if let Some(u) = set.up {
+                let was_up = self.hop_up(self.paths[pi as usize].hops[0]);
                 self.set_path_up(now, pi, u);
+                // A radio link that goes down loses its queued frames, as in a blockage (the
+                // wil6210 driver frees the station's ring on disconnect, docs/models.md): a
+                // replayed record of a blockage then does what the blockage did.
+                if radio && was_up && !u {
+                    self.disconnect(now, pi);
+                }
             }
             let ps = &mut self.paths[pi as usize];
-            let radio = ps.radio.is_some();
             if let Some(m) = set.mcs {
                 ps.mcs = m as f64;
             }
@@ -222,9 +234,16 @@ impl Simulation {
         }
     }
 
-    /// Appends a change to the path's channel record, merging changes made at the same instant.
+    /// Appends a change to the path's channel record, merging changes made at the same instant;
+    /// values the channel already has are left out (nothing is recorded if nothing changes).
     fn log_channel(&mut self, now: Time, pi: u16, change: ChannelState) {
-        push_step(&mut self.paths[pi as usize].channel_log, TraceStep::new(now, change));
+        let ps = &mut self.paths[pi as usize];
+        let change = ps.channel_now.changes(&change);
+        if change.is_empty() {
+            return;
+        }
+        ps.channel_now.apply(&change);
+        push_step(&mut ps.channel_log, TraceStep::new(now, change));
     }
 
     fn push_event(&mut self, now: Time, path: u16, kind: i8, value: f64) {

@@ -36,16 +36,25 @@ pub(super) fn parse_mahimahi(text: &str, cx: &Ctx, opts: &TraceOpts) -> Result<T
     if opts.bytes_per_opportunity == 0 {
         return Err(cx.file_err("bytes per Mahimahi opportunity is 0 (allowed: > 0; default 1504)"));
     }
-    let lines: Vec<(usize, &str)> = numbered_lines(text).collect();
-    let Some(end) = lines.iter().rposition(|(_, l)| !l.trim().is_empty()) else {
-        return Err(cx.file_err("empty file (allowed: one integer millisecond timestamp per line, at least one line)"));
-    };
-    let mut ms: Vec<u64> = Vec::with_capacity(end + 1);
-    for &(n, raw) in &lines[..=end] {
+    let bin = opts.bin.ns();
+    let bits = u128::from(opts.bytes_per_opportunity) * 8;
+
+    // One pass over the lines, keeping only the opportunities per bin (sparse, in time order):
+    // a 10-minute trace at 1 Gbit/s is 50 million lines, which must not be held as a list.
+    let mut counts: Vec<(u64, u64)> = Vec::new();
+    // The latest timestamp, its line, and how many lines carry it.
+    let mut last: Option<(u64, usize, u64)> = None;
+    // A blank line seen since the latest timestamp: an error only if another timestamp follows.
+    let mut blank: Option<usize> = None;
+    for (n, raw) in numbered_lines(text) {
         let s = raw.trim();
         if s.is_empty() {
+            blank.get_or_insert(n);
+            continue;
+        }
+        if let Some(b) = blank {
             return Err(cx.err(
-                n,
+                b,
                 "blank line inside the trace (allowed: one integer millisecond timestamp per line; \
                  blank lines only at the end of the file)",
             ));
@@ -59,8 +68,9 @@ pub(super) fn parse_mahimahi(text: &str, cx: &Ctx, opts: &TraceOpts) -> Result<T
                 ),
             )
         })?;
-        if let Some(&prev) = ms.last() {
-            if v < prev {
+        last = match last {
+            Some((prev, _, same)) if v == prev => Some((v, n, same + 1)),
+            Some((prev, _, _)) if v < prev => {
                 return Err(cx.err(
                     n,
                     format!(
@@ -69,43 +79,39 @@ pub(super) fn parse_mahimahi(text: &str, cx: &Ctx, opts: &TraceOpts) -> Result<T
                     ),
                 ));
             }
-        }
-        ms.push(v);
-    }
-    let last = ms.last().copied().unwrap_or(0);
-    if last == 0 {
-        return Err(cx.err(
-            lines[end].0,
-            "the last timestamp is 0 ms: a Mahimahi trace lasts until its last timestamp, which must \
-             be > 0 (mahimahi rejects such a file too)",
-        ));
-    }
-    let period = last * 1_000_000; // last <= MAX_MS
-    let bin = opts.bin.ns();
-    let bits = u128::from(opts.bytes_per_opportunity) * 8;
-
-    // Opportunities per bin, sparse. An opportunity at the last timestamp falls on the start of
-    // the next pass (mahimahi advances its base by the last timestamp when it wraps), so it is
-    // counted in bin 0: over a loop every pass then carries all of the file's opportunities.
-    let mut counts: Vec<(u64, u64)> = Vec::new();
-    let mut wrapped = 0u64;
-    for &t in &ms {
-        let t_ns = t * 1_000_000;
-        if t_ns >= period {
-            wrapped += 1;
-            continue;
-        }
-        let k = t_ns / bin;
+            _ => Some((v, n, 1)),
+        };
+        let k = v * 1_000_000 / bin; // v <= MAX_MS: no overflow
         match counts.last_mut() {
             Some((kk, c)) if *kk == k => *c += 1,
             _ => counts.push((k, 1)),
         }
     }
-    if wrapped > 0 {
-        match counts.first_mut() {
-            Some((0, c)) => *c += wrapped,
-            _ => counts.insert(0, (0, wrapped)),
-        }
+    let Some((last, last_line, at_last)) = last else {
+        return Err(cx.file_err("empty file (allowed: one integer millisecond timestamp per line, at least one line)"));
+    };
+    if last == 0 {
+        return Err(cx.err(
+            last_line,
+            "the last timestamp is 0 ms: a Mahimahi trace lasts until its last timestamp, which must \
+             be > 0 (mahimahi rejects such a file too)",
+        ));
+    }
+    let period = last * 1_000_000;
+
+    // An opportunity at the last timestamp falls on the start of the next pass (mahimahi
+    // advances its base by the last timestamp when it wraps), so it is counted in bin 0: over a
+    // loop every pass then carries all of the file's opportunities. They are the last lines, so
+    // they were counted last, in the bin of the period.
+    let (k_last, c) = counts.last_mut().expect("a timestamp was counted");
+    debug_assert_eq!(*k_last, period / bin);
+    *c -= at_last;
+    if *c == 0 {
+        counts.pop();
+    }
+    match counts.first_mut() {
+        Some((0, c)) => *c += at_last,
+        _ => counts.insert(0, (0, at_last)),
     }
     let rate = |k: u64, c: u64| -> u64 {
         let start = k * bin;
@@ -134,12 +140,21 @@ pub(super) fn parse_mahimahi(text: &str, cx: &Ctx, opts: &TraceOpts) -> Result<T
     Ok(Trace { steps, period: Time(period), format: TraceFormat::Mahimahi })
 }
 
+/// One timestamp: plain ASCII digits (the common case, read in one pass), else the reason it
+/// is not one.
 fn mahimahi_ms(s: &str) -> Result<u64, &'static str> {
-    if s.bytes().all(|b| b.is_ascii_digit()) {
-        return match s.parse::<u64>() {
-            Ok(v) if v <= MAX_MS => Ok(v),
-            _ => Err("timestamp too large"),
-        };
+    let mut v: u64 = 0;
+    let mut digits = true;
+    for b in s.bytes() {
+        if !b.is_ascii_digit() {
+            digits = false;
+            break;
+        }
+        // Saturates past MAX_MS, so that any run of digits, however long, is "too large".
+        v = (v * 10 + u64::from(b - b'0')).min(MAX_MS + 1);
+    }
+    if digits {
+        return if v <= MAX_MS { Ok(v) } else { Err("timestamp too large") };
     }
     match parse_decimal_scaled(s, 0) {
         Some(_) if s.starts_with('-') && s.bytes().skip(1).any(|b| b != b'0' && b != b'.') => Err("negative timestamp"),

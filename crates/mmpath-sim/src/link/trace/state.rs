@@ -46,6 +46,23 @@ impl ChannelState {
         self.sector = later.sector.or(self.sector);
         *self != before
     }
+
+    /// The fields of `later` whose values differ from ours: what applying it would change
+    /// (empty if nothing). A run records only such changes: a looping trace re-applies the same
+    /// values every pass.
+    pub fn changes(&self, later: &ChannelState) -> ChannelState {
+        fn new<T: PartialEq + Copy>(now: Option<T>, later: Option<T>) -> Option<T> {
+            later.filter(|v| now != Some(*v))
+        }
+        ChannelState {
+            rate_bps: new(self.rate_bps, later.rate_bps),
+            mcs: new(self.mcs, later.mcs),
+            up: new(self.up, later.up),
+            rssi_dbm: new(self.rssi_dbm, later.rssi_dbm),
+            snr_db: new(self.snr_db, later.snr_db),
+            sector: new(self.sector, later.sector),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -69,5 +86,14 @@ mod tests {
         assert!(!st.apply(&ChannelState::default()));
         assert!(!st.apply(&ChannelState { rate_bps: Some(1000), sector: Some(3), ..Default::default() }));
         assert!(!st.is_empty());
+    }
+
+    #[test]
+    fn changes_keeps_only_new_values() {
+        let now = ChannelState { rate_bps: Some(1000), up: Some(true), mcs: Some(8), ..Default::default() };
+        let later = ChannelState { rate_bps: Some(1000), up: Some(false), sector: Some(2), ..Default::default() };
+        assert_eq!(now.changes(&later), ChannelState { up: Some(false), sector: Some(2), ..Default::default() });
+        assert!(now.changes(&now).is_empty());
+        assert!(now.changes(&ChannelState::default()).is_empty());
     }
 }
