@@ -162,3 +162,25 @@ def test_timeline_energy_follows_the_airtime_between_samples():
     assert (w >= 0).all()
     # The summary is the last row's reading.
     assert e[-1] == pytest.approx(res.summary["flows"][0]["energy_j"], abs=1e-12)
+
+
+# --------------------------------------------------------------------------- sweep
+
+
+def test_sweep_table_prints_energy_per_bit_for_a_metered_device():
+    # `mmpath sweep ratio-energy` is about energy per bit, but its printed table had only goodput.
+    import mmpath.sweep
+
+    doc = {"scenario": "phone-energy", "seeds": [1], "set": {"variant": "ratio-73", "duration_s": 0.3},
+           "grid": {"flow.0.ratio": [0, 100]}}
+    res = mmpath.sweep.run(doc, workers=1)
+    lines = res.summary_text().splitlines()
+    assert lines[0].split()[-2:] == ["nJ/bit", "failed"], lines[0]
+    t = res.table
+    for line, ratio in zip(lines[2:], (0, 100)):
+        nj = t[t["flow.0.ratio"] == ratio]["nj_per_bit"].mean()
+        assert line.split()[-2] == f"{nj:.2f}", line
+    # Without a metered device the table is as before.
+    plain = mmpath.sweep.run({"scenario": "11ad-bulk", "seeds": [1], "set": {"duration_s": 0.2},
+                              "grid": {"flow.0.cc": ["cubic"]}}, workers=1)
+    assert "nJ/bit" not in plain.summary_text()
