@@ -184,3 +184,26 @@ def test_sweep_table_prints_energy_per_bit_for_a_metered_device():
     plain = mmpath.sweep.run({"scenario": "11ad-bulk", "seeds": [1], "set": {"duration_s": 0.2},
                               "grid": {"flow.0.cc": ["cubic"]}}, workers=1)
     assert "nJ/bit" not in plain.summary_text()
+
+
+# --------------------------------------------------------------------------- scans
+
+
+def test_a_scanning_radio_is_awake_not_in_psm():
+    # 11ac carries nothing but scans from 1.0 s: five 110 ms dwells with 100 ms back home
+    # between them, the last back at 1.95 s. Before, the meter saw no TXOP and put the radio in
+    # PSM for the whole scan (2.9 s asleep, 1 entry), though a scanning radio listens off channel.
+    sc = _phone(path="11ad", app="rate", rate_mbps=10.0)
+    sc["duration_s"] = 3.0
+    sc["path"][1]["event"] = [{"kind": "scan", "t_s": 1.0, "duration_s": 1.0, "every_s": 4.0, "scan_ms": 1000.0,
+                               "dwell_ms": 110.0, "rest_ms": 100.0}]
+    res = mmpath.run(sc)
+    ac = res.summary["paths"][1]["energy"]
+    # Awake 0-0.1, 1.0-1.95 (scanning) and 0.1 s after it; asleep otherwise.
+    assert ac["idle_s"] == pytest.approx(0.1 + 0.95 + 0.1, abs=1e-9)
+    assert ac["psm_s"] == pytest.approx(3.0 - 1.15, abs=1e-9)
+    assert ac["psm_entries"] == 2
+    assert ac["joules"] == pytest.approx((1.15 * IDLE["11ac"] + 1.85 * PSM) / 1e3, abs=1e-12)
+    # The run's total is the flow's (11ad and the host) and the scanning radio's.
+    assert res.summary["energy"]["total_j"] == pytest.approx(
+        res.summary["flows"][0]["energy_j"] + ac["joules"], abs=1e-12)

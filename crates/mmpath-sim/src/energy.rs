@@ -177,11 +177,13 @@ pub struct RadioMeter {
     last_end: Time,
     /// The client host's receive meter and this radio's index in it.
     host: Option<(SharedHost, usize)>,
+    /// Off its channel for a scan's dwell since then: listening on other channels, awake.
+    off_since: Option<Time>,
 }
 
 impl RadioMeter {
     pub fn new(power: RadioPower) -> Self {
-        RadioMeter { power, times: StateTimes::default(), last_end: Time::ZERO, host: None }
+        RadioMeter { power, times: StateTimes::default(), last_end: Time::ZERO, host: None, off_since: None }
     }
 
     /// Reports this radio's receive-mode airtime to the client host's meter too.
@@ -198,6 +200,10 @@ impl RadioMeter {
     /// The medium was busy from `start` to `end` for the client's transmit mode (`tx`: its
     /// upload's TXOPs) or receive mode; `on_ns` of it the client's own PPDUs were on the air.
     pub fn busy(&mut self, start: Time, end: Time, tx: bool, on_ns: u64) {
+        if self.off_since.is_some() {
+            // Nothing goes on the air off channel; a TXOP means the radio is back.
+            self.off_channel(start, false);
+        }
         let start = start.max(self.last_end);
         if end <= start {
             return;
@@ -216,8 +222,42 @@ impl RadioMeter {
         self.last_end = end;
     }
 
-    /// The state times up to `now` (the gap since the last TXOP counted as if it ended now).
+    /// The radio leaves its channel for a scan's dwell (`off`) or comes back. Off channel it
+    /// listens on the scanned channels (passive dwells receive beacons, active ones send probe
+    /// requests and receive the responses), so it is awake: idle (listening) power, not PSM,
+    /// whatever the timeout (Halperin et al., HotPower 2010: a listening radio draws about its
+    /// idle power). Back home, the PSM timeout starts over (the client announces it is awake
+    /// again with a PM=0 frame).
+    pub fn off_channel(&mut self, now: Time, off: bool) {
+        match (off, self.off_since) {
+            (true, None) => self.off_since = Some(now.max(self.last_end)),
+            (false, Some(s)) => {
+                self.times = self.awake_until(s, now);
+                self.last_end = self.last_end.max(now);
+                self.off_since = None;
+            }
+            _ => {}
+        }
+    }
+
+    /// The times with the gap before `s` counted as usual and `[s, now]` awake (a dwell).
+    fn awake_until(&self, s: Time, now: Time) -> StateTimes {
+        let mut t = self.times;
+        if s > self.last_end {
+            t.gap((s - self.last_end).ns(), self.power.psm_timeout.ns());
+        }
+        if now > s {
+            t.idle_ns += (now - s).ns();
+        }
+        t
+    }
+
+    /// The state times up to `now` (the gap since the last TXOP counted as if it ended now; a
+    /// scan's dwell under way counted awake).
     pub fn times_at(&self, now: Time) -> StateTimes {
+        if let Some(s) = self.off_since {
+            return self.awake_until(s.min(now), now);
+        }
         let mut t = self.times;
         if now > self.last_end {
             t.gap((now - self.last_end).ns(), self.power.psm_timeout.ns());
@@ -235,7 +275,7 @@ impl RadioMeter {
     /// idle (or PSM) until it ends and then all at once, and the timeline's energy per 10 ms
     /// sample would swing by up to a TXOP's worth (5.5 ms on 802.11ac) around the true power.
     pub fn times_with_open(&self, now: Time, open: Option<(Time, bool, u64)>) -> StateTimes {
-        let Some((start, tx, on_ns)) = open else {
+        let Some((start, tx, on_ns)) = open.filter(|_| self.off_since.is_none()) else {
             return self.times_at(now);
         };
         let start = start.max(self.last_end);
@@ -679,6 +719,39 @@ mod tests {
 
     fn us(x: u64) -> Time {
         Time(x * 1_000)
+    }
+
+    /// A scan's off-channel dwell keeps the radio awake (listening) however long it lasts, and
+    /// the PSM timeout starts over when it comes back.
+    #[test]
+    fn scan_dwells_are_awake_not_asleep() {
+        let mut m = RadioMeter::new(P);
+        m.busy(ms(0), ms(10), false, 0);
+        // 10-50 ms idle, then a 150 ms dwell (50-200), mid-dwell reading at 120 ms.
+        m.off_channel(ms(50), true);
+        let t = m.times_at(ms(120));
+        assert_eq!((t.idle_ns, t.psm_ns, t.psm_entries), (110_000_000, 0, 0));
+        m.off_channel(ms(200), false);
+        // Back home: 100 ms awake, then asleep until 500.
+        let t = m.times_at(ms(500));
+        assert_eq!((t.idle_ns, t.psm_ns, t.psm_entries), (290_000_000, 200_000_000, 1));
+        let j = 0.010 * 2000.0 + 0.290 * 100.0 + 0.200 * 10.0;
+        assert!((m.joules_at(ms(500)) - j / 1000.0).abs() < 1e-12);
+        // A dwell after a long gap (200-700 ms: 100 awake, 400 asleep, one entry): the gap
+        // sleeps as before, the dwell does not.
+        m.off_channel(ms(700), true);
+        let t = m.times_at(ms(760));
+        assert_eq!(
+            (t.idle_ns, t.psm_ns, t.psm_entries),
+            (40_000_000 + 150_000_000 + 100_000_000 + 60_000_000, 400_000_000, 1)
+        );
+        // A reading with a TXOP "open" while off channel (none can be) is the dwell's.
+        assert_eq!(m.times_with_open(ms(760), Some((ms(750), true, 0))), t);
+        // Leaving twice or coming back twice changes nothing.
+        m.off_channel(ms(710), true);
+        m.off_channel(ms(800), false);
+        m.off_channel(ms(900), false);
+        assert_eq!(m.times_at(ms(800)).idle_ns, 40_000_000 + 150_000_000 + 100_000_000 + 100_000_000);
     }
 
     /// A reading during a TXOP counts its elapsed part in its mode: readings every millisecond

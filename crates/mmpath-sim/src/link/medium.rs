@@ -336,6 +336,14 @@ impl Medium {
         Some(m.times_with_open(now, self.open_txop(now)))
     }
 
+    /// The client's radio leaves its channel for a scan's dwell (`off`) or comes back
+    /// (energy.rs `RadioMeter::off_channel`); nothing if it is not metered.
+    pub fn meter_off_channel(&mut self, now: Time, off: bool) {
+        if let Some(m) = self.meter.as_mut() {
+            m.off_channel(now, off);
+        }
+    }
+
     /// The start of a receive-mode TXOP on the air at `now`, for the client host's meter.
     pub fn open_rx_start(&self, now: Time) -> Option<Time> {
         let m = self.meter.as_ref()?;
