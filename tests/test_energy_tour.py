@@ -207,3 +207,12 @@ def test_a_scanning_radio_is_awake_not_in_psm():
     # The run's total is the flow's (11ad and the host) and the scanning radio's.
     assert res.summary["energy"]["total_j"] == pytest.approx(
         res.summary["flows"][0]["energy_j"] + ac["joules"], abs=1e-12)
+
+
+def test_emulator_variant_takes_a_set_that_only_the_variant_allows():
+    # The emulator's variant pick checked the user's --set on the base first too: scan's base
+    # flow has no scheduler, so a ratio for its fixedratio variant was refused.
+    from mmpath.emu import pick_variant
+
+    sc = pick_variant("scan", ["flow.0.ratio=60"], variant="fixedratio")
+    assert sc.config["flow"][0]["ratio"] == 60
