@@ -60,7 +60,10 @@ def one_variant(spec: ScenarioSpec, overrides: Overrides = None, seed: int | Non
     ScenarioError when the scenario has no variants or none of that name."""
     import dataclasses
 
-    base = load_scenario(spec, overrides, seed=seed)
+    # The base only lists the variants: the user's overrides are checked on the variant they
+    # apply to (one that only the variant allows, e.g. max_rates_mbps beside its
+    # scheduler = "energy", would fail on the base).
+    base = load_scenario(spec, None, seed=seed)
     names = [n for n, _ in base.variants]
     if not names:
         raise ScenarioError(f"--variant {variant}: {base.source} has no [[variant]] entries (leave --variant out)")

@@ -145,6 +145,33 @@ def throughput_by_path(iv: pd.DataFrame) -> pd.DataFrame:
     return g
 
 
+def power_per_flow(timeline: pd.DataFrame, bin_s: float = 0.1) -> pd.DataFrame:
+    """Mean power (W) per flow in `bin_s` bins from the timeline's cumulative `energy_j` on each
+    flow's own row (a TCP/UDP flow's, an MPTCP connection's): the metered radios the flow may use
+    and the phone's receive-side host (docs/outputs.md). Bins start at 0; rows: flow, t_s (bin
+    start), power_w. Empty when nothing is metered."""
+    cols = ["flow", "t_s", "power_w"]
+    if len(timeline) == 0 or "energy_j" not in timeline.columns:
+        return pd.DataFrame(columns=cols)
+    own = timeline[timeline["subflow"] < 0] if "subflow" in timeline.columns else timeline
+    parts = []
+    for flow, g in own.groupby("flow", observed=True, sort=True):
+        t = g["t_s"].to_numpy(dtype=np.float64)
+        e = g["energy_j"].to_numpy(dtype=np.float64)
+        ok = np.isfinite(t) & np.isfinite(e)
+        t, e = t[ok], e[ok]
+        if len(t) < 2 or t[-1] <= t[0]:
+            continue
+        order = np.argsort(t, kind="stable")
+        t, e = t[order], e[order]
+        # Bin edges on the run's clock; the last bin ends at the last sample (a partial bin).
+        edges = np.append(np.arange(t[0], t[-1], bin_s), t[-1])
+        edges = edges[np.append(np.diff(edges) > 1e-12, True)]
+        w = np.diff(np.interp(edges, t, e)) / np.diff(edges)
+        parts.append(pd.DataFrame({"flow": str(flow), "t_s": edges[:-1], "power_w": w}))
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=cols)
+
+
 def make_plots(result: "Result", out_dir: Path) -> list[tuple[str, str]]:
     """Write the PNGs; return [(file name, caption)] of those that had data."""
     iv = result.intervals
@@ -163,6 +190,9 @@ def make_plots(result: "Result", out_dir: Path) -> list[tuple[str, str]]:
         ("queue.png", "Transmit queue per path (data direction)", "queue (KB)",
          _lines(per_path, "path", "queue_bytes", 1e-3)),
         ("phy_rate.png", "PHY rate per path (data direction)", "Mbps", _lines(per_path, "path", "phy_rate_mbps")),
+        # Only with a metered device (energy_j NaN elsewhere: no line, no file).
+        ("power.png", "Power per flow: its metered radios and the phone's receive-side host (100 ms means)",
+         "power (W)", _lines(power_per_flow(tl), "flow", "power_w", steps=True)),
     ]
     made = []
     for fname, title, ylabel, draw in specs:
@@ -207,6 +237,29 @@ def _fmt(x: Any, digits: int = 3) -> str:
     return str(x)
 
 
+def energy_rows(summary: dict[str, Any]) -> tuple[list[str], list[list[str]]] | None:
+    """The energy table: one row per metered radio (its meter: joules, mean power, time per
+    state), the phone's receive-side host and the total; None when nothing is metered."""
+    energy = summary.get("energy") or {}
+    if energy.get("total_j") is None:
+        return None
+    header = ["", "joules", "mean mW", "Tx s", "on air s", "Rx s", "idle s", "PSM s", "PSM entries"]
+    rows = []
+    for p in summary.get("paths", []):
+        e = p.get("energy")
+        if not e:
+            continue
+        rows.append([f"radio {p.get('name')}", _fmt(e.get("joules")), _fmt(e.get("mean_power_mw")),
+                     _fmt(e.get("tx_s")), _fmt(e.get("tx_on_s")), _fmt(e.get("rx_s")), _fmt(e.get("idle_s")),
+                     _fmt(e.get("psm_s")), _fmt(e.get("psm_entries"))])
+    host = energy.get("host")
+    if host:
+        rows.append(["host (receive side)", _fmt(host.get("joules")), _fmt(host.get("mean_power_mw")),
+                     "-", "-", _fmt(host.get("rx_active_s")), "-", "-", "-"])
+    rows.append(["total", _fmt(energy.get("total_j")), _fmt(energy.get("mean_power_mw")), *["-"] * 6])
+    return header, rows
+
+
 def render_html(result: "Result", plots: list[tuple[str, str]]) -> str:
     s = result.summary
     inv_ok = result.ok
@@ -245,6 +298,17 @@ def render_html(result: "Result", plots: list[tuple[str, str]]) -> str:
     parts += [
         "<h2>Flows</h2>", _table(flow_header, flow_body, left=4),
         "<h2>Paths</h2>", _table(path_header, path_body),
+    ]
+    energy = energy_rows(s)
+    if energy is not None:
+        nj = (s.get("energy") or {}).get("nj_per_bit")
+        parts += [
+            "<h2>Energy</h2>",
+            "<p>The client's metered radios and its receive-side host (docs/models.md, Energy); "
+            f"all flows: {html.escape(_fmt(nj))} nJ/bit.</p>",
+            _table(*energy),
+        ]
+    parts += [
         "<h2>Plots</h2>",
         "<p>Vertical lines mark link events: red = link down, green = link up, dotted = rate change.</p>",
     ]

@@ -33,23 +33,33 @@ def _row(f: dict[str, Any], name: str, kind: str) -> list[str]:
     ]
 
 
+# With a metered device (the phone, docs/models.md "Energy"): each flow's joules and energy per bit
+# (summary flows[].energy_j / nj_per_bit: the radios it may use and the phone's receive-side host).
+ENERGY_HEADER = ["energy J", "nJ/bit"]
+
+
 def flow_rows(summary: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     rows = []
-    for f in summary.get("flows", []):
+    flows = summary.get("flows", [])
+    metered = any(f.get("energy_j") is not None for f in flows)
+    for f in flows:
         kind = str(f.get("kind", ""))
         if kind == "mptcp":
             kind = f"mptcp/{f.get('scheduler')}" + ("/backup" if f.get("mode") == "backup" else "")
         row = _row(f, str(f.get("name", "")), kind)
         if f.get("subflows"):
             row[3] = "+".join(dict.fromkeys(str(sf.get("path", "")) for sf in f["subflows"]))
+        if metered:
+            row += [_f(f.get("energy_j"), ".2f"), _f(f.get("nj_per_bit"), ".2f")]
         rows.append(row)
         # MPTCP: one indented row per subflow (its own subflow-level goodput, RTT, losses), named
         # as the run names it after the connection ("11ad", or "11ad>11n" in an address mesh).
         for sf in f.get("subflows") or []:
             label = "subflow" + (" (backup)" if sf.get("backup") else "")
             short = str(sf.get("name", "")).removeprefix(f"{f.get('name', '')}/") or str(sf.get("path", ""))
-            rows.append(_row(sf, f"  - {short}", label))
-    return HEADER, rows
+            # A subflow's radio is charged to its connection, not split: no energy of its own.
+            rows.append(_row(sf, f"  - {short}", label) + (["-", "-"] if metered else []))
+    return (HEADER + ENERGY_HEADER if metered else HEADER), rows
 
 
 def align(header: list[str], rows: list[list[str]], n_left: int) -> str:

@@ -177,11 +177,13 @@ pub struct RadioMeter {
     last_end: Time,
     /// The client host's receive meter and this radio's index in it.
     host: Option<(SharedHost, usize)>,
+    /// Off its channel for a scan's dwell since then: listening on other channels, awake.
+    off_since: Option<Time>,
 }
 
 impl RadioMeter {
     pub fn new(power: RadioPower) -> Self {
-        RadioMeter { power, times: StateTimes::default(), last_end: Time::ZERO, host: None }
+        RadioMeter { power, times: StateTimes::default(), last_end: Time::ZERO, host: None, off_since: None }
     }
 
     /// Reports this radio's receive-mode airtime to the client host's meter too.
@@ -198,6 +200,10 @@ impl RadioMeter {
     /// The medium was busy from `start` to `end` for the client's transmit mode (`tx`: its
     /// upload's TXOPs) or receive mode; `on_ns` of it the client's own PPDUs were on the air.
     pub fn busy(&mut self, start: Time, end: Time, tx: bool, on_ns: u64) {
+        if self.off_since.is_some() {
+            // Nothing goes on the air off channel; a TXOP means the radio is back.
+            self.off_channel(start, false);
+        }
         let start = start.max(self.last_end);
         if end <= start {
             return;
@@ -216,8 +222,42 @@ impl RadioMeter {
         self.last_end = end;
     }
 
-    /// The state times up to `now` (the gap since the last TXOP counted as if it ended now).
+    /// The radio leaves its channel for a scan's dwell (`off`) or comes back. Off channel it
+    /// listens on the scanned channels (passive dwells receive beacons, active ones send probe
+    /// requests and receive the responses), so it is awake: idle (listening) power, not PSM,
+    /// whatever the timeout (Halperin et al., HotPower 2010: a listening radio draws about its
+    /// idle power). Back home, the PSM timeout starts over (the client announces it is awake
+    /// again with a PM=0 frame).
+    pub fn off_channel(&mut self, now: Time, off: bool) {
+        match (off, self.off_since) {
+            (true, None) => self.off_since = Some(now.max(self.last_end)),
+            (false, Some(s)) => {
+                self.times = self.awake_until(s, now);
+                self.last_end = self.last_end.max(now);
+                self.off_since = None;
+            }
+            _ => {}
+        }
+    }
+
+    /// The times with the gap before `s` counted as usual and `[s, now]` awake (a dwell).
+    fn awake_until(&self, s: Time, now: Time) -> StateTimes {
+        let mut t = self.times;
+        if s > self.last_end {
+            t.gap((s - self.last_end).ns(), self.power.psm_timeout.ns());
+        }
+        if now > s {
+            t.idle_ns += (now - s).ns();
+        }
+        t
+    }
+
+    /// The state times up to `now` (the gap since the last TXOP counted as if it ended now; a
+    /// scan's dwell under way counted awake).
     pub fn times_at(&self, now: Time) -> StateTimes {
+        if let Some(s) = self.off_since {
+            return self.awake_until(s.min(now), now);
+        }
         let mut t = self.times;
         if now > self.last_end {
             t.gap((now - self.last_end).ns(), self.power.psm_timeout.ns());
@@ -227,6 +267,37 @@ impl RadioMeter {
 
     pub fn joules_at(&self, now: Time) -> f64 {
         self.times_at(now).joules(&self.power)
+    }
+
+    /// The state times at `now` while a TXOP is still on the air: `open` = (its start, transmit
+    /// mode, the client's airtime in it so far). Its part up to `now` counts in its mode, so a
+    /// reading taken during the run follows the airtime; without it the TXOP would count as
+    /// idle (or PSM) until it ends and then all at once, and the timeline's energy per 10 ms
+    /// sample would swing by up to a TXOP's worth (5.5 ms on 802.11ac) around the true power.
+    pub fn times_with_open(&self, now: Time, open: Option<(Time, bool, u64)>) -> StateTimes {
+        let Some((start, tx, on_ns)) = open.filter(|_| self.off_since.is_none()) else {
+            return self.times_at(now);
+        };
+        let start = start.max(self.last_end);
+        if now <= start {
+            return self.times_at(now);
+        }
+        let mut t = self.times;
+        t.gap((start - self.last_end).ns(), self.power.psm_timeout.ns());
+        let d = (now - start).ns();
+        if tx {
+            t.tx_ns += d;
+            t.tx_on_ns += on_ns.min(d);
+        } else {
+            t.rx_ns += d;
+        }
+        t
+    }
+
+    /// Where a receive-mode TXOP on the air since `start` begins for the host meter (as `busy`
+    /// will count it: not before this radio's last TXOP ended).
+    pub fn open_start(&self, start: Time) -> Time {
+        start.max(self.last_end)
     }
 }
 
@@ -333,9 +404,52 @@ impl HostRxMeter {
         self.union_ns
     }
 
+    /// `active_ns` at `now` with receive TXOPs still on the air since each of `open` (one per
+    /// radio, each ending at `now`): their time not covered by a reported interval or by
+    /// another of them is added (a reading during the run; see `RadioMeter::times_with_open`).
+    pub fn active_ns_with_open(&self, now: Time, open: &[Time]) -> u64 {
+        let now = now.ns();
+        let mut add: Vec<(u64, u64)> = open.iter().map(|s| (s.ns(), now)).filter(|(s, e)| e > s).collect();
+        let Some(lo) = add.iter().map(|&(s, _)| s).min() else {
+            return self.union_ns;
+        };
+        // The reported intervals inside [lo, now] (reported ones end by now).
+        let mut rec = Vec::new();
+        for r in &self.rings {
+            for k in 0..r.len {
+                let (a, b) = r.buf[(r.next + HOST_RING - 1 - k) % HOST_RING];
+                if b <= lo {
+                    break;
+                }
+                rec.push((a.max(lo), b.min(now)));
+            }
+        }
+        let covered = union_len(&mut rec.clone());
+        add.extend(rec);
+        self.union_ns + (union_len(&mut add) - covered)
+    }
+
+    pub fn joules_with_open(&self, now: Time, open: &[Time]) -> f64 {
+        self.active_ns_with_open(now, open) as f64 * self.power_mw * 1e-12
+    }
+
     pub fn joules(&self) -> f64 {
         self.union_ns as f64 * self.power_mw * 1e-12
     }
+}
+
+/// Length of the union of intervals (sorts them).
+fn union_len(iv: &mut [(u64, u64)]) -> u64 {
+    iv.sort_unstable();
+    let (mut len, mut until) = (0, 0);
+    for &(lo, hi) in iv.iter() {
+        let lo = lo.max(until);
+        if hi > lo {
+            len += hi - lo;
+            until = hi;
+        }
+    }
+    len
 }
 
 /// CPU class the soft-IRQs of the client's interfaces run on (seed 002 section 3.4).
@@ -605,6 +719,90 @@ mod tests {
 
     fn us(x: u64) -> Time {
         Time(x * 1_000)
+    }
+
+    /// A scan's off-channel dwell keeps the radio awake (listening) however long it lasts, and
+    /// the PSM timeout starts over when it comes back.
+    #[test]
+    fn scan_dwells_are_awake_not_asleep() {
+        let mut m = RadioMeter::new(P);
+        m.busy(ms(0), ms(10), false, 0);
+        // 10-50 ms idle, then a 150 ms dwell (50-200), mid-dwell reading at 120 ms.
+        m.off_channel(ms(50), true);
+        let t = m.times_at(ms(120));
+        assert_eq!((t.idle_ns, t.psm_ns, t.psm_entries), (110_000_000, 0, 0));
+        m.off_channel(ms(200), false);
+        // Back home: 100 ms awake, then asleep until 500.
+        let t = m.times_at(ms(500));
+        assert_eq!((t.idle_ns, t.psm_ns, t.psm_entries), (290_000_000, 200_000_000, 1));
+        let j = 0.010 * 2000.0 + 0.290 * 100.0 + 0.200 * 10.0;
+        assert!((m.joules_at(ms(500)) - j / 1000.0).abs() < 1e-12);
+        // A dwell after a long gap (200-700 ms: 100 awake, 400 asleep, one entry): the gap
+        // sleeps as before, the dwell does not.
+        m.off_channel(ms(700), true);
+        let t = m.times_at(ms(760));
+        assert_eq!(
+            (t.idle_ns, t.psm_ns, t.psm_entries),
+            (40_000_000 + 150_000_000 + 100_000_000 + 60_000_000, 400_000_000, 1)
+        );
+        // A reading with a TXOP "open" while off channel (none can be) is the dwell's.
+        assert_eq!(m.times_with_open(ms(760), Some((ms(750), true, 0))), t);
+        // Leaving twice or coming back twice changes nothing.
+        m.off_channel(ms(710), true);
+        m.off_channel(ms(800), false);
+        m.off_channel(ms(900), false);
+        assert_eq!(m.times_at(ms(800)).idle_ns, 40_000_000 + 150_000_000 + 100_000_000 + 100_000_000);
+    }
+
+    /// A reading during a TXOP counts its elapsed part in its mode: readings every millisecond
+    /// of back-to-back 5 ms receive TXOPs follow the Rx power, not idle then five times it.
+    #[test]
+    fn a_reading_counts_the_txop_on_the_air() {
+        let mut m = RadioMeter::new(P);
+        m.busy(ms(0), ms(5), false, 0);
+        // 2 ms into the next TXOP (5-10 ms): 7 ms of Rx, no idle.
+        let t = m.times_with_open(ms(7), Some((ms(5), false, 0)));
+        assert_eq!((t.rx_ns, t.idle_ns), (7_000_000, 0));
+        let mut last = 0.0;
+        for i in 5..=10 {
+            let j = m.times_with_open(ms(i), Some((ms(5), false, 0))).joules(&P);
+            assert!((j - i as f64 * 2e-3).abs() < 1e-12, "{i}: {j}");
+            assert!(j >= last);
+            last = j;
+        }
+        // Once it ends the reading is the same.
+        m.busy(ms(5), ms(10), false, 0);
+        assert!((m.joules_at(ms(10)) - last).abs() < 1e-12);
+        // A TXOP after a long gap: the gap sleeps after the timeout, the TXOP's part is Tx
+        // with its airtime so far; none (or a start not before `now`) is the plain reading.
+        let t = m.times_with_open(ms(400), Some((ms(300), true, 40_000_000)));
+        assert_eq!(
+            (t.idle_ns, t.psm_ns, t.psm_entries, t.tx_ns, t.tx_on_ns),
+            (100_000_000, 190_000_000, 1, 100_000_000, 40_000_000)
+        );
+        assert_eq!(m.times_with_open(ms(400), None), m.times_at(ms(400)));
+        assert_eq!(m.times_with_open(ms(300), Some((ms(300), true, 0))), m.times_at(ms(300)));
+        // A start before the last TXOP's end is clamped to it, as `busy` does.
+        assert_eq!(m.open_start(ms(8)), ms(10));
+    }
+
+    #[test]
+    fn host_reading_counts_receive_txops_on_the_air_once() {
+        let mut h = HostRxMeter::new(1000.0);
+        let (a, b) = (h.add_radio(), h.add_radio());
+        h.rx_busy(a, us(0), us(10));
+        h.rx_busy(b, us(5), us(20));
+        assert_eq!(h.active_ns(), 20_000);
+        // At 30 us: a on the air since 25, b since 22: [22, 30] more.
+        assert_eq!(h.active_ns_with_open(us(30), &[us(25), us(22)]), 28_000);
+        // An open TXOP overlapping reported time adds only the rest: [15, 30] -> [20, 30].
+        assert_eq!(h.active_ns_with_open(us(30), &[us(15)]), 30_000);
+        // Nothing open, or an open one starting now, is the plain reading.
+        assert_eq!(h.active_ns_with_open(us(30), &[]), 20_000);
+        assert_eq!(h.active_ns_with_open(us(30), &[us(30)]), 20_000);
+        assert!((h.joules_with_open(us(30), &[us(25)]) - 25e-6).abs() < 1e-15);
+        // Reading does not change the meter.
+        assert_eq!(h.active_ns(), 20_000);
     }
 
     #[test]

@@ -211,9 +211,9 @@ def pick_variant(scenario: ScenarioSpec, overrides: Overrides = None, seed: int 
     """The scenario to emulate: the file with the user's overrides or, for a scenario with
     [[variant]] entries, the variant named `variant` (its overrides, then the user's, as `mmpath
     run` compares them). EmuError when a variant scenario gets no `variant`, or an unknown one."""
-    sc = load_scenario(scenario, overrides, seed=seed)
-    names = [n for n, _ in sc.variants]
     if variant is None:
+        sc = load_scenario(scenario, overrides, seed=seed)
+        names = [n for n, _ in sc.variants]
         if names:
             raise EmuError(f"{sc.source}: has [[variant]] entries ({', '.join(names)}); the emulator runs one at a "
                            f"time: pick one with --variant NAME (Python: variant=NAME), e.g. --variant {names[0]}")

@@ -71,8 +71,10 @@ def _ordered_columns(spec: SweepSpec, cols: list[str]) -> list[str]:
 
 
 def summary_rows(spec: SweepSpec, df: pd.DataFrame) -> tuple[list[str], list[list[str]]]:
-    """Per grid point and flow: goodput mean and std over the seeds, runs done / failed."""
-    header = [*spec.keys, "flow", "runs", "goodput Mbps", "std", "failed"]
+    """Per grid point and flow: goodput mean and std over the seeds, with a metered device the
+    mean energy per bit (what seed 002's ratio sweeps compare), runs done / failed."""
+    metered = "nj_per_bit" in df and pd.to_numeric(df["nj_per_bit"], errors="coerce").notna().any()
+    header = [*spec.keys, "flow", "runs", "goodput Mbps", "std", *(["nJ/bit"] if metered else []), "failed"]
     out = []
     for pi, values in enumerate(spec.points):
         sel = df[df["point"] == pi]
@@ -81,20 +83,25 @@ def summary_rows(spec: SweepSpec, df: pd.DataFrame) -> tuple[list[str], list[lis
         flows = list(dict.fromkeys(ok["flow"])) if "flow" in ok else []
         cells = [str(_cell(v)) for _, v in values]
         if not flows:
-            out.append([*cells, "-", "0", "-", "-", str(failed)])
+            out.append([*cells, "-", "0", "-", "-", *(["-"] if metered else []), str(failed)])
             continue
         for f in flows:
             g = ok[ok["flow"] == f]
             x = pd.to_numeric(g["goodput_mbps"], errors="coerce").dropna()
             m, sd = x.mean(), (x.std() if len(x) > 1 else 0.0)
-            out.append([*cells, str(f), str(len(g)), f"{m:.1f}", f"{sd:.1f}", str(failed)])
+            energy = []
+            if metered:
+                nj = pd.to_numeric(g["nj_per_bit"], errors="coerce").dropna()
+                energy = [f"{nj.mean():.2f}" if len(nj) else "-"]
+            out.append([*cells, str(f), str(len(g)), f"{m:.1f}", f"{sd:.1f}", *energy, str(failed)])
     return header, out
 
 
 def format_rows(header: list[str], rows: list[list[str]]) -> str:
     from ..table import align
 
-    return align(header, rows, len(header) - 4)  # runs, goodput, std, failed are numbers
+    # The grid's keys and the flow are text; runs, goodput, std, nJ/bit and failed are numbers.
+    return align(header, rows, len(header) - (5 if "nJ/bit" in header else 4))
 
 
 def write(spec: SweepSpec, df: pd.DataFrame, out: Path, meta: dict[str, Any]) -> None:

@@ -37,7 +37,7 @@ pub use per::per_for_len;
 use super::arf::Arf;
 use super::radio::{MacTiming, RadioPhy};
 use super::reorder::Reorder;
-use crate::energy::RadioMeter;
+use crate::energy::{RadioMeter, StateTimes};
 use crate::engine::RngStream;
 use crate::packet::{Kind, Packet};
 use crate::time::Time;
@@ -295,18 +295,61 @@ impl Medium {
     /// when it is the client's, its Block Ack when the TXOP is the AP's (energy.rs `tx_on_mw`).
     fn count_busy(&mut self, t: &Txop, end: Time) {
         self.stats.busy_ns[t.from] += (end - t.start).ns();
+        if self.meter.is_some() {
+            let (tx, on) = self.meter_mode(t);
+            if let Some(m) = self.meter.as_mut() {
+                m.busy(t.start, end, tx, on);
+            }
+        }
+    }
+
+    /// A TXOP's mode for the client's meter (transmit: the client's data or the AP's ACKs for
+    /// it), and the client's own PPDU time in it.
+    fn meter_mode(&self, t: &Txop) -> (bool, u64) {
+        let data = self.st[t.from].queue.iter().take(t.n).any(|f| f.p.kind != Kind::Ack);
+        let on = match (t.collide, t.from == STA) {
+            // A collision: the client's own PPDU went out (nothing with RTS/CTS: only its
+            // RTS, not counted), and no Block Ack.
+            (true, _) if self.mac.protection_ns > 0 => 0,
+            (true, true) => t.ppdu_ns,
+            (true, false) => t.ppdu2_ns,
+            (false, true) => t.ppdu_ns,
+            (false, false) => self.mac.ack_ns,
+        };
+        ((t.from == STA) == data, on)
+    }
+
+    /// The TXOP on the air at `now` as the meter will count it when it ends: its start, its
+    /// mode, and the client's airtime so far (the TXOP's share of it pro rata: where in the
+    /// TXOP its PPDU falls is not tracked; the reading after the TXOP is exact).
+    fn open_txop(&self, now: Time) -> Option<(Time, bool, u64)> {
+        let t = self.busy.filter(|t| t.from != OTHERS && t.start < now)?;
+        let (tx, on) = self.meter_mode(&t);
+        let (done, len) = ((now.min(t.end) - t.start).ns(), (t.end - t.start).ns().max(1));
+        Some((t.start, tx, (on as u128 * done as u128 / len as u128) as u64))
+    }
+
+    /// The client radio's state times at `now`, a TXOP still on the air counted up to `now`
+    /// (energy.rs `RadioMeter::times_with_open`); None if the radio is not metered.
+    pub fn meter_times_at(&self, now: Time) -> Option<StateTimes> {
+        let m = self.meter.as_ref()?;
+        Some(m.times_with_open(now, self.open_txop(now)))
+    }
+
+    /// The client's radio leaves its channel for a scan's dwell (`off`) or comes back
+    /// (energy.rs `RadioMeter::off_channel`); nothing if it is not metered.
+    pub fn meter_off_channel(&mut self, now: Time, off: bool) {
         if let Some(m) = self.meter.as_mut() {
-            let data = self.st[t.from].queue.iter().take(t.n).any(|f| f.p.kind != Kind::Ack);
-            let on = match (t.collide, t.from == STA) {
-                // A collision: the client's own PPDU went out (nothing with RTS/CTS: only its
-                // RTS, not counted), and no Block Ack.
-                (true, _) if self.mac.protection_ns > 0 => 0,
-                (true, true) => t.ppdu_ns,
-                (true, false) => t.ppdu2_ns,
-                (false, true) => t.ppdu_ns,
-                (false, false) => self.mac.ack_ns,
-            };
-            m.busy(t.start, end, (t.from == STA) == data, on);
+            m.off_channel(now, off);
+        }
+    }
+
+    /// The start of a receive-mode TXOP on the air at `now`, for the client host's meter.
+    pub fn open_rx_start(&self, now: Time) -> Option<Time> {
+        let m = self.meter.as_ref()?;
+        match self.open_txop(now)? {
+            (start, false, _) => Some(m.open_start(start)),
+            _ => None,
         }
     }
 

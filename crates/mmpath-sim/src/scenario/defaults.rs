@@ -30,10 +30,15 @@ impl Scenario {
                 if p.device.is_none() {
                     p.device = Some(crate::link::device::default_for(p.technology).name.to_string());
                 }
-                // "rog-phone-2" names the phone; each band has its own preset.
+                // "rog-phone-2" names the phone; each of its bands has its own preset. It has no
+                // 11n one: the name stays, and validation says it is not an 11n device (rather
+                // than blaming "rog-phone-2-11ac", which the user did not write).
                 if p.device.as_deref() == Some("rog-phone-2") {
-                    let band = if p.technology == Technology::Dot11ad { "11ad" } else { "11ac" };
-                    p.device = Some(format!("rog-phone-2-{band}"));
+                    match p.technology {
+                        Technology::Dot11ad => p.device = Some("rog-phone-2-11ad".into()),
+                        Technology::Dot11ac => p.device = Some("rog-phone-2-11ac".into()),
+                        _ => {}
+                    }
                 }
                 if matches!(p.technology, Technology::Dot11ac | Technology::Dot11n) {
                     let ac = p.technology == Technology::Dot11ac;
@@ -188,5 +193,15 @@ mod tests {
             Scenario::from_json(r#"{"path":[{"technology":"11ac","device":"rog-phone-2"}],"flow":[{"kind":"tcp"}]}"#)
                 .unwrap();
         assert!(s.to_json().contains(r#""rmem_max_bytes":4194304"#), "{}", s.to_json());
+    }
+
+    /// The phone has no 11n radio: the error names what the user wrote.
+    #[test]
+    fn the_phone_on_11n_is_refused_by_its_own_name() {
+        let e =
+            Scenario::from_json(r#"{"path":[{"technology":"11n","device":"rog-phone-2"}],"flow":[{"kind":"tcp"}]}"#)
+                .unwrap_err()
+                .to_string();
+        assert!(e.starts_with(r#"path.0.device: unknown 11n device "rog-phone-2""#), "{e}");
     }
 }

@@ -389,6 +389,33 @@ impl Scenario {
                 format!("the energy scheduler bundles exactly two paths (11ad first, then 11ac) (got {})", paths.len()),
             ));
         }
+        if fl.scheduler == Some(SchedName::Energy) {
+            // Its choices take subflow 0 for the 11ad interface and subflow 1 for the 11ac one
+            // (which is cheaper to receive or send on, seed 002 Fig. 9): any other pair would be
+            // scheduled silently on the wrong premises.
+            for (j, want) in [Technology::Dot11ad, Technology::Dot11ac].into_iter().enumerate() {
+                let Some(p) = self.path.iter().find(|p| p.name.as_deref() == Some(paths[j].as_str())) else {
+                    continue;
+                };
+                if p.technology != want {
+                    let tech = |t: Technology| match t {
+                        Technology::Wired => "wired",
+                        Technology::Dot11ad => "11ad",
+                        Technology::Dot11ac => "11ac",
+                        Technology::Dot11n => "11n",
+                    };
+                    return Err(err(
+                        format!("flow.{i}.paths.{j}"),
+                        format!(
+                            "the energy scheduler bundles an 11ad path first, then an 11ac one: {:?} is {} (paths: {})",
+                            paths[j],
+                            tech(p.technology),
+                            paths.join(", ")
+                        ),
+                    ));
+                }
+            }
+        }
         if let Some(m) = &fl.max_rates_mbps {
             if fl.scheduler != Some(SchedName::Energy) {
                 return Err(err(f("max_rates_mbps"), "only scheduler = \"energy\" takes max_rates_mbps"));
@@ -666,6 +693,14 @@ mod tests {
         assert!(m.starts_with("flow.0.max_rates_mbps.1"), "{m}");
         let m = fails(&phone("").replace(r#""paths":["ad","ac"]"#, r#""paths":["ad"]"#));
         assert!(m.starts_with("flow.0.paths: the energy scheduler bundles exactly two paths"), "{m}");
+        // 11ad first, then 11ac: swapped, or a wired / 11n path, was scheduled as if it were the
+        // other radio.
+        let m = fails(&phone("").replace(r#""paths":["ad","ac"]"#, r#""paths":["ac","ad"]"#));
+        assert!(m.starts_with("flow.0.paths.0: the energy scheduler bundles an 11ad path first"), "{m}");
+        assert!(m.contains(r#""ac" is 11ac"#), "{m}");
+        let wired = r#"{"path":[{"name":"ad","technology":"11ad","device":"rog-phone-2"},{"name":"w","rate_mbps":600}],"flow":[{"kind":"mptcp","paths":["ad","w"],"scheduler":"energy"}]}"#;
+        let m = fails(wired);
+        assert!(m.starts_with("flow.0.paths.1: the energy scheduler") && m.contains(r#""w" is wired"#), "{m}");
     }
 
     /// An address mesh needs a multihomed server, at most 8 subflows, a scheduler that does not

@@ -86,13 +86,22 @@ impl Simulation {
     /// association stays: neither the endpoints nor the MPTCP schedulers see a link event; they
     /// heard of the scan as a whole (LinkEvent::ScanStart / ScanEnd).
     fn set_path_on_channel(&mut self, now: Time, pi: u16, on: bool) {
-        if !matches!(self.paths[pi as usize].hops[0], Hop::Air(..)) {
+        let Hop::Air(m, _) = self.paths[pi as usize].hops[0] else {
             return;
+        };
+        // The client's radio meter: awake while it listens off channel (energy.rs
+        // `RadioMeter::off_channel`); back before anything can go on the air again.
+        if on {
+            self.media[m as usize].meter_off_channel(now, false);
         }
         // Back on a channel whose link is lost (blockage) carries nothing either.
         if on && !self.paths[pi as usize].radio.as_ref().is_none_or(|r| r.channel.link_up()) {
             return;
         }
         self.switch_path(now, pi, on);
+        // Off after the TXOP the departure cut short was counted.
+        if !on {
+            self.media[m as usize].meter_off_channel(now, true);
+        }
     }
 }
