@@ -374,7 +374,7 @@ impl TcpReceiver {
     /// tcp_recvmsg ends in tcp_cleanup_rbuf. A single-path flow's receiver; an MPTCP
     /// subflow's reads happen at the connection (sim/mptcp/packets.rs).
     pub fn on_read(&mut self, now: Time, copied: u64, out: &mut Vec<Packet>) -> bool {
-        let empty = self.ooo_bytes == 0;
+        let empty = self.nothing_held();
         self.cleanup_rbuf(now, copied, empty, out)
     }
 
