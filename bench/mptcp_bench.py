@@ -5,13 +5,21 @@ the single-path reference (the bundled `ns3-reference` scenario, CUBIC, MTU 7912
 run on this machine. Reports wall seconds and the ratio; target: the MPTCP run under 2 s. Timings
 are never asserted in tests.
 
-    .venv/bin/python bench/mptcp_bench.py [--repeat 3] [--update-readme]
+Wall times on this shared machine move by tens of percent from day to day with the same binary
+(the single-path case took 0.41 s on 2026-11-22 and 0.74 s on 2026-11-23), so `--instructions S`
+also counts the instructions each case executes over its first S simulated seconds under
+valgrind's callgrind (Debian package valgrind): a measure of the code's cost that the machine's
+load does not move, to tell a slower day from a slower commit.
+
+    .venv/bin/python bench/mptcp_bench.py [--repeat 3] [--instructions 3] [--update-readme]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -46,11 +54,36 @@ def run(exe: Path, scenario_json: str, seed: int) -> dict:
     return json.loads(out[out.index("{"):out.rindex("}") + 1])
 
 
+def instructions(exe: Path, scenario_json: str, seed: int, sim_s: float) -> int:
+    """Instructions executed (callgrind's Ir) by one run of `sim_s` simulated seconds, set-up and
+    summary included (both are small next to the run)."""
+    sc = json.loads(scenario_json)
+    sc["duration_s"] = sim_s
+    for fl in sc.get("flow", []):
+        if (fl.get("stop_s") or 0) > sim_s:
+            fl["stop_s"] = sim_s
+    f = BENCH / "results" / "mptcp-bench-instructions.json"
+    f.parent.mkdir(exist_ok=True)
+    f.write_text(json.dumps(sc))
+    r = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", str(exe), str(f), str(seed)],
+                       capture_output=True, text=True, check=True)
+    m = re.search(r"Collected\s*:\s*(\d+)", r.stderr)
+    if not m:
+        raise SystemExit(f"mptcp_bench: no instruction count in valgrind's output:\n{r.stderr[-2000:]}")
+    return int(m.group(1))
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repeat", type=int, default=3, help="runs per case; the median wall time is reported")
+    ap.add_argument("--instructions", type=float, metavar="S", default=0.0,
+                    help="also count each case's instructions over S simulated seconds (valgrind)")
     ap.add_argument("--update-readme", action="store_true", help="rewrite the section in bench/README.md")
     args = ap.parse_args(argv)
+    if args.instructions < 0:
+        ap.error("--instructions must be a positive number of simulated seconds")
+    if args.instructions and not shutil.which("valgrind"):
+        ap.error("--instructions needs valgrind (apt-get install -y valgrind)")
     sys.path.insert(0, str(REPO / "python"))
     from mmpath.scenario import load_scenario
 
@@ -62,14 +95,19 @@ def main(argv: list[str] | None = None) -> int:
         wall = statistics.median(r["wall_s"] for r in runs)
         rows.append({"case": label, "wall_s": wall, "events": runs[0]["events"],
                      "goodput_mbps": runs[0]["flows"][0]["goodput_mbps"]})
+        if args.instructions:
+            rows[-1]["ginstr_per_sim_s"] = instructions(exe, sc.json, sc.seed, args.instructions) / args.instructions / 1e9
         print(f"{label}: {wall:.3f} s wall, {runs[0]['events']:,} events, "
               f"{rows[-1]['goodput_mbps']:.1f} Mbit/s", file=sys.stderr)
     ref = rows[0]["wall_s"]
-    lines = ["| case (60 s simulated) | wall s | vs single path | events | Mevents/s | goodput Mbit/s |",
-             "|---|---:|---:|---:|---:|---:|"]
+    extra = args.instructions > 0
+    lines = ["| case (60 s simulated) | wall s | vs single path | events | Mevents/s | goodput Mbit/s |"
+             + (f" G instructions / sim s (first {args.instructions:g} s) |" if extra else ""),
+             "|---|---:|---:|---:|---:|---:|" + ("---:|" if extra else "")]
     for r in rows:
         lines.append(f"| {r['case']} | {r['wall_s']:.3f} | {r['wall_s'] / ref:.2f}x | {r['events']:,} | "
-                     f"{r['events'] / r['wall_s'] / 1e6:.1f} | {r['goodput_mbps']:.1f} |")
+                     f"{r['events'] / r['wall_s'] / 1e6:.1f} | {r['goodput_mbps']:.1f} |"
+                     + (f" {r['ginstr_per_sim_s']:.3f} |" if extra else ""))
     table = "\n".join(lines)
     print(table)
     if args.update_readme:

@@ -160,18 +160,38 @@ pub const fn pad4(x: u32) -> u32 {
 /// plain MSDU (header + LLC/SNAP + packet + FCS); two or more are an A-MSDU, each subframe
 /// (14-octet header + LLC/SNAP + packet) padded to 4 octets except the last.
 pub fn mpdu_len(sizes: impl IntoIterator<Item = u32>) -> u32 {
-    let (mut k, mut body, mut first) = (0u32, 0u32, 0u32);
+    let mut m = MpduBuilder::default();
     for s in sizes {
-        if k == 0 {
-            first = s;
-        }
-        body = pad4(body) + AMSDU_SUBFRAME_HEADER_BYTES + LLC_SNAP_BYTES + s;
-        k += 1;
+        m = m.with(s);
     }
-    match k {
-        0 => 0,
-        1 => MAC_HEADER_BYTES + LLC_SNAP_BYTES + first + FCS_BYTES,
-        _ => MAC_HEADER_BYTES + body + FCS_BYTES,
+    m.len()
+}
+
+/// An MPDU being filled one IP packet at a time: `mpdu_len` of the packets so far, without
+/// summing them again for each packet added (the aggregation loop asks after every one).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct MpduBuilder {
+    msdus: u32,
+    /// A-MSDU subframes so far, the last one unpadded.
+    body: u32,
+    first: u32,
+}
+
+impl MpduBuilder {
+    /// The same MPDU with one more packet of `s` octets.
+    pub const fn with(self, s: u32) -> Self {
+        let first = if self.msdus == 0 { s } else { self.first };
+        let body = pad4(self.body) + AMSDU_SUBFRAME_HEADER_BYTES + LLC_SNAP_BYTES + s;
+        MpduBuilder { msdus: self.msdus + 1, body, first }
+    }
+
+    /// Its length from MAC header to FCS (0 when empty).
+    pub const fn len(&self) -> u32 {
+        match self.msdus {
+            0 => 0,
+            1 => MAC_HEADER_BYTES + LLC_SNAP_BYTES + self.first + FCS_BYTES,
+            _ => MAC_HEADER_BYTES + self.body + FCS_BYTES,
+        }
     }
 }
 

@@ -5,7 +5,7 @@
 //! 802.11-2016 9.3.2.2.2 A-MSDU subframes, 9.7.1 A-MPDU delimiters and padding).
 
 use super::{Medium, NO_MPDU};
-use crate::link::radio::{ampdu_append, mpdu_len};
+use crate::link::radio::{ampdu_append, MpduBuilder};
 use crate::time::Time;
 
 /// MCS indices `psdu_cap` caches (every table here is below it: DMG 0-31, HT 0-31, VHT 0-9).
@@ -53,26 +53,28 @@ impl Medium {
     /// prepared them by `now`.
     pub(super) fn mpdu_at(&self, from: usize, i: usize, now: Time) -> (usize, u32) {
         let q = &self.st[from].queue;
-        let head = q[i];
+        let head = &q[i];
+        let mut mpdu = MpduBuilder::default().with(head.p.size_bytes);
         let mut k = 1usize;
-        if head.mpdu != NO_MPDU {
-            while i + k < q.len() && q[i + k].mpdu == head.mpdu {
-                k += 1;
-            }
-        } else {
-            while (k as u32) < self.mac.amsdu_msdus
-                && i + k < q.len()
-                && q[i + k].mpdu == NO_MPDU
-                && q[i + k].ready <= now
-            {
-                let next = mpdu_len(q.range(i..=i + k).map(|f| f.p.size_bytes));
-                if next > self.mac.max_amsdu_bytes {
+        // One pass over the frames behind the head (a VecDeque range walks its two slices
+        // without re-indexing), growing the MPDU's length as it goes.
+        for f in q.range(i + 1..) {
+            if head.mpdu != NO_MPDU {
+                if f.mpdu != head.mpdu {
                     break;
                 }
-                k += 1;
+            } else {
+                if k as u32 >= self.mac.amsdu_msdus || f.mpdu != NO_MPDU || f.ready > now {
+                    break;
+                }
+                if mpdu.with(f.p.size_bytes).len() > self.mac.max_amsdu_bytes {
+                    break;
+                }
             }
+            mpdu = mpdu.with(f.p.size_bytes);
+            k += 1;
         }
-        (k, mpdu_len(q.range(i..i + k).map(|f| f.p.size_bytes)))
+        (k, mpdu.len())
     }
 
     /// Builds the aggregate at the head of `from`'s queue, marking which MSDUs share an MPDU:
