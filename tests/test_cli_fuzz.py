@@ -365,6 +365,24 @@ def test_run_set_non_finite_numbers(no_sim, tmp_path, value, fragment):
     assert fragment in err, err
 
 
+@pytest.mark.parametrize("scenario, key, value, fragment", [
+    ("11ad-radio", "path.0.gro", "nan", "path.0.gro: must be true or false (got nan) (from --set path.0.gro)"),
+    ("11ad-radio", "path.0.gro", "inf", "path.0.gro: must be true or false (got inf)"),
+    ("11ad-bulk", "flow.0.tcp.pacing", "-inf", "flow.0.tcp.pacing: must be true or false (got -inf)"),
+    ("11ad-bulk", "flow.0.cc", "nan", "flow.0.cc: must be one of `reno`, `cubic`, `vegas`, `bbr` (got nan)"),
+    ("11ad-radio", "path.0.mcs", "inf", "path.0.mcs: must be an integer from 0 to 255 (got inf)"),
+    ("11ad-bulk", "path.0.rate_mbps", "-inf", "path.0.rate_mbps: must be a finite number (got -inf)"),
+])
+def test_run_set_non_finite_says_what_the_field_takes(no_sim, tmp_path, scenario, key, value, fragment):
+    # `--set path.0.gro=nan` was "must be a finite number (got NaN or an infinity)" for a field
+    # that takes true or false.
+    out = fresh(tmp_path)
+    argv = ["run", scenario, "--set", f"{key}={value}", "--out", out]
+    rc, err = call(argv)
+    check_rejected(rc, err, out, argv)
+    assert fragment in err, err
+
+
 @pytest.mark.parametrize("key, value, fragment", [
     ("flow.0.stop_s", "1e300", "flow.0.stop_s: must be at most 86400 s, one day (got 1e300)"),
     ("path.0.schedule", "[{t_s=86400.5, up=false}]", "path.0.schedule.0.t_s: must be at most 86400 s, one day"),

@@ -9,6 +9,7 @@ import json
 import pytest
 
 import mmpath
+import mmpath.compare
 from mmpath.cli import main
 
 # The phone's powers, mW (crates/mmpath-sim/src/energy.rs; docs/models.md "Energy").
@@ -216,3 +217,24 @@ def test_emulator_variant_takes_a_set_that_only_the_variant_allows():
 
     sc = pick_variant("scan", ["flow.0.ratio=60"], variant="fixedratio")
     assert sc.config["flow"][0]["ratio"] == 60
+
+
+def test_compare_table_energy_and_energy_per_bit_share_one_basis():
+    """The variant table's `energy J` is the whole run's (both radios and the host); its `nJ/bit`
+    was the first flow's (only the radios that flow may use, over its bits): two bases in one
+    row. Both are now the whole run's: all joules over all flows' delivered bits (the summary's
+    energy.nj_per_bit)."""
+    sc = {**_phone(kind="tcp", path="11ad"), "duration_s": 0.5,
+          "flow": [{"name": "a", "kind": "tcp", "path": "11ad"}, {"name": "b", "kind": "tcp", "path": "11ac"}],
+          "variant": [{"name": "both", "set": {}},
+                      {"name": "ad-alone", "set": {"flow.1.kind": "udp", "flow.1.rate_mbps": 1.0}}]}
+    cmp = mmpath.compare.compare(sc)
+    for name, res in cmp.results.items():
+        row = cmp.table.set_index("variant").loc[name]
+        e = res.summary["energy"]
+        bits = 8 * sum(f["bytes_delivered"] for f in res.summary["flows"])
+        assert row["energy_J"] == e["total_j"]
+        assert row["nJ_per_bit"] == pytest.approx(e["total_j"] / bits * 1e9, rel=1e-12)
+        assert row["nJ_per_bit"] == e["nj_per_bit"]
+        # The first flow's own figure is another basis (its radio only, its bits only).
+        assert res.summary["flows"][0]["nj_per_bit"] != pytest.approx(e["nj_per_bit"], rel=1e-3)

@@ -246,3 +246,54 @@ def test_emulated_rows_are_the_emulations_own_numbers(monkeypatch):
     assert t["path_11ad_mbps"].eq(99.0).all() and t["kernel"].eq("test").all()
     assert t["delay_late_max_ms"].eq(0.3).all()
     assert abs(t["delay_late_mean_ms"].iloc[0] - (20 * 10 + 40 * 30) / 40 / 1e3) < 1e-12
+
+
+def test_trace_paths_in_a_sweep_file_are_taken_from_its_folder(tmp_path, monkeypatch):
+    """A trace file a sweep names ([grid], [set], or an inline scenario) is found from the sweep
+    file's folder, as a scenario's own trace is from the scenario file's (it was taken from the
+    current directory, so the same sweep worked or failed depending on where it was started)."""
+    study = tmp_path / "study"
+    (study / "traces").mkdir(parents=True)
+    for name, mbps in (("slow.csv", 100), ("fast.csv", 400)):
+        (study / "traces" / name).write_text(f"t_s,rate_mbps\n0,{mbps}\n")
+    _write(study, """scenario = "11ad-bulk"
+seeds = [1]
+[set]
+duration_s = 0.3
+[grid]
+"path.0.trace.file" = ["traces/slow.csv", "traces/fast.csv"]
+""", "grid.toml")
+    _write(study, """scenario = "11ad-bulk"
+seeds = [1]
+[set]
+duration_s = 0.3
+"path.0.trace" = { file = "traces/slow.csv" }
+[grid]
+"flow.0.cc" = ["cubic"]
+""", "set.toml")
+    _write(study, """seeds = [1]
+[scenario]
+duration_s = 0.3
+path = [{ name = "p", rate_mbps = 1000, trace = { file = "traces/fast.csv" } }]
+flow = [{ name = "f" }]
+[grid]
+"flow.0.cc" = ["cubic"]
+""", "inline.toml")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    spec = mmpath.sweep.load_sweep(study / "grid.toml")
+    files = [r.scenario.config["path"][0]["trace"]["file"] for r in spec.runs]
+    assert files == [str(study / "traces" / "slow.csv"), str(study / "traces" / "fast.csv")]
+    # Given by a relative path, the same absolute files (a Dask worker may start elsewhere).
+    rel = mmpath.sweep.load_sweep("../study/grid.toml")
+    assert [r.scenario.config["path"][0]["trace"]["file"] for r in rel.runs] == files
+    # The table's grid column keeps the values as written.
+    assert [dict(p)["path.0.trace.file"] for p in spec.points] == ["traces/slow.csv", "traces/fast.csv"]
+    res = mmpath.sweep.run(study / "grid.toml", workers=1)
+    g = res.table["goodput_mbps"].tolist()
+    assert res.ok and g[0] < 100 < g[1] < 400, g
+    one = mmpath.sweep.load_sweep(study / "set.toml").runs[0].scenario.config
+    assert one["path"][0]["trace"]["file"] == str(study / "traces" / "slow.csv")
+    inline = mmpath.sweep.load_sweep(study / "inline.toml").runs[0].scenario.config
+    assert inline["path"][0]["trace"]["file"] == str(study / "traces" / "fast.csv")

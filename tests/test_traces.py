@@ -74,3 +74,27 @@ def test_a_variants_trace_file_is_found_next_to_the_scenario(tmp_path, monkeypat
                         "--set", "path.0.trace.file=slow.csv", "--out", str(tmp_path / "o2")],
                        capture_output=True, text=True)
     assert p.returncode == 2 and str(tmp_path / "slow.csv") not in p.stderr and "slow.csv" in p.stderr, p.stderr
+
+
+def test_an_rssi_only_trace_replays_on_a_radio_path_and_round_trips(tmp_path):
+    # A radio path replays RSSI alone (rate adaptation follows it, docs/scenario.md), but a CSV
+    # trace with only `t_s,rssi_dbm` was refused: "the header needs at least one of the columns
+    # rate_mbps, mcs, link_up".
+    (tmp_path / "rssi.csv").write_text("t_s,rssi_dbm\n0,-50\n0.3,-72\n0.6,\n")
+    f = tmp_path / "rssi.toml"
+    f.write_text('duration_s = 0.6\n[[path]]\nname = "ad"\ntechnology = "11ad"\ndevice = "panasonic-wigig"\n'
+                 'trace = { file = "rssi.csv", loop = false }\n[[flow]]\nname = "f"\n')
+    res = mmpath.run(f)
+    assert res.ok
+    tl = res.timeline[res.timeline["path"] == "ad"]
+    assert set(tl["rssi_dbm"].dropna()) >= {-50.0, -72.0}
+    early, late = tl[tl["t_s"] < 0.25]["mcs"].dropna(), tl[tl["t_s"] > 0.35]["mcs"].dropna()
+    assert early.min() > late.max(), "a weaker signal lowers the MCS ideal rate adaptation picks"
+    # The analyzer reads it with the core's parser too.
+    a = mmpath.analyze([f"trace:{tmp_path / 'rssi.csv'}"])
+    assert list(a.timeline["rssi_dbm"].dropna()) == [-50.0, -72.0, -72.0]
+    # The run's record (every column) reads back as the same RSSI steps.
+    rec = tmp_path / "channel-ad.csv"
+    rec.write_text(res.channel["ad"])
+    back = mmpath.analyze([f"trace:{rec}"]).timeline
+    assert {-50.0, -72.0} <= set(back["rssi_dbm"].dropna())

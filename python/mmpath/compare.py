@@ -109,11 +109,14 @@ def _row(name: str, res: Result) -> dict[str, Any]:
     row["resaturation_s"] = _resaturation_s(f)
     rtt = f.get("rtt_ms") or {}
     row["rtt_mean_ms"] = float(rtt["mean"]) if rtt.get("mean") is not None else float("nan")
+    # Both on the whole run's basis: every metered radio's and the host's joules, and those over
+    # all flows' delivered bits (summary energy.nj_per_bit), not the first flow's own figure
+    # (only the radios it may use, over its bits), which would mix two bases in one row.
     energy = res.summary.get("energy") or {}
     if energy.get("total_j") is not None:
         row["energy_J"] = float(energy["total_j"])
-        if f.get("nj_per_bit") is not None:
-            row["nJ_per_bit"] = float(f["nj_per_bit"])
+        nj = energy.get("nj_per_bit")
+        row["nJ_per_bit"] = float(nj) if nj is not None else float("nan")  # nothing delivered
     return row
 
 

@@ -105,7 +105,7 @@ def read_scenario_file(spec: str | os.PathLike) -> tuple[dict[str, Any], str]:
             raise ScenarioError(f"{text_spec}: cannot read scenario file: {e}") from None
         doc = _parse_toml(text, text_spec)
         doc.setdefault("name", path.stem)
-        _resolve_trace_files(doc, path.resolve().parent)
+        resolve_trace_files(doc, path.resolve().parent)
         return doc, text_spec
     # A bare name ("default", "blockage") selects a bundled scenario; anything that looks like a
     # path (has a separator or a .toml suffix) must exist as a file.
@@ -116,12 +116,12 @@ def read_scenario_file(spec: str | os.PathLike) -> tuple[dict[str, Any], str]:
         source = f"{entry.name} (bundled)"
         doc = _parse_toml(entry.read_text(encoding="utf-8"), source)
         doc.setdefault("name", text_spec)
-        _resolve_trace_files(doc, Path(str(entry)).parent)
+        resolve_trace_files(doc, Path(str(entry)).parent)
         return doc, source
     raise _not_found(text_spec)
 
 
-def _resolve_trace_files(doc: dict[str, Any], base: Path) -> None:
+def resolve_trace_files(doc: dict[str, Any], base: Path) -> None:
     """Make `path.N.trace.file` absolute, relative to the scenario file's folder, so a scenario
     and its traces move together and the core (which reads the file) needs no working dir. The
     same for the trace files a `[[variant]]`'s `set` names: they are written in the scenario file
@@ -138,17 +138,26 @@ def _resolve_trace_files(doc: dict[str, Any], base: Path) -> None:
         if not isinstance(sets, dict):
             continue
         for key, value in sets.items():
-            parts = str(key).split(".")
-            if len(parts) == 4 and parts[0] == "path" and parts[2:] == ["trace", "file"]:
-                sets[key] = _from(base, value)
-            elif len(parts) == 3 and parts[0] == "path" and parts[2] == "trace" and isinstance(value, dict):
-                if "file" in value:
-                    value["file"] = _from(base, value["file"])
-            elif len(parts) == 2 and parts[0] == "path":
-                _resolve_path_entry(value, base)
-            elif parts == ["path"] and isinstance(value, list):
-                for p in value:
-                    _resolve_path_entry(p, base)
+            sets[key] = resolve_override_files(str(key), value, base)
+
+
+def resolve_override_files(key: str, value: Any, base: Path) -> Any:
+    """The value of override `key` with any trace file it names taken from `base` (the folder
+    of the file the override is written in: a `[[variant]]`'s `set`, a sweep's `[set]` or
+    `[grid]`): `path.N.trace.file`, or a `path.N.trace`, `path.N` or `path` table holding one.
+    Tables are changed in place; the value is returned for the `file` key itself."""
+    parts = key.split(".")
+    if len(parts) == 4 and parts[0] == "path" and parts[2:] == ["trace", "file"]:
+        return _from(base, value)
+    if len(parts) == 3 and parts[0] == "path" and parts[2] == "trace" and isinstance(value, dict):
+        if "file" in value:
+            value["file"] = _from(base, value["file"])
+    elif len(parts) == 2 and parts[0] == "path":
+        _resolve_path_entry(value, base)
+    elif parts == ["path"] and isinstance(value, list):
+        for p in value:
+            _resolve_path_entry(p, base)
+    return value
 
 
 def _resolve_path_entry(p: Any, base: Path) -> None:

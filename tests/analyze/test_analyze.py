@@ -620,3 +620,20 @@ def test_analysis_plot_names_subflows_by_path_and_keeps_their_colour(tmp_path):
     assert labels[("download", -1)] == "download"
     colours = [v[1] for v in style.values()]
     assert len(set(colours)) == len(colours)
+
+
+@pytest.mark.parametrize("name, text, where", [
+    ("trace:bad.csv", "t_s,rate_mbps\n0,1\n0.5,fast\n", "bad.csv:3: column rate_mbps"),
+    ("wil6210:w.csv", "time_ms,mcs,status\n0,8,connected\n10,40,connected\n", "w.csv:3: column mcs"),
+    ("ss:ss.log", "\nESTAB 0 0 10.0.0.1:5201 10.0.0.2:4000 cubic\n", "ss.log:2: socket line before"),
+    ("iw:iw.log", "Station 04:ce:14:0a:31:4d (on wlan0)\n", "iw.log:1: station data before"),
+    ("iperf3:r.json", '{"start": {},\n "intervals": [,]}', "r.json:2: invalid JSON at column 16"),
+])
+def test_errors_name_the_line_as_the_simulator_does(run_cli, tmp_path, name, text, where):
+    """FILE:N: what, as the scenario and trace readers say it (the analyzer wrote `FILE: line N:`)."""
+    kind, _, fname = name.partition(":")
+    (tmp_path / fname).write_text(text)
+    rc, _, err = run_cli("analyze", f"{kind}:{tmp_path / fname}", "--out", tmp_path / "o")
+    assert rc == 2
+    assert_one_line_error(err, f"{tmp_path}/{where}")
+    assert ": line " not in err and " at line " not in err, err

@@ -11,8 +11,9 @@ KINDS_HELP = ("iperf3 -J JSON, pcap/pcapng, `ss -tinO` log, `iw dev IF station d
 class AnalyzeInputError(MmpathError, ValueError):
     """An input file the analyzer cannot read (exit status 2 in the CLI)."""
 
-    def __init__(self, path, problem: str, allowed: str | None = None):
-        msg = f"{path}: {problem}"
+    def __init__(self, path, problem: str, allowed: str | None = None, line: int | None = None):
+        # FILE:N: for a line of the file, as the scenario and trace readers write it.
+        msg = f"{path}:{line}: {problem}" if line is not None else f"{path}: {problem}"
         if allowed:
             msg += f" (allowed: {allowed})"
         super().__init__(" ".join(msg.split()))

@@ -45,8 +45,8 @@ def _load(path: Path):
         obj = json.loads(text)
     except json.JSONDecodeError as e:
         hint = " (the file ends early: was iperf3 interrupted?)" if e.pos >= len(text.rstrip()) - 1 else ""
-        raise AnalyzeInputError(path, f"invalid JSON at line {e.lineno} column {e.colno}: {e.msg}{hint}",
-                                ALLOWED) from None
+        raise AnalyzeInputError(path, f"invalid JSON at column {e.colno}: {e.msg}{hint}",
+                                ALLOWED, line=e.lineno) from None
     return obj
 
 

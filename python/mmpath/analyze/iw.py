@@ -77,7 +77,7 @@ def read(path) -> Source:
             sm = _STA.match(s)
             if sm or s.startswith("Not connected"):
                 if t is None:
-                    raise AnalyzeInputError(path, f"line {lineno}: station data before any timestamp line", ALLOWED)
+                    raise AnalyzeInputError(path, "station data before any timestamp line", ALLOWED, line=lineno)
                 if sm:
                     if cur is not None and cur.get("station") == sm.group(2).lower():
                         continue  # `link` after `station dump` for the same station: merge

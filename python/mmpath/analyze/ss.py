@@ -164,7 +164,7 @@ def read(path) -> Source:
                     r["t"] = t
                     rows.append(r)
             if t is None:
-                raise AnalyzeInputError(path, f"line {lineno}: socket line before any timestamp line", ALLOWED)
+                raise AnalyzeInputError(path, "socket line before any timestamp line", ALLOWED, line=lineno)
             pending = line
         if pending is not None:
             r = parse_socket(pending)

@@ -44,12 +44,13 @@ def read(path) -> Source:
     try:
         cols = _core.parse_csv_trace(text, str(path))
     except ValueError as e:
-        # The core's message already names the file and line: FILE:LINE: what (allowed: ...).
+        # The core's message already names the file and line: FILE:LINE: what (allowed: ...);
+        # kept in that form, the analyzer's own (errors.py).
         msg = str(e)
         prefix = f"{path}:"
         msg = msg[len(prefix):].strip() if msg.startswith(prefix) else msg
-        msg = re.sub(r"^(\d+): ", r"line \1: ", msg)
-        raise AnalyzeInputError(path, msg) from None
+        at = re.match(r"(\d+): ", msg)
+        raise AnalyzeInputError(path, msg[at.end():] if at else msg, line=int(at.group(1)) if at else None) from None
     name = path_name(path)
     t = np.asarray(cols["t_s"], dtype=float)
     up = np.asarray(cols["link_up"], dtype=float)

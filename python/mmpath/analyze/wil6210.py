@@ -105,15 +105,15 @@ def _status(v: str, path, lineno):
         return 0.0
     if x == 2.0:
         return 1.0
-    raise AnalyzeInputError(path, f"line {lineno}: column status: `{v}` is not valid",
-                            "a word such as connected / pending / unused, or the driver's code 0, 1, 2")
+    raise AnalyzeInputError(path, f"column status: `{v}` is not valid",
+                            "a word such as connected / pending / unused, or the driver's code 0, 1, 2", line=lineno)
 
 
 def _number(v: str, col: str, path, lineno):
     try:
         return float(v)
     except ValueError:
-        raise AnalyzeInputError(path, f"line {lineno}: column {col}: `{v}` is not a number", ALLOWED) from None
+        raise AnalyzeInputError(path, f"column {col}: `{v}` is not a number", ALLOWED, line=lineno) from None
 
 
 def read(path) -> Source:
@@ -141,14 +141,14 @@ def read(path) -> Source:
                         continue  # a throughput without a unit is ambiguous: ignored (docs/traces.md)
                     runit = u
                 if fld in cols:
-                    raise AnalyzeInputError(path, f"line {lineno}: columns `{cells[cols[fld]]}` and `{cells[j]}` "
-                                                  f"both map to `{fld}`", "one column per field")
+                    raise AnalyzeInputError(path, f"columns `{cells[cols[fld]]}` and `{cells[j]}` "
+                                                  f"both map to `{fld}`", "one column per field", line=lineno)
                 if fld == "time" and u in _TUNITS:
                     tunit = u
                 cols[fld] = j
             if not any(k in cols for k in ("mcs", "status", "throughput")):
-                raise AnalyzeInputError(path, f"line {lineno}: no link column in the header",
-                                        "at least one of MCS, status, or throughput with a unit")
+                raise AnalyzeInputError(path, "no link column in the header",
+                                        "at least one of MCS, status, or throughput with a unit", line=lineno)
             ncols = len(cells)
             data_iter = lines
         elif len(cells) in (5, 6):
@@ -159,14 +159,14 @@ def read(path) -> Source:
             ncols = len(cells)
             data_iter = _chain([(lineno, first)], lines)
         else:
-            raise AnalyzeInputError(path, f"line {lineno}: the first line is neither a header naming the "
-                                          f"columns nor a headerless row of 5 or 6 cells", ALLOWED)
+            raise AnalyzeInputError(path, "the first line is neither a header naming the "
+                                          "columns nor a headerless row of 5 or 6 cells", ALLOWED, line=lineno)
         rows = []
         for ln_no, ln in data_iter:
             c = _cells(ln, sep)
             if len(c) != ncols:
-                raise AnalyzeInputError(path, f"line {ln_no}: row has {len(c)} cells but the header has {ncols}",
-                                        "the same number of cells in every row")
+                raise AnalyzeInputError(path, f"row has {len(c)} cells but the header has {ncols}",
+                                        "the same number of cells in every row", line=ln_no)
             r = {}
             for fld, j in cols.items():
                 v = c[j]
@@ -177,8 +177,8 @@ def read(path) -> Source:
                 elif fld == "mcs":
                     r["mcs"] = 26.0 if v.strip() == "12.1" else _number(v, "mcs", path, ln_no)
                     if not (0 <= r["mcs"] <= 31 and float(r["mcs"]).is_integer()):
-                        raise AnalyzeInputError(path, f"line {ln_no}: column mcs: `{v}` is not valid",
-                                                "an MCS index 0-31, or 12.1")
+                        raise AnalyzeInputError(path, f"column mcs: `{v}` is not valid",
+                                                "an MCS index 0-31, or 12.1", line=ln_no)
                 elif fld == "time":
                     r["time"] = v
                 elif fld == "throughput":

@@ -15,10 +15,13 @@ point it belongs to and no run starts (nothing half-written).
 
 A scenario with ``[[variant]]`` entries (compare.py) is swept per variant: the grid key
 ``variant`` takes variant names (each applies that variant's overrides).
+A trace file the sweep file names (in [set], [grid] or an inline scenario) is taken from the
+sweep file's folder, as a scenario file's are from its own.
 """
 
 from __future__ import annotations
 
+import copy
 import itertools
 import os
 import tomllib
@@ -28,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ScenarioError
-from ..scenario import Scenario, load_scenario
+from ..scenario import Scenario, load_scenario, resolve_override_files, resolve_trace_files
 
 TOP_FIELDS = ("name", "description", "scenario", "engine", "seeds", "runs", "set", "grid")
 # simulate: mmpath's simulator (any number of workers, or Dask); emulate: `mmpath emu run` on this
@@ -229,15 +232,21 @@ def load_sweep(spec: str | os.PathLike | Mapping[str, Any]) -> SweepSpec:
         cand = base_dir / scen
         scen_spec: str | dict[str, Any] = str(cand) if (scen.endswith(".toml") or os.sep in scen) else scen
     elif isinstance(scen, Mapping):
-        scen_spec = dict(scen)
+        # An inline scenario is written in the sweep file: its trace files are found from there.
+        scen_spec = copy.deepcopy(dict(scen))
+        resolve_trace_files(scen_spec, base_dir.resolve())
     else:
         raise _fail(source, "scenario", f"must be a scenario name, a .toml path or an inline table (got {scen!r})")
 
     base = doc.get("set", {})
     if not isinstance(base, Mapping):
         raise _fail(source, "set", "must be a table of overrides (\"flow.0.cc\" = \"reno\")")
-    base = {str(k): v for k, v in base.items()}
-    record = dict(base)  # as written, for sweep.json
+    record = {str(k): v for k, v in base.items()}  # as written, for sweep.json
+    # A trace file the sweep names is found from the sweep file's folder (as a scenario's own
+    # are from the scenario file's), not from wherever the sweep was started.
+    # Absolute, so a worker started elsewhere (Dask) finds it too.
+    files_dir = base_dir.resolve()
+    base = {k: resolve_override_files(k, copy.deepcopy(v), files_dir) for k, v in record.items()}
     set_variant = base.pop(VARIANT_KEY, None)
     seeds = _seeds(doc, source)
     keys, points = _grid(doc, source)
@@ -284,7 +293,7 @@ def load_sweep(spec: str | os.PathLike | Mapping[str, Any]) -> SweepSpec:
             if k == VARIANT_KEY:
                 overrides.update(_variant_overrides(base_sc, v, source, where))
             else:
-                overrides[k] = v
+                overrides[k] = resolve_override_files(k, copy.deepcopy(v), files_dir)
         for seed in seeds:
             try:
                 sc = load_scenario(scen_spec, overrides, seed=seed)

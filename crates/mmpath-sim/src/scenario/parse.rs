@@ -38,15 +38,49 @@ fn tidy(msg: &str) -> String {
         .replace("expected u16", "expected an integer from 0 to 65535")
         .replace("expected u8", "expected an integer from 0 to 255")
 }
-/// True if the JSON syntax error at `line`:`column` (1-based, as serde_json reports them) is
-/// a `NaN`, `Infinity` or `-Infinity` token.
-fn non_finite_at(json: &str, line: usize, column: usize) -> bool {
-    let Some(text) = json.split('\n').nth(line.saturating_sub(1)) else { return false };
+/// The byte range of the `NaN`, `Infinity` or `-Infinity` token at the JSON syntax error at
+/// `line`:`column` (1-based, as serde_json reports them), with its TOML spelling; None when the
+/// error is something else.
+fn non_finite_at(json: &str, line: usize, column: usize) -> Option<(std::ops::Range<usize>, &'static str)> {
+    let line_start: usize = json.split('\n').take(line.saturating_sub(1)).map(|l| l.len() + 1).sum();
+    let text = json.get(line_start..)?.split('\n').next()?;
     let at = column.saturating_sub(1).min(text.len());
     // The column points at the token's first byte or just past it; look at both.
     let from = text[..at].rfind(|c: char| !c.is_ascii_alphanumeric() && c != '-').map_or(0, |i| i + 1);
-    let token: String = text[from..].chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '-').collect();
-    matches!(token.as_str(), "NaN" | "Infinity" | "-Infinity")
+    let len = text[from..].find(|c: char| !c.is_ascii_alphanumeric() && c != '-').unwrap_or(text.len() - from);
+    let toml = match &text[from..from + len] {
+        "NaN" => "nan",
+        "Infinity" => "inf",
+        "-Infinity" => "-inf",
+        _ => return None,
+    };
+    Some((line_start + from..line_start + from + len, toml))
+}
+
+/// What `field`, given NaN or an infinity at `token`, allows, in words: "must be true or false",
+/// "must be a finite number", "must be one of `reno`, ...". A non-finite number never gets past
+/// serde_json, so the field's type is learnt by reading the scenario again with a string in the
+/// token's place: each kind of field refuses a string with its own "expected ..." (a
+/// bool "a boolean", a number "f64", a choice its names), and a string field takes it.
+fn allowed_instead_of_non_finite(json: &str, token: std::ops::Range<usize>, field: &str) -> String {
+    let probe = format!("{}\"NaN\"{}", &json[..token.start], &json[token.end..]);
+    let de = &mut serde_json::Deserializer::from_str(&probe);
+    let msg = match serde_path_to_error::deserialize::<_, Scenario>(de) {
+        Err(e) if dotted(e.path()) == field && !e.inner().is_syntax() => tidy(&e.into_inner().to_string()),
+        // Taken (or the next error is elsewhere): a string field.
+        _ => return "must be a string".into(),
+    };
+    let msg = msg.rfind(" at line ").map_or(msg.as_str(), |i| &msg[..i]);
+    if let Some(i) = msg.find("expected one of ") {
+        return format!("must be {}", &msg[i + "expected ".len()..]);
+    }
+    match msg.find("expected ").map(|i| &msg[i + "expected ".len()..]) {
+        Some("a boolean") => "must be true or false".into(),
+        Some("a number") => "must be a finite number".into(),
+        Some("a sequence") => "must be a list".into(),
+        Some(what) => format!("must be {what}"),
+        None => "must be a finite number".into(),
+    }
 }
 
 impl Scenario {
@@ -56,10 +90,13 @@ impl Scenario {
         let mut sc: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
             let field = dotted(e.path());
             let inner = e.into_inner();
-            if inner.is_syntax() && non_finite_at(json, inner.line(), inner.column()) {
-                // Python's json.dumps writes a TOML `nan` / `inf` as NaN / Infinity, which
-                // serde_json only calls "expected value".
-                return err(field, "must be a finite number (got NaN or an infinity)");
+            if inner.is_syntax() {
+                if let Some((token, toml)) = non_finite_at(json, inner.line(), inner.column()) {
+                    // Python's json.dumps writes a TOML `nan` / `inf` as NaN / Infinity, which
+                    // serde_json only calls "expected value": say what the field allows.
+                    let allowed = allowed_instead_of_non_finite(json, token, &field);
+                    return err(field, format!("{allowed} (got {toml})"));
+                }
             }
             let msg = inner.to_string();
             // serde_json appends " at line L column C" which points into the generated JSON,
@@ -116,15 +153,42 @@ mod tests {
     fn nan_and_infinity_are_said_to_be_numbers() {
         // Found by tests/fuzz_scenarios.rs: `--set duration_s=nan` reached the core as NaN and
         // was reported as "expected a name in quotes".
-        for tok in ["NaN", "Infinity", "-Infinity"] {
+        for (tok, toml) in [("NaN", "nan"), ("Infinity", "inf"), ("-Infinity", "-inf")] {
             let m = fails(&format!(r#"{{"duration_s": {tok}, "path":[{{"rate_mbps":1}}],"flow":[{{}}]}}"#));
-            assert_eq!(m, "duration_s: must be a finite number (got NaN or an infinity)", "{tok}");
+            assert_eq!(m, format!("duration_s: must be a finite number (got {toml})"), "{tok}");
             let m = fails(&format!(r#"{{"path":[{{"rate_mbps":{tok}}}],"flow":[{{}}]}}"#));
-            assert_eq!(m, "path.0.rate_mbps: must be a finite number (got NaN or an infinity)", "{tok}");
+            assert_eq!(m, format!("path.0.rate_mbps: must be a finite number (got {toml})"), "{tok}");
         }
         // A name given as a number keeps its own message.
         let m = fails(r#"{"path":[{"rate_mbps":5}],"flow":[{"kind":"mptcp","mode":3}]}"#);
         assert!(m.contains("expected a name in quotes"), "{m}");
+    }
+
+    #[test]
+    fn nan_in_a_field_that_is_not_a_number_says_what_it_takes() {
+        // `--set path.0.gro=nan` was "must be a finite number" for a field that takes true or
+        // false: each kind of field now says what it allows.
+        let sc = |path: &str, flow: &str| {
+            fails(&format!(r#"{{"path":[{{"technology":"11ad"{path}}}],"flow":[{{{flow}}}]}}"#))
+        };
+        assert_eq!(sc(r#","gro":NaN"#, ""), "path.0.gro: must be true or false (got nan)");
+        assert_eq!(sc(r#","mcs":Infinity"#, ""), "path.0.mcs: must be an integer from 0 to 255 (got inf)");
+        assert_eq!(sc("", r#""cc":NaN"#), "flow.0.cc: must be one of `reno`, `cubic`, `vegas`, `bbr` (got nan)");
+        assert_eq!(sc("", r#""name":-Infinity"#), "flow.0.name: must be a string (got -inf)");
+        assert_eq!(sc("", r#""tcp":{"hystart":NaN}"#), "flow.0.tcp.hystart: must be true or false (got nan)");
+        assert_eq!(
+            sc("", r#""tcp":{"rcvbuf_bytes":NaN}"#),
+            "flow.0.tcp.rcvbuf_bytes: must be \"auto\" or a positive byte count (got nan)"
+        );
+        assert_eq!(
+            sc(r#","schedule":[{"t_s":1,"up":NaN}]"#, ""),
+            "path.0.schedule.0.up: must be true or false (got nan)"
+        );
+        let m = fails(r#"{"seed":NaN,"path":[{"rate_mbps":1}],"flow":[{}]}"#);
+        assert_eq!(m, "seed: must be a non-negative integer (got nan)");
+        // A second NaN later in the scenario does not change what the first field is said to take.
+        let m = fails(r#"{"path":[{"technology":"11ad","gro":NaN}],"flow":[{"name":NaN}]}"#);
+        assert_eq!(m, "path.0.gro: must be true or false (got nan)");
     }
 
     #[test]

@@ -60,8 +60,15 @@ pub(super) fn parse_csv(text: &str, cx: &Ctx) -> Result<Trace, TraceError> {
     if !cols.contains(&CsvCol::T) {
         return Err(cx.err(hn, "the header has no `t_s` column (required: seconds from the start of the trace)"));
     }
-    if ![CsvCol::Rate, CsvCol::Mcs, CsvCol::Up].iter().any(|c| cols.contains(c)) {
-        return Err(cx.err(hn, "the header needs at least one of the columns rate_mbps, mcs, link_up"));
+    // A column some path replays: a wired path a rate or the link status, a radio path the link
+    // status, MCS or RSSI (an RSSI change re-runs its rate adaptation). SNR and sector alone are
+    // only ever recorded.
+    if ![CsvCol::Rate, CsvCol::Mcs, CsvCol::Up, CsvCol::Rssi].iter().any(|c| cols.contains(c)) {
+        return Err(cx.err(
+            hn,
+            "the header needs at least one of the columns rate_mbps, mcs, link_up, rssi_dbm \
+             (snr_db and sector alone are only recorded, never replayed)",
+        ));
     }
 
     let mut steps: Vec<TraceStep> = Vec::new();
@@ -229,6 +236,16 @@ mod tests {
     }
 
     #[test]
+    fn csv_rssi_alone() {
+        // What a radio path replays with nothing else (its rate adaptation follows the signal):
+        // it was refused for want of a rate, MCS or link column.
+        let t = p("t_s,rssi_dbm\n0,-50\n1.5,-66.5\n2,\n", TraceFormat::Csv).unwrap();
+        let s = |ms, rssi_dbm| TraceStep::new(Time::from_ms(ms), ChannelState { rssi_dbm, ..Default::default() });
+        assert_eq!(t.steps, vec![s(0, Some(-50.0)), s(1500, Some(-66.5)), s(2000, None)]);
+        assert_eq!(t.period, Time::from_secs(2));
+    }
+
+    #[test]
     fn csv_errors() {
         let cases: [(&str, Option<usize>, &[&str]); 16] = [
             ("", None, &["empty file", "t_s, rate_mbps"]),
@@ -238,7 +255,11 @@ mod tests {
             ("t_s,,mcs\n", Some(1), &["column 2 of the header has no name"]),
             ("t_s,mcs,mcs\n", Some(1), &["`mcs` appears twice"]),
             ("rate_mbps,mcs\n1,2\n", Some(1), &["no `t_s` column"]),
-            ("t_s,rssi_dbm\n0,-40\n", Some(1), &["at least one of the columns rate_mbps, mcs, link_up"]),
+            (
+                "t_s,snr_db,sector\n0,20,3\n",
+                Some(1),
+                &["at least one of the columns rate_mbps, mcs, link_up, rssi_dbm"],
+            ),
             ("t_s,rate_mbps\n", Some(1), &["not followed by any row"]),
             ("t_s,rate_mbps\n0,1\n0.1,fast\n", Some(3), &["column rate_mbps: `fast`", "allowed"]),
             ("t_s,rate_mbps\n0,1\n0.1,-5\n", Some(3), &["negative rate `-5`", ">= 0"]),

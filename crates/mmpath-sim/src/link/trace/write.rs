@@ -116,6 +116,24 @@ mod tests {
     }
 
     #[test]
+    fn rssi_only_steps_round_trip() {
+        // A radio path's record with only its signal changing (a walk, rate adaptation ideal).
+        let none = ChannelState::default();
+        let steps = vec![
+            TraceStep::new(Time::ZERO, ChannelState { rssi_dbm: Some(-50.0), ..none }),
+            TraceStep::new(Time::from_ms(250), ChannelState { rssi_dbm: Some(-66.25), ..none }),
+            TraceStep::new(Time::from_secs(1), none),
+        ];
+        let mut buf = Vec::new();
+        write_csv(&mut buf, &steps).unwrap();
+        let t = p(std::str::from_utf8(&buf).unwrap(), TraceFormat::Csv).unwrap();
+        assert_eq!(t.steps, steps);
+        // And hand-written with only the columns it uses.
+        let t = p("t_s,rssi_dbm\n0,-50\n0.25,-66.25\n1,\n", TraceFormat::Csv).unwrap();
+        assert_eq!(t.steps, steps);
+    }
+
+    #[test]
     fn write_csv_rejects_bad_steps() {
         let mut buf = Vec::new();
         let none = ChannelState::default();
