@@ -297,3 +297,31 @@ flow = [{ name = "f" }]
     assert one["path"][0]["trace"]["file"] == str(study / "traces" / "slow.csv")
     inline = mmpath.sweep.load_sweep(study / "inline.toml").runs[0].scenario.config
     assert inline["path"][0]["trace"]["file"] == str(study / "traces" / "fast.csv")
+
+
+@pytest.mark.parametrize("grid, message", [
+    ('"path.0.trace.file" = ["traces/ok.csv", "traces/missing.csv"]', "missing.csv"),
+    ('"path.0.trace.file" = ["traces/ok.csv", "traces/bad.csv"]', "bad.csv"),
+])
+def test_a_bad_trace_file_stops_the_sweep_before_anything_runs(tmp_path, capsys, monkeypatch, grid, message):
+    """Validation checks a trace table's fields, not its file, which the core reads when a run's
+    simulation is built: a missing or malformed file passed the up-front check, every run with
+    it then failed and the table was written with exit status 1. It is now one line and exit
+    status 2, with no output, like any other bad value."""
+    from mmpath.sweep import execute
+
+    (tmp_path / "traces").mkdir()
+    (tmp_path / "traces" / "ok.csv").write_text("t_s,rate_mbps\n0,100\n")
+    (tmp_path / "traces" / "bad.csv").write_text("t_s,rate_mbps\n0,fast\n")
+
+    def never(*a, **k):
+        raise AssertionError("nothing may run")
+
+    monkeypatch.setattr(execute, "run_one", never)
+    f = _write(tmp_path, f'scenario = "11ad-bulk"\nseeds = [1]\n[set]\nduration_s = 0.3\n[grid]\n{grid}\n')
+    out = tmp_path / "out"
+    assert main(["sweep", str(f), "--workers", "1", "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"mmpath: error: {f}: grid point 1 "), err
+    assert message in err[0] and "path.0.trace" in err[0], err[0]
+    assert not out.exists()

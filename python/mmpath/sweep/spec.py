@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import copy
 import itertools
+import json
 import os
 import tomllib
 from collections.abc import Mapping
@@ -304,4 +305,30 @@ def load_sweep(spec: str | os.PathLike | Mapping[str, Any]) -> SweepSpec:
             if engine == "emulate":
                 _emulatable(sc, source, where)
             out.runs.append(Run(index=len(out.runs), point=pi, seed=seed, values=values, scenario=sc))
+    _check_traces(out, source)
     return out
+
+
+def _check_traces(spec: SweepSpec, source: str) -> None:
+    """Reads every trace file the runs replay, once per distinct set of paths, before anything
+    runs. Validation (load_scenario) checks a trace table's fields but not its file: the core
+    reads the file when a run's simulation is built, together with the path it is replayed on
+    (a rate trace on a radio path is refused there). Building that simulation here makes a
+    missing, malformed or misplaced trace stop the sweep like any other bad value."""
+    from .. import _core
+
+    seen: set[str] = set()
+    for run in spec.runs:
+        paths = run.scenario.config.get("path", [])
+        if not any(isinstance(p, Mapping) and p.get("trace") for p in paths):
+            continue
+        key = json.dumps(paths, sort_keys=True, default=str)
+        if key in seen:
+            continue
+        seen.add(key)
+        try:
+            _core.Simulation(run.scenario.json, run.seed)
+        except _core.ScenarioError as e:
+            where = "scenario" if not run.values else (
+                f"grid point {run.point} (" + ", ".join(f"{k} = {v!r}" for k, v in run.values) + ")")
+            raise SweepError(f"{source}: {where}: {e}") from None
