@@ -165,3 +165,87 @@ def test_a_wired_traces_link_down_is_held_in_the_emulation(tmp_path, capsys, _):
     assert abs(row["simulated_mbps"] / row["emulated_mbps"] - 1) < 0.08, row
     held = json.loads((out / "emu.json").read_text())["holds"]["a"]
     assert held["cause"] == "trace" and held["windows"] == 1 and held["first_s"] == [2.0, 3.0]
+
+
+def test_a_wired_schedules_stalls_are_held_windows_and_leave_the_capacity_probe():
+    # A schedule step to rate 0 stalls a wired path (docs/scenario.md: "nothing is sent, nothing
+    # is lost"; the simulator keeps the queue): held as a trace's stall is, its windows from the
+    # simulator's record of the path (with the down steps among them), and left out of the probe,
+    # so the rate before it goes on. Before, the probe's rate 0 was an outage the shaper dropped
+    # through, and no window was held.
+    from mmpath.emu import capacity, holds
+    from mmpath.scenario import load_scenario
+
+    cfg = load_scenario({
+        "duration_s": 5.0,
+        "path": [{"name": "a", "rate_mbps": 200.0, "schedule": [
+            {"t_s": 1.0, "rate_mbps": 0.0}, {"t_s": 1.5, "up": False}, {"t_s": 2.0, "rate_mbps": 100.0},
+            {"t_s": 2.5, "up": True}, {"t_s": 3.5, "rate_mbps": 0.0}]},
+            {"name": "b", "rate_mbps": 50.0, "schedule": [{"t_s": 1.0, "rate_mbps": 0.0}, {"t_s": 2.0, "rate_mbps": 50.0}]},
+            {"name": "c", "rate_mbps": 50.0, "schedule": [{"t_s": 1.0, "up": False}, {"t_s": 2.0, "up": True}]}],
+        "flow": [{"kind": "tcp"}]}).config
+    s = 1_000_000_000
+    # a: stalled at 1 s, down from 1.5 s until 2.5 s (its rate back at 2 s), stalled again from
+    # 3.5 s to the end; b: stalled 1-2 s; c has no stall (its down step: holds_ns, unchanged).
+    assert holds.traced_wired_ns(cfg, 5.0) == {0: [(s, 5 * s // 2), (7 * s // 2, 5 * s)], 1: [(s, 2 * s)]}
+    assert holds.holds_ns(cfg, 5.0)[2] == [(s, 2 * s)]
+    assert [holds.hold_cause(p) for p in cfg["path"]] == ["link down and stall", "stall", "link down"]
+    probe_cfg = holds.without_held(cfg)
+    assert [p["schedule"] for p in probe_cfg["path"]] == [[{"t_s": 2.0, "rate_mbps": 100.0}],
+                                                            [{"t_s": 2.0, "rate_mbps": 50.0}], []]
+    assert cfg["path"][0]["schedule"][0] == {"t_s": 1.0, "rate_mbps": 0.0}  # the scenario itself is untouched
+    cap = capacity.probe(probe_cfg, 0, "download", 5.0, 1, tcp=False)
+    # Never an outage: 200 Mbit/s through the first stall, 100 from 2 s through the second.
+    assert cap.mbps.min() > 90, cap.mbps
+    assert cap.at(1.2) > 180 and 90 < cap.at(4.5) < 100
+
+
+def test_compare_counts_a_wired_stall_as_an_outage():
+    # --compare's outage and recovery (x-kernel's) for a wired path's rate 0 until its next rate,
+    # as for its link down; a radio path's rate events are its MCS, never a stall.
+    import pandas as pd
+
+    from mmpath.emu.compare import _down_up
+
+    ev = pd.DataFrame({"t_s": [1.0, 2.0, 2.5, 3.0, 4.0], "path": ["r", "a", "a", "a", "b"],
+                       "kind": ["rate", "rate", "rate", "rate", "down"], "value": [0.0, 0.0, 0.0, 150.0, float("nan")]})
+    assert _down_up(ev, {"a"}, {"a"}) == (2.0, 3.0)
+    assert _down_up(ev, {"a"}) is None  # not known to be wired
+    assert _down_up(ev, {"r"}, {"a"}) is None
+    assert _down_up(ev, {"a", "b"}, {"a", "b"}) == (2.0, 3.0)
+
+
+STALLED = """\
+name = "cmpstall"
+duration_s = 4.0
+[[path]]
+name = "a"
+rate_mbps = 200.0
+delay_ms = 1.0
+schedule = [{ t_s = 2.0, rate_mbps = 0.0 }, { t_s = 2.5, rate_mbps = 200.0 }]
+[[flow]]
+name = "bulk"
+kind = "tcp"
+cc = "cubic"
+"""
+
+
+@pytest.mark.parametrize("_", [0], ids=["emulated"])
+def test_a_wired_schedules_stall_is_held_in_the_emulation(tmp_path, capsys, _):
+    for mark in needs_root:
+        if mark.args[0]:
+            pytest.skip(mark.kwargs["reason"])
+    sc = tmp_path / "cmp.toml"
+    sc.write_text(STALLED)
+    out = tmp_path / "o"
+    assert main(["emu", "run", str(sc), "--no-capture", "--compare", "--out", str(out)]) == 0
+    assert "stall on a: 1 window(s) at rate 0" in capsys.readouterr().out
+    (row,) = json.loads((out / "compare.json").read_text())["flows"]
+    # Held, TCP keeps its window and is back with the rate. Before, the shaper dropped what
+    # arrived in the stall and the flow waited out its RTO backoff (a 1 s stall over 6 s:
+    # 124.7 vs 160.6 Mbit/s simulated, outage 1.9 vs 1.0 s, back 0.9 s after the link).
+    assert row["link_down_s"] == pytest.approx(2.0) and row["link_up_s"] == pytest.approx(2.5), row
+    assert row["emulated_recovery_s"] is not None and row["emulated_recovery_s"] <= 0.3, row
+    assert abs(row["simulated_mbps"] / row["emulated_mbps"] - 1) < 0.1, row
+    held = json.loads((out / "emu.json").read_text())["holds"]["a"]
+    assert held["cause"] == "stall" and held["windows"] == 1 and held["first_s"] == [2.0, 2.5]

@@ -145,8 +145,8 @@ def run(scenario: ScenarioSpec, overrides: Overrides = None, seed: int | None = 
     # A scanned path's dwells off channel and a wired path's down steps, held by the delay line
     # (holds.py), both ways.
     holds_ns = holds.holds_ns(cfg, sc.duration_s)
-    # A wired path's trace taking the link down or stalling it: held too (its windows from the
-    # simulator's record of the path, which has its schedule's in them).
+    # A wired path's trace or schedule taking the link down or stalling it (rate 0): held too
+    # (its windows from the simulator's record of the path, which has its schedule's in them).
     holds_ns.update(holds.traced_wired_ns(cfg, sc.duration_s))
     checks.machine(need_mptcp="mptcp" in kinds, need_delay=any(d > 0 for d in delays_us) or bool(holds_ns))
     if kernel_trace:
@@ -159,8 +159,8 @@ def run(scenario: ScenarioSpec, overrides: Overrides = None, seed: int | None = 
 
     paths = cfg["path"]
     names = [str(p["name"]) for p in paths]
-    # The capacity without what is held (scans, wired down steps and a wired trace's downs and
-    # stalls): held, not shaped (holds.without_held).
+    # The capacity without what is held (scans, wired down steps and stalls, and a wired trace's
+    # downs and stalls): held, not shaped (holds.without_held).
     with tempfile.TemporaryDirectory(prefix="mmpath-probe-") as probe_dir:
         probe_cfg = holds.without_held(cfg, holds.traced_wired_probes(cfg, sc.duration_s, probe_dir))
         caps = _capacities(probe_cfg, names, directions, sc.duration_s, sc.seed, tcp=kinds != {"udp"})
@@ -249,16 +249,16 @@ def _cap_key(name: str, direction: str, both: bool) -> str:
 
 def _holds(cfg: dict[str, Any], names: list[str], holds_ns: dict[int, list[tuple[int, int]]],
            delay_stats: dict[str, Any]) -> dict[str, Any]:
-    """Per path with hold windows: why (`scan`: dwells off channel; `link down`: a wired path's
-    down steps; `trace`: a wired path's trace taking it down or to rate 0, with its schedule's
-    down steps), their count, the time held in all, the first and last, and the packets the
-    delay line held past their due time for them."""
+    """Per path with hold windows: why (`scan`: dwells off channel; `link down`, `stall` or
+    `link down and stall`: a wired path's schedule steps up = false or rate 0; `trace`: a wired
+    path's trace taking it down or to rate 0, with its schedule's steps), their count, the time
+    held in all, the first and last, and the packets the delay line held past their due time for
+    them (holds.hold_cause)."""
     by_queue = {q.get("queue"): q for q in delay_stats.get("queues", [])}
     out = {}
     for i, w in sorted(holds_ns.items()):
         q = by_queue.get(i, {})
-        p = cfg["path"][i]
-        cause = "scan" if (p.get("technology") or "wired") != "wired" else "trace" if p.get("trace") else "link down"
+        cause = holds.hold_cause(cfg["path"][i])
         out[names[i]] = {"cause": cause, "windows": len(w), "off_s": sum(b - a for a, b in w) / 1e9,
                          "first_s": [w[0][0] / 1e9, w[0][1] / 1e9], "last_s": [w[-1][0] / 1e9, w[-1][1] / 1e9],
                          "windows_in_line": q.get("hold_windows"), "packets_held": q.get("held_by_window")}

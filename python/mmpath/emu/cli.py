@@ -103,7 +103,8 @@ def run(args: argparse.Namespace) -> int:
         print_error(f"note: {m['udp_receive_buffer_drops']} UDP datagrams were dropped by the receiving socket "
                     "(buffer full: the receiving iperf3 fell behind on this machine's CPU), not by the emulated link")
     for name, h in m.get("holds", {}).items():
-        what = "dwell(s) off channel" if h["cause"] == "scan" else "window(s) with the link down"
+        what = {"scan": "dwell(s) off channel", "link down": "window(s) with the link down",
+                "stall": "window(s) at rate 0"}.get(h["cause"], "window(s) with the link down or at rate 0")
         print(f"  {h['cause']} on {name}: {h['windows']} {what}, {h['off_s']:g} s in all, held by the delay "
               f"line ({h['packets_held'] or 0} packets released at a window's end)")
     if m.get("kernel_trace"):

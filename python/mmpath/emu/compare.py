@@ -3,10 +3,11 @@ by side with the emulation (the check `mmpath reproduce x-kernel` makes for one 
 any scenario a user emulates).
 
 Per flow: goodput (iperf3's, against the simulator's), and, when a path of the flow goes down
-during the run, the outage and the recovery as x-kernel measures them: the outage is the time
-after the first link-down with the flow's 100 ms throughput under 10 % of its mean over the 2 s
-before; the recovery is the time from the link's return until the 1 s mean is back to 90 % of
-that pre-outage mean (mmpath.metrics.resaturation_time; None: not within the run).
+(or a wired one stalls at rate 0) during the run, the outage and the recovery as x-kernel
+measures them: the outage is the time after the first link-down with the flow's 100 ms
+throughput under 10 % of its mean over the 2 s before; the recovery is the time from the
+link's return until the 1 s mean is back to 90 % of that pre-outage mean
+(mmpath.metrics.resaturation_time; None: not within the run).
 Written as compare.json and compare.png (the two throughput series per flow) into the
 emulator's output folder.
 """
@@ -27,15 +28,29 @@ PRE_S = 2.0  # x-kernel's pre-outage window
 OUTAGE_FRAC = 0.10  # x-kernel: "below 10 % of the pre-blockage mean"
 
 
-def _down_up(events: pd.DataFrame, paths: set[str]) -> tuple[float, float] | None:
-    """The first link-down on one of `paths` and the next link-up after it (simulator events)."""
+def _down_up(events: pd.DataFrame, paths: set[str], wired: set[str] = frozenset()) -> tuple[float, float] | None:
+    """The first link-down on one of `paths` and the next link-up after it (simulator events).
+    On the `wired` ones a rate 0 counts as down until the next rate above 0: a stall carries
+    nothing either (docs/scenario.md), and the emulator holds it as it holds a down step."""
     if events is None or not len(events):
         return None
     ev = events[events["path"].astype(str).isin(paths)]
-    downs = ev[ev["kind"].astype(str) == "down"]["t_s"].to_numpy(dtype=float)
+    kind = ev["kind"].astype(str)
+    downs, ups = list(ev[kind == "down"]["t_s"]), list(ev[kind == "up"]["t_s"])
+    rates = ev[(kind == "rate") & ev["path"].astype(str).isin(wired)].sort_values("t_s", kind="stable")
+    for _, steps in rates.groupby(rates["path"].astype(str)):
+        stalled = False
+        for t, v in zip(steps["t_s"], steps["value"]):
+            if v == 0 and not stalled:
+                downs.append(t)
+            elif v > 0 and stalled:
+                ups.append(t)
+            if v >= 0:
+                stalled = v == 0
+    downs = np.sort(np.asarray(downs, dtype=float))
     if not len(downs):
         return None
-    ups = ev[ev["kind"].astype(str) == "up"]["t_s"].to_numpy(dtype=float)
+    ups = np.asarray(ups, dtype=float)
     later = ups[ups > downs[0]]
     return float(downs[0]), float(later[0]) if len(later) else float("inf")
 
@@ -77,7 +92,8 @@ def compare(sc, emu) -> dict[str, Any]:
         row["diff_pct"] = round(100.0 * (row["simulated_mbps"] / row["emulated_mbps"] - 1.0), 2) \
             if row["emulated_mbps"] > 0 else None
         paths = set(f.get("paths") or [f.get("path") or sc.config["path"][0]["name"]])
-        du = _down_up(sim.events, paths)
+        wired = {str(p["name"]) for p in sc.config["path"] if (p.get("technology") or "wired") == "wired"}
+        du = _down_up(sim.events, paths, wired)
         if du is not None:
             down, up = du
             ts, ys = _flow_series_sim(sim, name)
@@ -117,7 +133,7 @@ def write(cmp: dict[str, Any], emu, out: Path) -> None:
         ax.set_ylabel("Mbit/s")
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7, loc="lower right")
-    axes[-1, 0].set_xlabel("time (s), 100 ms bins; shaded: a path of the flow is down")
+    axes[-1, 0].set_xlabel("time (s), 100 ms bins; shaded: a path of the flow is down or stalled")
     fig.tight_layout()
     fig.savefig(out / "compare.png", dpi=110)
     plt.close(fig)

@@ -1,6 +1,7 @@
 """Windows in which a path holds its packets instead of sending them, for the emulator's delay
 line to hold packets through: a scanning radio's dwells off channel, a wired path's
-`up = false` schedule steps, and a wired path's trace taking the link down or stalling it.
+`up = false` schedule steps, and a wired path's trace or schedule taking the link down or
+stalling it (rate 0).
 
 Wired paths (docs/scenario.md, `schedule`): "up = false takes both directions down: the frame on
 the air is lost, queued frames stay queued ... nothing is transmitted until up = true". The
@@ -23,6 +24,12 @@ keeps the queue, and a rate of 0 stalls the path, "nothing is sent, nothing is l
 windows are read from the simulator's own record of the path (`channel-<path>.csv`), which has
 the trace as replayed (looping, `start_s`) and the schedule together; the capacity probe replays
 the trace without them (`traced_wired_probes`), so the shaper never drops through them.
+A schedule step `rate_mbps = 0` is the same stall ("nothing is sent, nothing is lost until a
+later step gives it a rate"; the simulator keeps the queue, which fills to `queue_bytes` and
+drops its tail): its windows are read from the same record, and the probe's schedule leaves the
+step out, so the rate before it goes on (`without_held`). Before, the probe's rate 0 was an
+outage to the shaper, which dropped everything sent through it (a 1 s stall at 200 Mbit/s:
+125 against the simulator's 161 Mbit/s, the flow back 0.9 s after the link).
 
 While off channel both ends' frames wait in their queues; nothing is dropped. The emulator
 therefore holds each scanned path's packets, both ways, in the delay line during these windows
@@ -144,6 +151,31 @@ def _is_wired(path: dict[str, Any]) -> bool:
     return (path.get("technology") or "wired") == "wired"
 
 
+def _is_stall(step: dict[str, Any]) -> bool:
+    """A schedule step setting the rate to 0 (docs/scenario.md: it stalls the path)."""
+    return step.get("rate_mbps") is not None and not float(step["rate_mbps"]) > 0
+
+
+def _recorded(path: dict[str, Any]) -> bool:
+    """A wired path whose held windows come from the simulator's record of it: one with a trace
+    or a schedule step to rate 0 (a stall, which `wired_down_ns` does not follow)."""
+    return _is_wired(path) and bool(path.get("trace") or any(_is_stall(st) for st in path.get("schedule") or []))
+
+
+def hold_cause(path: dict[str, Any]) -> str:
+    """Why a path with hold windows holds (`emu.json` `holds` cause): `scan` (dwells off
+    channel), `trace` (a wired path's trace, with its schedule), or the wired schedule's own
+    `link down` (up = false), `stall` (rate 0), or `link down and stall`."""
+    if not _is_wired(path):
+        return "scan"
+    if path.get("trace"):
+        return "trace"
+    steps = path.get("schedule") or []
+    causes = [c for c, hit in (("link down", any(st.get("up") is False for st in steps)),
+                               ("stall", any(_is_stall(st) for st in steps))) if hit]
+    return " and ".join(causes) or "link down"
+
+
 def _record(config: dict[str, Any], i: int, duration_s: float, schedule: bool) -> dict[str, Any]:
     """Path `i`'s channel as the simulator replays it (its record, parsed: per step the state
     it leaves), the path alone with a trickle of traffic (a wired path's channel does not depend
@@ -165,11 +197,12 @@ def _record(config: dict[str, Any], i: int, duration_s: float, schedule: bool) -
 
 
 def traced_wired_ns(config: dict[str, Any], until_s: float) -> dict[int, list[tuple[int, int]]]:
-    """Per wired path with a trace, its `[start, end)` windows in ns with the link down or its
-    rate 0 (trace and schedule together), cut at `until_s`; paths with none are left out."""
+    """Per wired path with a trace or a schedule step to rate 0, its `[start, end)` windows in ns
+    with the link down or its rate 0 (trace and schedule together), cut at `until_s`; paths with
+    none are left out."""
     out = {}
     for i, p in enumerate(config.get("path", [])):
-        if not (_is_wired(p) and p.get("trace")):
+        if not _recorded(p):
             continue
         rec = _record(config, i, until_s, schedule=True)
         stop = _ns(until_s)
@@ -221,10 +254,11 @@ def traced_wired_probes(config: dict[str, Any], until_s: float, folder: str) -> 
 
 
 def without_held(config: dict[str, Any], probe_traces: dict[int, str] | None = None) -> dict[str, Any]:
-    """`without_scans`, and wired paths' schedules without their link up/down (their rate steps
-    kept), and the traces of `probe_traces` (path index -> `traced_wired_probes` file) in place
-    of theirs: what the capacity probe simulates, so the shaper neither drops through a held
-    window nor averages it into the rate."""
+    """`without_scans`, and wired paths' schedules without their link up/down and their steps to
+    rate 0 (their other rate steps kept: through a stall the rate before it goes on, as
+    `traced_wired_probes` does for a trace), and the traces of `probe_traces` (path index ->
+    `traced_wired_probes` file) in place of theirs: what the capacity probe simulates, so the
+    shaper neither drops through a held window nor averages it into the rate."""
     doc = without_scans(config)
     for i, f in (probe_traces or {}).items():
         doc["path"][i]["trace"] = {**doc["path"][i]["trace"], "file": f, "format": "csv", "loop": False,
@@ -234,7 +268,7 @@ def without_held(config: dict[str, Any], probe_traces: dict[int, str] | None = N
             steps = []
             for st in p["schedule"]:
                 st = {k: v for k, v in st.items() if k != "up"}
-                if st.get("rate_mbps") is not None:
+                if st.get("rate_mbps") is not None and not _is_stall(st):
                     steps.append(st)
             p["schedule"] = steps
     return doc
