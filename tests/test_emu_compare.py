@@ -123,7 +123,7 @@ def test_a_wired_traces_downs_and_stalls_are_held_windows_and_leave_the_capacity
     s = 1_000_000_000
     # Trace from 0.5 s: down 1.5-2, stalled 2.5-3, looping at 3.5 (down again 4.5-5), and the
     # schedule's down step at 4.7 inside that; path b has no trace.
-    assert holds.traced_wired_ns(cfg, 5.0) == {0: [(3 * s // 2, 2 * s), (5 * s // 2, 3 * s), (9 * s // 2, 5 * s)]}
+    assert holds.wired_stall_windows_ns(cfg, 5.0) == {0: [(3 * s // 2, 2 * s), (5 * s // 2, 3 * s), (9 * s // 2, 5 * s)]}
     probes = holds.traced_wired_probes(cfg, 5.0, str(tmp_path))
     assert list(probes) == [0]
     probe_cfg = holds.without_held(cfg, probes)
@@ -187,7 +187,7 @@ def test_a_wired_schedules_stalls_are_held_windows_and_leave_the_capacity_probe(
     s = 1_000_000_000
     # a: stalled at 1 s, down from 1.5 s until 2.5 s (its rate back at 2 s), stalled again from
     # 3.5 s to the end; b: stalled 1-2 s; c has no stall (its down step: holds_ns, unchanged).
-    assert holds.traced_wired_ns(cfg, 5.0) == {0: [(s, 5 * s // 2), (7 * s // 2, 5 * s)], 1: [(s, 2 * s)]}
+    assert holds.wired_stall_windows_ns(cfg, 5.0) == {0: [(s, 5 * s // 2), (7 * s // 2, 5 * s)], 1: [(s, 2 * s)]}
     assert holds.holds_ns(cfg, 5.0)[2] == [(s, 2 * s)]
     assert [holds.hold_cause(p) for p in cfg["path"]] == ["link down and stall", "stall", "link down"]
     probe_cfg = holds.without_held(cfg)

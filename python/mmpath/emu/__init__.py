@@ -147,7 +147,7 @@ def run(scenario: ScenarioSpec, overrides: Overrides = None, seed: int | None = 
     holds_ns = holds.holds_ns(cfg, sc.duration_s)
     # A wired path's trace or schedule taking the link down or stalling it (rate 0): held too
     # (its windows from the simulator's record of the path, which has its schedule's in them).
-    holds_ns.update(holds.traced_wired_ns(cfg, sc.duration_s))
+    holds_ns.update(holds.wired_stall_windows_ns(cfg, sc.duration_s))
     checks.machine(need_mptcp="mptcp" in kinds, need_delay=any(d > 0 for d in delays_us) or bool(holds_ns))
     if kernel_trace:
         ktrace.check()

@@ -196,7 +196,7 @@ def _record(config: dict[str, Any], i: int, duration_s: float, schedule: bool) -
     return _core.parse_csv_trace(res.channel[str(p["name"])], f"channel-{p['name']}.csv")
 
 
-def traced_wired_ns(config: dict[str, Any], until_s: float) -> dict[int, list[tuple[int, int]]]:
+def wired_stall_windows_ns(config: dict[str, Any], until_s: float) -> dict[int, list[tuple[int, int]]]:
     """Per wired path with a trace or a schedule step to rate 0, its `[start, end)` windows in ns
     with the link down or its rate 0 (trace and schedule together), cut at `until_s`; paths with
     none are left out."""
@@ -228,7 +228,7 @@ def traced_wired_probes(config: dict[str, Any], until_s: float, folder: str) -> 
     """Per wired path with a trace, a CSV trace for the capacity probe, written into `folder`:
     the trace's rates as the simulator replays them until `until_s` (without the schedule, which
     the probe keeps), with no link status and each rate 0 replaced by the rate before it (or
-    after it, at the start): held windows, not outages (`traced_wired_ns`)."""
+    after it, at the start): held windows, not outages (`wired_stall_windows_ns`)."""
     import numpy as np
 
     out = {}
