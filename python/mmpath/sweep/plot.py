@@ -49,7 +49,13 @@ def plot(spec: SweepSpec, df: pd.DataFrame, path: Path) -> bool:
     xkey = spec.keys[0]
     xs = values[xkey]
     numeric = _numeric(xs)
-    xpos = {repr(_cell(v)): (float(v) if numeric else float(i)) for i, v in enumerate(xs)}
+
+    def xk(v: Any) -> Any:
+        # Numbers by value: a grid of [1, 2.5] is a float64 column, whose 1.0 must find the
+        # grid's 1 (their texts differ); other values by their text.
+        return float(v) if numeric else repr(_cell(v))
+
+    xpos = {xk(v): (float(v) if numeric else float(i)) for i, v in enumerate(xs)}
     lines: list[tuple[str, pd.DataFrame]] = []
     zkey = spec.keys[1] if len(spec.keys) == 2 else None
     flows = list(dict.fromkeys(ok["flow"].astype(str))) if "flow" in ok else [""]
@@ -66,7 +72,7 @@ def plot(spec: SweepSpec, df: pd.DataFrame, path: Path) -> bool:
         for label, g in lines:
             if not len(g):
                 continue
-            stat = g.groupby(g[xkey].map(lambda v: repr(_cell(v))), sort=False)[col].agg(["mean", "std"])
+            stat = g.groupby(g[xkey].map(xk), sort=False)[col].agg(["mean", "std"])
             order = sorted(stat.index, key=lambda k: xpos.get(k, np.inf))
             stat = stat.loc[order]
             x = np.array([xpos[k] for k in stat.index])
