@@ -1,12 +1,40 @@
-"""What a researcher's own sweep files met on a tour of `mmpath sweep`: grid values of mixed kinds."""
+"""What a researcher's own sweep files met on a tour of `mmpath sweep`: grid values of mixed kinds
+(a number and "auto", an integer and a decimal)."""
 
 from __future__ import annotations
+
+import pandas as pd
+import pytest
 
 import mmpath.sweep
 
 
 def _sweep(grid: dict, seeds=(1,)) -> dict:
     return {"scenario": "11ad-bulk", "seeds": list(seeds), "set": {"duration_s": 0.2}, "grid": grid}
+
+
+@pytest.mark.parametrize("grid, column", [
+    # seed 003's buffer study: Linux autotuning against fixed SO_RCVBUF sizes in one column.
+    ({"flow.0.tcp.rcvbuf_bytes": ["auto", 65536]}, ["auto", "65536"]),
+    ({"flow.0.tcp.rcvbuf_bytes": ["auto", 65536], "flow.0.cc": ["cubic", "reno"]},
+     ["auto", "auto", "65536", "65536"]),
+])
+def test_a_grid_key_with_values_of_different_kinds_is_written(tmp_path, grid, column):
+    # A Parquet column has one type: such a key's column holds each value as its TOML text
+    # (before: pyarrow's ArrowTypeError after every run had finished, and no table).
+    out = tmp_path / "out"
+    res = mmpath.sweep.run(_sweep(grid), workers=1, out=out)
+    assert res.ok
+    key = next(iter(grid))
+    assert res.table[key].tolist() == column
+    pq = pd.read_parquet(out / "results.parquet")
+    assert pq[key].tolist() == column
+    pd.testing.assert_frame_equal(pq, res.table, check_dtype=False)
+    # The plot found every point (a one- or two-key grid draws one).
+    assert (out / "sweep.png").is_file()
+    # A smaller fixed receive window is a real difference the table keeps apart.
+    g = res.table.groupby(key)["goodput_mbps"].mean()
+    assert g["65536"] < g["auto"]
 
 
 def test_integer_and_decimal_values_of_one_key_are_plotted(tmp_path):
