@@ -44,3 +44,18 @@ def test_integer_and_decimal_values_of_one_key_are_plotted(tmp_path):
     res = mmpath.sweep.run(_sweep({"path.0.delay_ms": [1, 2.5]}), workers=1, out=out)
     assert res.ok and res.table["path.0.delay_ms"].tolist() == [1.0, 2.5]
     assert (out / "sweep.png").is_file() and (out / "results.parquet").is_file()
+
+
+def test_rerunning_into_a_folder_replaces_the_earlier_sweeps_files(tmp_path, capsys):
+    # The same --out twice: the second sweep's table, sweep.json and plot replace the first's;
+    # a grid of three keys draws no plot, so the first sweep's sweep.png must not stay beside
+    # the second sweep's table as if it were its picture.
+    out = tmp_path / "out"
+    mmpath.sweep.run(_sweep({"flow.0.cc": ["cubic", "reno"]}), workers=1, out=out)
+    assert (out / "sweep.png").is_file()
+    (out / "notes.txt").write_text("mine")
+    three = _sweep({"flow.0.cc": ["cubic"], "path.0.mtu_bytes": [1500], "path.0.delay_ms": [1]})
+    res = mmpath.sweep.run(three, workers=1, out=out)
+    assert sorted(p.name for p in out.iterdir()) == ["notes.txt", "results.csv", "results.parquet", "sweep.json"]
+    assert len(pd.read_parquet(out / "results.parquet")) == len(res.table) == 1
+    assert (out / "notes.txt").read_text() == "mine"  # not the sweep's: left alone

@@ -133,7 +133,8 @@ def write(spec: SweepSpec, df: pd.DataFrame, out: Path, meta: dict[str, Any]) ->
     interrupted or failed write leaves `out` as it was. File-system errors: OutputError."""
     from ..outputs import staged_folder
 
-    with staged_folder(out) as tmp:
+    # sweep.png only for one- and two-key grids: an earlier sweep's must not stay (docs/sweep.md).
+    with staged_folder(out, stale=("sweep.png",)) as tmp:
         _write_files(spec, df, tmp, meta)
 
 
