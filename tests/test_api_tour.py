@@ -49,3 +49,29 @@ def test_an_ordinary_error_is_still_a_scheduler_error():
 
     with pytest.raises(SchedulerError, match=r'custom scheduler "Broken": select\(\): ZeroDivisionError: x'):
         mmpath.run("blockage", overrides=SHORT, scheduler=Broken())
+
+
+class FirstPath:
+    def select(self, now_s, subflows):
+        return 0
+
+
+def test_a_scheduler_class_instead_of_an_instance_is_named():
+    # scheduler=FirstPath (no parentheses): its select is then a plain function whose `self`
+    # took the time; the run went on with shifted arguments and failed, if at all, with a
+    # message about select's answer from a scheduler called "type".
+    with pytest.raises(mmpath.ScenarioError, match=r"scheduler for flow 'download': FirstPath is a class; "
+                                                   r"pass an instance: scheduler=FirstPath\(\)"):
+        mmpath.run("blockage", overrides=SHORT, scheduler=FirstPath)
+    with pytest.raises(mmpath.ScenarioError, match=r"pass an instance: scheduler=FirstPath\(\)"):
+        mmpath.run("blockage", overrides=SHORT, scheduler={"download": FirstPath})
+
+
+def test_a_class_with_a_static_select_still_schedules():
+    class Static:
+        @staticmethod
+        def select(now_s, subflows):
+            return 0
+
+    res = mmpath.run("blockage", overrides=SHORT, scheduler=Static)
+    assert res.summary["flows"][0]["goodput_mbps"] > 0
