@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 import mmpath.sweep
+from mmpath.cli import main
 
 
 def _sweep(grid: dict, seeds=(1,)) -> dict:
@@ -59,3 +60,16 @@ def test_rerunning_into_a_folder_replaces_the_earlier_sweeps_files(tmp_path, cap
     assert sorted(p.name for p in out.iterdir()) == ["notes.txt", "results.csv", "results.parquet", "sweep.json"]
     assert len(pd.read_parquet(out / "results.parquet")) == len(res.table) == 1
     assert (out / "notes.txt").read_text() == "mine"  # not the sweep's: left alone
+
+
+def test_the_default_folder_is_the_sweeps_name_made_one_safe_folder(tmp_path, monkeypatch, capsys):
+    # As `mmpath run` does with a scenario's name (cli._safe_dir_name): a sweep named
+    # "../escape" wrote to mmpath-out/escape, outside mmpath-out/sweep.
+    monkeypatch.chdir(tmp_path)
+    f = tmp_path / "study.toml"
+    f.write_text('name = "../escape"\nscenario = "11ad-bulk"\n[set]\nduration_s = 0.2\n'
+                 '[grid]\n"flow.0.cc" = ["reno"]\n', encoding="utf-8")
+    assert main(["sweep", str(f), "--workers", "1", "--no-progress"]) == 0
+    assert (tmp_path / "mmpath-out" / "sweep" / "escape" / "results.parquet").is_file()
+    assert not (tmp_path / "mmpath-out" / "escape").exists()
+    assert "mmpath-out/sweep/escape/results.parquet" in capsys.readouterr().out
