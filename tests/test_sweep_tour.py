@@ -73,3 +73,23 @@ def test_the_default_folder_is_the_sweeps_name_made_one_safe_folder(tmp_path, mo
     assert (tmp_path / "mmpath-out" / "sweep" / "escape" / "results.parquet").is_file()
     assert not (tmp_path / "mmpath-out" / "escape").exists()
     assert "mmpath-out/sweep/escape/results.parquet" in capsys.readouterr().out
+
+
+def test_ctrl_c_stops_the_runs_in_progress_not_only_the_queued_ones():
+    # The pool's workers ignore SIGINT (the parent handles it); on Ctrl-C the parent cancelled
+    # the queued runs but then waited, after printing "interrupted", for the runs in progress to
+    # finish: with two 120 s scenarios, 30 s of silence before the prompt came back.
+    import multiprocessing
+    import time
+
+    from mmpath import executor
+
+    gen = executor.map_unordered(time.sleep, [(0,), (30,), (30,)], workers=2)
+    assert next(gen)[0] == 0  # the quick one; both workers now sleep
+    t0 = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        gen.throw(KeyboardInterrupt)
+    while any(p.is_alive() for p in multiprocessing.active_children()) and time.monotonic() - t0 < 5:
+        time.sleep(0.05)
+    assert not any(p.is_alive() for p in multiprocessing.active_children())
+    assert time.monotonic() - t0 < 5
