@@ -93,3 +93,52 @@ def test_ctrl_c_stops_the_runs_in_progress_not_only_the_queued_ones():
         time.sleep(0.05)
     assert not any(p.is_alive() for p in multiprocessing.active_children())
     assert time.monotonic() - t0 < 5
+
+
+TRACE = "t_s,rate_mbps\n0,300\n1,600\n2,\n"
+
+
+@pytest.mark.parametrize("set_, grid", [
+    ({"path.0.trace": {"file": "trace.csv"}}, {"flow.0.cc": ["cubic"]}),
+    ({"path.0.trace": {"file": "trace.csv"}}, {"path.0.trace.file": ["trace.csv", "sub/other.csv"]}),
+    ({}, {"path.0.trace": [{"file": "trace.csv"}, {"file": "sub/other.csv", "loop": False}]}),
+])
+def test_a_trace_file_in_the_sweep_file_is_found_from_the_sweep_files_folder(tmp_path, monkeypatch, set_, grid):
+    # As `scenario = "x.toml"` is, and as a scenario file's own trace files (and its variants')
+    # are: a relative path was taken from wherever the sweep ran (a Dask worker: its own
+    # folder), so the same sweep file failed every run when started from another folder.
+    study = tmp_path / "study"
+    (study / "sub").mkdir(parents=True)
+    (study / "trace.csv").write_text(TRACE)
+    (study / "sub" / "other.csv").write_text(TRACE.replace("600", "900"))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    lines = ['scenario = "11ad-bulk"', "[set]", "duration_s = 1.5"]
+    lines += [f'"{k}" = {_toml(v)}' for k, v in set_.items()]
+    lines += ["[grid]"] + [f'"{k}" = [{", ".join(_toml(x) for x in v)}]' for k, v in grid.items()]
+    f = study / "sweep.toml"
+    f.write_text("\n".join(lines) + "\n")
+    res = mmpath.sweep.run(str(f), workers=1)
+    assert res.ok, res.errors
+    assert (res.table["goodput_mbps"] > 200).all()
+    if len(res.table) == 2:  # the two traces are two different capacities
+        assert res.table["goodput_mbps"].iloc[1] > res.table["goodput_mbps"].iloc[0] + 50
+
+
+def test_a_sweep_given_as_a_dict_is_not_changed(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "trace.csv").write_text(TRACE)
+    doc = {"scenario": "11ad-bulk", "set": {"duration_s": 0.5, "path.0.trace": {"file": "trace.csv"}},
+           "grid": {"path.0.trace.file": ["trace.csv"]}}
+    spec = mmpath.sweep.load_sweep(doc)
+    assert spec.points == [(("path.0.trace.file", str(tmp_path / "trace.csv")),)]
+    assert doc["set"]["path.0.trace"] == {"file": "trace.csv"} and doc["grid"]["path.0.trace.file"] == ["trace.csv"]
+
+
+def _toml(v) -> str:
+    if isinstance(v, dict):
+        return "{ " + ", ".join(f"{k} = {_toml(x)}" for k, x in v.items()) + " }"
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return f'"{v}"' if isinstance(v, str) else repr(v)

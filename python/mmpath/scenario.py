@@ -135,20 +135,25 @@ def _resolve_trace_files(doc: dict[str, Any], base: Path) -> None:
         return
     for v in variants:
         sets = v.get("set") if isinstance(v, dict) else None
-        if not isinstance(sets, dict):
-            continue
-        for key, value in sets.items():
-            parts = str(key).split(".")
-            if len(parts) == 4 and parts[0] == "path" and parts[2:] == ["trace", "file"]:
-                sets[key] = _from(base, value)
-            elif len(parts) == 3 and parts[0] == "path" and parts[2] == "trace" and isinstance(value, dict):
-                if "file" in value:
-                    value["file"] = _from(base, value["file"])
-            elif len(parts) == 2 and parts[0] == "path":
-                _resolve_path_entry(value, base)
-            elif parts == ["path"] and isinstance(value, list):
-                for p in value:
-                    _resolve_path_entry(p, base)
+        if isinstance(sets, dict):
+            resolve_override_trace_files(sets, base)
+
+
+def resolve_override_trace_files(sets: dict[str, Any], base: Path) -> None:
+    """The trace files that overrides written in a file name (a `[[variant]]`'s `set`, a sweep
+    file's `[set]` and grid points), made absolute from `base`, that file's folder, in place."""
+    for key, value in sets.items():
+        parts = str(key).split(".")
+        if len(parts) == 4 and parts[0] == "path" and parts[2:] == ["trace", "file"]:
+            sets[key] = _from(base, value)
+        elif len(parts) == 3 and parts[0] == "path" and parts[2] == "trace" and isinstance(value, dict):
+            if "file" in value:
+                value["file"] = _from(base, value["file"])
+        elif len(parts) == 2 and parts[0] == "path":
+            _resolve_path_entry(value, base)
+        elif parts == ["path"] and isinstance(value, list):
+            for p in value:
+                _resolve_path_entry(p, base)
 
 
 def _resolve_path_entry(p: Any, base: Path) -> None:

@@ -19,6 +19,7 @@ A scenario with ``[[variant]]`` entries (compare.py) is swept per variant: the g
 
 from __future__ import annotations
 
+import copy
 import itertools
 import os
 import tomllib
@@ -28,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ScenarioError
-from ..scenario import Scenario, load_scenario
+from ..scenario import Scenario, load_scenario, resolve_override_trace_files
 
 TOP_FIELDS = ("name", "description", "scenario", "engine", "seeds", "runs", "set", "grid")
 # simulate: mmpath's simulator (any number of workers, or Dask); emulate: `mmpath emu run` on this
@@ -202,7 +203,8 @@ def _emulatable(sc: Scenario, source: str, where: str) -> None:
 def load_sweep(spec: str | os.PathLike | Mapping[str, Any]) -> SweepSpec:
     """Parse and validate a sweep (file path or dict) and expand it into its runs."""
     if isinstance(spec, Mapping):
-        doc, source, base_dir = dict(spec), "<dict>", Path.cwd()
+        # A copy: resolving trace files below must not change the caller's dict.
+        doc, source, base_dir = copy.deepcopy(dict(spec)), "<dict>", Path.cwd()
         default_name = "sweep"
     else:
         doc, source, base_dir = read_sweep_file(spec)
@@ -237,7 +239,18 @@ def load_sweep(spec: str | os.PathLike | Mapping[str, Any]) -> SweepSpec:
     if not isinstance(base, Mapping):
         raise _fail(source, "set", "must be a table of overrides (\"flow.0.cc\" = \"reno\")")
     base = {str(k): v for k, v in base.items()}
-    record = dict(base)  # as written, for sweep.json
+    # Trace files the sweep file names are found from its folder (a dict's: the current one),
+    # as its `scenario` path is, and as a scenario file's own are (scenario.py); absolute, so
+    # every worker (a Dask worker runs elsewhere) reads the same file.
+    resolve_override_trace_files(base, base_dir)
+    grid = doc.get("grid")
+    if isinstance(grid, Mapping):
+        for key, vals in grid.items():
+            for i, v in enumerate(vals if isinstance(vals, list) else []):
+                one = {str(key): v}
+                resolve_override_trace_files(one, base_dir)
+                vals[i] = one[str(key)]
+    record = dict(base)  # as written (trace files made absolute), for sweep.json
     set_variant = base.pop(VARIANT_KEY, None)
     seeds = _seeds(doc, source)
     keys, points = _grid(doc, source)
