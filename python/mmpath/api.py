@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import os
 import time
 from pathlib import Path
@@ -259,6 +260,11 @@ def simulate(scenario: Scenario, show_progress: bool = False, scheduler: Any = N
     except _core.ScenarioError as e:  # normalize_scenario accepted it, so this is unexpected
         raise ScenarioError(f"{scenario.source}: {e}") from None
     for flow, obj in _scheduler_map(scenario, scheduler).items():
+        if isinstance(obj, type) and inspect.isfunction(inspect.getattr_static(obj, "select", None)):
+            # scheduler=MySched without (): its select's `self` would take the time, and the run
+            # go on with every argument shifted.
+            raise ScenarioError(f"{scenario.source}: scheduler for flow {flow!r}: {obj.__name__} is a class; pass "
+                                f"an instance: scheduler={obj.__name__}()")
         try:
             sim.set_scheduler(flow, obj)
         except (TypeError, ValueError) as e:

@@ -59,10 +59,22 @@ def map_unordered(fn: Callable[..., Any], tasks: Sequence[tuple[Any, ...]], work
             except Exception as e:  # noqa: BLE001
                 yield i, None, _failure(e)
     except BaseException:
-        # Ctrl-C (or a broken pool): drop the queued runs instead of waiting for all of them.
+        # Ctrl-C (or a broken pool): drop the queued runs, and stop the ones in progress too:
+        # the workers ignore SIGINT, so they would otherwise finish their runs (a long scenario:
+        # minutes) before this process could exit.
+        procs = list((getattr(pool, "_processes", None) or {}).values())  # shutdown forgets them
         pool.shutdown(wait=False, cancel_futures=True)
+        _terminate(procs)
         raise
     pool.shutdown()
+
+
+def _terminate(procs: list[Any]) -> None:
+    for proc in procs:
+        try:
+            proc.terminate()
+        except (OSError, ValueError):  # already gone, or closed
+            pass
 
 
 def _dask_workers(client: Any) -> int:

@@ -430,11 +430,15 @@ def check_out_folder(out: Path) -> None:
 
 
 @contextmanager
-def staged_folder(out: Path) -> Iterator[Path]:
+def staged_folder(out: Path, stale: tuple[str, ...] = ()) -> Iterator[Path]:
     """A sibling temporary folder to write a result into. On success each of its entries
     replaces the same name in `out` (created if needed) by a rename on the same file system, so
     readers never see a half-written file; on any failure nothing of it is left behind and `out`
-    is as it was. File-system errors become one OutputError naming the folder."""
+    is as it was. File-system errors become one OutputError naming the folder.
+
+    stale  names of files the writer owns but does not always write (a sweep's sweep.png):
+           one that this result did not write is removed from `out`, so an earlier result's
+           copy does not stay beside this one's files as if it were theirs."""
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
@@ -443,6 +447,9 @@ def staged_folder(out: Path) -> Iterator[Path]:
     try:
         yield tmp
         out.mkdir(parents=True, exist_ok=True)
+        for name in stale:
+            if not (tmp / name).exists() and (out / name).is_file():
+                (out / name).unlink()
         for f in sorted(tmp.iterdir()):
             dest = out / f.name
             if dest.is_dir() and not dest.is_symlink():

@@ -83,6 +83,10 @@ struct Simulation {
 impl Simulation {
     fn check_scheduler(&self, py: Python<'_>) -> PyResult<()> {
         match self.sched_error.lock().expect("error slot").take() {
+            // Ctrl-C (KeyboardInterrupt, raised in whatever Python code runs when it arrives:
+            // nearly always the scheduler's) and SystemExit are not the scheduler's mistakes:
+            // they go on as themselves, or an `except SchedulerError` around the run eats them.
+            Some((_, cause)) if !cause.is_instance_of::<pyo3::exceptions::PyException>(py) => Err(cause),
             Some((msg, cause)) => {
                 let err = SchedulerError::new_err(msg);
                 err.set_cause(py, Some(cause)); // the user's traceback, as `raise ... from e`

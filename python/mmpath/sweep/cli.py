@@ -61,7 +61,10 @@ def run(args: argparse.Namespace) -> int:
         print_error("error: --workers and --dask exclude each other (the Dask cluster has its own workers)")
         return 2
     spec = load_sweep(args.sweep)  # a SweepError ends here with one line and status 2 (cli.main)
-    out = Path(args.out) if args.out else DEFAULT_OUT_ROOT / spec.name
+    from ..cli import _safe_dir_name
+
+    # The name comes from the file: one harmless folder name, as `mmpath run` makes a scenario's.
+    out = Path(args.out) if args.out else DEFAULT_OUT_ROOT / _safe_dir_name(spec.name)
     check_out_folder(out)  # an OutputError ends here (status 2) before anything runs
     n_local = args.workers or os.cpu_count() or 1
     where = f"the Dask cluster at {args.dask}" if args.dask else f"{n_local} local worker{'s' * (n_local > 1)}"

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .results import _cell, grid_values
+from .results import _cell, grid_values, text_keys
 from .spec import SweepSpec
 
 
@@ -46,15 +46,22 @@ def plot(spec: SweepSpec, df: pd.DataFrame, path: Path) -> bool:
     import matplotlib.pyplot as plt
 
     values = grid_values(spec)
+    text = text_keys(spec)  # their columns hold each value's text (results.py)
     xkey = spec.keys[0]
     xs = values[xkey]
     numeric = _numeric(xs)
-    xpos = {repr(_cell(v)): (float(v) if numeric else float(i)) for i, v in enumerate(xs)}
+
+    def xk(v: Any) -> Any:
+        # Numbers by value: a grid of [1, 2.5] is a float64 column, whose 1.0 must find the
+        # grid's 1 (their texts differ); other values by their text.
+        return float(v) if numeric else repr(_cell(v, xkey in text))
+
+    xpos = {xk(v): (float(v) if numeric else float(i)) for i, v in enumerate(xs)}
     lines: list[tuple[str, pd.DataFrame]] = []
     zkey = spec.keys[1] if len(spec.keys) == 2 else None
     flows = list(dict.fromkeys(ok["flow"].astype(str))) if "flow" in ok else [""]
     for z in (values[zkey] if zkey else [None]):
-        sel = ok if zkey is None else ok[ok[zkey].map(lambda v: _cell(v) == _cell(z))]
+        sel = ok if zkey is None else ok[ok[zkey].map(lambda v: v == _cell(z, zkey in text))]
         for flow in flows:
             g = sel[sel["flow"].astype(str) == flow] if flow else sel
             label = ", ".join(s for s in ((f"{zkey} = {z}" if zkey else ""), (flow if len(flows) > 1 else "")) if s)
@@ -66,7 +73,7 @@ def plot(spec: SweepSpec, df: pd.DataFrame, path: Path) -> bool:
         for label, g in lines:
             if not len(g):
                 continue
-            stat = g.groupby(g[xkey].map(lambda v: repr(_cell(v))), sort=False)[col].agg(["mean", "std"])
+            stat = g.groupby(g[xkey].map(xk), sort=False)[col].agg(["mean", "std"])
             order = sorted(stat.index, key=lambda k: xpos.get(k, np.inf))
             stat = stat.loc[order]
             x = np.array([xpos[k] for k in stat.index])

@@ -25,17 +25,40 @@ NUMERIC_COLUMNS = ("goodput_mbps", "bytes_delivered", "retransmits", "loss_pct",
                    "delay_late_mean_ms", "delay_late_max_ms")
 
 
-def _cell(v: Any) -> Any:
-    # Grid values go into one column each; a list or table value is kept as its JSON text.
-    return json.dumps(v, sort_keys=True) if isinstance(v, (list, dict)) else v
+def _cell(v: Any, text: bool = False) -> Any:
+    # Grid values go into one column each; a list or table value is kept as its JSON text, and
+    # so is every value of a key in text_keys (JSON text is TOML's for numbers and booleans).
+    if isinstance(v, (list, dict)):
+        return json.dumps(v, sort_keys=True)
+    return json.dumps(v, default=str) if text and not isinstance(v, str) else v
+
+
+def _kind(v: Any) -> str:
+    if isinstance(v, bool):
+        return "bool"
+    if isinstance(v, (int, float)):
+        return "number"
+    return "text" if isinstance(v, (str, list, dict)) else type(v).__name__
+
+
+def text_keys(spec: SweepSpec) -> frozenset[str]:
+    """Grid keys whose values are of different kinds, e.g. ``"flow.0.tcp.rcvbuf_bytes" =
+    ["auto", 65536]``: a Parquet column has one type, so such a key's column holds each value
+    as its text ("auto", "65536"). Integers and decimals together are one kind (float64)."""
+    kinds: dict[str, set[str]] = {}
+    for point in spec.points:
+        for k, v in point:
+            kinds.setdefault(k, set()).add(_kind(v))
+    return frozenset(k for k, ks in kinds.items() if len(ks) > 1)
 
 
 def table(spec: SweepSpec, done: dict[int, list[dict[str, Any]]], errors: dict[int, str]) -> pd.DataFrame:
     rows: list[dict[str, Any]] = []
+    text = text_keys(spec)
     for r in spec.runs:
         ident: dict[str, Any] = {"point": r.point, "seed": r.seed}
         for k, v in r.values:
-            ident[k] = _cell(v)
+            ident[k] = _cell(v, k in text)
         if r.index in errors:
             rows.append({**ident, "error": errors[r.index]})
             continue
@@ -110,7 +133,8 @@ def write(spec: SweepSpec, df: pd.DataFrame, out: Path, meta: dict[str, Any]) ->
     interrupted or failed write leaves `out` as it was. File-system errors: OutputError."""
     from ..outputs import staged_folder
 
-    with staged_folder(out) as tmp:
+    # sweep.png only for one- and two-key grids: an earlier sweep's must not stay (docs/sweep.md).
+    with staged_folder(out, stale=("sweep.png",)) as tmp:
         _write_files(spec, df, tmp, meta)
 
 
