@@ -164,7 +164,7 @@ pub fn mpdu_len(sizes: impl IntoIterator<Item = u32>) -> u32 {
     for s in sizes {
         m = m.with(s);
     }
-    m.len()
+    m.bytes()
 }
 
 /// An MPDU being filled one IP packet at a time: `mpdu_len` of the packets so far, without
@@ -186,7 +186,7 @@ impl MpduBuilder {
     }
 
     /// Its length from MAC header to FCS (0 when empty).
-    pub const fn len(&self) -> u32 {
+    pub const fn bytes(&self) -> u32 {
         match self.msdus {
             0 => 0,
             1 => MAC_HEADER_BYTES + LLC_SNAP_BYTES + self.first + FCS_BYTES,

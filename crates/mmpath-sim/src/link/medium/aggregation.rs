@@ -67,14 +67,14 @@ impl Medium {
                 if k as u32 >= self.mac.amsdu_msdus || f.mpdu != NO_MPDU || f.ready > now {
                     break;
                 }
-                if mpdu.with(f.p.size_bytes).len() > self.mac.max_amsdu_bytes {
+                if mpdu.with(f.p.size_bytes).bytes() > self.mac.max_amsdu_bytes {
                     break;
                 }
             }
             mpdu = mpdu.with(f.p.size_bytes);
             k += 1;
         }
-        (k, mpdu.len())
+        (k, mpdu.bytes())
     }
 
     /// Builds the aggregate at the head of `from`'s queue, marking which MSDUs share an MPDU:
