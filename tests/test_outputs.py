@@ -184,6 +184,29 @@ def test_save_overwrites_previous_run(small_run, small_toml, tmp_path):
                                   pd.read_parquet(fresh / "timeline.parquet"))
 
 
+def test_a_run_into_another_scenario_s_folder_leaves_none_of_its_files(tmp_path):
+    """A folder holding another scenario's run: the files only that run wrote (the phone's
+    power.png, its channel-11ac.csv) were left beside this run's as if they were its own. They
+    go now; a file the user put there stays, and a folder that holds no run is never cleaned."""
+    out = tmp_path / "o"
+    mmpath.run("phone-energy", overrides={"duration_s": 0.3}).save(out)
+    assert (out / "power.png").is_file() and (out / "channel-11ac.csv").is_file()
+    (out / "notes.txt").write_text("mine")
+    mmpath.run("11ad-bulk", overrides={"duration_s": 0.3}).save(out)
+    fresh = mmpath.run("11ad-bulk", overrides={"duration_s": 0.3}).save(tmp_path / "fresh")
+    assert sorted(p.name for p in out.iterdir()) == sorted([p.name for p in fresh.iterdir()] + ["notes.txt"])
+    # Without a report, an earlier report goes too (it would describe the other run).
+    mmpath.run("11ad-bulk", overrides={"duration_s": 0.3}).save(out, report=False)
+    assert not (out / "report.html").exists() and not list(out.glob("*.png"))
+    # Not a run folder: nothing of the user's is removed, even with a run's file names.
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "channel-x.csv").write_text("t_s\n")
+    (mine / "power.png").write_bytes(b"")
+    mmpath.run("11ad-bulk", overrides={"duration_s": 0.3}).save(mine, report=False)
+    assert (mine / "channel-x.csv").is_file() and (mine / "power.png").is_file()
+
+
 def test_tcp_state_plots_draw_one_line_per_subflow():
     # An MPTCP flow's cwnd / RTT plots: one line per subflow, not the subflows' values
     # interleaved into one line labelled by the flow; the connection's own rows (no cwnd) left out.

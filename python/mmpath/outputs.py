@@ -436,9 +436,10 @@ def staged_folder(out: Path, stale: tuple[str, ...] = ()) -> Iterator[Path]:
     readers never see a half-written file; on any failure nothing of it is left behind and `out`
     is as it was. File-system errors become one OutputError naming the folder.
 
-    stale  names of files the writer owns but does not always write (a sweep's sweep.png):
-           one that this result did not write is removed from `out`, so an earlier result's
-           copy does not stay beside this one's files as if it were theirs."""
+    stale  names or glob patterns of files the writer owns but does not always write (a
+           sweep's sweep.png, a run's channel-*.csv): one that this result did not write is
+           removed from `out`, so an earlier result's copy does not stay beside this one's
+           files as if it were theirs."""
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
@@ -447,9 +448,10 @@ def staged_folder(out: Path, stale: tuple[str, ...] = ()) -> Iterator[Path]:
     try:
         yield tmp
         out.mkdir(parents=True, exist_ok=True)
-        for name in stale:
-            if not (tmp / name).exists() and (out / name).is_file():
-                (out / name).unlink()
+        for pattern in stale:
+            for old in out.glob(pattern):
+                if not (tmp / old.name).exists() and old.is_file():
+                    old.unlink()
         for f in sorted(tmp.iterdir()):
             dest = out / f.name
             if dest.is_dir() and not dest.is_symlink():
@@ -463,8 +465,15 @@ def staged_folder(out: Path, stale: tuple[str, ...] = ()) -> Iterator[Path]:
 
 def write_outputs(result: "Result", out_dir: str | os.PathLike, report: bool = True) -> Path:
     """Write every output file of a run into out_dir (created if needed); return its path."""
+    from .report import PLOT_FILES
+
     out = Path(out_dir)
-    with staged_folder(out) as tmp:
+    # Files a run writes only sometimes (a channel record per path, a plot with data, the
+    # report): an earlier run's copy in the same folder goes, so e.g. one scenario's power.png
+    # or channel-11ac.csv does not stay beside another's results. Only in a folder that holds a
+    # run already (its summary.json): a user's own files elsewhere are never touched.
+    stale = ("channel-*.csv", "report.html", *PLOT_FILES) if (out / "summary.json").is_file() else ()
+    with staged_folder(out, stale=stale) as tmp:
         (tmp / "summary.json").write_text(summary_json(result), encoding="utf-8")
         write_intervals_csv(result, tmp / "intervals.csv")
         write_timeline_parquet(result, tmp / "timeline.parquet")

@@ -172,6 +172,12 @@ def power_per_flow(timeline: pd.DataFrame, bin_s: float = 0.1) -> pd.DataFrame:
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=cols)
 
 
+# Every PNG make_plots may write; a plot without data is not written (outputs.write_outputs
+# removes an earlier run's copy of one this run did not make).
+PLOT_FILES = ("throughput_flow.png", "throughput_path.png", "cwnd.png", "rtt.png", "queue.png", "phy_rate.png",
+              "power.png")
+
+
 def make_plots(result: "Result", out_dir: Path) -> list[tuple[str, str]]:
     """Write the PNGs; return [(file name, caption)] of those that had data."""
     iv = result.intervals
@@ -194,6 +200,7 @@ def make_plots(result: "Result", out_dir: Path) -> list[tuple[str, str]]:
         ("power.png", "Power per flow: its metered radios and the phone's receive-side host (100 ms means)",
          "power (W)", _lines(power_per_flow(tl), "flow", "power_w", steps=True)),
     ]
+    assert tuple(f for f, *_ in specs) == PLOT_FILES
     made = []
     for fname, title, ylabel, draw in specs:
         if _plot(out_dir, fname, ylabel, title, ev, draw):
