@@ -193,3 +193,10 @@ def test_progress_disabled_explicitly():
     p = Progress(10.0, enabled=False, stream=tty)
     p.update(1.0, force=True)
     assert tty.getvalue() == ""
+
+
+def test_a_seed_given_twice_is_refused(small_toml):
+    """seed=4 with the override seed=9 silently ran seed 4 (the seed argument was applied last)."""
+    with pytest.raises(mmpath.ScenarioError, match=r"seed: given twice, as the seed \(4\) and as the override seed=9"):
+        mmpath.run(small_toml, seed=4, overrides={"seed": 9})
+    assert mmpath.run(small_toml, overrides={"seed": 9, "duration_s": 0.2}).summary["seed"] == 9

@@ -341,6 +341,11 @@ def load_scenario(spec: ScenarioSpec, overrides: Overrides = None, *, seed: int 
     if seed is not None:
         if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:
             raise ScenarioError(f"seed: must be an integer in 0..{2**64 - 1} (got {seed!r})")
+        # Both given: one would silently win over the other.
+        twice = [v for k, v in pairs if k == "seed"]
+        if twice:
+            raise ScenarioError(f"seed: given twice, as the seed ({seed}) and as the override seed={twice[-1]!r}; "
+                                "give only one")
         pairs.append(("seed", seed))
         overridden["seed"] = "--seed"
     variants = _pop_variants(doc, source)
