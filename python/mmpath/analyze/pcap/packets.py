@@ -68,10 +68,15 @@ def read_packets(path: Path):
              "first_ts": None, "last_ts": None, "linktypes": set()}
     unpack_from = struct.unpack_from
     first = last = None
-    npk = 0
+    npk = n4 = n6 = ntcp = nudp = 0
+    lts: set[int] = set()
+    last_lt = None
     notes: dict = {}
     for ts, buf, origlen, ifname, lt in _records(path, notes):
         npk += 1
+        if lt != last_lt:  # the set only changes when the link type does (pcapng interfaces)
+            lts.add(lt)
+            last_lt = lt
         if first is None:
             first = ts
         last = ts
@@ -122,6 +127,7 @@ def read_packets(path: Path):
                 continue
             ihl = (buf[off] & 0x0F) * 4
             tot, fragw = unpack_from(">H2xH", buf, off + 2)
+            n4 += 1
             if fragw & 0x1FFF:
                 continue  # a non-first fragment has no transport header
             proto = buf[off + 9]
@@ -135,6 +141,7 @@ def read_packets(path: Path):
             if len(buf) < off + 40:
                 stats["short"] += 1
                 continue
+            n6 += 1
             plen6 = unpack_from(">H", buf, off + 4)[0]
             proto = buf[off + 6]
             src = buf[off + 8:off + 24]
@@ -150,6 +157,7 @@ def read_packets(path: Path):
                 continue
             sport, dport, seq, ackn, offb, flags, win = unpack_from(">HHIIBBH", buf, l4)
             thl = (offb >> 4) * 4
+            ntcp += 1
             key = (src, sport, dst, dport)
             d = tcp.get(key)
             if d is None:
@@ -172,6 +180,7 @@ def read_packets(path: Path):
                 stats["short"] += 1
                 continue
             sport, dport, ulen = unpack_from(">HHH", buf, l4)
+            nudp += 1
             key = (src, sport, dst, dport)
             u = udp.get(key)
             if u is None:
@@ -181,6 +190,7 @@ def read_packets(path: Path):
         else:
             stats["other"] += 1
     stats["packets"] = npk
+    stats.update(ipv4=n4, ipv6=n6, tcp=ntcp, udp=nudp, linktypes=lts)
     stats["first_ts"], stats["last_ts"] = first, last
     if "truncated" in notes:
         # Read up to the cut, as tcpdump and Wireshark do; summary.json's source says so too.
