@@ -56,3 +56,31 @@ def test_capture_source_counts_its_packets_by_protocol_and_names_its_link_types(
     a = mmpath.analyze([FX / "udp" / "capture.pcap"])
     row = a.summary["sources"][0]
     assert row["udp"] > 1000 and row["linktypes"] == "EN10MB"
+
+
+# --------------------------------------------------------------------------- IPv6 extension headers
+
+
+def test_ipv6_big_tcp_jumbo_segments_are_tcp():
+    """IPv6 BIG TCP super-packets (payload length 0, a Hop-by-Hop Jumbo Payload option before the
+    TCP header) were counted as 'other', so a capture lost most data segments: retransmissions,
+    RTT samples and in-flight came from the few small segments left."""
+    path = FX / "tour2" / "bigtcp6.pcap"
+    want: dict = {}
+    jumbo = 0
+    with open(path, "rb") as f:
+        for _, buf in dpkt.pcap.Reader(f):
+            ip = dpkt.ethernet.Ethernet(buf).data
+            if isinstance(ip, dpkt.ip6.IP6) and isinstance(ip.data, dpkt.tcp.TCP):
+                key = (ip.src, ip.data.sport, ip.dst, ip.data.dport)
+                want[key] = want.get(key, 0) + 1
+                jumbo += ip.nxt == 0 and ip.plen == 0
+    assert jumbo > 20
+    tcp, _, stats = pcap.read_packets(path)
+    assert {k: len(d.ts) for k, d in tcp.items()} == want
+    assert stats["other"] == 0 and stats["short"] == 0
+    # every data byte is in sequence: the payload lengths add up to the sequence space covered
+    d = max(tcp.values(), key=lambda d: sum(d.plen))
+    data = [(s, n) for s, n in zip(d.seq, d.plen) if n > 0]
+    assert sum(n for _, n in data) == max(s + n for s, n in data) - min(s for s, _ in data)
+    assert min(n for _, n in data) > 0 and max(n for _, n in data) > 65535

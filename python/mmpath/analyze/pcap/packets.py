@@ -60,6 +60,35 @@ def _name(key) -> str:
     return f"{_ip_str(src)}:{sport}>{_ip_str(dst)}:{dport}"
 
 
+# IPv6 extension headers walked to reach TCP/UDP (RFC 8200 4.3-4.6, IANA "IPv6 Extension Header
+# Types"): Hop-by-Hop 0, Routing 43, Destination Options 60, Mobility 135, HIP 139, Shim6 140 (length
+# in 8-octet units, not counting the first 8), Fragment 44 (8 octets), AH 51 (RFC 4302: 4-octet units
+# minus 2).
+_IPV6_EXT = frozenset((0, 43, 44, 51, 60, 135, 139, 140))
+
+
+def _skip_ipv6_ext(buf: bytes, proto: int, l4: int, l4len: int) -> tuple[int, int, int]:
+    """(upper-layer protocol, its offset, its length) after the IPv6 extension headers; protocol
+    -1 when the headers are cut by the snap length, -2 for a non-first fragment (no transport
+    header in it)."""
+    for _ in range(8):  # a chain this long is not a packet to analyze
+        if proto not in _IPV6_EXT:
+            return proto, l4, l4len
+        if len(buf) < l4 + 8:
+            return -1, l4, l4len
+        nxt = buf[l4]
+        if proto == 44:
+            if ((buf[l4 + 2] << 8) | buf[l4 + 3]) & 0xFFF8:
+                return -2, l4, l4len
+            hl = 8
+        elif proto == 51:
+            hl = (buf[l4 + 1] + 2) * 4
+        else:
+            hl = (buf[l4 + 1] + 1) * 8
+        proto, l4, l4len = nxt, l4 + hl, l4len - hl
+    return -2, l4, l4len
+
+
 def read_packets(path: Path):
     """One pass over the capture: returns (tcp dirs, udp dirs, stats)."""
     tcp: dict[tuple, _Dir] = {}
@@ -148,6 +177,14 @@ def read_packets(path: Path):
             dst = buf[off + 24:off + 40]
             l4 = off + 40
             l4len = plen6 if plen6 else origlen - l4
+            if proto in _IPV6_EXT:
+                # Extension headers before the transport header (RFC 8200 4): Linux's BIG TCP
+                # (gso_max_size > 64 KB) sends each TCP super-packet with payload length 0 and a
+                # Hop-by-Hop Jumbo Payload option (RFC 2675), which a capture on the host records.
+                proto, l4, l4len = _skip_ipv6_ext(buf, proto, l4, l4len)
+                if proto < 0:
+                    stats["short" if proto == -1 else "other"] += 1
+                    continue
         else:
             stats["other"] += 1
             continue
