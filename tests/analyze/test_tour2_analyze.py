@@ -84,3 +84,32 @@ def test_ipv6_big_tcp_jumbo_segments_are_tcp():
     data = [(s, n) for s, n in zip(d.seq, d.plen) if n > 0]
     assert sum(n for _, n in data) == max(s + n for s, n in data) - min(s for s, _ in data)
     assert min(n for _, n in data) > 0 and max(n for _, n in data) > 65535
+
+
+# --------------------------------------------------------------------------- content detection
+
+
+TCPDUMP_STDERR = ("tcpdump: data link type LINUX_SLL2\n"
+                  "tcpdump: listening on any, link-type LINUX_SLL2 (Linux cooked v2), snapshot length 128 bytes\n"
+                  "31707 packets captured\n31707 packets received by filter\n0 packets dropped by kernel\n")
+
+
+def test_folder_with_tcpdump_stderr_and_notes_is_read(tmp_path):
+    """tcpdump's stderr saved beside the capture (`2> tcpdump.err`) has the word 'link' in its first
+    line, which made it a wil6210 log; the whole folder then failed with 'row has 13 cells but the
+    header has 5'. A real wil6210 header is still recognised."""
+    from mmpath.analyze import sources, wil6210
+
+    d = tmp_path / "run1"
+    d.mkdir()
+    for f in ("capture.pcap", "client.json"):
+        (d / f).write_bytes((FX / "tcp" / f).read_bytes())
+    (d / "tcpdump.err").write_text(TCPDUMP_STDERR)
+    (d / "notes.txt").write_text("Link status: the AP was 2 m away\n")
+    a = mmpath.analyze([d])
+    assert sorted(Path(s["path"]).name for s in a.summary["sources"]) == ["capture.pcap", "client.json"]
+    assert not wil6210.looks_like(TCPDUMP_STDERR)
+    for head in ("Timestamp,Azimuth,MCS,Tx_Sector,Link_Status,SQI,RSSI\n", "time_ms,mcs,status,rssi\n",
+                 "mcs,sector,status\n", "time mcs sector status sqi rssi\n", "MCS;RSSI [dBm]\n"):
+        assert wil6210.looks_like(head), head
+    assert sources.detect(FX / "handmade" / "wil6210.csv") == "wil6210"
