@@ -113,3 +113,46 @@ def test_folder_with_tcpdump_stderr_and_notes_is_read(tmp_path):
                  "mcs,sector,status\n", "time mcs sector status sqi rssi\n", "MCS;RSSI [dBm]\n"):
         assert wil6210.looks_like(head), head
     assert sources.detect(FX / "handmade" / "wil6210.csv") == "wil6210"
+
+
+# --------------------------------------------------------------------------- iperf3 ends without a receiver count
+
+
+def test_iperf3_server_report_of_the_streams_it_sends_is_listed():
+    """iperf 3.12's server writes 0 receiver bytes for the streams it sends (-R, the reverse
+    streams of --bidir): the stream was dropped as a flow under 10 kB, with the only sender-side
+    RTT, cwnd and retransmit count of a -R test. It is now listed with what the server wrote."""
+    from mmpath.analyze import iperf3
+
+    sj = json.loads((FX / "tcp_reverse" / "server.json").read_text())
+    snd = sj["end"]["streams"][0]["sender"]
+    assert sj["end"]["streams"][0]["receiver"]["bytes"] == 0 and snd["bytes"] > 0
+    f = iperf3.read(FX / "tcp_reverse" / "server.json").flows[0]
+    assert f["sender"] and f["bytes_basis"] == "sent"
+    assert f["bytes"] == snd["bytes"] and abs(f["mbps"] - snd["bits_per_second"] / 1e6) < 1e-9
+    a = mmpath.analyze([FX / "tcp_reverse" / "server.json", FX / "tcp_reverse" / "capture.pcap"])
+    rows = [x for x in a.summary["flows"] if x["source"].endswith("server.json")]
+    assert len(rows) == 1 and rows[0]["rtt_ms"]["mean"] == snd["mean_rtt"] / 1e3
+    assert rows[0]["retransmits"] == snd["retransmits"]
+    # what the server wrote is not the receiver's throughput: no iperf3-vs-capture row from it
+    assert not [x for x in a.summary["iperf3_agreement"] if x["iperf3"].endswith("server.json")]
+    # --bidir: the server's report lists both of its streams, the sent one from its sender totals
+    b = iperf3.read(FX / "tcp_p2_bidir" / "server.json")
+    assert all(f["bytes"] > 10_000 for f in b.flows)
+    assert sorted(f.get("bytes_basis", "receiver") for f in b.flows) == ["receiver"] * 2 + ["sent"] * 2
+
+
+def test_iperf3_udp_server_with_parallel_streams_is_listed():
+    """A UDP server's per-stream results with -P 2 hold 0 bytes (only end.sum_received has them):
+    both streams were dropped as flows under 10 kB. Their bytes are now the sum of the server's
+    own (received) intervals, which add up to sum_received."""
+    from mmpath.analyze import iperf3
+
+    path = FX / "tour2" / "udp_p2_server.json"
+    sj = json.loads(path.read_text())
+    assert all(x["udp"]["bytes"] == 0 for x in sj["end"]["streams"])
+    r = iperf3.read(path)
+    assert len(r.flows) == 2 and {f["bytes_basis"] for f in r.flows} == {"received"}
+    assert sum(f["bytes"] for f in r.flows) == sj["end"]["sum_received"]["bytes"]
+    a = mmpath.analyze([path])
+    assert len(a.summary["flows"]) == 2 and a.summary["minor_flows"] == 0

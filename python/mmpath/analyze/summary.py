@@ -123,8 +123,8 @@ def _iperf3_agreement(sources: list[Source], table: dict):
         if s.kind != "iperf3":
             continue
         for f in s.flows:
-            if not f.get("mbps") or not f.get("duration_s"):
-                continue
+            if not f.get("mbps") or not f.get("duration_s") or f.get("bytes_basis") == "sent":
+                continue  # a count of what this end wrote is not the receiver's throughput
             for c in caps:
                 byname = {x["name"]: x for x in c.flows}
                 hit = byname.get(f["name"])
