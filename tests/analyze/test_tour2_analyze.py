@@ -156,3 +156,22 @@ def test_iperf3_udp_server_with_parallel_streams_is_listed():
     assert sum(f["bytes"] for f in r.flows) == sj["end"]["sum_received"]["bytes"]
     a = mmpath.analyze([path])
     assert len(a.summary["flows"]) == 2 and a.summary["minor_flows"] == 0
+
+
+def test_iperf3_udp_client_with_parallel_streams_reports_the_receivers_throughput():
+    """With -P 2 a UDP client's per-stream results are what it sent (4.8 % of it was lost), and
+    the analyzer showed them as the streams' throughput (with -P 1 it used the receiver's sum).
+    A stream's receiver throughput is now its datagrams that arrived, which is what the server's
+    own report of the same run counts, stream by stream."""
+    from mmpath.analyze import iperf3
+
+    cj = json.loads((FX / "tour2" / "udp_p2_client.json").read_text())
+    c = {f["name"]: f for f in iperf3.read(FX / "tour2" / "udp_p2_client.json").flows}
+    s = {f["name"]: f for f in iperf3.read(FX / "tour2" / "udp_p2_server.json").flows}
+    assert c.keys() == s.keys() and len(c) == 2
+    for name, f in c.items():
+        assert f["bytes"] == s[name]["bytes"]  # (packets - lost) datagrams of the block size
+        assert f["bytes_sent"] > f["bytes"] and f["sent_mbps"] > f["mbps"]
+    assert sum(f["bytes"] for f in c.values()) == sum(x["udp"]["bytes"] * (x["udp"]["packets"] - x["udp"]["lost_packets"])
+                                                       // x["udp"]["packets"] for x in cj["end"]["streams"])
+    assert abs(sum(f["mbps"] for f in c.values()) - cj["end"]["sum_received"]["bits_per_second"] / 1e6) < 0.01

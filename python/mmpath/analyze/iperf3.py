@@ -214,10 +214,29 @@ def read(path, obj=None) -> Source:
         socks.append(sock)
     # UDP receiver totals are in sum_received (3.12 puts the sender's view in streams[].udp)
     sr = end.get("sum_received")
+    if kind == "udp":
+        for f in flows:
+            if f["sender"] and f["bytes"] > 0:
+                f["bytes_sent"], f["sent_mbps"] = f["bytes"], f["mbps"]
     if kind == "udp" and isinstance(sr, dict) and len(flows) == 1 and sr.get("bits_per_second") is not None:
         flows[0]["mbps"] = float(sr["bits_per_second"]) / 1e6
         flows[0]["bytes"] = int(sr.get("bytes", flows[0]["bytes"]) or 0)
         flows[0]["duration_s"] = float(sr.get("seconds", flows[0]["duration_s"]) or 0)
+    if kind == "udp" and len(flows) > 1:
+        # With -P > 1 the sending end's per-stream results are its own (what it sent) plus the
+        # receiver's loss count, and only the sum is the receiver's. iperf3's datagrams all have
+        # the test's block size, so a stream's receiver got bytes x (packets - lost) / packets
+        # (on the tour's -P 2 run exactly what the server's intervals add up to); the streams
+        # were shown at the sending rate (found by the analyzer tour).
+        rsec = float(sr.get("seconds") or 0) if isinstance(sr, dict) else 0.0
+        for f in flows:
+            n, lost = f.get("packets"), f.get("lost_packets")
+            if (f["sender"] and f["bytes"] > 0 and isinstance(n, int) and isinstance(lost, int)
+                    and 0 <= lost <= n and n > 0):
+                dur = rsec or f["duration_s"]
+                f["bytes"] = round(f["bytes"] * (n - lost) / n)
+                f["duration_s"] = dur
+                f["mbps"] = f["bytes"] * 8 / dur / 1e6 if dur > 0 else 0.0
     for f, sock in zip(flows, socks):
         _own_count(f, sock, ivsum, end)
     if not intervals and not flows:
