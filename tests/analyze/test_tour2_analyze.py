@@ -207,3 +207,21 @@ def test_mptcp_connection_counts_past_2_gb_when_data_acks_mix_widths():
                       0.001, flows, bins, events)
     assert flows[0]["bytes"] == 3_000_000_000
     assert bins[0]["bytes"].sum() == 3_000_000_000
+
+
+# --------------------------------------------------------------------------- ss receiving sockets
+
+
+def test_ss_receiving_socket_rtt_is_not_the_flows():
+    """In `ss -tin` the receiving socket of a stream (the client's sockets of the --bidir reverse
+    streams) reports the RTT of what it sent itself (iperf3's cookie: 0.015 ms, constant), which
+    was shown as the flow's RTT beside the 29-62 ms its sender measured."""
+    a = mmpath.analyze([FX / "tcp_p2_bidir" / "ss.log"])
+    flows = a.summary["flows"]
+    fwd = [f for f in flows if f["name"].startswith("10.1.0.2:")]
+    rev = [f for f in flows if f["name"].startswith("10.1.0.1:5201>")]
+    assert len(fwd) == 2 and len(rev) == 2
+    assert all(f["rtt_ms"]["min"] > 10 for f in fwd)
+    assert all(f.get("rtt_ms") is None for f in rev)
+    tl = a.timeline
+    assert tl.loc[tl["flow"].isin([f["name"] for f in rev]), "srtt_ms"].isna().all()
