@@ -225,3 +225,23 @@ def test_ss_receiving_socket_rtt_is_not_the_flows():
     assert all(f.get("rtt_ms") is None for f in rev)
     tl = a.timeline
     assert tl.loc[tl["flow"].isin([f["name"] for f in rev]), "srtt_ms"].isna().all()
+
+
+# --------------------------------------------------------------------------- a capture without TCP/UDP
+
+
+def test_capture_without_tcp_or_udp_says_so(tmp_path, capsys):
+    """A capture holding only ARP (the wrong interface, a capture filter) gave an empty table and
+    exit status 0 with no word of why."""
+    p = tmp_path / "arp.pcap"
+    with open(p, "wb") as f:
+        w = dpkt.pcap.Writer(f, linktype=dpkt.pcap.DLT_EN10MB)
+        arp = dpkt.ethernet.Ethernet(dst=b"\xff" * 6, src=b"\x02" * 6, type=dpkt.ethernet.ETH_TYPE_ARP,
+                                     data=bytes(dpkt.arp.ARP()))
+        w.writepkt(bytes(arp), ts=1.0)
+        w.writepkt(bytes(arp), ts=1.5)
+    a = mmpath.analyze([p])
+    assert a.summary["flows"] == []
+    err = capsys.readouterr().err
+    assert "arp.pcap: no TCP or UDP packets among its 2 packets (2 other)" in err
+    assert err.count("\n") == 1

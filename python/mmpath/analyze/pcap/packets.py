@@ -235,4 +235,11 @@ def read_packets(path: Path):
         print(f"mmpath analyze: warning: {path}: {notes['truncated']}", file=sys.stderr)
     if npk == 0:
         raise AnalyzeInputError(path, "the capture holds no packets", "a capture with at least one packet")
+    if not tcp and not udp:
+        # Not an error (it may sit beside other inputs), but an empty table with no word of why
+        # left the user guessing (a capture of the wrong interface, or with a filter).
+        what = ", ".join(f"{n} {k}" for k, n in (("IPv4", n4), ("IPv6", n6), ("other", stats["other"]),
+                                                 ("cut by the snap length", stats["short"])) if n)
+        print(f"mmpath analyze: warning: {path}: no TCP or UDP packets among its {npk} packets "
+              f"({what}); nothing to analyze in it", file=sys.stderr)
     return tcp, udp, stats
