@@ -245,3 +245,48 @@ def test_capture_without_tcp_or_udp_says_so(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "arp.pcap: no TCP or UDP packets among its 2 packets (2 other)" in err
     assert err.count("\n") == 1
+
+
+# --------------------------------------------------------------------------- the plot
+
+
+def _iw_log(path: Path, dev: str, mcs: int, rssi: float) -> Path:
+    lines = []
+    for i in range(30):
+        lines += [f"# mmpath-capture iw t={1795328936.8 + i * 0.1:.6f}", f"Station 04:ce:14:0a:21:5c (on {dev})",
+                  f"\tsignal:  \t{rssi} dBm", f"\ttx bitrate:\t866.7 MBit/s VHT-MCS {mcs} 80MHz short GI VHT-NSS 2"]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_phy_panel_shows_and_names_a_steady_rssi(tmp_path):
+    """Two steady links (MCS 9 / -41.4 dBm and MCS 8 / -41.9 dBm, as an mmpath dual-band run
+    records them) drew each MCS on an edge of the panel and each RSSI (right axis, not in the
+    legend) exactly over it: the RSSI could not be seen or told apart."""
+    from mmpath.analyze import report
+
+    a = mmpath.analyze([_iw_log(tmp_path / "iw-wlan0.log", "wlan0", 9, -41.4),
+                        _iw_log(tmp_path / "iw-wigig0.log", "wigig0", 8, -41.9)])
+    fig, panels = report.figure(a)
+    ax = panels["phy"]
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert sorted(labels) == ["MCS wigig0", "MCS wlan0", "RSSI wigig0", "RSSI wlan0"]
+    heights = {}
+    for axis in fig.axes:
+        if axis is not ax and axis.bbox.bounds != ax.bbox.bounds:
+            continue
+        lo, hi = axis.get_ylim()
+        for ln in axis.get_lines():
+            y = ln.get_ydata()
+            if len(y):
+                heights[ln.get_label()] = (float(y[0]) - lo) / (hi - lo)
+    assert len(heights) == 4
+    for lbl, h in heights.items():
+        assert 0.1 < h < 0.9, (lbl, h)  # inside the panel, not on its edge
+    # each RSSI line clear of each MCS line
+    for r in ("RSSI wlan0", "RSSI wigig0"):
+        for m in ("MCS wlan0", "MCS wigig0"):
+            assert abs(heights[r] - heights[m]) > 0.05, (r, m)
+    # a path's MCS and RSSI share its colour
+    col = {ln.get_label(): ln.get_color() for axis in fig.axes for ln in axis.get_lines()}
+    assert col["MCS wlan0"] == col["RSSI wlan0"] != col["MCS wigig0"] == col["RSSI wigig0"]

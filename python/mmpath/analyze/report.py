@@ -31,17 +31,34 @@ def _pick_sources(res) -> list[str]:
     return []
 
 
-def _legend(a) -> None:
-    """A legend for every panel that has labelled lines; more than 8 go beside the panel, so a
-    comparison of several runs still says which line is which."""
-    n = len(a.get_legend_handles_labels()[0])
+def _legend(a, twin=None) -> None:
+    """A legend for every panel that has labelled lines (a twin axis' lines included); more than 8
+    go beside the panel, so a comparison of several runs still says which line is which."""
+    h, lbl = a.get_legend_handles_labels()
+    if twin is not None:
+        h2, l2 = twin.get_legend_handles_labels()
+        h, lbl = h + h2, lbl + l2
+    n = len(h)
     if not n:
         return
     if n <= 8:
-        a.legend(fontsize=7, loc="upper right")
+        a.legend(h, lbl, fontsize=7, loc="upper right")
     else:
-        a.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0), ncol=1 + (n - 1) // 14,
+        a.legend(h, lbl, fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0), ncol=1 + (n - 1) // 14,
                  borderaxespad=0.0)
+
+
+def _min_span(a, values, span: float, centre: float = 0.5) -> None:
+    """Give axis `a` at least `span` units around `values` (placed at `centre` of the height), so a
+    steady value is drawn inside the panel rather than on its edge."""
+    v = values.dropna().to_numpy(float)
+    if not v.size:
+        return
+    lo, hi = float(v.min()), float(v.max())
+    if hi - lo >= span * 0.8:
+        return
+    mid = (lo + hi) / 2
+    a.set_ylim(mid - span * centre, mid + span * (1 - centre))
 
 
 def _series_style(res):
@@ -85,6 +102,16 @@ def matplotlib_colors_hex(rgba) -> str:
 
 
 def plot(res, path: Path) -> bool:
+    import matplotlib.pyplot as plt
+
+    fig, _ = figure(res)
+    fig.savefig(path, dpi=110, bbox_inches="tight")
+    plt.close(fig)
+    return True
+
+
+def figure(res):
+    """The analysis figure and its panels by name (tput, cwnd, rtt, phy)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -149,17 +176,29 @@ def plot(res, path: Path) -> bool:
                     a.plot(g["t_s"], g[c], lw=0.8, label=lbl, color=colour)
             a.set_ylabel("RTT ms")
         elif name == "phy":
+            # One colour per path for its MCS (solid) and RSSI (dashed), both in the legend, and
+            # each axis at least a few steps tall: a steady link drew its MCS on the panel's edge
+            # and its RSSI (right axis, not in the legend) exactly over it, so the RSSI could not
+            # be seen (found by the analyzer tour on an mmpath run: MCS 8/9, RSSI -41.9/-41.4 dBm).
             d = tl[tl["mcs"].notna() | tl["rssi_dbm"].notna()]
+            cyc = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+            colour = {p: cyc[i % len(cyc)] for i, p in enumerate(sorted(d["path"].astype(str).unique()))}
             for p, g in d.groupby("path", observed=True):
                 if g["mcs"].notna().any():
-                    a.step(g["t_s"], g["mcs"], where="post", lw=1, label=f"MCS {p}")
+                    a.step(g["t_s"], g["mcs"], where="post", lw=1, label=f"MCS {p}", color=colour[str(p)])
             a.set_ylabel("MCS")
+            _min_span(a, d["mcs"], 4.0, centre=0.6)
+            a2 = None
             if d["rssi_dbm"].notna().any():
                 a2 = a.twinx()
                 for p, g in d.groupby("path", observed=True):
                     if g["rssi_dbm"].notna().any():
-                        a2.plot(g["t_s"], g["rssi_dbm"], lw=0.8, ls="--", label=f"RSSI {p}")
+                        a2.plot(g["t_s"], g["rssi_dbm"], lw=0.8, ls="--", label=f"RSSI {p}",
+                                color=colour[str(p)])
                 a2.set_ylabel("RSSI dBm")
+                _min_span(a2, d["rssi_dbm"], 20.0, centre=0.25)
+            _legend(a, a2)
+            continue
         _legend(a)
     # events on every panel
     ev = res.events
@@ -196,9 +235,7 @@ def plot(res, path: Path) -> bool:
                      "|", color="tab:orange", ms=8, label="reinjection")
     axes[-1].set_xlabel("time (s)")
     fig.tight_layout()
-    fig.savefig(path, dpi=110, bbox_inches="tight")
-    plt.close(fig)
-    return True
+    return fig, dict(zip(panels, axes))
 
 
 def _table(rows: list[dict], cols: list[str]) -> str:
