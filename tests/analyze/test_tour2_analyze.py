@@ -290,3 +290,21 @@ def test_phy_panel_shows_and_names_a_steady_rssi(tmp_path):
     # a path's MCS and RSSI share its colour
     col = {ln.get_label(): ln.get_color() for axis in fig.axes for ln in axis.get_lines()}
     assert col["MCS wlan0"] == col["RSSI wlan0"] != col["MCS wigig0"] == col["RSSI wigig0"]
+
+
+def test_two_subflows_on_one_path_have_their_own_labels():
+    """With `tcpdump -i any` and a server that announces its second address, two subflows of a
+    connection leave by one interface (if3): both lines were labelled `mptcp-...:fwd/if3`."""
+    from mmpath.analyze import report
+
+    a = mmpath.analyze([FX / "mptcp" / "capture.pcap"])
+    style = report._series_style(a)
+    by_flow: dict = {}
+    for (src, flow, sub), (label, _) in style.items():
+        by_flow.setdefault(flow, []).append(label)
+    assert any(len(v) >= 4 for v in by_flow.values())  # a connection with 3 subflows
+    for labels in by_flow.values():
+        assert len(set(labels)) == len(labels), labels
+    fig, panels = report.figure(a)
+    shown = [t.get_text() for t in panels["tput"].get_legend().get_texts()]
+    assert len(set(shown)) == len(shown)

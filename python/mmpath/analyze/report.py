@@ -86,10 +86,20 @@ def _series_style(res):
     if len(keys) > len(cycle):  # more series than the default 10 colours: no two lines alike
         cm = plt.get_cmap("tab20")
         cycle = [matplotlib_colors_hex(cm(i)) for i in range(20)]
+    # Two subflows of one connection on one path (one per server address, the tour's capture of
+    # `tcpdump -i any`) had one label for two lines: those also carry their index.
+    per_path: dict[tuple, int] = {}
+    for k, p in paths.items():
+        per_path[(k[0], k[1], p)] = per_path.get((k[0], k[1], p), 0) + 1
     style = {}
     for i, k in enumerate(keys):
         src, flow, sub = k
-        name = flow if sub < 0 else (f"{flow}/{paths[k]}" if k in paths else f"{flow} sf{sub}")
+        if sub < 0:
+            name = flow
+        elif k in paths:
+            name = f"{flow}/{paths[k]}" + (f" sf{sub}" if per_path[(src, flow, paths[k])] > 1 else "")
+        else:
+            name = f"{flow} sf{sub}"
         label = f"{Path(src).name}: {name}" if many else name
         style[k] = (label[-48:], cycle[i % len(cycle)])
     return style
