@@ -308,3 +308,17 @@ def test_two_subflows_on_one_path_have_their_own_labels():
     fig, panels = report.figure(a)
     shown = [t.get_text() for t in panels["tput"].get_legend().get_texts()]
     assert len(set(shown)) == len(shown)
+
+
+def test_udp_test_plot_has_no_empty_rtt_panel():
+    """A UDP test's capture has RTT samples only for iperf3's control connection (not drawn, under
+    10 kB): the plot had an empty RTT panel with axes 0-1."""
+    from mmpath.analyze import report
+
+    a = mmpath.analyze([FX / "udp" / "capture.pcap"])
+    assert [f["kind"] for f in a.summary["flows"]] == ["udp"]
+    fig, panels = report.figure(a)
+    assert list(panels) == ["tput"]
+    t = mmpath.analyze([FX / "tcp" / "capture.pcap"])
+    fig, panels = report.figure(t)
+    assert "rtt" in panels and panels["rtt"].get_lines()

@@ -12,6 +12,7 @@ import html
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 PREFERRED = ("pcap", "ss", "run", "iperf3")  # which source draws a flow's throughput
 
@@ -128,10 +129,23 @@ def figure(res):
     import matplotlib.pyplot as plt
 
     tl = res.timeline
+    # TCP state of the flows the summary lists (>= 10 kB, or an MPTCP connection of that size):
+    # iperf3's control connection, sampled by ss and captured too, is a flat line otherwise.
+    keep = {(str(f["source"]), str(f.get("connection") or f["name"])) for f in res.summary["flows"]
+            if f.get("bytes", 0) >= 10_000}
+
+    def shown(s, f) -> bool:
+        return not keep or (str(s), str(f)) in keep
+
+    # The cwnd and RTT panels only when a listed flow has such samples: a UDP test's capture has
+    # RTT samples of iperf3's control connection alone, which gave an empty RTT panel.
+    tcp_state = tl
+    if keep and len(tl):
+        tcp_state = tl[pd.MultiIndex.from_arrays([tl["source"].astype(str), tl["flow"].astype(str)]).isin(keep)]
     panels = ["tput"]
-    if "cwnd_bytes" in tl and tl["cwnd_bytes"].notna().any():
+    if "cwnd_bytes" in tcp_state and tcp_state["cwnd_bytes"].notna().any():
         panels.append("cwnd")
-    if tl[["srtt_ms", "rtt_ms"]].notna().any().any():
+    if tcp_state[["srtt_ms", "rtt_ms"]].notna().any().any():
         panels.append("rtt")
     if tl[["mcs", "rssi_dbm"]].notna().any().any():
         panels.append("phy")
@@ -143,14 +157,6 @@ def figure(res):
 
     def look(s, f, sf):
         return style.get((str(s), str(f), int(sf)), (f"{f}", None))
-
-    # TCP state of the flows the summary lists (>= 10 kB, or an MPTCP connection of that size):
-    # iperf3's control connection, sampled by ss and captured too, is a flat line otherwise.
-    keep = {(str(f["source"]), str(f.get("connection") or f["name"])) for f in res.summary["flows"]
-            if f.get("bytes", 0) >= 10_000}
-
-    def shown(s, f) -> bool:
-        return not keep or (str(s), str(f)) in keep
 
     ax = axes[0]
     for src in srcs:
