@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import dpkt
+import pandas as pd
 
 import mmpath
 from mmpath.analyze import pcap
@@ -322,3 +323,23 @@ def test_udp_test_plot_has_no_empty_rtt_panel():
     t = mmpath.analyze([FX / "tcp" / "capture.pcap"])
     fig, panels = report.figure(t)
     assert "rtt" in panels and panels["rtt"].get_lines()
+
+
+# --------------------------------------------------------------------------- mmpath run folders
+
+
+def test_run_folder_connection_has_reinjected_bytes_and_path_shares(tmp_path):
+    """connections[] of an mmpath MPTCP run had reinjected_bytes null and path_shares empty,
+    though the run reports the one and its subflows' bytes give the other."""
+    res = mmpath.run("blockage", overrides={"duration_s": 1.5}, out=tmp_path / "run")
+    a = mmpath.analyze([tmp_path / "run"])
+    conn = res.summary["flows"][0]
+    (c,) = a.summary["connections"]
+    assert c["reinjected_bytes"] == conn["reinjected_bytes"] and c["reinjections"] == conn["reinjections"]
+    iv = pd.read_csv(tmp_path / "run" / "intervals.csv")
+    by_path = {sf["path"]: float(iv.loc[(iv["flow"] == conn["name"]) & (iv["subflow"] == sf["subflow"]),
+                                         "bytes"].sum()) for sf in conn["subflows"]}
+    tot = sum(by_path.values())
+    assert set(c["path_shares"]) == {"11ad", "11ac"}
+    for p, b in by_path.items():
+        assert abs(c["path_shares"][p] - b / tot) < 1e-6
