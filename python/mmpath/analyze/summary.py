@@ -156,11 +156,22 @@ def _iperf3_agreement(sources: list[Source], table: dict):
                 b = c.bins
                 rows = b[(b["flow"] == key) & (b["subflow"] == sub) & (b["t"] >= st) & (b["t"] < st + dur + slack)]
                 cap_mbps = float(rows["bytes"].sum()) * 8 / dur / 1e6
-                out.append({"iperf3": s.path, "side": s.meta.get("side"), "capture": c.path,
-                            "flow": f["name"], "matched": key, "window_s": _r(dur), "ack_slack_s": _r(slack),
-                            "iperf3_mbps": _r(f["mbps"]), "capture_mbps": _r(cap_mbps),
-                            "diff_pct": _r(100.0 * (cap_mbps - f["mbps"]) / f["mbps"]),
-                            "capture_whole_flow_mbps": _r(hit.get("mbps"))})
+                row = {"iperf3": s.path, "side": s.meta.get("side"), "capture": c.path,
+                       "flow": f["name"], "matched": key, "window_s": _r(dur), "ack_slack_s": _r(slack),
+                       "iperf3_mbps": _r(f["mbps"]), "capture_mbps": _r(cap_mbps),
+                       "diff_pct": _r(100.0 * (cap_mbps - f["mbps"]) / f["mbps"]),
+                       "capture_whole_flow_mbps": _r(hit.get("mbps"))}
+                n, lost = f.get("packets"), f.get("lost_packets")
+                if f.get("kind") == "udp" and isinstance(n, int) and isinstance(lost, int) and 0 <= lost < n:
+                    # A UDP capture counts the datagrams passing its capture point, with no ACKs to
+                    # show which arrived: one taken before the loss (the sender's host) counts the
+                    # lost ones too. So the row also gives iperf3's loss and sending rate (datagrams
+                    # of one size: received / (1 - loss) where the report has no sent count); the
+                    # tour's capture was +36.7 % off the received rate and -0.06 % off the sent one.
+                    sent = f.get("sent_mbps") or f["mbps"] / (1 - lost / n)
+                    row.update(iperf3_loss_pct=_r(100.0 * lost / n), iperf3_sent_mbps=_r(sent),
+                               diff_sent_pct=_r(100.0 * (cap_mbps - sent) / sent))
+                out.append(row)
     return out
 
 
@@ -316,8 +327,11 @@ def format_summary(s: dict) -> str:
                      + (f", backup takeover at {tk['t_s']:.2f} s" if tk else "")
                      + (f" (small: {c['bytes']} bytes)" if c.get("minor") else ""))
     for a in s.get("iperf3_agreement", []):
+        udp = (f"; iperf3 sent {a['iperf3_sent_mbps']:.3f} Mbit/s and lost {a['iperf3_loss_pct']:.2f} %: "
+               f"capture {a['diff_sent_pct']:+.2f} % of the sent (a capture before the loss counts the lost "
+               f"datagrams)") if a.get("iperf3_loss_pct") else ""
         lines.append(f"{a['iperf3'].split('/')[-1]} vs {a['capture'].split('/')[-1]}: {a['flow']}: iperf3 {a['iperf3_mbps']:.3f} Mbit/s, capture "
-                     f"{a['capture_mbps']:.3f} Mbit/s ({a['diff_pct']:+.2f} %)")
+                     f"{a['capture_mbps']:.3f} Mbit/s ({a['diff_pct']:+.2f} %){udp}")
     for src in s.get("sources", []):
         if src.get("error"):
             lines.append(f"{src['path']}: iperf3 reported an error: {src['error']} (its results may be partial)")
