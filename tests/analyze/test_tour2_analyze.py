@@ -365,3 +365,30 @@ def test_udp_agreement_row_says_the_capture_counts_lost_datagrams(run_cli, tmp_p
     # no loss, no note
     rc, out, err = run_cli("analyze", FX / "udp", "--out", tmp_path / "o2")
     assert rc == 0 and " vs " in out and "lost" not in out
+
+
+def test_logs_of_several_tests_analyzed_together_all_draw_their_throughput():
+    """`mmpath analyze tcp/ mptcp/ udp/client.json`: the throughput panel drew the first capture's
+    flows only (one source was picked for all), while the cwnd and RTT panels drew every test.
+    Each flow is now drawn once, from the first log that holds it, and sources that share a file
+    name are told apart by their folder."""
+    from mmpath.analyze import report
+
+    a = mmpath.analyze([FX / "tcp", FX / "mptcp", FX / "udp" / "client.json"])
+    assert len(report._pick_sources(a)) == 3
+    series = report._pick_series(a)
+    drawn = sorted((Path(src).parent.name, Path(src).name, f) for src, fl in series.items() for f in fl)
+    tests = {d for d, _, _ in drawn}
+    assert tests == {"tcp", "mptcp", "udp"}, drawn
+    # one log per flow: the captures draw tcp's and mptcp's flows, iperf3 only the UDP stream
+    assert [(d, n) for d, n, _ in drawn if n.endswith(".json")] == [("udp", "client.json")]
+    names = [f for _, _, f in drawn]
+    assert len(names) == len(set(names))
+    # the MPTCP connection drawn, not again as iperf3's stream named by its first subflow
+    mp = [f for d, _, f in drawn if d == "mptcp"]
+    assert mp and all(f.startswith("mptcp-") for f in mp)
+    fig, panels = report.figure(a)
+    title = panels["tput"].get_title()
+    assert "tcp/capture.pcap" in title and "mptcp/capture.pcap" in title and "client.json" in title
+    labels = [t.get_text() for t in panels["tput"].get_legend().get_texts()]
+    assert any(lbl.startswith("udp/client.json: udp ") for lbl in labels), labels

@@ -17,19 +17,52 @@ import pandas as pd
 PREFERRED = ("pcap", "ss", "run", "iperf3")  # which source draws a flow's throughput
 
 
-def _pick_sources(res) -> list[str]:
-    """The source(s) whose throughput is drawn: one log of the flows (several logs of one test
-    would draw each flow twice), but every mmpath run folder when runs are drawn (each run, e.g.
-    each variant of a comparison folder, is its own experiment)."""
+def _pick_series(res) -> dict[str, set[str]]:
+    """Which source draws each flow's throughput (source -> flows). A flow is drawn from one log:
+    the first in PREFERRED order that holds it (several logs of one test would draw it twice),
+    an MPTCP connection's subflows claimed with it (iperf3 names the connection by its first
+    subflow); every flow of every mmpath run folder is drawn (each run, e.g. each variant of a
+    comparison folder, is its own experiment). Before, one source was picked for all: analyzing
+    the logs of several tests together drew only the first capture's flows."""
     kinds = {s.path: s.kind for s in res.sources}
     iv = res.intervals
     if iv.empty:
-        return []
-    for k in PREFERRED:
-        cands = [p for p, kk in kinds.items() if kk == k and (iv["source"] == p).any()]
-        if cands:
-            return cands if k == "run" else cands[:1]
-    return []
+        return {}
+    tot = iv.groupby(["source", "flow"], observed=True)["bytes"].sum()
+    tot = tot[tot >= 10_000]
+    subs: dict[tuple[str, str], set[str]] = {}
+    for f in res.summary["flows"]:
+        if f.get("connection"):
+            subs.setdefault((str(f["source"]), str(f["connection"])), set()).add(str(f["name"]))
+    rank = {k: i for i, k in enumerate(PREFERRED)}
+    order = sorted(kinds, key=lambda p: rank.get(kinds[p], len(PREFERRED)))  # stable: input order within a kind
+    drawn: dict[str, set[str]] = {}
+    claimed: set[str] = set()
+    for p in order:
+        flows = [str(f) for (src, f) in tot.index if src == p]
+        for flow in flows:
+            names = {flow} | subs.get((p, flow), set())
+            if kinds[p] != "run":
+                if names & claimed:
+                    continue
+                claimed |= names
+            drawn.setdefault(p, set()).add(flow)
+    return drawn
+
+
+def _pick_sources(res) -> list[str]:
+    """The sources that draw throughput (see `_pick_series`), in drawing order."""
+    return list(_pick_series(res))
+
+
+def _short_names(paths) -> dict[str, str]:
+    """Each source by its file name, with its folder where two share a name (tcp/client.pcap and
+    mptcp/client.pcap analyzed together)."""
+    names = {}
+    for p in dict.fromkeys(str(x) for x in paths):
+        names[p] = Path(p).name
+    dup = {n for n in names.values() if list(names.values()).count(n) > 1}
+    return {p: (str(Path(*Path(p).parts[-2:])) if n in dup else n) for p, n in names.items()}
 
 
 def _legend(a, twin=None) -> None:
@@ -83,6 +116,7 @@ def _series_style(res):
             if k[2] >= 0 and isinstance(p, str) and p and k not in paths:
                 paths[k] = p
     many = len({k[0] for k in keys}) > 1
+    short = _short_names([s.path for s in res.sources] + [k[0] for k in keys])
     cycle = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     if len(keys) > len(cycle):  # more series than the default 10 colours: no two lines alike
         cm = plt.get_cmap("tab20")
@@ -101,8 +135,9 @@ def _series_style(res):
             name = f"{flow}/{paths[k]}" + (f" sf{sub}" if per_path[(src, flow, paths[k])] > 1 else "")
         else:
             name = f"{flow} sf{sub}"
-        label = f"{Path(src).name}: {name}" if many else name
-        style[k] = (label[-48:], cycle[i % len(cycle)])
+        label = f"{short[src]}: {name}" if many else name
+        # long labels keep both ends (which log, which flow), cut in the middle
+        style[k] = (label if len(label) <= 60 else label[:20] + "…" + label[-39:], cycle[i % len(cycle)])
     return style
 
 
@@ -151,8 +186,9 @@ def figure(res):
         panels.append("phy")
     fig, axes = plt.subplots(len(panels), 1, sharex=True, figsize=(11, 2.4 * len(panels) + 0.6), squeeze=False)
     axes = axes[:, 0]
-    srcs = _pick_sources(res)
-    big = [f for f in res.summary["flows"] if f["source"] in srcs]
+    series = _pick_series(res)
+    srcs = list(series)
+    big = [f for f in res.summary["flows"] if str(f.get("connection") or f["name"]) in series.get(f["source"], ())]
     style = _series_style(res)
 
     def look(s, f, sf):
@@ -162,12 +198,13 @@ def figure(res):
     for src in srcs:
         iv = res.intervals[res.intervals["source"] == src]
         for (flow, sub), g in iv.groupby(["flow", "subflow"], observed=True):
-            if g["bytes"].sum() < 10_000:
+            if g["bytes"].sum() < 10_000 or str(flow) not in series[src]:
                 continue
             lbl, colour = look(src, flow, sub)
             ax.step(g["t_s"], g["mbps"], where="post", lw=1, label=lbl, color=colour)
     if srcs:
-        names = ", ".join(Path(x).name for x in srcs)
+        short = _short_names([s.path for s in res.sources])
+        names = ", ".join(short.get(x, Path(x).name) for x in srcs)
         ax.set_title(f"throughput ({res.summary['bin_s']:g} s bins) from {names}", fontsize=9)
     ax.set_ylabel("Mbit/s")
     _legend(ax)
