@@ -392,3 +392,18 @@ def test_logs_of_several_tests_analyzed_together_all_draw_their_throughput():
     assert "tcp/capture.pcap" in title and "mptcp/capture.pcap" in title and "client.json" in title
     labels = [t.get_text() for t in panels["tput"].get_legend().get_texts()]
     assert any(lbl.startswith("udp/client.json: udp ") for lbl in labels), labels
+
+
+# --------------------------------------------------------------------------- the printed table
+
+
+def test_printed_table_says_dash_for_missing_values_and_names_same_named_logs_by_folder(run_cli, tmp_path):
+    """The table printed `nan` where a log has no retransmission share or RTT (every iperf3 row),
+    and with two tests analyzed together its agreement lines read 'client.json vs capture.pcap'
+    twice, naming neither test."""
+    rc, out, err = run_cli("analyze", FX / "tcp", FX / "tcp_reverse", "--out", tmp_path / "o")
+    assert rc == 0 and "nan" not in out
+    rows = [ln for ln in out.splitlines() if "client.json " in ln and " tcp " in ln]
+    assert rows and all(ln.split()[-2] == "-" for ln in rows)  # retx % of an iperf3 row
+    assert "tcp/client.json vs tcp/capture.pcap:" in out
+    assert "tcp_reverse/client.json vs tcp_reverse/capture.pcap:" in out

@@ -308,6 +308,17 @@ def summarize(sources, table, origin, intervals, timeline, events, *, bin_s, bas
 
 def format_summary(s: dict) -> str:
     """The table `mmpath analyze` prints."""
+    from .report import _short_names
+
+    # a source by its file name, with its folder where two share one (several tests analyzed together)
+    short = _short_names([x["path"] for x in s.get("sources", [])])
+
+    def nm(p: str) -> str:
+        return short.get(p, p.split("/")[-1])
+
+    def num(v, w: int) -> str:  # a value a log does not give is "-", not nan
+        return f"{v:>{w}.2f}" if v is not None and math.isfinite(v) else f"{'-':>{w}}"
+
     lines = []
     # wide enough for an IPv4 address pair ("10.71.0.2-10.71.0.1"), which was cut at 18
     hdr = f"{'source':<28} {'flow':<44} {'kind':<13} {'path':<23} {'Mbps':>9} {'retx %':>7} {'mean RTT ms':>11}"
@@ -318,11 +329,10 @@ def format_summary(s: dict) -> str:
         rtt = (f.get("rtt_ms") or {}).get("mean")
         lines.append(f"{'/'.join(src)[-28:]:<28} {f['name'][:44]:<44} {str(f.get('kind'))[:13]:<13} "
                      f"{str(f.get('path') or '')[:23]:<23} {f.get('mbps') or 0:>9.3f} "
-                     f"{(f.get('retrans_pct') if f.get('retrans_pct') is not None else float('nan')):>7.2f} "
-                     f"{(rtt if rtt is not None else float('nan')):>11.2f}")
+                     f"{num(f.get('retrans_pct'), 7)} {num(rtt, 11)}")
     for c in s.get("connections", []):
         tk = c.get("takeover")
-        lines.append(f"{c['source'].split('/')[-1]}: MPTCP {c['name']}: {c['mbps']:.3f} Mbit/s over {len(c['subflows'])} subflows, "
+        lines.append(f"{nm(c['source'])}: MPTCP {c['name']}: {c['mbps']:.3f} Mbit/s over {len(c['subflows'])} subflows, "
                      f"reinjections {c.get('reinjections')}"
                      + (f", backup takeover at {tk['t_s']:.2f} s" if tk else "")
                      + (f" (small: {c['bytes']} bytes)" if c.get("minor") else ""))
@@ -330,7 +340,7 @@ def format_summary(s: dict) -> str:
         udp = (f"; iperf3 sent {a['iperf3_sent_mbps']:.3f} Mbit/s and lost {a['iperf3_loss_pct']:.2f} %: "
                f"capture {a['diff_sent_pct']:+.2f} % of the sent (a capture before the loss counts the lost "
                f"datagrams)") if a.get("iperf3_loss_pct") else ""
-        lines.append(f"{a['iperf3'].split('/')[-1]} vs {a['capture'].split('/')[-1]}: {a['flow']}: iperf3 {a['iperf3_mbps']:.3f} Mbit/s, capture "
+        lines.append(f"{nm(a['iperf3'])} vs {nm(a['capture'])}: {a['flow']}: iperf3 {a['iperf3_mbps']:.3f} Mbit/s, capture "
                      f"{a['capture_mbps']:.3f} Mbit/s ({a['diff_pct']:+.2f} %){udp}")
     for src in s.get("sources", []):
         if src.get("error"):
