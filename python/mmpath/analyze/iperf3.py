@@ -68,6 +68,30 @@ def _dur(r: dict) -> float:
     return float(r.get("seconds", 0) or 0)
 
 
+def _own_count(f: dict, sock, ivsum: dict, end: dict) -> None:
+    """A stream whose results at this end hold no receiver count gets this end's own count.
+
+    iperf 3.12 writes 0 receiver bytes where this end never learns them: a server's report of the
+    streams it sends (-R, the reverse streams of --bidir) and a UDP server's per-stream results
+    with -P > 1 (only end.sum_received has the bytes). Such a stream was left out as a flow under
+    10 kB, losing the server's sender RTT, cwnd and retransmits (found by the analyzer tour). It
+    now counts what this end wrote (`bytes_basis` `sent`: the sender's totals) or read
+    (`received`: the sum of its intervals)."""
+    if f["bytes"] > 0:
+        return
+    if f["sender"] and f.get("bytes_sent"):
+        f.update(bytes=f["bytes_sent"], mbps=f["sent_mbps"], bytes_basis="sent")
+        sent = next((x.get("sender") for x in end.get("streams", []) or []
+                     if isinstance(x, dict) and (x.get("sender") or {}).get("socket") == sock), None)
+        if isinstance(sent, dict) and _dur(sent) > 0:
+            f["duration_s"] = _dur(sent)
+        return
+    acc = ivsum.get(sock)
+    if acc and acc[0] > 0 and acc[2] > acc[1]:
+        f.update(bytes=int(acc[0]), duration_s=acc[2] - acc[1], start=acc[1],
+                 mbps=acc[0] * 8 / (acc[2] - acc[1]) / 1e6, bytes_basis="sent" if f["sender"] else "received")
+
+
 def read(path, obj=None) -> Source:
     path = Path(path)
     if obj is None:
@@ -121,6 +145,7 @@ def read(path, obj=None) -> Source:
 
     bins = []
     samples = []
+    ivsum: dict = {}  # socket -> [bytes, first start, last end] of its reported intervals
     for i, iv in enumerate(intervals):
         if not isinstance(iv, dict):
             raise AnalyzeInputError(path, f"intervals[{i}] is not an object", ALLOWED)
@@ -132,6 +157,9 @@ def read(path, obj=None) -> Source:
             if s.get("omitted"):
                 continue
             bins.append((t0, dt, flow_name(sock), -1, "", b))
+            acc = ivsum.setdefault(sock, [0.0, t0, t0 + dt])
+            acc[0] += b
+            acc[1], acc[2] = min(acc[1], t0), max(acc[2], t0 + dt)
             if kind == "tcp" and role.get(sock, True):
                 rtt = _num(path, f"intervals[{i}].streams.rtt", s.get("rtt"))
                 rttvar = _num(path, f"intervals[{i}].streams.rttvar", s.get("rttvar"))
@@ -146,6 +174,7 @@ def read(path, obj=None) -> Source:
                 })
 
     flows = []
+    socks = []  # each flow's socket
     for j, s in enumerate(end.get("streams", []) or []):
         if not isinstance(s, dict):
             continue
@@ -159,6 +188,7 @@ def read(path, obj=None) -> Source:
                  "loss_pct": u.get("lost_percent"), "jitter_ms": u.get("jitter_ms"),
                  "out_of_order": u.get("out_of_order")}
             flows.append(f)
+            socks.append(sock)
             continue
         snd, rcv = s.get("sender") or {}, s.get("receiver") or {}
         sock = snd.get("socket", rcv.get("socket"))
@@ -181,12 +211,34 @@ def read(path, obj=None) -> Source:
             f["rtt_ms"] = {"min": snd.get("min_rtt", 0) / 1e3, "mean": snd.get("mean_rtt", 0) / 1e3,
                            "max": snd.get("max_rtt", 0) / 1e3}
         flows.append(f)
+        socks.append(sock)
     # UDP receiver totals are in sum_received (3.12 puts the sender's view in streams[].udp)
     sr = end.get("sum_received")
+    if kind == "udp":
+        for f in flows:
+            if f["sender"] and f["bytes"] > 0:
+                f["bytes_sent"], f["sent_mbps"] = f["bytes"], f["mbps"]
     if kind == "udp" and isinstance(sr, dict) and len(flows) == 1 and sr.get("bits_per_second") is not None:
         flows[0]["mbps"] = float(sr["bits_per_second"]) / 1e6
         flows[0]["bytes"] = int(sr.get("bytes", flows[0]["bytes"]) or 0)
         flows[0]["duration_s"] = float(sr.get("seconds", flows[0]["duration_s"]) or 0)
+    if kind == "udp" and len(flows) > 1:
+        # With -P > 1 the sending end's per-stream results are its own (what it sent) plus the
+        # receiver's loss count, and only the sum is the receiver's. iperf3's datagrams all have
+        # the test's block size, so a stream's receiver got bytes x (packets - lost) / packets
+        # (on the tour's -P 2 run exactly what the server's intervals add up to); the streams
+        # were shown at the sending rate (found by the analyzer tour).
+        rsec = float(sr.get("seconds") or 0) if isinstance(sr, dict) else 0.0
+        for f in flows:
+            n, lost = f.get("packets"), f.get("lost_packets")
+            if (f["sender"] and f["bytes"] > 0 and isinstance(n, int) and isinstance(lost, int)
+                    and 0 <= lost <= n and n > 0):
+                dur = rsec or f["duration_s"]
+                f["bytes"] = round(f["bytes"] * (n - lost) / n)
+                f["duration_s"] = dur
+                f["mbps"] = f["bytes"] * 8 / dur / 1e6 if dur > 0 else 0.0
+    for f, sock in zip(flows, socks):
+        _own_count(f, sock, ivsum, end)
     if not intervals and not flows:
         raise AnalyzeInputError(path, "iperf3 report without intervals or results", ALLOWED)
 

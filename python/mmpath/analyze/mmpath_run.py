@@ -70,6 +70,17 @@ def read(path) -> Source:
         subs = f.get("subflows") or []
         if f.get("kind") == "mptcp":
             ff["reinjections"] = f.get("reinjections")
+            # connections[] lists these for captures; a run's were null / empty (found by the tour)
+            ff["reinjected_bytes"] = f.get("reinjected_bytes")
+            sub_bytes = {}
+            for sf in subs:
+                j = int(sf.get("subflow", 0))
+                b = float(bins.loc[(bins["flow"] == name) & (bins["subflow"] == j), "bytes"].sum())
+                p = str(sf.get("path") or j)
+                sub_bytes[p] = sub_bytes.get(p, 0.0) + b
+            tot = sum(sub_bytes.values())
+            if tot > 0:
+                ff["path_shares"] = {p: b / tot for p, b in sub_bytes.items()}
             # The connection runs over every subflow's path; its segments are theirs.
             paths = list(dict.fromkeys(str(sf.get("path")) for sf in subs if sf.get("path")))
             if paths:

@@ -12,36 +12,87 @@ import html
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 PREFERRED = ("pcap", "ss", "run", "iperf3")  # which source draws a flow's throughput
 
 
-def _pick_sources(res) -> list[str]:
-    """The source(s) whose throughput is drawn: one log of the flows (several logs of one test
-    would draw each flow twice), but every mmpath run folder when runs are drawn (each run, e.g.
-    each variant of a comparison folder, is its own experiment)."""
+def _pick_series(res) -> dict[str, set[str]]:
+    """Which source draws each flow's throughput (source -> flows). A flow is drawn from one log:
+    the first in PREFERRED order that holds it (several logs of one test would draw it twice),
+    an MPTCP connection's subflows claimed with it (iperf3 names the connection by its first
+    subflow); every flow of every mmpath run folder is drawn (each run, e.g. each variant of a
+    comparison folder, is its own experiment). Before, one source was picked for all: analyzing
+    the logs of several tests together drew only the first capture's flows."""
     kinds = {s.path: s.kind for s in res.sources}
     iv = res.intervals
     if iv.empty:
-        return []
-    for k in PREFERRED:
-        cands = [p for p, kk in kinds.items() if kk == k and (iv["source"] == p).any()]
-        if cands:
-            return cands if k == "run" else cands[:1]
-    return []
+        return {}
+    tot = iv.groupby(["source", "flow"], observed=True)["bytes"].sum()
+    tot = tot[tot >= 10_000]
+    subs: dict[tuple[str, str], set[str]] = {}
+    for f in res.summary["flows"]:
+        if f.get("connection"):
+            subs.setdefault((str(f["source"]), str(f["connection"])), set()).add(str(f["name"]))
+    rank = {k: i for i, k in enumerate(PREFERRED)}
+    order = sorted(kinds, key=lambda p: rank.get(kinds[p], len(PREFERRED)))  # stable: input order within a kind
+    drawn: dict[str, set[str]] = {}
+    claimed: set[str] = set()
+    for p in order:
+        flows = [str(f) for (src, f) in tot.index if src == p]
+        for flow in flows:
+            names = {flow} | subs.get((p, flow), set())
+            if kinds[p] != "run":
+                if names & claimed:
+                    continue
+                claimed |= names
+            drawn.setdefault(p, set()).add(flow)
+    return drawn
 
 
-def _legend(a) -> None:
-    """A legend for every panel that has labelled lines; more than 8 go beside the panel, so a
-    comparison of several runs still says which line is which."""
-    n = len(a.get_legend_handles_labels()[0])
+def _pick_sources(res) -> list[str]:
+    """The sources that draw throughput (see `_pick_series`), in drawing order."""
+    return list(_pick_series(res))
+
+
+def _short_names(paths) -> dict[str, str]:
+    """Each source by its file name, with its folder where two share a name (tcp/client.pcap and
+    mptcp/client.pcap analyzed together)."""
+    names = {}
+    for p in dict.fromkeys(str(x) for x in paths):
+        names[p] = Path(p).name
+    dup = {n for n in names.values() if list(names.values()).count(n) > 1}
+    return {p: (str(Path(*Path(p).parts[-2:])) if n in dup else n) for p, n in names.items()}
+
+
+def _legend(a, twin=None) -> None:
+    """A legend for every panel that has labelled lines (a twin axis' lines included); more than 8
+    go beside the panel, so a comparison of several runs still says which line is which."""
+    h, lbl = a.get_legend_handles_labels()
+    if twin is not None:
+        h2, l2 = twin.get_legend_handles_labels()
+        h, lbl = h + h2, lbl + l2
+    n = len(h)
     if not n:
         return
     if n <= 8:
-        a.legend(fontsize=7, loc="upper right")
+        a.legend(h, lbl, fontsize=7, loc="upper right")
     else:
-        a.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0), ncol=1 + (n - 1) // 14,
+        a.legend(h, lbl, fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0), ncol=1 + (n - 1) // 14,
                  borderaxespad=0.0)
+
+
+def _min_span(a, values, span: float, centre: float = 0.5) -> None:
+    """Give axis `a` at least `span` units around `values` (placed at `centre` of the height), so a
+    steady value is drawn inside the panel rather than on its edge."""
+    v = values.dropna().to_numpy(float)
+    if not v.size:
+        return
+    lo, hi = float(v.min()), float(v.max())
+    if hi - lo >= span * 0.8:
+        return
+    mid = (lo + hi) / 2
+    a.set_ylim(mid - span * centre, mid + span * (1 - centre))
 
 
 def _series_style(res):
@@ -65,16 +116,28 @@ def _series_style(res):
             if k[2] >= 0 and isinstance(p, str) and p and k not in paths:
                 paths[k] = p
     many = len({k[0] for k in keys}) > 1
+    short = _short_names([s.path for s in res.sources] + [k[0] for k in keys])
     cycle = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     if len(keys) > len(cycle):  # more series than the default 10 colours: no two lines alike
         cm = plt.get_cmap("tab20")
         cycle = [matplotlib_colors_hex(cm(i)) for i in range(20)]
+    # Two subflows of one connection on one path (one per server address, the tour's capture of
+    # `tcpdump -i any`) had one label for two lines: those also carry their index.
+    per_path: dict[tuple, int] = {}
+    for k, p in paths.items():
+        per_path[(k[0], k[1], p)] = per_path.get((k[0], k[1], p), 0) + 1
     style = {}
     for i, k in enumerate(keys):
         src, flow, sub = k
-        name = flow if sub < 0 else (f"{flow}/{paths[k]}" if k in paths else f"{flow} sf{sub}")
-        label = f"{Path(src).name}: {name}" if many else name
-        style[k] = (label[-48:], cycle[i % len(cycle)])
+        if sub < 0:
+            name = flow
+        elif k in paths:
+            name = f"{flow}/{paths[k]}" + (f" sf{sub}" if per_path[(src, flow, paths[k])] > 1 else "")
+        else:
+            name = f"{flow} sf{sub}"
+        label = f"{short[src]}: {name}" if many else name
+        # long labels keep both ends (which log, which flow), cut in the middle
+        style[k] = (label if len(label) <= 60 else label[:20] + "…" + label[-39:], cycle[i % len(cycle)])
     return style
 
 
@@ -85,28 +148,22 @@ def matplotlib_colors_hex(rgba) -> str:
 
 
 def plot(res, path: Path) -> bool:
+    import matplotlib.pyplot as plt
+
+    fig, _ = figure(res)
+    fig.savefig(path, dpi=110, bbox_inches="tight")
+    plt.close(fig)
+    return True
+
+
+def figure(res):
+    """The analysis figure and its panels by name (tput, cwnd, rtt, phy)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     tl = res.timeline
-    panels = ["tput"]
-    if "cwnd_bytes" in tl and tl["cwnd_bytes"].notna().any():
-        panels.append("cwnd")
-    if tl[["srtt_ms", "rtt_ms"]].notna().any().any():
-        panels.append("rtt")
-    if tl[["mcs", "rssi_dbm"]].notna().any().any():
-        panels.append("phy")
-    fig, axes = plt.subplots(len(panels), 1, sharex=True, figsize=(11, 2.4 * len(panels) + 0.6), squeeze=False)
-    axes = axes[:, 0]
-    srcs = _pick_sources(res)
-    big = [f for f in res.summary["flows"] if f["source"] in srcs]
-    style = _series_style(res)
-
-    def look(s, f, sf):
-        return style.get((str(s), str(f), int(sf)), (f"{f}", None))
-
     # TCP state of the flows the summary lists (>= 10 kB, or an MPTCP connection of that size):
     # iperf3's control connection, sampled by ss and captured too, is a flat line otherwise.
     keep = {(str(f["source"]), str(f.get("connection") or f["name"])) for f in res.summary["flows"]
@@ -115,16 +172,39 @@ def plot(res, path: Path) -> bool:
     def shown(s, f) -> bool:
         return not keep or (str(s), str(f)) in keep
 
+    # The cwnd and RTT panels only when a listed flow has such samples: a UDP test's capture has
+    # RTT samples of iperf3's control connection alone, which gave an empty RTT panel.
+    tcp_state = tl
+    if keep and len(tl):
+        tcp_state = tl[pd.MultiIndex.from_arrays([tl["source"].astype(str), tl["flow"].astype(str)]).isin(keep)]
+    panels = ["tput"]
+    if "cwnd_bytes" in tcp_state and tcp_state["cwnd_bytes"].notna().any():
+        panels.append("cwnd")
+    if tcp_state[["srtt_ms", "rtt_ms"]].notna().any().any():
+        panels.append("rtt")
+    if tl[["mcs", "rssi_dbm"]].notna().any().any():
+        panels.append("phy")
+    fig, axes = plt.subplots(len(panels), 1, sharex=True, figsize=(11, 2.4 * len(panels) + 0.6), squeeze=False)
+    axes = axes[:, 0]
+    series = _pick_series(res)
+    srcs = list(series)
+    big = [f for f in res.summary["flows"] if str(f.get("connection") or f["name"]) in series.get(f["source"], ())]
+    style = _series_style(res)
+
+    def look(s, f, sf):
+        return style.get((str(s), str(f), int(sf)), (f"{f}", None))
+
     ax = axes[0]
     for src in srcs:
         iv = res.intervals[res.intervals["source"] == src]
         for (flow, sub), g in iv.groupby(["flow", "subflow"], observed=True):
-            if g["bytes"].sum() < 10_000:
+            if g["bytes"].sum() < 10_000 or str(flow) not in series[src]:
                 continue
             lbl, colour = look(src, flow, sub)
             ax.step(g["t_s"], g["mbps"], where="post", lw=1, label=lbl, color=colour)
     if srcs:
-        names = ", ".join(Path(x).name for x in srcs)
+        short = _short_names([s.path for s in res.sources])
+        names = ", ".join(short.get(x, Path(x).name) for x in srcs)
         ax.set_title(f"throughput ({res.summary['bin_s']:g} s bins) from {names}", fontsize=9)
     ax.set_ylabel("Mbit/s")
     _legend(ax)
@@ -149,17 +229,29 @@ def plot(res, path: Path) -> bool:
                     a.plot(g["t_s"], g[c], lw=0.8, label=lbl, color=colour)
             a.set_ylabel("RTT ms")
         elif name == "phy":
+            # One colour per path for its MCS (solid) and RSSI (dashed), both in the legend, and
+            # each axis at least a few steps tall: a steady link drew its MCS on the panel's edge
+            # and its RSSI (right axis, not in the legend) exactly over it, so the RSSI could not
+            # be seen (found by the analyzer tour on an mmpath run: MCS 8/9, RSSI -41.9/-41.4 dBm).
             d = tl[tl["mcs"].notna() | tl["rssi_dbm"].notna()]
+            cyc = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+            colour = {p: cyc[i % len(cyc)] for i, p in enumerate(sorted(d["path"].astype(str).unique()))}
             for p, g in d.groupby("path", observed=True):
                 if g["mcs"].notna().any():
-                    a.step(g["t_s"], g["mcs"], where="post", lw=1, label=f"MCS {p}")
+                    a.step(g["t_s"], g["mcs"], where="post", lw=1, label=f"MCS {p}", color=colour[str(p)])
             a.set_ylabel("MCS")
+            _min_span(a, d["mcs"], 4.0, centre=0.6)
+            a2 = None
             if d["rssi_dbm"].notna().any():
                 a2 = a.twinx()
                 for p, g in d.groupby("path", observed=True):
                     if g["rssi_dbm"].notna().any():
-                        a2.plot(g["t_s"], g["rssi_dbm"], lw=0.8, ls="--", label=f"RSSI {p}")
+                        a2.plot(g["t_s"], g["rssi_dbm"], lw=0.8, ls="--", label=f"RSSI {p}",
+                                color=colour[str(p)])
                 a2.set_ylabel("RSSI dBm")
+                _min_span(a2, d["rssi_dbm"], 20.0, centre=0.25)
+            _legend(a, a2)
+            continue
         _legend(a)
     # events on every panel
     ev = res.events
@@ -196,9 +288,7 @@ def plot(res, path: Path) -> bool:
                      "|", color="tab:orange", ms=8, label="reinjection")
     axes[-1].set_xlabel("time (s)")
     fig.tight_layout()
-    fig.savefig(path, dpi=110, bbox_inches="tight")
-    plt.close(fig)
-    return True
+    return fig, dict(zip(panels, axes))
 
 
 def _table(rows: list[dict], cols: list[str]) -> str:

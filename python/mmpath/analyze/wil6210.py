@@ -85,12 +85,17 @@ def _cells(line: str, sep):
 
 
 def looks_like(head: str) -> bool:
+    """A header naming at least two columns, MCS or link status among them; separated by spaces,
+    every word must be a column name. (One known word was enough, so tcpdump's stderr, "tcpdump:
+    data link type LINUX_SLL2", was taken for a wil6210 log and a capture folder holding it failed.)"""
     first = next((ln for ln in head.splitlines() if ln.strip() and not ln.startswith("#")), "")
-    cells = _cells(first, _sep(first))
+    sep = _sep(first)
+    cells = _cells(first, sep)
     fields = [_field(_split_name(c)[0]) for c in cells]
-    if any(f in ("mcs", "status") for f in fields):
-        return True
-    return False
+    known = {f for f in fields if f}
+    if sep is None and None in fields:
+        return False
+    return len(known) >= 2 and bool(known & {"mcs", "status"})
 
 
 def _status(v: str, path, lineno):

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from ..model import Source, empty_events
+from .capture import LINKTYPES
 from .metrics import _bin_sum, _last_per_bin, _tcp_direction
 from .mptcp import _connection_flows, _connection_map
 from .packets import _ip_str, _name, read_packets
@@ -129,6 +130,8 @@ def build(label: str, tcp, udp, stats, *, fine_s: float = 0.001, sample_s: float
     else:
         src.events = empty_events()
     src.meta = {k: (sorted(v) if isinstance(v, set) else v) for k, v in stats.items()}
+    # Named as tcpdump names them (LINUX_SLL2, ...) in one string, so summary.json's source lists them.
+    src.meta["linktypes"] = ", ".join(LINKTYPES.get(lt, str(lt)) for lt in sorted(stats.get("linktypes", ())))
     src.meta["tcp_directions"] = len(tcp)
     src.meta["udp_directions"] = len(udp)
     # keep raw direction tables for one-way delay between two captures (align.one_way_delay)

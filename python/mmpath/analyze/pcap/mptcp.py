@@ -8,7 +8,7 @@ import hashlib
 import numpy as np
 import pandas as pd
 
-from .metrics import _bin_sum
+from .metrics import _bin_sum, _unwrap32
 from .options import ACK, ADD_ADDR, DSS, MP_CAPABLE, MP_JOIN, MP_PRIO, SYN
 from .packets import _name
 
@@ -166,10 +166,14 @@ def _connection_flows(per_conn_subflows, tcp, fine_s, flows, bin_frames, events)
         if dacks:
             dacks.sort(key=lambda x: x[0])
             dt_ = np.array([x[0] for x in dacks])
-            base = dacks[0][1]
-            mod = 1 << 64 if dacks[0][2] else 1 << 32
-            rel = np.array([((v - base) % mod) for _, v, _ in dacks], dtype=float)
-            rel[rel > mod / 2] = 0  # an old (lower) data ACK after wrap: no progress
+            # A data ACK is 4 or 8 octets (RFC 8684 3.3.2), and one connection mixes both: Linux
+            # sends 4-octet ones until it has seen the peer use 64-bit sequence numbers (a join's
+            # first ACKs). Taking the first one's width for all made the progress modulo 2^32, and
+            # a connection stopped counting at 2^31 bytes (2.1 GB). The low 32 bits of every data
+            # ACK, unwrapped in time order (consecutive data ACKs are far less than 2 GB apart),
+            # are the progress of any length.
+            low = np.array([v & 0xFFFFFFFF for _, v, _ in dacks], dtype=np.uint32)
+            rel = _unwrap32(low, int(low[0])).astype(float)
             cm = np.maximum.accumulate(rel)
             inc = np.diff(np.concatenate([[0.0], cm]))
             conn_bytes = float(cm[-1])

@@ -60,6 +60,35 @@ def _name(key) -> str:
     return f"{_ip_str(src)}:{sport}>{_ip_str(dst)}:{dport}"
 
 
+# IPv6 extension headers walked to reach TCP/UDP (RFC 8200 4.3-4.6, IANA "IPv6 Extension Header
+# Types"): Hop-by-Hop 0, Routing 43, Destination Options 60, Mobility 135, HIP 139, Shim6 140 (length
+# in 8-octet units, not counting the first 8), Fragment 44 (8 octets), AH 51 (RFC 4302: 4-octet units
+# minus 2).
+_IPV6_EXT = frozenset((0, 43, 44, 51, 60, 135, 139, 140))
+
+
+def _skip_ipv6_ext(buf: bytes, proto: int, l4: int, l4len: int) -> tuple[int, int, int]:
+    """(upper-layer protocol, its offset, its length) after the IPv6 extension headers; protocol
+    -1 when the headers are cut by the snap length, -2 for a non-first fragment (no transport
+    header in it)."""
+    for _ in range(8):  # a chain this long is not a packet to analyze
+        if proto not in _IPV6_EXT:
+            return proto, l4, l4len
+        if len(buf) < l4 + 8:
+            return -1, l4, l4len
+        nxt = buf[l4]
+        if proto == 44:
+            if ((buf[l4 + 2] << 8) | buf[l4 + 3]) & 0xFFF8:
+                return -2, l4, l4len
+            hl = 8
+        elif proto == 51:
+            hl = (buf[l4 + 1] + 2) * 4
+        else:
+            hl = (buf[l4 + 1] + 1) * 8
+        proto, l4, l4len = nxt, l4 + hl, l4len - hl
+    return -2, l4, l4len
+
+
 def read_packets(path: Path):
     """One pass over the capture: returns (tcp dirs, udp dirs, stats)."""
     tcp: dict[tuple, _Dir] = {}
@@ -68,10 +97,15 @@ def read_packets(path: Path):
              "first_ts": None, "last_ts": None, "linktypes": set()}
     unpack_from = struct.unpack_from
     first = last = None
-    npk = 0
+    npk = n4 = n6 = ntcp = nudp = 0
+    lts: set[int] = set()
+    last_lt = None
     notes: dict = {}
     for ts, buf, origlen, ifname, lt in _records(path, notes):
         npk += 1
+        if lt != last_lt:  # the set only changes when the link type does (pcapng interfaces)
+            lts.add(lt)
+            last_lt = lt
         if first is None:
             first = ts
         last = ts
@@ -122,6 +156,7 @@ def read_packets(path: Path):
                 continue
             ihl = (buf[off] & 0x0F) * 4
             tot, fragw = unpack_from(">H2xH", buf, off + 2)
+            n4 += 1
             if fragw & 0x1FFF:
                 continue  # a non-first fragment has no transport header
             proto = buf[off + 9]
@@ -135,12 +170,21 @@ def read_packets(path: Path):
             if len(buf) < off + 40:
                 stats["short"] += 1
                 continue
+            n6 += 1
             plen6 = unpack_from(">H", buf, off + 4)[0]
             proto = buf[off + 6]
             src = buf[off + 8:off + 24]
             dst = buf[off + 24:off + 40]
             l4 = off + 40
             l4len = plen6 if plen6 else origlen - l4
+            if proto in _IPV6_EXT:
+                # Extension headers before the transport header (RFC 8200 4): Linux's BIG TCP
+                # (gso_max_size > 64 KB) sends each TCP super-packet with payload length 0 and a
+                # Hop-by-Hop Jumbo Payload option (RFC 2675), which a capture on the host records.
+                proto, l4, l4len = _skip_ipv6_ext(buf, proto, l4, l4len)
+                if proto < 0:
+                    stats["short" if proto == -1 else "other"] += 1
+                    continue
         else:
             stats["other"] += 1
             continue
@@ -150,6 +194,7 @@ def read_packets(path: Path):
                 continue
             sport, dport, seq, ackn, offb, flags, win = unpack_from(">HHIIBBH", buf, l4)
             thl = (offb >> 4) * 4
+            ntcp += 1
             key = (src, sport, dst, dport)
             d = tcp.get(key)
             if d is None:
@@ -172,6 +217,7 @@ def read_packets(path: Path):
                 stats["short"] += 1
                 continue
             sport, dport, ulen = unpack_from(">HHH", buf, l4)
+            nudp += 1
             key = (src, sport, dst, dport)
             u = udp.get(key)
             if u is None:
@@ -181,6 +227,7 @@ def read_packets(path: Path):
         else:
             stats["other"] += 1
     stats["packets"] = npk
+    stats.update(ipv4=n4, ipv6=n6, tcp=ntcp, udp=nudp, linktypes=lts)
     stats["first_ts"], stats["last_ts"] = first, last
     if "truncated" in notes:
         # Read up to the cut, as tcpdump and Wireshark do; summary.json's source says so too.
@@ -188,4 +235,11 @@ def read_packets(path: Path):
         print(f"mmpath analyze: warning: {path}: {notes['truncated']}", file=sys.stderr)
     if npk == 0:
         raise AnalyzeInputError(path, "the capture holds no packets", "a capture with at least one packet")
+    if not tcp and not udp:
+        # Not an error (it may sit beside other inputs), but an empty table with no word of why
+        # left the user guessing (a capture of the wrong interface, or with a filter).
+        what = ", ".join(f"{n} {k}" for k, n in (("IPv4", n4), ("IPv6", n6), ("other", stats["other"]),
+                                                 ("cut by the snap length", stats["short"])) if n)
+        print(f"mmpath analyze: warning: {path}: no TCP or UDP packets among its {npk} packets "
+              f"({what}); nothing to analyze in it", file=sys.stderr)
     return tcp, udp, stats
