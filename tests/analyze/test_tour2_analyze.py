@@ -407,3 +407,32 @@ def test_printed_table_says_dash_for_missing_values_and_names_same_named_logs_by
     assert rows and all(ln.split()[-2] == "-" for ln in rows)  # retx % of an iperf3 row
     assert "tcp/client.json vs tcp/capture.pcap:" in out
     assert "tcp_reverse/client.json vs tcp_reverse/capture.pcap:" in out
+
+
+def test_a_capture_that_stops_before_the_test_says_so(run_cli, tmp_path):
+    """A capture whose tcpdump stopped before iperf3's test ended read -48 % against iperf3 with
+    no word that it lacks the test's last second; the row now gives the uncovered time and the
+    printed line says the capture reads low. A whole capture has none."""
+    import dpkt
+
+    src = FX / "tcp" / "capture.pcap"
+    with open(src, "rb") as f:
+        r = dpkt.pcap.Reader(f)
+        link, pk = r.datalink(), list(r)
+    t0, t1 = pk[0][0], pk[-1][0]
+    d = tmp_path / "cut"
+    d.mkdir()
+    (d / "client.json").write_bytes((FX / "tcp" / "client.json").read_bytes())
+    with open(d / "capture.pcap", "wb") as f:
+        w = dpkt.pcap.Writer(f, linktype=link)
+        for ts, buf in pk:
+            if ts < t0 + 0.6 * (t1 - t0):
+                w.writepkt(buf, ts)
+    (row,) = mmpath.analyze([d]).summary["iperf3_agreement"]
+    assert row["diff_pct"] < -40 and 0.8 < row["capture_missing_s"] < 1.1, row
+    rc, out, _ = run_cli("analyze", d, "--out", tmp_path / "o")
+    assert rc == 0 and "the capture misses 0.9" in out and "so it reads low" in out
+    whole = mmpath.analyze([FX / "tcp" / "client.json", src]).summary["iperf3_agreement"]
+    assert whole and all(a["capture_missing_s"] == 0 for a in whole)
+    rc, out, _ = run_cli("analyze", FX / "tcp" / "client.json", src, "--out", tmp_path / "o2")
+    assert rc == 0 and "misses" not in out

@@ -347,7 +347,7 @@ def write_report(res, out: Path) -> None:
     if s.get("iperf3_agreement"):
         parts.append("<h2>iperf3 vs capture</h2>")
         parts.append(_table(s["iperf3_agreement"], ["iperf3", "side", "capture", "flow", "iperf3_mbps",
-                                                    "capture_mbps", "diff_pct"]))
+                                                    "capture_mbps", "diff_pct", "capture_missing_s"]))
     parts.append("<h2>Sources and alignment</h2>")
     parts.append(_table(s["sources"], ["path", "kind", "clock", "offset_s", "anchor", "flows", "samples", "error"]))
     parts.append("</body></html>")

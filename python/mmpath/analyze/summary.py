@@ -160,7 +160,8 @@ def _iperf3_agreement(sources: list[Source], table: dict):
                        "flow": f["name"], "matched": key, "window_s": _r(dur), "ack_slack_s": _r(slack),
                        "iperf3_mbps": _r(f["mbps"]), "capture_mbps": _r(cap_mbps),
                        "diff_pct": _r(100.0 * (cap_mbps - f["mbps"]) / f["mbps"]),
-                       "capture_whole_flow_mbps": _r(hit.get("mbps"))}
+                       "capture_whole_flow_mbps": _r(hit.get("mbps")),
+                       "capture_missing_s": _r(_uncovered(c, st, st + dur))}
                 n, lost = f.get("packets"), f.get("lost_packets")
                 if f.get("kind") == "udp" and isinstance(n, int) and isinstance(lost, int) and 0 <= lost < n:
                     # A UDP capture counts the datagrams passing its capture point, with no ACKs to
@@ -173,6 +174,20 @@ def _iperf3_agreement(sources: list[Source], table: dict):
                                diff_sent_pct=_r(100.0 * (cap_mbps - sent) / sent))
                 out.append(row)
     return out
+
+
+# A capture that stops before iperf3's test ends (tcpdump killed first, or a file cut short) reads
+# low by the part it lacks: more than this much of the window uncovered is said with the row.
+# One 100 ms interval: a capture started or stopped with the test misses a few ms.
+UNCOVERED_NOTE_S = 0.1
+
+
+def _uncovered(capture: Source, t0: float, t1: float) -> float:
+    """Seconds of [t0, t1) (on the capture's clock) before its first or after its last packet."""
+    first, last = capture.meta.get("first_ts"), capture.meta.get("last_ts")
+    if first is None or last is None:
+        return 0.0
+    return max(0.0, min(t1, first) - t0) + max(0.0, t1 - max(t0, last))
 
 
 _FLOW_KEYS = ("kind", "cc", "side", "sender", "path", "connection", "subflow", "backup", "bytes", "bytes_basis",
@@ -340,8 +355,11 @@ def format_summary(s: dict) -> str:
         udp = (f"; iperf3 sent {a['iperf3_sent_mbps']:.3f} Mbit/s and lost {a['iperf3_loss_pct']:.2f} %: "
                f"capture {a['diff_sent_pct']:+.2f} % of the sent (a capture before the loss counts the lost "
                f"datagrams)") if a.get("iperf3_loss_pct") else ""
+        gap = a.get("capture_missing_s") or 0.0
+        cut = (f"; the capture misses {gap:.2f} s of iperf3's {a['window_s']:.2f} s test (it starts later or "
+                 f"stops earlier), so it reads low") if gap > UNCOVERED_NOTE_S else ""
         lines.append(f"{nm(a['iperf3'])} vs {nm(a['capture'])}: {a['flow']}: iperf3 {a['iperf3_mbps']:.3f} Mbit/s, capture "
-                     f"{a['capture_mbps']:.3f} Mbit/s ({a['diff_pct']:+.2f} %){udp}")
+                     f"{a['capture_mbps']:.3f} Mbit/s ({a['diff_pct']:+.2f} %){udp}{cut}")
     for src in s.get("sources", []):
         if src.get("error"):
             lines.append(f"{src['path']}: iperf3 reported an error: {src['error']} (its results may be partial)")
