@@ -11,7 +11,7 @@ import dpkt
 import pandas as pd
 
 import mmpath
-from mmpath.analyze import pcap
+from mmpath.analyze import iw, pcap
 
 FX = Path(__file__).parent / "fixtures"
 
@@ -436,3 +436,36 @@ def test_a_capture_that_stops_before_the_test_says_so(run_cli, tmp_path):
     assert whole and all(a["capture_missing_s"] == 0 for a in whole)
     rc, out, _ = run_cli("analyze", FX / "tcp" / "client.json", src, "--out", tmp_path / "o2")
     assert rc == 0 and "misses" not in out
+
+
+def test_an_ap_station_dump_gives_each_station_its_own_link(tmp_path):
+    """An AP's `iw dev IF station dump` lists every associated station; only the first of each
+    sample was kept, so a second station's MCS, signal and disconnection were lost. Each station
+    is now its own link, IF/MAC; a sample without a station has its link down."""
+    a, b = "04:ce:14:0a:21:5c", "04:ce:14:0a:99:01"
+
+    def sta(mac, mcs, sig):
+        return (f"Station {mac} (on wlan0)\n\tsignal:  \t{sig} dBm\n"
+                f"\ttx bitrate:\t{[433.3, 866.7][mcs == 9]} MBit/s VHT-MCS {mcs} 80MHz short GI VHT-NSS 2\n")
+
+    log = tmp_path / "iw-wlan0.log"
+    log.write_text("".join([
+        "# mmpath-capture iw t=100.0\n", sta(a, 9, -50), sta(b, 4, -70),
+        "# mmpath-capture iw t=100.1\n", sta(a, 9, -51), sta(b, 4, -71),
+        "# mmpath-capture iw t=100.2\n", sta(a, 9, -50),                  # b gone
+        "# mmpath-capture iw t=100.3\n", sta(a, 8, -55), sta(b, 9, -60),  # b back
+    ]))
+    src = iw.read(log)
+    assert src.meta["stations"] == [a, b]
+    s = src.samples.set_index(["path", "t"])
+    pa, pb = f"wlan0/{a}", f"wlan0/{b}"
+    assert s.loc[pa, "mcs"].tolist() == [9, 9, 9, 8]
+    assert s.loc[pb, "rssi_dbm"].tolist()[:2] == [-70, -71]
+    assert s.loc[pb, "link_up"].tolist() == [True, True, False, True]
+    ev = src.events
+    assert [(r.path, r.kind) for r in ev.itertuples() if r.kind in ("down", "up")] == [(pb, "down"), (pb, "up")]
+    # One station: the interface is the link, as before.
+    one = tmp_path / "one" / "iw-wlan0.log"
+    one.parent.mkdir()
+    one.write_text("# mmpath-capture iw t=1.0\n" + sta(a, 9, -50) + "# mmpath-capture iw t=1.1\n" + sta(a, 8, -52))
+    assert set(iw.read(one).samples["path"]) == {"wlan0"}

@@ -121,20 +121,41 @@ def read(path) -> Source:
     if nmarks == 0:
         raise AnalyzeInputError(path, "no timestamp lines, so not a timed iw log", ALLOWED)
     src = Source(path=str(path), kind="iw", clock="unix")
-    path_ = iface or path.stem
-    df = pd.DataFrame(samples).sort_values("t", kind="stable").drop_duplicates("t", keep="first")
-    for c in ("tx_mcs", "rx_mcs", "tx_rate_mbps", "rx_rate_mbps", "rssi_dbm", "tx_retries", "tx_failed"):
+    base = iface or path.stem
+    df = pd.DataFrame(samples)
+    for c in ("station", "tx_mcs", "rx_mcs", "tx_rate_mbps", "rx_rate_mbps", "rssi_dbm", "tx_retries", "tx_failed"):
         if c not in df:
             df[c] = np.nan
-    src.samples = pd.DataFrame({
-        "t": df["t"].to_numpy(float), "flow": "", "subflow": -1, "path": path_,
-        "mcs": df["tx_mcs"].to_numpy(float), "rx_mcs": df["rx_mcs"].to_numpy(float),
-        "phy_rate_mbps": df["tx_rate_mbps"].to_numpy(float), "rx_rate_mbps": df["rx_rate_mbps"].to_numpy(float),
-        "rssi_dbm": df["rssi_dbm"].to_numpy(float), "link_up": df["link_up"].astype(bool).to_numpy(),
-        "tx_retries": df["tx_retries"].to_numpy(float), "tx_failed": df["tx_failed"].to_numpy(float),
-    })
-    src.events = _link_events(src.samples, path_)
-    src.meta = {"samples": nmarks, "path": path_}
+    stations = sorted(st for st in df["station"].dropna().unique())
+    if len(stations) <= 1:
+        # One link (a client's view, or an AP with one station): the interface is the path.
+        per_path = [(base, df.sort_values("t", kind="stable").drop_duplicates("t", keep="first"))]
+    else:
+        # An AP's `station dump` lists every associated station: each is its own link, named
+        # IF/MAC, and a sample without a station has that station's link down.
+        times = np.sort(df["t"].unique())
+        per_path = []
+        for st in stations:
+            mine = df[df["station"] == st].drop_duplicates("t", keep="first").set_index("t")
+            d = mine.reindex(times)
+            d["link_up"] = d["link_up"].fillna(False)
+            per_path.append((f"{base}/{st}", d.reset_index().rename(columns={"index": "t"})))
+    frames, events = [], []
+    for path_, d in per_path:
+        smp = pd.DataFrame({
+            "t": d["t"].to_numpy(float), "flow": "", "subflow": -1, "path": path_,
+            "mcs": d["tx_mcs"].to_numpy(float), "rx_mcs": d["rx_mcs"].to_numpy(float),
+            "phy_rate_mbps": d["tx_rate_mbps"].to_numpy(float), "rx_rate_mbps": d["rx_rate_mbps"].to_numpy(float),
+            "rssi_dbm": d["rssi_dbm"].to_numpy(float), "link_up": d["link_up"].astype(bool).to_numpy(),
+            "tx_retries": d["tx_retries"].to_numpy(float), "tx_failed": d["tx_failed"].to_numpy(float),
+        })
+        frames.append(smp)
+        events.append(_link_events(smp, path_))
+    src.samples = pd.concat(frames, ignore_index=True)
+    src.events = pd.concat(events, ignore_index=True)
+    src.meta = {"samples": nmarks, "path": base}
+    if len(stations) > 1:
+        src.meta["stations"] = stations
     return src
 
 
