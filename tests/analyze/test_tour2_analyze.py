@@ -469,3 +469,27 @@ def test_an_ap_station_dump_gives_each_station_its_own_link(tmp_path):
     one.parent.mkdir()
     one.write_text("# mmpath-capture iw t=1.0\n" + sta(a, 9, -50) + "# mmpath-capture iw t=1.1\n" + sta(a, 8, -52))
     assert set(iw.read(one).samples["path"]) == {"wlan0"}
+
+
+def test_the_mcs_line_breaks_while_the_link_is_down(tmp_path):
+    """The MCS/RSSI panel dropped the samples with the link down (no MCS, no RSSI) before
+    drawing, so a station's lines joined across its disconnection as if it had kept its MCS."""
+    import numpy as np
+
+    from mmpath.analyze import report
+
+    log = tmp_path / "iw-wlan0.log"
+    txt = ""
+    for i in range(30):
+        txt += f"# mmpath-capture iw t={100 + i * 0.1:.1f}\n"
+        if not 10 <= i < 15:
+            txt += ("Station 04:ce:14:0a:21:5c (on wlan0)\n\tsignal:  \t-60 dBm\n"
+                    "\ttx bitrate:\t433.3 MBit/s VHT-MCS 4 80MHz short GI VHT-NSS 2\n")
+    log.write_text(txt)
+    fig, panels = report.figure(mmpath.analyze([log]))
+    for axis in fig.axes:
+        for ln in axis.get_lines():
+            if ln.get_label() in ("MCS wlan0", "RSSI wlan0"):
+                x, y = np.asarray(ln.get_xdata(), float), np.asarray(ln.get_ydata(), float)
+                gap = (x > 1.05) & (x < 1.45)
+                assert gap.any() and np.isnan(y[gap]).all(), ln.get_label()

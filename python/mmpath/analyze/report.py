@@ -233,7 +233,10 @@ def figure(res):
             # each axis at least a few steps tall: a steady link drew its MCS on the panel's edge
             # and its RSSI (right axis, not in the legend) exactly over it, so the RSSI could not
             # be seen (found by the analyzer tour on an mmpath run: MCS 8/9, RSSI -41.9/-41.4 dBm).
-            d = tl[tl["mcs"].notna() | tl["rssi_dbm"].notna()]
+            # A sample with the link down stays in (no MCS, no RSSI), so the lines break there
+            # instead of joining across a disconnection as if the link had held its MCS.
+            down = (tl["link_up"] == False) if "link_up" in tl else False  # noqa: E712 (object column)
+            d = tl[tl["mcs"].notna() | tl["rssi_dbm"].notna() | down]
             cyc = plt.rcParams["axes.prop_cycle"].by_key()["color"]
             colour = {p: cyc[i % len(cyc)] for i, p in enumerate(sorted(d["path"].astype(str).unique()))}
             for p, g in d.groupby("path", observed=True):
