@@ -76,7 +76,7 @@ def _legend(a, twin=None) -> None:
     if not n:
         return
     if n <= 8:
-        a.legend(h, lbl, fontsize=7, loc="upper right")
+        a.legend(h, lbl, fontsize=7, loc="best")  # the corner with the fewest data points
     else:
         a.legend(h, lbl, fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0), ncol=1 + (n - 1) // 14,
                  borderaxespad=0.0)
