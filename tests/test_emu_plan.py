@@ -62,9 +62,30 @@ def test_several_flows_share_what_the_kernel_sets_per_namespace():
 
 
 def test_the_probe_adds_one_ack_per_two_full_segments():
-    # 1000 Mbit/s of 1500-byte-MTU data: 1000e6 / 8 / 1448 segments a second, half as many
-    # 52-byte ACKs; a bin with the link down does not count toward the mean.
+    # A capacity of 1000 Mbit/s of 1500-byte IP packets: 1000e6 / 8 / 1500 full segments a
+    # second, half as many 52-byte ACKs; a bin with the link down does not count toward the mean.
     cap = capacity.Capacity(path="a", bin_s=0.1, mbps=np.array([1000.0, 0.0, 1000.0]))
-    expected = 1000e6 / 8 / 1448 / 2 * 52 * 8 / 1e6
+    expected = 1000e6 / 8 / 1500 / 2 * 52 * 8 / 1e6
     assert capacity._ack_mbps(cap, 1500) == pytest.approx(expected)
     assert capacity._ack_mbps(capacity.Capacity(path="a", bin_s=0.1, mbps=np.zeros(3)), 1500) == 0.0
+
+
+def test_a_capacity_is_a_rate_of_ip_packets_and_htb_is_given_frames():
+    """The probe's UDP payload rate was handed to HTB, which charges each packet its Ethernet
+    frame: TCP got (MTU - 28) / (MTU + 14) of the link (the emulator bench: 937 Mbit/s of TCP on a
+    1000 Mbit/s wired link at MTU 1500, 988 at 7912; the simulator 965 and 993)."""
+    from mmpath.emu import shaper
+    from mmpath.scenario import load_scenario
+
+    for mtu in (1500, 7912):
+        cfg = load_scenario("11ad-bulk", {"path.0.rate_mbps": 1000, "path.0.mtu_bytes": mtu}).config
+        cap = capacity.probe(cfg, 0, "download", 1.0, 1, tcp=False)
+        # The wired link carries 1000 Mbit/s of IP packets, whatever their size.
+        assert cap.mbps[2:].mean() == pytest.approx(1000.0, rel=2e-3), mtu
+        assert shaper.htb_mbps(1000.0, mtu) == pytest.approx(1000.0 * (mtu + 14) / mtu)
+        args = shaper._rate_args(1000.0, mtu)
+        assert args[1] == f"{1000.0 * (mtu + 14) / mtu:.3f}mbit"
+    # A wired path faster than the probe's usual 5000 Mbit/s is offered more than it carries.
+    cfg = load_scenario("11ad-bulk", {"path.0.rate_mbps": 8000, "path.0.mtu_bytes": 7912}).config
+    assert capacity.offered_mbps(cfg["path"][0]) == 16000.0
+    assert capacity.probe(cfg, 0, "download", 0.5, 1, tcp=False).mbps[2:].mean() == pytest.approx(8000.0, rel=2e-3)

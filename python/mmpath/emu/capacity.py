@@ -2,7 +2,10 @@
 when saturated. The simulator runs the scenario's path alone (its radio, events, channel, seed)
 under a UDP flow offered above any PHY rate, in the flow's direction, and the delivered rate per
 100 ms bin is the path's capacity in that bin (MAC efficiency, aggregation, rate adaptation,
-fading and outages included; 0 while the link is down). The emulator probes the scenario with
+fading and outages included; 0 while the link is down). A capacity is a rate of IP packets: the
+probe's datagrams are full-size (MTU) IP packets, so its payload rate is scaled by
+MTU / (MTU - 28); TCP's full-size segments then get the same packets per second (the shaper
+turns it into an Ethernet-frame rate, shaper.htb_mbps). The emulator probes the scenario with
 its scan events removed (holds.without_scans): a scan's dwells off channel are held by the delay
 line instead (holds.py, delay.py). Probing a scenario with scans, a bin with nothing delivered
 that a dwell covers wholly is marked stalled (the radio holds its frames there).
@@ -31,14 +34,13 @@ from ..scenario import load_scenario
 
 BIN_S = 0.1
 # Above every PHY rate mmpath models (802.11ad SC MCS 12: 4620 Mbit/s), so the link, never the
-# probe, sets the rate.
+# probe, sets the rate; a faster wired path is offered twice its fastest rate (offered_mbps).
 PROBE_MBPS = 5000.0
 # A TCP ACK: IPv4 20 + TCP 20 + timestamps 12 bytes; one per two full segments (RFC 1122 4.2.3.2,
 # Linux's delayed ACK). A UDP packet of that size carries 52 - 28 (IPv4 + UDP) bytes of payload.
 ACK_BYTES = 52
 SEGMENTS_PER_ACK = 2
 UDP_IP_HEADERS = 28
-TCP_IP_HEADERS = 52
 
 
 @dataclass(frozen=True)
@@ -85,7 +87,7 @@ def _ack_mbps(cap: Capacity, mtu: int) -> float:
     up = cap.mbps[cap.mbps > 0]
     if not len(up):
         return 0.0
-    seg_per_s = float(up.mean()) * 1e6 / 8 / (mtu - TCP_IP_HEADERS)
+    seg_per_s = float(up.mean()) * 1e6 / 8 / mtu  # full-size IP packets per second
     return seg_per_s / SEGMENTS_PER_ACK * ACK_BYTES * 8 / 1e6
 
 
@@ -121,6 +123,8 @@ def _saturate_many(config: dict[str, Any], path_index: int, duration_s: float, s
     doc = copy.deepcopy(config)
     p = doc["path"][path_index]
     doc["path"] = [p]
+    mtu = int(p.get("mtu_bytes") or 1500)
+    loads = {d: (offered_mbps(p) if data > 0 else 0.0, ack) for d, (data, ack) in loads.items()}
     doc["flow"] = []
     for direction, (data_mbps, ack_mbps) in loads.items():
         if data_mbps > 0:
@@ -147,9 +151,17 @@ def _saturate_many(config: dict[str, Any], path_index: int, duration_s: float, s
         idx = np.round(iv["t_s"].to_numpy(dtype=float) / BIN_S).astype(int)
         ok = (idx >= 0) & (idx < n)
         np.add.at(mbps, idx[ok], iv["mbps"].to_numpy(dtype=float)[ok])
+        mbps *= mtu / (mtu - UDP_IP_HEADERS)  # the datagrams' payload rate -> their IP rate
         out[direction] = Capacity(path=str(p["name"]), bin_s=BIN_S, mbps=mbps,
                                   stalled=_stalled(p, mbps))
     return out
+
+
+def offered_mbps(path: dict[str, Any]) -> float:
+    """The probe's offered rate on `path`: above anything it can carry (a wired path's rate and
+    schedule steps may exceed any PHY rate; a wired trace's rates are not read here)."""
+    rates = [path.get("rate_mbps") or 0.0] + [ev.get("rate_mbps") or 0.0 for ev in path.get("event") or []]
+    return max(PROBE_MBPS, 2.0 * max(float(r) for r in rates))
 
 
 def _stalled(path: dict[str, Any], mbps: np.ndarray) -> np.ndarray | None:
