@@ -215,7 +215,7 @@ def tables(info: dict, args: argparse.Namespace, rate_rows, delay_rows, over_row
         out += [f"**Rate ceiling** (`mmpath emu run bench/emu-wired.toml --set duration_s={args.seconds:g} --set "
                 "path.0.rate_mbps=R --set path.0.mtu_bytes=M`, captures on; emulated: median of "
                 f"{args.repeat} runs, the runs in brackets; simulated: `mmpath run` with the same --set):", "",
-                "| MTU | link Mbit/s | shaper rate Mbit/s | simulated Mbit/s | emulated Mbit/s | emulated / simulated |",
+                "| MTU | link Mbit/s | capacity Mbit/s | simulated Mbit/s | emulated Mbit/s | emulated / simulated |",
                 "|---:|---:|---:|---:|---:|---:|"]
         for r in rate_rows:
             out.append(f"| {r['mtu']} | {r['rate_mbps']:g} | {r['shaper_mbps']:.0f} | {r['sim_mbps']:.0f} | "
