@@ -295,15 +295,9 @@ def main(argv: list[str] | None = None) -> int:
     table = tables(info, args, rate_rows, delay_rows, over_rows)
     print(table)
     if args.update_readme:
-        text = README.read_text(encoding="utf-8")
-        block = f"{START}\n{table}\n{END}"
-        if START in text:
-            pre, _, rest = text.partition(START)
-            _, _, post = rest.partition(END)
-            text = pre + block + post
-        else:
-            text = text.rstrip("\n") + "\n\n## The emulator on this machine\n\n" + block + "\n"
-        README.write_text(text, encoding="utf-8")
+        from readme_block import replace_block
+
+        replace_block(README, START, END, table, "The emulator on this machine")
     return 0
 
 

@@ -111,17 +111,12 @@ def main(argv: list[str] | None = None) -> int:
     table = "\n".join(lines)
     print(table)
     if args.update_readme:
-        text = README.read_text(encoding="utf-8")
-        block = (f"{START}\nMedian of {args.repeat} runs of target/release/examples/run_json on this machine "
-                 f"(`.venv/bin/python bench/mptcp_bench.py --update-readme`); target: MPTCP under 2 s.\n\n"
-                 f"{table}\n{END}")
-        if START in text:
-            pre, _, rest = text.partition(START)
-            _, _, post = rest.partition(END)
-            text = pre + block + post
-        else:
-            text = text.rstrip("\n") + "\n\n## Dual-band MPTCP, 60 s (issue 4)\n\n" + block + "\n"
-        README.write_text(text, encoding="utf-8")
+        from readme_block import replace_block
+
+        replace_block(README, START, END,
+                      f"Median of {args.repeat} runs of target/release/examples/run_json on this machine "
+                      f"(`.venv/bin/python bench/mptcp_bench.py --update-readme`); target: MPTCP under 2 s.\n\n"
+                      f"{table}", "Dual-band MPTCP, 60 s (issue 4)")
     return 0
 
 
