@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 import mmpath
-from mmpath.errors import OverrideError, ScenarioNotFoundError
+from mmpath.errors import OverrideError, ScenarioError, ScenarioNotFoundError
 from mmpath.progress import Progress
 from mmpath.scenario import apply_override, bundled_scenarios, load_scenario, parse_overrides
 
@@ -200,3 +200,41 @@ def test_a_seed_given_twice_is_refused(small_toml):
     with pytest.raises(mmpath.ScenarioError, match=r"seed: given twice, as the seed \(4\) and as the override seed=9"):
         mmpath.run(small_toml, seed=4, overrides={"seed": 9})
     assert mmpath.run(small_toml, overrides={"seed": 9, "duration_s": 0.2}).summary["seed"] == 9
+
+
+# --------------------------------------------------------------------------- the Python API's words
+
+
+def test_python_api_errors_name_its_arguments_not_the_cli_flags():
+    # mmpath.run's errors point at what a Python caller wrote (overrides=, variant=), not at
+    # --set / --variant, which it never typed; the command line keeps its flags (test_cli.py).
+    with pytest.raises(ScenarioError) as e:
+        mmpath.run("blockage", overrides={"flow.0.cc": "westwood"})
+    msg = str(e.value)
+    assert msg.endswith('(from overrides["flow.0.cc"])'), msg
+    assert "--set" not in msg and "unknown value `westwood`" in msg, msg
+    with pytest.raises(OverrideError) as e:
+        mmpath.run("blockage", overrides={"path.5.mcs": 3})
+    assert str(e.value) == 'overrides["path.5.mcs"]: `path` has 2 entries (index 0-1)'
+    with pytest.raises(OverrideError) as e:
+        mmpath.run("blockage", overrides=["duration_s"])
+    assert "--set" not in str(e.value) and "expected 'KEY=VALUE'" in str(e.value)
+    with pytest.raises(ScenarioError) as e:
+        mmpath.run("default", variant="nope")
+    assert str(e.value).startswith('variant="nope": no such variant in default.toml') and "--variant" not in str(e.value)
+    with pytest.raises(ScenarioError) as e:
+        mmpath.run("11ad-bulk", variant="x")
+    assert str(e.value).endswith("(leave variant out)"), str(e.value)
+
+
+def test_compare_from_python_blames_the_variant_or_the_override_in_python_words():
+    from mmpath.compare import compare
+
+    # The user's override is blamed as the Python argument ...
+    with pytest.raises(ScenarioError) as e:
+        compare("default", overrides={"flow.0.scheduler": "bogus"})
+    assert 'overrides["flow.0.scheduler"]' in str(e.value) and "--set" not in str(e.value)
+    # ... and a field a variant set is blamed on the variant, as from the command line.
+    with pytest.raises(ScenarioError) as e:
+        compare("default", overrides={"flow.0.kind": "tcp"})
+    assert "(from the variant's set" in str(e.value), str(e.value)

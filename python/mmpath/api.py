@@ -14,6 +14,7 @@ import pandas as pd
 from . import progress as _progress
 from .errors import ScenarioError
 from .scenario import Overrides, Scenario, ScenarioSpec, load_scenario
+from .spelling import PYTHON
 
 # Number of run_until slices: ~1 % of the simulated duration each, so the progress bar moves
 # smoothly and Ctrl-C (checked by Python between slices) is honoured within a fraction of a second.
@@ -308,9 +309,9 @@ def run(
     if variant is not None:
         from .compare import one_variant
 
-        sc = one_variant(scenario, overrides, seed, variant)
+        sc = one_variant(scenario, overrides, seed, variant, spelling=PYTHON)
     else:
-        sc = load_scenario(scenario, overrides, seed=seed)
+        sc = load_scenario(scenario, overrides, seed=seed, spelling=PYTHON)
     if out is not None:
         from .outputs import check_out_folder
 

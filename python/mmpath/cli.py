@@ -71,9 +71,10 @@ def _run_variants(args: argparse.Namespace, spec, sc, out: Path) -> int:
     import json
 
     from .compare import best, compare, format_table
+    from .spelling import CLI
     from .table import run_line
 
-    cmp = compare(spec, args.overrides, seed=args.seed, out=out, progress=not args.no_progress)
+    cmp = compare(spec, args.overrides, seed=args.seed, out=out, progress=not args.no_progress, spelling=CLI)
     if not args.out:
         print_error(f"outputs written to {out}{os.sep} (one folder per variant, compare.csv, compare.png)")
     if args.json:

@@ -7,7 +7,6 @@ per variant.
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,7 @@ from .api import Result, simulate
 from .errors import ScenarioError
 from .report import throughput_by_path
 from .scenario import Overrides, Scenario, ScenarioSpec, load_scenario, parse_overrides
+from .spelling import CLI, PYTHON, Spelling
 
 
 @dataclass
@@ -34,27 +34,29 @@ class Comparison:
 
 
 def variant_scenarios(base: Scenario, spec: ScenarioSpec, overrides: Overrides = None,
-                      seed: int | None = None) -> list[tuple[str, Scenario]]:
+                      seed: int | None = None, spelling: Spelling = CLI) -> list[tuple[str, Scenario]]:
     """Each variant as a validated Scenario: its overrides first, then the user's (which win)."""
-    user = dict(parse_overrides(overrides))
+    user = dict(parse_overrides(overrides, spelling))
     out = []
     for name, pairs in base.variants:
         merged = {**dict(pairs), **user}
         try:
-            sc = load_scenario(spec, merged, seed=seed)
+            sc = load_scenario(spec, merged, seed=seed, spelling=spelling)
         except ScenarioError as e:
-            # load_scenario blames every override on `--set`; say when the variant set the field.
+            # load_scenario blames every override on the user's; say when the variant set it.
             msg = str(e)
-            blamed = re.search(r" \(from --set ([^)]*)\)$", msg)
-            if blamed and blamed.group(1) not in user:
-                msg = f"{msg[:blamed.start()]} (from the variant's set {blamed.group(1)})"
+            for key in merged:
+                blame = f" (from {spelling.override(key)})"
+                if key not in user and msg.endswith(blame):
+                    msg = f"{msg[:-len(blame)]} (from the variant's set {key})"
+                    break
             raise ScenarioError(f"variant {name!r}: {msg}") from None
         out.append((name, sc))
     return out
 
 
 def one_variant(spec: ScenarioSpec, overrides: Overrides = None, seed: int | None = None,
-                variant: str = "") -> Scenario:
+                variant: str = "", spelling: Spelling = CLI) -> Scenario:
     """The scenario's variant named `variant` as a plain scenario: its overrides, then the
     user's. Only that variant is loaded, so a user override that suits it alone is fine.
     ScenarioError when the scenario has no variants or none of that name."""
@@ -63,14 +65,15 @@ def one_variant(spec: ScenarioSpec, overrides: Overrides = None, seed: int | Non
     # The base only lists the variants: the user's overrides are checked on the variant they
     # apply to (one that only the variant allows, e.g. max_rates_mbps beside its
     # scheduler = "energy", would fail on the base).
-    base = load_scenario(spec, None, seed=seed)
+    base = load_scenario(spec, None, seed=seed, spelling=spelling)
     names = [n for n, _ in base.variants]
+    named = spelling.variant(variant)
     if not names:
-        raise ScenarioError(f"--variant {variant}: {base.source} has no [[variant]] entries (leave --variant out)")
+        raise ScenarioError(f"{named}: {base.source} has no [[variant]] entries ({spelling.no_variant})")
     if variant not in names:
-        raise ScenarioError(f"--variant {variant}: no such variant in {base.source} (allowed: {', '.join(names)})")
+        raise ScenarioError(f"{named}: no such variant in {base.source} (allowed: {', '.join(names)})")
     picked = dataclasses.replace(base, variants=tuple(v for v in base.variants if v[0] == variant))
-    sc = variant_scenarios(picked, spec, overrides, seed)[0][1]
+    sc = variant_scenarios(picked, spec, overrides, seed, spelling)[0][1]
     return dataclasses.replace(sc, variants=())
 
 
@@ -141,9 +144,11 @@ def _table(rows: list[dict[str, Any]]) -> pd.DataFrame:
 
 
 def compare(spec: ScenarioSpec, overrides: Overrides = None, seed: int | None = None,
-            out: str | os.PathLike | None = None, progress: bool = False) -> Comparison:
-    """Run every ``[[variant]]`` of a scenario; optionally write the folder (see docs/outputs.md)."""
-    base = load_scenario(spec, overrides, seed=seed)
+            out: str | os.PathLike | None = None, progress: bool = False,
+            spelling: Spelling = PYTHON) -> Comparison:
+    """Run every ``[[variant]]`` of a scenario; optionally write the folder (see docs/outputs.md).
+    `spelling`: errors name the Python arguments (the CLI passes spelling.CLI)."""
+    base = load_scenario(spec, overrides, seed=seed, spelling=spelling)
     if out is not None:
         from .outputs import check_out_folder
 
@@ -151,7 +156,7 @@ def compare(spec: ScenarioSpec, overrides: Overrides = None, seed: int | None = 
     if not base.variants:
         raise ScenarioError(f"{base.source}: has no [[variant]] entries to compare")
     results: dict[str, Result] = {}
-    for name, sc in variant_scenarios(base, spec, overrides, seed):
+    for name, sc in variant_scenarios(base, spec, overrides, seed, spelling):
         results[name] = simulate(sc, show_progress=progress)
     table = _table([_row(n, r) for n, r in results.items()])
     cmp = Comparison(results=results, table=table)

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from .errors import OverrideError, ScenarioError, ScenarioNotFoundError
+from .spelling import CLI, Spelling
 
 # A scenario as accepted by load_scenario / mmpath.run.
 ScenarioSpec = str | os.PathLike | Mapping[str, Any]
@@ -193,8 +194,9 @@ def _toml_value(raw: str) -> Any:
     return value
 
 
-def parse_overrides(overrides: Overrides) -> list[tuple[str, Any]]:
-    """Normalize either override style to an ordered list of (dotted key, value)."""
+def parse_overrides(overrides: Overrides, spelling: Spelling = CLI) -> list[tuple[str, Any]]:
+    """Normalize either override style to an ordered list of (dotted key, value). `spelling`:
+    whether errors name the command line's ``--set`` or the Python API's ``overrides``."""
     if overrides is None:
         return []
     if isinstance(overrides, Mapping):
@@ -208,15 +210,19 @@ def parse_overrides(overrides: Overrides) -> list[tuple[str, Any]]:
                 raise TypeError(f"overrides: expected 'KEY=VALUE' strings, got {item!r}")
             key, sep, raw = item.partition("=")
             if not sep:
-                raise OverrideError(
-                    f"--set {item}: expected KEY=VALUE (e.g. --set duration_s=5 or --set flow.0.cc=reno)"
-                )
+                if spelling.cli:
+                    raise OverrideError(
+                        f"--set {item}: expected KEY=VALUE (e.g. --set duration_s=5 or --set flow.0.cc=reno)"
+                    )
+                raise OverrideError(f"overrides: {item!r}: expected 'KEY=VALUE' (e.g. 'duration_s=5'), "
+                                    "or give a dict ({'duration_s': 5})")
             pairs.append((key.strip(), _toml_value(raw.strip())))
     for key, _ in pairs:
         if not key:
-            raise OverrideError("--set: empty KEY in KEY=VALUE (e.g. --set duration_s=5)")
+            raise OverrideError("--set: empty KEY in KEY=VALUE (e.g. --set duration_s=5)" if spelling.cli else
+                                "overrides: an empty key (keys are dotted field paths, e.g. 'duration_s' or 'flow.0.cc')")
         if any(part.strip() == "" for part in key.split(".")):
-            raise OverrideError(f"--set {key}: empty part in the dotted path (e.g. flow.0.cc)")
+            raise OverrideError(f"{spelling.override(key)}: empty part in the dotted path (e.g. flow.0.cc)")
     return pairs
 
 
@@ -238,7 +244,7 @@ def _entries(n: int) -> str:
     return f"{n} entries (index 0-{n - 1})"
 
 
-def apply_override(doc: dict[str, Any], key: str, value: Any) -> None:
+def apply_override(doc: dict[str, Any], key: str, value: Any, spelling: Spelling = CLI) -> None:
     """Set doc[dotted.key] = value in place.
 
     Missing table keys are created (the Rust validator then names unknown fields); list indexes
@@ -246,6 +252,7 @@ def apply_override(doc: dict[str, Any], key: str, value: Any) -> None:
     means.
     """
     parts = key.split(".")
+    named = spelling.override(key)
     cur: Any = doc
     for i, part in enumerate(parts):
         last = i == len(parts) - 1
@@ -253,11 +260,11 @@ def apply_override(doc: dict[str, Any], key: str, value: Any) -> None:
         if isinstance(cur, list):
             if not part.isdigit():
                 raise OverrideError(
-                    f"--set {key}: `{where}` is a list; expected a number after it, got `{part}`"
+                    f"{named}: `{where}` is a list; expected a number after it, got `{part}`"
                 )
             idx = int(part)
             if idx >= len(cur):
-                raise OverrideError(f"--set {key}: `{where}` has {_entries(len(cur))}")
+                raise OverrideError(f"{named}: `{where}` has {_entries(len(cur))}")
             if last:
                 cur[idx] = value
             else:
@@ -270,12 +277,12 @@ def apply_override(doc: dict[str, Any], key: str, value: Any) -> None:
             else:
                 if parts[i + 1].isdigit():
                     here = ".".join(parts[: i + 1])
-                    raise OverrideError(f"--set {key}: the scenario has no `{here}` list to index")
+                    raise OverrideError(f"{named}: the scenario has no `{here}` list to index")
                 cur[part] = {}
                 cur = cur[part]
         else:
             raise OverrideError(
-                f"--set {key}: `{where}` is {_kind(cur)}, not a table or list, so it has no `{part}`"
+                f"{named}: `{where}` is {_kind(cur)}, not a table or list, so it has no `{part}`"
             )
 
 
@@ -298,7 +305,8 @@ def _json_default(value: Any) -> Any:
 
 
 def _blame(message: str, overridden: Mapping[str, str]) -> str:
-    """" (from --set KEY)" when the core's error names a field an override set, else ""."""
+    """" (from --set KEY)" (or the Python API's words, spelling.py) when the core's error names a
+    field an override set, else ""."""
     field = message.split(":", 1)[0].strip()
     for key, label in overridden.items():
         if field == key or field.startswith(key + ".") or key.startswith(field + "."):
@@ -323,11 +331,13 @@ def normalize(doc: Mapping[str, Any], source: str, overridden: Mapping[str, str]
     return Scenario(name=name, config=config, json=norm_json, source=source)
 
 
-def load_scenario(spec: ScenarioSpec, overrides: Overrides = None, *, seed: int | None = None) -> Scenario:
+def load_scenario(spec: ScenarioSpec, overrides: Overrides = None, *, seed: int | None = None,
+                  spelling: Spelling = CLI) -> Scenario:
     """Load a scenario from a .toml path, a bundled name or a dict; apply overrides; validate.
 
     ``seed`` (``--seed``) is applied last as the override ``seed=N``, so the normalized config
-    always records the seed that actually ran.
+    always records the seed that actually ran. ``spelling`` (spelling.py): whether errors name
+    the command line's flags or the Python API's arguments.
     """
     if isinstance(spec, Mapping):
         doc, source = copy.deepcopy(dict(spec)), "<dict>"
@@ -335,9 +345,9 @@ def load_scenario(spec: ScenarioSpec, overrides: Overrides = None, *, seed: int 
         doc, source = read_scenario_file(spec)
     else:
         raise TypeError(f"scenario must be a path, a bundled scenario name or a dict, not {type(spec).__name__}")
-    pairs = parse_overrides(overrides)
+    pairs = parse_overrides(overrides, spelling)
     # Which option set each field, so a core error about it can say so.
-    overridden = {key: f"--set {key}" for key, _ in pairs}
+    overridden = {key: spelling.override(key) for key, _ in pairs}
     if seed is not None:
         if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:
             raise ScenarioError(f"seed: must be an integer in 0..{2**64 - 1} (got {seed!r})")
@@ -347,10 +357,10 @@ def load_scenario(spec: ScenarioSpec, overrides: Overrides = None, *, seed: int 
             raise ScenarioError(f"seed: given twice, as the seed ({seed}) and as the override seed={twice[-1]!r}; "
                                 "give only one")
         pairs.append(("seed", seed))
-        overridden["seed"] = "--seed"
+        overridden["seed"] = spelling.seed
     variants = _pop_variants(doc, source)
     for key, value in pairs:
-        apply_override(doc, key, value)
+        apply_override(doc, key, value, spelling)
     sc = normalize(doc, source, overridden)
     if variants:
         sc = Scenario(name=sc.name, config=sc.config, json=sc.json, source=sc.source, variants=variants)

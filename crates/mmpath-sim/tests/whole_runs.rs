@@ -396,7 +396,7 @@ fn radio_fields_are_validated() {
     assert!(bad(r#"{"technology": "11ad", "mtu_bytes": 9000}"#).starts_with("path.0.mtu_bytes: 802.11ad carries"));
     assert!(bad(r#"{"technology": "11ad", "rate_adaptation": "fixed"}"#).starts_with("path.0.mcs: rate_adaptation"));
     let e = bad(r#"{"technology": "wifi7"}"#);
-    assert!(e.starts_with("path.0.technology: unknown variant `wifi7`"), "{e}");
+    assert!(e.starts_with("path.0.technology: unknown value `wifi7`"), "{e}");
 }
 
 /// 802.11ac and 802.11n paths run too, at rates their PHY tables allow.
@@ -545,7 +545,7 @@ fn event_fields_are_validated_per_kind() {
     let e = bad(r#"{"kind": "blockage", "t_s": 0, "duration_s": 1, "load_mbps": 3}"#);
     assert_eq!(e, "path.0.event.0.load_mbps: kind = \"blockage\" does not take load_mbps");
     let e = bad(r#"{"kind": "teleport", "t_s": 0, "duration_s": 1}"#);
-    assert!(e.starts_with("path.0.event.0.kind: unknown variant `teleport`"), "{e}");
+    assert!(e.starts_with("path.0.event.0.kind: unknown value `teleport`"), "{e}");
 }
 
 /// Another 802.11ad link (generic device: ~3.5 dB SINR at MCS 1, ~12.5 dB at MCS 9). What our

@@ -34,6 +34,7 @@ from ..outputs import staged_folder
 from ..progress import Progress
 from ..errors import ScenarioError
 from ..scenario import Overrides, ScenarioSpec, load_scenario
+from ..spelling import PYTHON, Spelling
 from . import capacity, checks, delay, holds, ktrace, netns, shaper, tcpconf, traffic
 from .checks import EmuError
 
@@ -132,12 +133,13 @@ def _span(f: dict[str, Any], duration_s: float) -> tuple[float, float]:
 
 def run(scenario: ScenarioSpec, overrides: Overrides = None, seed: int | None = None,
         out: str | os.PathLike | None = None, capture: bool = True, progress: bool = False,
-        kernel_trace: bool = False, variant: str | None = None) -> EmuResult:
+        kernel_trace: bool = False, variant: str | None = None, spelling: Spelling = PYTHON) -> EmuResult:
     """Emulates `scenario`; `progress` shows the elapsed real time on stderr when it is a terminal;
     `kernel_trace` records the kernel's MPTCP/TCP tracepoints into kernel-trace.txt (ktrace.py);
     `variant` names the [[variant]] to emulate (required, and only allowed, when the scenario has
-    variants: the kernel runs one configuration at a time)."""
-    sc = pick_variant(scenario, overrides, seed, variant)
+    variants: the kernel runs one configuration at a time); `spelling`: errors name the Python
+    arguments (`mmpath emu run` passes spelling.CLI)."""
+    sc = pick_variant(scenario, overrides, seed, variant, spelling)
     cfg = sc.config
     flows = checks.scenario(cfg)
     kinds = {f["kind"] for f in flows}
@@ -207,22 +209,22 @@ def run(scenario: ScenarioSpec, overrides: Overrides = None, seed: int | None = 
 
 
 def pick_variant(scenario: ScenarioSpec, overrides: Overrides = None, seed: int | None = None,
-                 variant: str | None = None) -> Any:
+                 variant: str | None = None, spelling: Spelling = PYTHON) -> Any:
     """The scenario to emulate: the file with the user's overrides or, for a scenario with
     [[variant]] entries, the variant named `variant` (its overrides, then the user's, as `mmpath
     run` compares them). EmuError when a variant scenario gets no `variant`, or an unknown one."""
     if variant is None:
-        sc = load_scenario(scenario, overrides, seed=seed)
+        sc = load_scenario(scenario, overrides, seed=seed, spelling=spelling)
         names = [n for n, _ in sc.variants]
         if names:
             raise EmuError(f"{sc.source}: has [[variant]] entries ({', '.join(names)}); the emulator runs one at a "
-                           f"time: pick one with --variant NAME (Python: variant=NAME), e.g. --variant {names[0]}")
+                           f"time: pick one, e.g. {spelling.variant(names[0])}")
         return sc
     from ..compare import one_variant
 
     # Only the picked variant is loaded (with the user's --set on top, which may not suit the others).
     try:
-        return one_variant(scenario, overrides, seed, variant)
+        return one_variant(scenario, overrides, seed, variant, spelling)
     except ScenarioError as e:
         raise EmuError(str(e)) from None
 

@@ -56,11 +56,12 @@ def _interrupt(signum, frame) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..spelling import CLI
     from . import EmuError, pick_variant
     from . import run as emulate
 
     # A bad scenario or variant: one line, status 2, before anything is set up.
-    sc = pick_variant(args.scenario, args.overrides, seed=args.seed, variant=args.variant)
+    sc = pick_variant(args.scenario, args.overrides, seed=args.seed, variant=args.variant, spelling=CLI)
     out = Path(args.out) if args.out else DEFAULT_OUT_ROOT / sc.name
     if args.variant is not None and not args.out:
         out = out / args.variant
@@ -70,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
     previous = {sig: signal.signal(sig, _interrupt) for sig in (signal.SIGTERM, signal.SIGHUP)}
     try:
         res = emulate(args.scenario, args.overrides, seed=args.seed, out=out, capture=not args.no_capture,
-                      progress=True, kernel_trace=args.kernel_trace, variant=args.variant)
+                      progress=True, kernel_trace=args.kernel_trace, variant=args.variant, spelling=CLI)
     except EmuError as e:
         if str(e).startswith("iperf3 failed") or str(e).startswith("iperf3 of flow"):
             print_error(f"error: {e}")

@@ -30,6 +30,9 @@ fn tidy(msg: &str) -> String {
     if msg == "expected value" {
         return "expected a name in quotes: one of the values docs/scenario.md lists for this field".into();
     }
+    // A named choice is an enum to serde, whose "unknown variant" would read as one of a
+    // scenario's [[variant]] entries: the user gave a value the field does not allow.
+    let msg = msg.replacen("unknown variant ", "unknown value ", 1);
     // Integer fields name their range, not their Rust type ("expected u8").
     msg.replace("floating point", "number")
         .replace("expected f64", "expected a number")
@@ -134,7 +137,7 @@ mod tests {
         let m = fails(r#"{"path":[{"rate_mbps":"fast"}],"flow":[{}]}"#);
         assert!(m.starts_with("path.0.rate_mbps: invalid type"), "{m}");
         let m = fails(r#"{"path":[{"rate_mbps":1}],"flow":[{"cc":"vegass"}]}"#);
-        assert!(m.starts_with("flow.0.cc: unknown variant `vegass`"), "{m}");
+        assert!(m.starts_with("flow.0.cc: unknown value `vegass`"), "{m}");
         assert!(m.contains("`cubic`"), "{m}");
     }
 
@@ -197,7 +200,7 @@ mod tests {
         // and line ends included.
         let e = crate::Scenario::from_json(r#"{"path":[{"technology":"\u001b[2J\r\n"}],"flow":[{}]}"#).unwrap_err();
         let m = e.to_string();
-        assert!(m.starts_with("path.0.technology: unknown variant `\\u{1b}[2J\\r\\n`"), "{m}");
+        assert!(m.starts_with("path.0.technology: unknown value `\\u{1b}[2J\\r\\n`"), "{m}");
         assert!(!m.chars().any(char::is_control), "{m}");
     }
 
