@@ -41,7 +41,7 @@ use crate::energy::{RadioMeter, StateTimes};
 use crate::engine::RngStream;
 use crate::packet::{Kind, Packet};
 use crate::time::Time;
-use aggregation::PSDU_CAP_MCS;
+use aggregation::{MpduSpan, PSDU_CAP_MCS};
 use foreign::InterfState;
 use std::collections::VecDeque;
 
@@ -120,6 +120,9 @@ struct Station {
     /// The counter reached zero in idle slots while the station had nothing ready to send (its
     /// post-backoff is over): a frame that then finds the medium busy draws a new backoff.
     expired: bool,
+    /// The MPDUs of the aggregate it last formed (`aggregate`), in queue order: what its TXOP
+    /// on the air carries (reused: no allocation per TXOP).
+    layout: Vec<MpduSpan>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -244,6 +247,7 @@ impl Medium {
             cw: mac.cw_min,
             backoff: None,
             expired: false,
+            layout: Vec::with_capacity(mac.max_mpdus as usize),
         };
         Medium {
             phy,
@@ -463,12 +467,10 @@ impl Medium {
         let mut failed_now = 0usize;
         let mut last_len = u32::MAX;
         let mut last_per = 0.0;
-        let mut left = t.n;
-        while left > 0 {
+        debug_assert_eq!(self.st[from].layout.len(), t.m, "the TXOP's aggregate is the last formed");
+        for j in 0..t.m {
             // One MPDU: its MSDUs are received or lost together (one FCS covers the A-MSDU).
-            let (k, len) = self.mpdu_at(from, 0, t.start);
-            let k = k.min(left);
-            left -= k;
+            let MpduSpan { msdus: k, len, .. } = self.st[from].layout[j];
             self.stats.mpdus_sent[from] += 1;
             if len != last_len {
                 last_len = len;
