@@ -73,10 +73,13 @@ impl Medium {
         // re-indexing it), MPDU by MPDU.
         let mut frames = st.queue.iter().peekable();
         while let Some(head) = frames.next_if(|f| f.ready <= now) {
+            let m = st.layout.len();
+            if m > 0 && m as u32 >= mac.max_mpdus {
+                break;
+            }
             let span = take_mpdu(mac, head, &mut frames, now);
             let next = ampdu_append(psdu, span.len);
-            let m = st.layout.len();
-            if m > 0 && (m as u32 >= mac.max_mpdus || next > limit) {
+            if m > 0 && next > limit {
                 break;
             }
             st.layout.push(span);
@@ -110,6 +113,7 @@ impl Medium {
 /// otherwise the transmitter packs up to `amsdu_msdus` MSDUs not yet sent into one A-MSDU, as
 /// long as it stays within the peer's maximum MPDU length and its host has prepared them by
 /// `now`.
+#[inline]
 fn take_mpdu<'a>(
     mac: &MacTiming,
     head: &Frame,
