@@ -485,19 +485,17 @@ impl Medium {
             if lost {
                 self.stats.mpdus_failed[from] += 1;
                 failed_now += 1;
-            }
-            for _ in 0..k {
-                let f = self.st[from].queue.pop_front().expect("aggregate frames are queued");
-                if !lost {
-                    self.st[from].queue_bytes -= f.p.size_bytes as u64;
-                    self.stats.bytes_delivered[from] += f.p.size_bytes as u64;
-                    self.st[to].reorder.accept(f.seq, f.p, &mut self.released);
-                    self.pass_up(from, t.end, wake);
-                } else {
+                for _ in 0..k {
+                    let f = self.st[from].queue.pop_front().expect("aggregate frames are queued");
                     self.retry_or_drop(from, f, t.end, dropped, wake);
                 }
+            } else {
+                self.deliver(from, k);
             }
         }
+        // Everything the TXOP got through meets the receiving host at its end, in the order
+        // the reorder buffer released it: one hand-over for the whole aggregate.
+        self.pass_up(from, t.end, wake);
         if self.mac.collisions {
             // No Block Ack (every MPDU lost) is a failed exchange; otherwise it succeeded.
             if t.m > 0 && failed_now == t.m {
@@ -509,6 +507,20 @@ impl Medium {
         }
         self.rate_feedback(from, t.m, failed_now);
         self.requeue_failed(from);
+    }
+
+    /// The first `k` frames of station `from`'s queue (one MPDU) were received: they leave the
+    /// queue for the receiver's reorder buffer; what it releases waits in `released` for
+    /// `pass_up`.
+    fn deliver(&mut self, from: usize, k: usize) {
+        let [ap, sta] = &mut self.st;
+        let (tx, rx) = if from == AP { (ap, sta) } else { (sta, ap) };
+        for _ in 0..k {
+            let f = tx.queue.pop_front().expect("aggregate frames are queued");
+            tx.queue_bytes -= f.p.size_bytes as u64;
+            self.stats.bytes_delivered[from] += f.p.size_bytes as u64;
+            rx.reorder.accept(f.seq, f.p, &mut self.released);
+        }
     }
 
     /// Commodity rate adaptation (ARF) of station `s` learns from a TXOP: `m` MPDUs sent,
