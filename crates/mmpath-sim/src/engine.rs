@@ -47,7 +47,7 @@ impl<E> Ord for Entry<E> {
     }
 }
 
-/// Entries the sorted `near` list holds at most; beyond that its later half moves to the heap.
+/// Entries the sorted `near` list holds at most; when full, its later half moves to the heap.
 /// The simulator keeps about twenty pending entries (a few per link, medium and flow), so the
 /// heap is the fallback for large scenarios, not the common path.
 const NEAR_CAP: usize = 64;
@@ -112,10 +112,13 @@ impl<E: Copy> EventQueue<E> {
         let seq = self.next_seq;
         self.next_seq = self.next_seq.wrapping_add(1);
         let e = Entry { time, seq, event };
+        if self.near.len() == NEAR_CAP {
+            self.spill();
+        }
         // The new entry has the newest sequence, so it is later than the heap's earliest entry
         // exactly when its time is not earlier: then it belongs to the heap.
         if self.far.peek().is_some_and(|f| time >= f.time) {
-            self.far.push(e);
+            self.push_far(e);
             return;
         }
         // Its place in `near`: before (i.e. running after) every entry of an earlier or the
@@ -129,11 +132,20 @@ impl<E: Copy> EventQueue<E> {
             i -= 1;
         }
         v[i] = e;
-        if self.near.len() > NEAR_CAP {
-            // Full: the later half goes to the heap (each of those is earlier than everything
-            // already there, so the heap stays later than all of `near`).
-            self.far.extend(self.near.drain(..NEAR_CAP / 2));
-        }
+    }
+
+    /// Out of line, as `spill` is: the common path of `schedule` then saves fewer registers.
+    #[inline(never)]
+    fn push_far(&mut self, e: Entry<E>) {
+        self.far.push(e);
+    }
+
+    /// `near` is full: its later half goes to the heap (each of those is earlier than
+    /// everything already there, so the heap stays later than all of `near`).
+    #[cold]
+    #[inline(never)]
+    fn spill(&mut self) {
+        self.far.extend(self.near.drain(..NEAR_CAP / 2));
     }
 
     /// Moves the heap's earliest entries (up to half the list) into the empty `near`, so the

@@ -41,7 +41,7 @@ use crate::energy::{RadioMeter, StateTimes};
 use crate::engine::RngStream;
 use crate::packet::{Kind, Packet};
 use crate::time::Time;
-use aggregation::PSDU_CAP_MCS;
+use aggregation::{MpduSpan, PSDU_CAP_MCS};
 use foreign::InterfState;
 use std::collections::VecDeque;
 
@@ -120,6 +120,9 @@ struct Station {
     /// The counter reached zero in idle slots while the station had nothing ready to send (its
     /// post-backoff is over): a frame that then finds the medium busy draws a new backoff.
     expired: bool,
+    /// The MPDUs of the aggregate it last formed (`aggregate`), in queue order: what its TXOP
+    /// on the air carries (reused: no allocation per TXOP).
+    layout: Vec<MpduSpan>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -244,6 +247,7 @@ impl Medium {
             cw: mac.cw_min,
             backoff: None,
             expired: false,
+            layout: Vec::with_capacity(mac.max_mpdus as usize),
         };
         Medium {
             phy,
@@ -463,12 +467,10 @@ impl Medium {
         let mut failed_now = 0usize;
         let mut last_len = u32::MAX;
         let mut last_per = 0.0;
-        let mut left = t.n;
-        while left > 0 {
+        debug_assert_eq!(self.st[from].layout.len(), t.m, "the TXOP's aggregate is the last formed");
+        for j in 0..t.m {
             // One MPDU: its MSDUs are received or lost together (one FCS covers the A-MSDU).
-            let (k, len) = self.mpdu_at(from, 0, t.start);
-            let k = k.min(left);
-            left -= k;
+            let MpduSpan { msdus: k, len, .. } = self.st[from].layout[j];
             self.stats.mpdus_sent[from] += 1;
             if len != last_len {
                 last_len = len;
@@ -483,19 +485,17 @@ impl Medium {
             if lost {
                 self.stats.mpdus_failed[from] += 1;
                 failed_now += 1;
-            }
-            for _ in 0..k {
-                let f = self.st[from].queue.pop_front().expect("aggregate frames are queued");
-                if !lost {
-                    self.st[from].queue_bytes -= f.p.size_bytes as u64;
-                    self.stats.bytes_delivered[from] += f.p.size_bytes as u64;
-                    self.st[to].reorder.accept(f.seq, f.p, &mut self.released);
-                    self.pass_up(from, t.end, wake);
-                } else {
+                for _ in 0..k {
+                    let f = self.st[from].queue.pop_front().expect("aggregate frames are queued");
                     self.retry_or_drop(from, f, t.end, dropped, wake);
                 }
+            } else {
+                self.deliver(from, k);
             }
         }
+        // Everything the TXOP got through meets the receiving host at its end, in the order
+        // the reorder buffer released it: one hand-over for the whole aggregate.
+        self.pass_up(from, t.end, wake);
         if self.mac.collisions {
             // No Block Ack (every MPDU lost) is a failed exchange; otherwise it succeeded.
             if t.m > 0 && failed_now == t.m {
@@ -507,6 +507,20 @@ impl Medium {
         }
         self.rate_feedback(from, t.m, failed_now);
         self.requeue_failed(from);
+    }
+
+    /// The first `k` frames of station `from`'s queue (one MPDU) were received: they leave the
+    /// queue for the receiver's reorder buffer; what it releases waits in `released` for
+    /// `pass_up`.
+    fn deliver(&mut self, from: usize, k: usize) {
+        let [ap, sta] = &mut self.st;
+        let (tx, rx) = if from == AP { (ap, sta) } else { (sta, ap) };
+        for _ in 0..k {
+            let f = tx.queue.pop_front().expect("aggregate frames are queued");
+            tx.queue_bytes -= f.p.size_bytes as u64;
+            self.stats.bytes_delivered[from] += f.p.size_bytes as u64;
+            rx.reorder.accept(f.seq, f.p, &mut self.released);
+        }
     }
 
     /// Commodity rate adaptation (ARF) of station `s` learns from a TXOP: `m` MPDUs sent,

@@ -4,9 +4,20 @@
 //! the packets its host has prepared. Lengths follow radio.rs (`mpdu_len`, `ampdu_append`:
 //! 802.11-2016 9.3.2.2.2 A-MSDU subframes, 9.7.1 A-MPDU delimiters and padding).
 
-use super::{Medium, NO_MPDU};
-use crate::link::radio::{ampdu_append, MpduBuilder};
+use super::{Frame, Medium, NO_MPDU};
+use crate::link::radio::{ampdu_append, MacTiming, MpduBuilder};
 use crate::time::Time;
+use std::iter::Peekable;
+
+/// One MPDU of the aggregate a station last formed: its MSDUs (consecutive queued frames), its
+/// length from MAC header to FCS, and whether it goes out for the first time (else it is a
+/// retry, whose MSDUs already share an MPDU id).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct MpduSpan {
+    pub msdus: usize,
+    pub len: u32,
+    pub fresh: bool,
+}
 
 /// MCS indices `psdu_cap` caches (every table here is below it: DMG 0-31, HT 0-31, VHT 0-9).
 pub(super) const PSDU_CAP_MCS: usize = 32;
@@ -46,64 +57,91 @@ impl Medium {
         cap
     }
 
-    /// The MPDU starting at queue position `i` of station `from`: (MSDUs in it, its length from
-    /// MAC header to FCS). An MPDU already sent keeps its MSDUs (a retry resends the same
-    /// MPDU); otherwise the transmitter packs up to `amsdu_msdus` MSDUs not yet sent into one
-    /// A-MSDU, as long as it stays within the peer's maximum MPDU length and its host has
-    /// prepared them by `now`.
-    pub(super) fn mpdu_at(&self, from: usize, i: usize, now: Time) -> (usize, u32) {
-        let q = &self.st[from].queue;
-        let head = &q[i];
-        let mut mpdu = MpduBuilder::default().with(head.p.size_bytes);
-        let mut k = 1usize;
-        // One pass over the frames behind the head (a VecDeque range walks its two slices
-        // without re-indexing), growing the MPDU's length as it goes.
-        for f in q.range(i + 1..) {
-            if head.mpdu != NO_MPDU {
-                if f.mpdu != head.mpdu {
-                    break;
-                }
-            } else {
-                if k as u32 >= self.mac.amsdu_msdus || f.mpdu != NO_MPDU || f.ready > now {
-                    break;
-                }
-                if mpdu.with(f.p.size_bytes).bytes() > self.mac.max_amsdu_bytes {
-                    break;
-                }
-            }
-            mpdu = mpdu.with(f.p.size_bytes);
-            k += 1;
-        }
-        (k, mpdu.bytes())
-    }
-
     /// Builds the aggregate at the head of `from`'s queue, marking which MSDUs share an MPDU:
     /// (MSDUs, MPDUs, PSDU bytes). An A-MPDU holds up to `max_mpdus` MPDUs (the Block Ack
     /// window counts MPDUs, not MSDUs), within the A-MPDU byte limit and the PPDU time limit,
-    /// of the packets its host has prepared by `now`.
+    /// of the packets its host has prepared by `now`. Its MPDUs are left in the station's
+    /// `layout`, which settles the TXOP without walking the queue again.
     pub(super) fn aggregate(&mut self, from: usize, now: Time) -> (usize, usize, u32) {
-        let (mut n, mut m, mut psdu) = (0usize, 0usize, 0u32);
         let mcs = self.st[from].mcs;
         let limit = self.mac.max_ampdu_bytes.min(self.psdu_cap(mcs));
-        while n < self.st[from].queue.len() && self.st[from].queue[n].ready <= now {
-            let (k, len) = self.mpdu_at(from, n, now);
-            let next = ampdu_append(psdu, len);
-            if m > 0 && (m as u32 >= self.mac.max_mpdus || next > limit) {
+        let mac = &self.mac;
+        let st = &mut self.st[from];
+        st.layout.clear();
+        let (mut n, mut psdu) = (0usize, 0u32);
+        // One pass over the queue (an iterator walks the VecDeque's two slices without
+        // re-indexing it), MPDU by MPDU.
+        let mut frames = st.queue.iter().peekable();
+        while let Some(head) = frames.next_if(|f| f.ready <= now) {
+            let m = st.layout.len();
+            if m > 0 && m as u32 >= mac.max_mpdus {
                 break;
             }
-            if self.st[from].queue[n].mpdu == NO_MPDU {
-                let id = self.next_mpdu;
-                self.next_mpdu += 1;
-                for f in self.st[from].queue.range_mut(n..n + k) {
-                    f.mpdu = id;
-                }
+            let span = take_mpdu(mac, head, &mut frames, now);
+            let next = ampdu_append(psdu, span.len);
+            if m > 0 && next > limit {
+                break;
             }
-            n += k;
-            m += 1;
+            st.layout.push(span);
+            n += span.msdus;
             psdu = next;
         }
-        (n, m, psdu)
+        self.mark_new_mpdus(from);
+        (n, self.st[from].layout.len(), psdu)
     }
+
+    /// Gives each MPDU of `from`'s `layout` not sent before the next MPDU id (its MSDUs are
+    /// then retried together, in the same MPDU).
+    fn mark_new_mpdus(&mut self, from: usize) {
+        let st = &mut self.st[from];
+        let mut frames = st.queue.iter_mut();
+        for span in &st.layout {
+            let msdus = frames.by_ref().take(span.msdus);
+            if span.fresh {
+                let id = self.next_mpdu;
+                self.next_mpdu += 1;
+                msdus.for_each(|f| f.mpdu = id);
+            } else {
+                msdus.for_each(drop);
+            }
+        }
+    }
+}
+
+/// The MPDU whose first MSDU is `head`, taking from `rest` (the frames queued behind it) the
+/// MSDUs that join it. An MPDU already sent keeps its MSDUs (a retry resends the same MPDU);
+/// otherwise the transmitter packs up to `amsdu_msdus` MSDUs not yet sent into one A-MSDU, as
+/// long as it stays within the peer's maximum MPDU length and its host has prepared them by
+/// `now`.
+#[inline]
+fn take_mpdu<'a>(
+    mac: &MacTiming,
+    head: &Frame,
+    rest: &mut Peekable<impl Iterator<Item = &'a Frame>>,
+    now: Time,
+) -> MpduSpan {
+    let fresh = head.mpdu == NO_MPDU;
+    let mut mpdu = MpduBuilder::default().with(head.p.size_bytes);
+    if fresh && mac.amsdu_msdus <= 1 {
+        // Without A-MSDU a new MPDU is its head alone (the usual case: skip the look ahead).
+        return MpduSpan { msdus: 1, len: mpdu.bytes(), fresh };
+    }
+    let mut k = 1usize;
+    let joins = |f: &Frame, k: usize, mpdu: MpduBuilder| {
+        if !fresh {
+            f.mpdu == head.mpdu
+        } else {
+            (k as u32) < mac.amsdu_msdus
+                && f.mpdu == NO_MPDU
+                && f.ready <= now
+                && mpdu.with(f.p.size_bytes).bytes() <= mac.max_amsdu_bytes
+        }
+    };
+    while let Some(f) = rest.next_if(|f| joins(f, k, mpdu)) {
+        mpdu = mpdu.with(f.p.size_bytes);
+        k += 1;
+    }
+    MpduSpan { msdus: k, len: mpdu.bytes(), fresh }
 }
 
 #[cfg(test)]

@@ -49,21 +49,26 @@ impl Medium {
     /// one after another, then to the propagation pipe.
     pub(super) fn pass_up(&mut self, from: usize, at: Time, wake: &mut AirWake) {
         let to = 1 - from;
-        for p in self.released.drain(..) {
-            let rx = &mut self.st[to];
-            rx.host_free = rx.host_free.max(at) + Time(self.host_pkt_ns);
+        let rx = &mut self.st[to];
+        let (host_pkt_ns, delay) = (self.host_pkt_ns, self.delay);
+        // The shared server's cost is per received data segment (how energy.rs derives it).
+        let cpu = self.client_cpu.as_ref().filter(|_| to == STA);
+        let pipe = &mut self.pipe[from];
+        let was_empty = pipe.is_empty();
+        // One extend for the batch: the pipe makes room once, not per packet.
+        pipe.extend(self.released.drain(..).map(|p| {
+            rx.host_free = rx.host_free.max(at) + Time(host_pkt_ns);
             let mut done = rx.host_free;
-            // The shared server's cost is per received data segment (how energy.rs derives it).
-            let data = matches!(p.kind, Kind::Data | Kind::Udp);
-            if let (STA, true, Some((cpu, ns))) = (to, data, &self.client_cpu) {
+            if let (true, Some((cpu, ns))) = (matches!(p.kind, Kind::Data | Kind::Udp), cpu) {
                 done = Time(cpu.load(Ordering::Relaxed).max(done.ns()) + ns);
                 cpu.store(done.ns(), Ordering::Relaxed);
             }
-            let t = done + self.delay;
-            if self.pipe[from].is_empty() {
+            (done + delay, p)
+        }));
+        if was_empty {
+            if let Some(&(t, _)) = pipe.front() {
                 wake.arrival[from] = Some(t);
             }
-            self.pipe[from].push_back((t, p));
         }
     }
 
