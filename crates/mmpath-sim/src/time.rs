@@ -66,8 +66,12 @@ impl Time {
     /// Time to serialise `bytes` at `rate_bps`, rounded up to whole nanoseconds.
     pub fn transmission(bytes: u64, rate_bps: u64) -> Time {
         debug_assert!(rate_bps > 0);
-        let bits = bytes as u128 * 8 * 1_000_000_000;
-        Time(bits.div_ceil(rate_bps as u128) as u64)
+        // bit-nanoseconds fit in u64 for any frame (under 2.3 GB), and a u64 division is a
+        // fraction of a u128 one (a libcall); the quotient is the same either way.
+        match bytes.checked_mul(8 * 1_000_000_000) {
+            Some(bits) => Time(bits.div_ceil(rate_bps)),
+            None => Time((bytes as u128 * 8 * 1_000_000_000).div_ceil(rate_bps as u128) as u64),
+        }
     }
 }
 
@@ -104,6 +108,8 @@ mod tests {
         assert_eq!(Time::transmission(1500, 1_000_000_000), Time::from_us(12));
         // 7914 bytes at 2310 Mbit/s = 27407.79 ns -> 27408 ns.
         assert_eq!(Time::transmission(7914, 2_310_000_000).ns(), 27408);
+        // Beyond u64 bit-nanoseconds (over 2.3 GB) it still rounds up exactly.
+        assert_eq!(Time::transmission(3_000_000_000, 7).ns(), (24_000_000_000_000_000_000u128).div_ceil(7) as u64);
     }
     #[test]
     fn float_conversions() {
