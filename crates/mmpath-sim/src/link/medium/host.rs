@@ -55,8 +55,10 @@ impl Medium {
         let cpu = self.client_cpu.as_ref().filter(|_| to == STA);
         let pipe = &mut self.pipe[from];
         let was_empty = pipe.is_empty();
-        // One extend for the batch: the pipe makes room once, not per packet.
-        pipe.extend(self.released.drain(..).map(|p| {
+        // One extend for the batch: the pipe makes room once, not per packet. From the slice
+        // (then cleared), not drain(..): each packet is then copied straight into the pipe,
+        // where draining's Option<Packet> first went through the stack.
+        pipe.extend(self.released.iter().map(|&p| {
             rx.host_free = rx.host_free.max(at) + Time(host_pkt_ns);
             let mut done = rx.host_free;
             if let (true, Some((cpu, ns))) = (matches!(p.kind, Kind::Data | Kind::Udp), cpu) {
@@ -65,6 +67,7 @@ impl Medium {
             }
             (done + delay, p)
         }));
+        self.released.clear();
         if was_empty {
             if let Some(&(t, _)) = pipe.front() {
                 wake.arrival[from] = Some(t);
