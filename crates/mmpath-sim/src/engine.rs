@@ -104,40 +104,71 @@ impl<E: Copy> EventQueue<E> {
     }
 
     /// Schedules `event` at `time` (never earlier than now).
+    ///
+    /// The common paths (an event due now, an entry landing in `near`) make no call: whatever
+    /// may grow a buffer, spill `near` or go to the heap is a tail call to an out-of-line
+    /// function. So this needs no callee-saved registers, and the checks it makes tell the
+    /// compiler that the push it does cannot reallocate.
     pub fn schedule(&mut self, time: Time, event: E) {
         if time <= self.now {
+            if self.due_now.len() == self.due_now.capacity() {
+                return self.push_due_now_growing(event);
+            }
             self.due_now.push_back(event);
             return;
         }
         let seq = self.next_seq;
         self.next_seq = self.next_seq.wrapping_add(1);
         let e = Entry { time, seq, event };
+        // (`near` is allocated for NEAR_CAP + 1 entries; the capacity test only lets the
+        // compiler see that the push below does not grow it.)
+        let room = self.near.len() < NEAR_CAP && self.near.len() < self.near.capacity();
+        // The new entry has the newest sequence, so it is later than the heap's earliest entry
+        // exactly when its time is not earlier: then it belongs to the heap.
+        if !room || self.far.peek().is_some_and(|f| time >= f.time) {
+            return self.schedule_rare(e);
+        }
+        self.insert_near(e);
+    }
+
+    /// Its place in `near`: before (i.e. running after) every entry of an earlier or the same
+    /// time. An insertion-sort step from the end, where near-future entries land: usually no
+    /// entry or one moves. (Walking slots with `iter_mut` needs no bounds checks.)
+    #[inline]
+    fn insert_near(&mut self, e: Entry<E>) {
+        self.near.push(e);
+        let mut slots = self.near.iter_mut().rev();
+        let mut hole = slots.next().expect("just pushed");
+        for prev in slots {
+            if prev.time > e.time {
+                break;
+            }
+            *hole = *prev;
+            hole = prev;
+        }
+        *hole = e;
+    }
+
+    /// `schedule` of an entry when `near` is full or the entry is not earlier than the heap's
+    /// earliest: spill `near` if full, then the entry goes to the heap or `near` as it belongs.
+    #[cold]
+    #[inline(never)]
+    fn schedule_rare(&mut self, e: Entry<E>) {
         if self.near.len() == NEAR_CAP {
             self.spill();
         }
-        // The new entry has the newest sequence, so it is later than the heap's earliest entry
-        // exactly when its time is not earlier: then it belongs to the heap.
-        if self.far.peek().is_some_and(|f| time >= f.time) {
-            self.push_far(e);
-            return;
+        if self.far.peek().is_some_and(|f| e.time >= f.time) {
+            self.far.push(e);
+        } else {
+            self.insert_near(e);
         }
-        // Its place in `near`: before (i.e. running after) every entry of an earlier or the
-        // same time. An insertion-sort step from the end, where near-future entries land:
-        // usually no entry or one moves.
-        self.near.push(e);
-        let v = self.near.as_mut_slice();
-        let mut i = v.len() - 1;
-        while i > 0 && v[i - 1].time <= time {
-            v[i] = v[i - 1];
-            i -= 1;
-        }
-        v[i] = e;
     }
 
-    /// Out of line, as `spill` is: the common path of `schedule` then saves fewer registers.
+    /// `due_now` is full: grow it (rare: its capacity soon covers the longest instant).
+    #[cold]
     #[inline(never)]
-    fn push_far(&mut self, e: Entry<E>) {
-        self.far.push(e);
+    fn push_due_now_growing(&mut self, event: E) {
+        self.due_now.push_back(event);
     }
 
     /// `near` is full: its later half goes to the heap (each of those is earlier than
