@@ -70,8 +70,16 @@ impl Time {
         // fraction of a u128 one (a libcall); the quotient is the same either way.
         match bytes.checked_mul(8 * 1_000_000_000) {
             Some(bits) => Time(bits.div_ceil(rate_bps)),
-            None => Time((bytes as u128 * 8 * 1_000_000_000).div_ceil(rate_bps as u128) as u64),
+            None => Self::transmission_u128(bytes, rate_bps),
         }
+    }
+
+    /// `transmission` beyond u64 bit-nanoseconds. Out of line: its libcall would otherwise make
+    /// every caller (a link's per-packet paths) save registers.
+    #[cold]
+    #[inline(never)]
+    fn transmission_u128(bytes: u64, rate_bps: u64) -> Time {
+        Time((bytes as u128 * 8 * 1_000_000_000).div_ceil(rate_bps as u128) as u64)
     }
 }
 

@@ -118,7 +118,13 @@ impl Link {
     }
 
     /// Offers a packet to the queue. Returns false (and counts a drop) when it does not fit.
+    ///
+    /// Per packet, this and `on_tx_done` make no call on their common path (growing the line or
+    /// losing the frame is a tail call out of line), so they save no registers.
     pub fn enqueue(&mut self, now: Time, p: Packet, wake: &mut Wake) -> bool {
+        if self.line.len() == self.line.capacity() {
+            return self.enqueue_growing(now, p, wake);
+        }
         let size = p.size_bytes as u64;
         if self.queue_bytes + size > self.cfg.queue_cap_bytes {
             self.stats.drops_queue += 1;
@@ -132,44 +138,61 @@ impl Link {
         true
     }
 
-    /// The head frame's transmission ends. `lost` says whether the channel destroyed it
-    /// (random loss is drawn by the caller, who owns the RNG stream). Stale events (the link
-    /// went down mid-frame) are ignored. Returns the frame if the channel destroyed it.
+    /// `enqueue` when the line is full: make room, then enqueue as usual.
+    #[cold]
+    #[inline(never)]
+    fn enqueue_growing(&mut self, now: Time, p: Packet, wake: &mut Wake) -> bool {
+        self.line.reserve(1);
+        self.enqueue(now, p, wake)
+    }
+
     /// The packet at the head of the queue (the one in transmission, if any).
     pub fn head(&self) -> Option<&Packet> {
         self.line.get(self.in_pipe).map(|(_, p)| p)
     }
 
+    /// The head frame's transmission ends. `lost` says whether the channel destroyed it
+    /// (random loss is drawn by the caller, who owns the RNG stream). Stale events (the link
+    /// went down mid-frame) are ignored. Returns the frame if the channel destroyed it.
     pub fn on_tx_done(&mut self, now: Time, lost: bool, wake: &mut Wake) -> Option<Packet> {
         if self.tx_end != Some(now) {
             return None;
         }
         self.tx_end = None;
         self.stats.busy_ns += (now - self.tx_start).ns();
-        let mut dropped = None;
         if lost {
-            let (_, p) = self.line.remove(self.in_pipe).expect("a frame was in transmission");
-            self.queue_bytes -= p.size_bytes as u64;
-            self.stats.drops_random += 1;
-            dropped = Some(p);
-        } else {
-            // The head of the queue joins the pipe where it is: at its end.
-            let at = now + self.cfg.delay;
-            let (t, p) = self.line.get_mut(self.in_pipe).expect("a frame was in transmission");
-            *t = at;
-            let size = p.size_bytes as u64;
-            self.queue_bytes -= size;
-            self.stats.packets_sent += 1;
-            self.stats.bytes_sent += size;
-            if self.in_pipe == 0 {
-                wake.arrival = Some(at);
-            }
-            self.in_pipe += 1;
+            return self.lose_head(now, wake);
         }
+        // The head of the queue joins the pipe where it is: at its end.
+        let at = now + self.cfg.delay;
+        let (t, p) = self.line.get_mut(self.in_pipe).expect("a frame was in transmission");
+        *t = at;
+        let size = p.size_bytes as u64;
+        self.queue_bytes -= size;
+        self.stats.packets_sent += 1;
+        self.stats.bytes_sent += size;
+        if self.in_pipe == 0 {
+            wake.arrival = Some(at);
+        }
+        self.in_pipe += 1;
         if let Some(t) = self.start_tx(now) {
             wake.tx_done = Some(t);
         }
-        dropped
+        None
+    }
+
+    /// `on_tx_done` of a frame the channel destroyed: it leaves the line (returned to the
+    /// caller) and the next one starts.
+    #[cold]
+    #[inline(never)]
+    fn lose_head(&mut self, now: Time, wake: &mut Wake) -> Option<Packet> {
+        let (_, p) = self.line.remove(self.in_pipe).expect("a frame was in transmission");
+        self.queue_bytes -= p.size_bytes as u64;
+        self.stats.drops_random += 1;
+        if let Some(t) = self.start_tx(now) {
+            wake.tx_done = Some(t);
+        }
+        Some(p)
     }
 
     /// Pops the packet arriving now at the far end, if any, and asks for the next arrival.
