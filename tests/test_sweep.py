@@ -143,6 +143,9 @@ BAD = [
     ('scenario = "11ad-bulk"\n[grid]\nseed = [1, 2]\n', "seeds are given by `seeds` or `runs`"),
     ('scenario = "11ad-bulk"\n[grid]\n"flow.0.cc" = ["reno", "westwood"]\n',
      "grid point 1 (flow.0.cc = 'westwood'): 11ad-bulk.toml (bundled): flow.0.cc: unknown value `westwood`"),
+    # The field is blamed on the sweep file's key, not on a --set the user never typed.
+    ('scenario = "11ad-bulk"\n[set]\n"flow.0.cc" = "westwood"\n[grid]\n"path.0.mcs" = [6]\n',
+     "(from the sweep's flow.0.cc)"),
     ('scenario = "11ad-bulk"\n[grid]\n"path.0.nope" = [1]\n', "grid point 0 (path.0.nope = 1)"),
     ('scenario = "default"\n[grid]\n"path.0.mcs" = [6]\n', "has [[variant]] entries"),
     ('scenario = "default"\n[grid]\nvariant = ["nope"]\n', "unknown variant 'nope' (allowed: tcp-11ad,"),

@@ -33,6 +33,7 @@ from typing import Any
 
 from ..errors import ScenarioError
 from ..scenario import Scenario, load_scenario, resolve_override_files, resolve_trace_files
+from ..spelling import SWEEP
 
 TOP_FIELDS = ("name", "description", "scenario", "engine", "seeds", "runs", "set", "grid")
 # simulate: mmpath's simulator (any number of workers, or Dask); emulate: `mmpath emu run` on this
@@ -260,17 +261,17 @@ def load_sweep(spec: str | os.PathLike | Mapping[str, Any]) -> SweepSpec:
         raise _fail(source, "seed", "seeds are given by `seeds` or `runs`, not as an override")
 
     try:
-        base_sc = load_scenario(scen_spec, base)
+        base_sc = load_scenario(scen_spec, base, spelling=SWEEP)
     except ScenarioError as e:
         # Only for the key the error blames: a table value can be meant (e.g. a trace table).
-        hint = next((_quote_hint(k, v) for k, v in base.items() if f"(from --set {k})" in str(e)), "")
+        hint = next((_quote_hint(k, v) for k, v in base.items() if f"(from {SWEEP.override(k)})" in str(e)), "")
         raise SweepError(f"{source}: scenario{' with [set]' if base else ''}: {e}{hint}") from None
     if set_variant is not None:
         # [set] variant = "name": that variant's overrides on every run; the file's own [set]
         # keys and the grid's win over them.
         base = {**dict(_variant_overrides(base_sc, set_variant, source, f"set.{VARIANT_KEY}")), **base}
         try:
-            base_sc = load_scenario(scen_spec, base)
+            base_sc = load_scenario(scen_spec, base, spelling=SWEEP)
         except ScenarioError as e:
             raise SweepError(f"{source}: scenario with [set] (variant {set_variant!r}): {e}") from None
     elif base_sc.variants and VARIANT_KEY not in keys:
@@ -297,7 +298,7 @@ def load_sweep(spec: str | os.PathLike | Mapping[str, Any]) -> SweepSpec:
                 overrides[k] = resolve_override_files(k, copy.deepcopy(v), files_dir)
         for seed in seeds:
             try:
-                sc = load_scenario(scen_spec, overrides, seed=seed)
+                sc = load_scenario(scen_spec, overrides, seed=seed, spelling=SWEEP)
             except ScenarioError as e:
                 raise SweepError(f"{source}: {where}: {e}") from None
             # The variant's own list is the base scenario's: a run is one configuration.
