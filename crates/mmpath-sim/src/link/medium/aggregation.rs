@@ -61,17 +61,53 @@ impl Medium {
     /// (MSDUs, MPDUs, PSDU bytes). An A-MPDU holds up to `max_mpdus` MPDUs (the Block Ack
     /// window counts MPDUs, not MSDUs), within the A-MPDU byte limit and the PPDU time limit,
     /// of the packets its host has prepared by `now`. Its MPDUs are left in the station's
-    /// `layout`, which settles the TXOP without walking the queue again.
+    /// `layout`, which settles the TXOP without walking the queue again. One pass over the
+    /// queue (an iterator walks the VecDeque's two slices without re-indexing it), MPDU by
+    /// MPDU; a new MPDU takes the next id as it is formed.
     pub(super) fn aggregate(&mut self, from: usize, now: Time) -> (usize, usize, u32) {
         let mcs = self.st[from].mcs;
         let limit = self.mac.max_ampdu_bytes.min(self.psdu_cap(mcs));
+        self.st[from].layout.clear();
+        let (n, psdu) = if self.mac.amsdu_msdus <= 1 {
+            self.aggregate_msdus(from, now, limit)
+        } else {
+            self.aggregate_amsdus(from, now, limit)
+        };
+        (n, self.st[from].layout.len(), psdu)
+    }
+
+    /// `aggregate` without A-MSDU (the usual case): every MPDU, new or retried, is one MSDU.
+    fn aggregate_msdus(&mut self, from: usize, now: Time, limit: u32) -> (usize, u32) {
         let mac = &self.mac;
         let st = &mut self.st[from];
-        st.layout.clear();
+        let mut psdu = 0u32;
+        for f in st.queue.iter_mut() {
+            let m = st.layout.len();
+            if f.ready > now || (m > 0 && m as u32 >= mac.max_mpdus) {
+                break;
+            }
+            let len = MpduBuilder::default().with(f.p.size_bytes).bytes();
+            let next = ampdu_append(psdu, len);
+            if m > 0 && next > limit {
+                break;
+            }
+            let fresh = f.mpdu == NO_MPDU;
+            if fresh {
+                f.mpdu = self.next_mpdu;
+                self.next_mpdu += 1;
+            }
+            st.layout.push(MpduSpan { msdus: 1, len, fresh });
+            psdu = next;
+        }
+        (st.layout.len(), psdu)
+    }
+
+    /// `aggregate` with A-MSDU: an MPDU takes up to `amsdu_msdus` MSDUs.
+    fn aggregate_amsdus(&mut self, from: usize, now: Time, limit: u32) -> (usize, u32) {
+        let mac = &self.mac;
+        let st = &mut self.st[from];
         let (mut n, mut psdu) = (0usize, 0u32);
         let mut overflow = None;
-        // One pass over the queue (an iterator walks the VecDeque's two slices without
-        // re-indexing it), MPDU by MPDU; a new MPDU takes the next id as it is formed.
         let mut frames = st.queue.iter_mut().peekable();
         while let Some(head) = frames.next_if(|f| f.ready <= now) {
             let m = st.layout.len();
@@ -93,7 +129,7 @@ impl Medium {
         if let Some(span) = overflow.filter(|s| s.fresh) {
             st.queue.range_mut(n..n + span.msdus).for_each(|f| f.mpdu = NO_MPDU);
         }
-        (n, st.layout.len(), psdu)
+        (n, psdu)
     }
 }
 
@@ -115,10 +151,6 @@ fn take_mpdu<'a>(
     let head_mpdu = head.mpdu;
     if fresh {
         head.mpdu = id;
-        if mac.amsdu_msdus <= 1 {
-            // Without A-MSDU a new MPDU is its head alone (the usual case: skip the look ahead).
-            return MpduSpan { msdus: 1, len: mpdu.bytes(), fresh };
-        }
     }
     let mut k = 1usize;
     let joins = |f: &Frame, k: usize, mpdu: MpduBuilder| {
