@@ -209,8 +209,6 @@ pub struct Medium {
     int_state: InterfState,
     /// Our TXOPs since the sensed interferer's last turn.
     int_round: u32,
-    /// Scratch for packets the reorder buffer releases (reused).
-    released: Vec<Packet>,
     pub stats: AirStats,
     /// The client's shared receive server and its cost per packet received here (energy.rs).
     client_cpu: Option<(SharedCpu, u64)>,
@@ -265,7 +263,6 @@ impl Medium {
             rng,
             failed: Vec::with_capacity(256),
             next_mpdu: 0,
-            released: Vec::with_capacity(64),
             foreign_share: 0.0,
             contention_share: 0.0,
             overlap_prob: 0.0,
@@ -490,12 +487,11 @@ impl Medium {
                     self.retry_or_drop(from, f, t.end, dropped, wake);
                 }
             } else {
-                self.deliver(from, k);
+                // Everything the TXOP gets through meets the receiving host at its end, in the
+                // order the reorder buffer releases it.
+                self.deliver(from, k, t.end, wake);
             }
         }
-        // Everything the TXOP got through meets the receiving host at its end, in the order
-        // the reorder buffer released it: one hand-over for the whole aggregate.
-        self.pass_up(from, t.end, wake);
         if self.mac.collisions {
             // No Block Ack (every MPDU lost) is a failed exchange; otherwise it succeeded.
             if t.m > 0 && failed_now == t.m {
@@ -509,17 +505,16 @@ impl Medium {
         self.requeue_failed(from);
     }
 
-    /// The first `k` frames of station `from`'s queue (one MPDU) were received: they leave the
-    /// queue for the receiver's reorder buffer; what it releases waits in `released` for
-    /// `pass_up`.
-    fn deliver(&mut self, from: usize, k: usize) {
-        let [ap, sta] = &mut self.st;
-        let (tx, rx) = if from == AP { (ap, sta) } else { (sta, ap) };
+    /// The first `k` frames of station `from`'s queue (one MPDU) were received at `at`: they
+    /// leave the queue for the receiver's reorder buffer, which passes up what it releases.
+    fn deliver(&mut self, from: usize, k: usize, at: Time, wake: &mut AirWake) {
         for _ in 0..k {
+            let tx = &mut self.st[from];
             let f = tx.queue.pop_front().expect("aggregate frames are queued");
             tx.queue_bytes -= f.p.size_bytes as u64;
             self.stats.bytes_delivered[from] += f.p.size_bytes as u64;
-            rx.reorder.accept(f.seq, f.p, &mut self.released);
+            let (reorder, mut host) = self.receiver(from, at, wake);
+            reorder.accept(f.seq, f.p, |p| host.take(p));
         }
     }
 
@@ -548,8 +543,8 @@ impl Medium {
             self.st[s].queue_bytes -= f.p.size_bytes as u64;
             self.stats.drops_retry[s] += 1;
             dropped.push(f.p);
-            self.st[1 - s].reorder.skip(f.seq, &mut self.released);
-            self.pass_up(s, at, wake);
+            let (reorder, mut host) = self.receiver(s, at, wake);
+            reorder.skip(f.seq, |p| host.take(p));
         } else {
             self.failed.push(Frame { retries: f.retries + 1, ..f });
         }
@@ -594,7 +589,6 @@ impl Medium {
         debug_assert!(!self.up, "take the link down first");
         self.disconnected = true;
         for from in 0..2 {
-            let to = 1 - from;
             // A new association starts its backoff afresh.
             self.st[from].cw = self.mac.cw_min;
             self.st[from].backoff = None;
@@ -603,9 +597,9 @@ impl Medium {
                 self.st[from].queue_bytes -= f.p.size_bytes as u64;
                 self.stats.drops_retry[from] += 1;
                 dropped.push(f.p);
-                self.st[to].reorder.skip(f.seq, &mut self.released);
+                let (reorder, mut host) = self.receiver(from, now, wake);
+                reorder.skip(f.seq, |p| host.take(p));
             }
-            self.pass_up(from, now, wake);
         }
     }
 

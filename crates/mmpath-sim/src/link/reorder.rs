@@ -35,11 +35,11 @@ impl Reorder {
         self.window[i] = slot;
     }
 
-    fn release(&mut self, out: &mut Vec<Packet>) {
+    fn release(&mut self, out: &mut impl FnMut(Packet)) {
         while let Some(s) = self.window.front() {
             match *s {
                 Slot::Empty => break,
-                Slot::Ready(p) => out.push(p),
+                Slot::Ready(p) => out(p),
                 Slot::Skip => {}
             }
             self.window.pop_front();
@@ -47,23 +47,24 @@ impl Reorder {
         }
     }
 
-    /// MPDU `seq` arrived: pushes to `out` every packet now in order.
-    pub fn accept(&mut self, seq: u64, p: Packet, out: &mut Vec<Packet>) {
+    /// MPDU `seq` arrived: hands `out` every packet now in order, in order.
+    #[inline]
+    pub fn accept(&mut self, seq: u64, p: Packet, mut out: impl FnMut(Packet)) {
         if seq == self.next && self.window.is_empty() {
             // In order with nothing held (almost always): straight through, without a round
             // trip of the packet through the window.
-            out.push(p);
+            out(p);
             self.next += 1;
             return;
         }
         self.put(seq, Slot::Ready(p));
-        self.release(out);
+        self.release(&mut out);
     }
 
-    /// MPDU `seq` will never arrive: pushes to `out` what it was holding back.
-    pub fn skip(&mut self, seq: u64, out: &mut Vec<Packet>) {
+    /// MPDU `seq` will never arrive: hands `out` what it was holding back.
+    pub fn skip(&mut self, seq: u64, mut out: impl FnMut(Packet)) {
         self.put(seq, Slot::Skip);
-        self.release(out);
+        self.release(&mut out);
     }
 
     /// Packets held back waiting for a gap.
@@ -90,15 +91,15 @@ mod tests {
     fn holds_after_a_gap_and_releases_in_order() {
         let mut r = Reorder::new();
         let mut out = Vec::new();
-        r.accept(0, pkt(0), &mut out);
-        r.accept(2, pkt(2), &mut out);
-        r.accept(3, pkt(3), &mut out);
+        r.accept(0, pkt(0), |p| out.push(p));
+        r.accept(2, pkt(2), |p| out.push(p));
+        r.accept(3, pkt(3), |p| out.push(p));
         assert_eq!(out.iter().map(|p| p.seq).collect::<Vec<_>>(), vec![0]);
         assert_eq!(r.held().count(), 2);
-        r.accept(1, pkt(1), &mut out);
+        r.accept(1, pkt(1), |p| out.push(p));
         assert_eq!(out.iter().map(|p| p.seq).collect::<Vec<_>>(), vec![0, 1, 2, 3]);
         // In order again with nothing held: straight through.
-        r.accept(4, pkt(4), &mut out);
+        r.accept(4, pkt(4), |p| out.push(p));
         assert_eq!(out.len(), 5);
         assert_eq!(r.held().count(), 0);
     }
@@ -107,9 +108,9 @@ mod tests {
     fn a_dropped_mpdu_unblocks_the_window() {
         let mut r = Reorder::new();
         let mut out = Vec::new();
-        r.accept(1, pkt(1), &mut out);
+        r.accept(1, pkt(1), |p| out.push(p));
         assert!(out.is_empty());
-        r.skip(0, &mut out);
+        r.skip(0, |p| out.push(p));
         assert_eq!(out.iter().map(|p| p.seq).collect::<Vec<_>>(), vec![1]);
     }
 }

@@ -61,50 +61,75 @@ impl Medium {
     /// (MSDUs, MPDUs, PSDU bytes). An A-MPDU holds up to `max_mpdus` MPDUs (the Block Ack
     /// window counts MPDUs, not MSDUs), within the A-MPDU byte limit and the PPDU time limit,
     /// of the packets its host has prepared by `now`. Its MPDUs are left in the station's
-    /// `layout`, which settles the TXOP without walking the queue again.
+    /// `layout`, which settles the TXOP without walking the queue again. One pass over the
+    /// queue (an iterator walks the VecDeque's two slices without re-indexing it), MPDU by
+    /// MPDU; a new MPDU takes the next id as it is formed.
     pub(super) fn aggregate(&mut self, from: usize, now: Time) -> (usize, usize, u32) {
         let mcs = self.st[from].mcs;
         let limit = self.mac.max_ampdu_bytes.min(self.psdu_cap(mcs));
+        self.st[from].layout.clear();
+        let (n, psdu) = if self.mac.amsdu_msdus <= 1 {
+            self.aggregate_msdus(from, now, limit)
+        } else {
+            self.aggregate_amsdus(from, now, limit)
+        };
+        (n, self.st[from].layout.len(), psdu)
+    }
+
+    /// `aggregate` without A-MSDU (the usual case): every MPDU, new or retried, is one MSDU.
+    fn aggregate_msdus(&mut self, from: usize, now: Time, limit: u32) -> (usize, u32) {
         let mac = &self.mac;
         let st = &mut self.st[from];
-        st.layout.clear();
+        let mut psdu = 0u32;
+        for f in st.queue.iter_mut() {
+            let m = st.layout.len();
+            if f.ready > now || (m > 0 && m as u32 >= mac.max_mpdus) {
+                break;
+            }
+            let len = MpduBuilder::default().with(f.p.size_bytes).bytes();
+            let next = ampdu_append(psdu, len);
+            if m > 0 && next > limit {
+                break;
+            }
+            let fresh = f.mpdu == NO_MPDU;
+            if fresh {
+                f.mpdu = self.next_mpdu;
+                self.next_mpdu += 1;
+            }
+            st.layout.push(MpduSpan { msdus: 1, len, fresh });
+            psdu = next;
+        }
+        (st.layout.len(), psdu)
+    }
+
+    /// `aggregate` with A-MSDU: an MPDU takes up to `amsdu_msdus` MSDUs.
+    fn aggregate_amsdus(&mut self, from: usize, now: Time, limit: u32) -> (usize, u32) {
+        let mac = &self.mac;
+        let st = &mut self.st[from];
         let (mut n, mut psdu) = (0usize, 0u32);
-        // One pass over the queue (an iterator walks the VecDeque's two slices without
-        // re-indexing it), MPDU by MPDU.
-        let mut frames = st.queue.iter().peekable();
+        let mut overflow = None;
+        let mut frames = st.queue.iter_mut().peekable();
         while let Some(head) = frames.next_if(|f| f.ready <= now) {
             let m = st.layout.len();
             if m > 0 && m as u32 >= mac.max_mpdus {
                 break;
             }
-            let span = take_mpdu(mac, head, &mut frames, now);
+            let span = take_mpdu(mac, head, &mut frames, now, self.next_mpdu);
             let next = ampdu_append(psdu, span.len);
             if m > 0 && next > limit {
+                overflow = Some(span);
                 break;
             }
             st.layout.push(span);
+            self.next_mpdu += span.fresh as u64;
             n += span.msdus;
             psdu = next;
         }
-        self.mark_new_mpdus(from);
-        (n, self.st[from].layout.len(), psdu)
-    }
-
-    /// Gives each MPDU of `from`'s `layout` not sent before the next MPDU id (its MSDUs are
-    /// then retried together, in the same MPDU).
-    fn mark_new_mpdus(&mut self, from: usize) {
-        let st = &mut self.st[from];
-        let mut frames = st.queue.iter_mut();
-        for span in &st.layout {
-            let msdus = frames.by_ref().take(span.msdus);
-            if span.fresh {
-                let id = self.next_mpdu;
-                self.next_mpdu += 1;
-                msdus.for_each(|f| f.mpdu = id);
-            } else {
-                msdus.for_each(drop);
-            }
+        // The MPDU that did not fit stays unsent.
+        if let Some(span) = overflow.filter(|s| s.fresh) {
+            st.queue.range_mut(n..n + span.msdus).for_each(|f| f.mpdu = NO_MPDU);
         }
+        (n, psdu)
     }
 }
 
@@ -112,24 +137,25 @@ impl Medium {
 /// MSDUs that join it. An MPDU already sent keeps its MSDUs (a retry resends the same MPDU);
 /// otherwise the transmitter packs up to `amsdu_msdus` MSDUs not yet sent into one A-MSDU, as
 /// long as it stays within the peer's maximum MPDU length and its host has prepared them by
-/// `now`.
+/// `now`. The MSDUs of a new MPDU get MPDU id `id`.
 #[inline]
 fn take_mpdu<'a>(
     mac: &MacTiming,
-    head: &Frame,
-    rest: &mut Peekable<impl Iterator<Item = &'a Frame>>,
+    head: &mut Frame,
+    rest: &mut Peekable<impl Iterator<Item = &'a mut Frame>>,
     now: Time,
+    id: u64,
 ) -> MpduSpan {
     let fresh = head.mpdu == NO_MPDU;
     let mut mpdu = MpduBuilder::default().with(head.p.size_bytes);
-    if fresh && mac.amsdu_msdus <= 1 {
-        // Without A-MSDU a new MPDU is its head alone (the usual case: skip the look ahead).
-        return MpduSpan { msdus: 1, len: mpdu.bytes(), fresh };
+    let head_mpdu = head.mpdu;
+    if fresh {
+        head.mpdu = id;
     }
     let mut k = 1usize;
     let joins = |f: &Frame, k: usize, mpdu: MpduBuilder| {
         if !fresh {
-            f.mpdu == head.mpdu
+            f.mpdu == head_mpdu
         } else {
             (k as u32) < mac.amsdu_msdus
                 && f.mpdu == NO_MPDU
@@ -139,6 +165,9 @@ fn take_mpdu<'a>(
     };
     while let Some(f) = rest.next_if(|f| joins(f, k, mpdu)) {
         mpdu = mpdu.with(f.p.size_bytes);
+        if fresh {
+            f.mpdu = id;
+        }
         k += 1;
     }
     MpduSpan { msdus: k, len: mpdu.bytes(), fresh }
@@ -249,5 +278,22 @@ mod tests {
             m.enqueue(Time::ZERO, AP, pkt(0, 52), &mut w);
         }
         assert_eq!(m.aggregate(AP, Time::ZERO).1, 3);
+    }
+
+    /// Only the MPDUs that go in the aggregate get an id: the A-MSDU that would overflow the
+    /// A-MPDU byte limit stays unsent, and forms anew next time.
+    #[test]
+    fn the_mpdu_that_does_not_fit_gets_no_id() {
+        let mut m = vht_medium(3, 0);
+        m.mac.max_ampdu_bytes = 6000;
+        let mut w = AirWake::default();
+        m.set_up(Time::ZERO, false, &mut w);
+        for _ in 0..6 {
+            m.enqueue(Time::ZERO, AP, pkt(0, 1500), &mut w);
+        }
+        assert_eq!(m.aggregate(AP, Time::ZERO).0, 3);
+        let ids: Vec<u64> = m.st[AP].queue.iter().map(|f| f.mpdu).collect();
+        assert!(ids[..3].iter().all(|&i| i == ids[0] && i != NO_MPDU), "{ids:?}");
+        assert!(ids[3..].iter().all(|&i| i == NO_MPDU), "{ids:?}");
     }
 }

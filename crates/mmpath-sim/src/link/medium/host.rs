@@ -10,14 +10,48 @@
 //! UDP at MCS 8-9 whatever the signal) while jumbo frames reach multi-Gbit/s.
 
 use super::{AirWake, Medium, STA};
+use crate::link::reorder::Reorder;
 use crate::packet::{Kind, Packet};
 use crate::time::Time;
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// The client host's receive-processing server shared by all its interfaces (energy.rs): when
 /// it is next free, ns. Atomic only to stay `Send`; the simulation is single-threaded.
 pub type SharedCpu = Arc<AtomicU64>;
+
+/// A receiving host, which processes the packets its reorder buffer releases one after
+/// another, then hands them to the propagation pipe.
+pub(super) struct HostRx<'a> {
+    host_free: &'a mut Time,
+    cpu: Option<&'a (SharedCpu, u64)>,
+    host_pkt_ns: u64,
+    delay: Time,
+    /// When the packets reached the receiver (the end of their TXOP).
+    at: Time,
+    pipe: &'a mut VecDeque<(Time, Packet)>,
+    /// The pipe's next arrival to schedule.
+    arrival: &'a mut Option<Time>,
+}
+
+impl HostRx<'_> {
+    /// Packet `p` released by the reorder buffer: processed, then into the pipe (copied
+    /// straight there); the first packet into an empty pipe asks for its arrival.
+    pub(super) fn take(&mut self, p: Packet) {
+        *self.host_free = (*self.host_free).max(self.at) + Time(self.host_pkt_ns);
+        let mut done = *self.host_free;
+        if let (true, Some((cpu, ns))) = (matches!(p.kind, Kind::Data | Kind::Udp), self.cpu) {
+            done = Time(cpu.load(Ordering::Relaxed).max(done.ns()) + ns);
+            cpu.store(done.ns(), Ordering::Relaxed);
+        }
+        let t = done + self.delay;
+        if self.pipe.is_empty() {
+            *self.arrival = Some(t);
+        }
+        self.pipe.push_back((t, p));
+    }
+}
 
 impl Medium {
     /// Every packet the client receives also passes its host's shared server, `pkt_ns` each.
@@ -45,34 +79,27 @@ impl Medium {
         ready
     }
 
-    /// Hands what the receiver's reorder buffer released to its host, which processes packets
-    /// one after another, then to the propagation pipe.
-    pub(super) fn pass_up(&mut self, from: usize, at: Time, wake: &mut AirWake) {
+    /// The receiving end of direction `from` for what arrives at `at`: station `1 - from`'s
+    /// reorder buffer, and its host, to which the buffer hands what it releases.
+    pub(super) fn receiver<'a>(
+        &'a mut self,
+        from: usize,
+        at: Time,
+        wake: &'a mut AirWake,
+    ) -> (&'a mut Reorder, HostRx<'a>) {
         let to = 1 - from;
         let rx = &mut self.st[to];
-        let (host_pkt_ns, delay) = (self.host_pkt_ns, self.delay);
-        // The shared server's cost is per received data segment (how energy.rs derives it).
-        let cpu = self.client_cpu.as_ref().filter(|_| to == STA);
-        let pipe = &mut self.pipe[from];
-        let was_empty = pipe.is_empty();
-        // One extend for the batch: the pipe makes room once, not per packet. From the slice
-        // (then cleared), not drain(..): each packet is then copied straight into the pipe,
-        // where draining's Option<Packet> first went through the stack.
-        pipe.extend(self.released.iter().map(|&p| {
-            rx.host_free = rx.host_free.max(at) + Time(host_pkt_ns);
-            let mut done = rx.host_free;
-            if let (true, Some((cpu, ns))) = (matches!(p.kind, Kind::Data | Kind::Udp), cpu) {
-                done = Time(cpu.load(Ordering::Relaxed).max(done.ns()) + ns);
-                cpu.store(done.ns(), Ordering::Relaxed);
-            }
-            (done + delay, p)
-        }));
-        self.released.clear();
-        if was_empty {
-            if let Some(&(t, _)) = pipe.front() {
-                wake.arrival[from] = Some(t);
-            }
-        }
+        let host = HostRx {
+            host_free: &mut rx.host_free,
+            // The shared server's cost is per received data segment (how energy.rs derives it).
+            cpu: self.client_cpu.as_ref().filter(|_| to == STA),
+            host_pkt_ns: self.host_pkt_ns,
+            delay: self.delay,
+            at,
+            pipe: &mut self.pipe[from],
+            arrival: &mut wake.arrival[from],
+        };
+        (&mut rx.reorder, host)
     }
 
     /// Pops the packet arriving now in direction `from` (sent by station `from`).
