@@ -70,16 +70,17 @@ def test_a_variant_scenario_without_variant_names_the_variants_and_the_flag(tmp_
     with pytest.raises(EmuError) as e:
         pick_variant(str(f))
     msg = str(e.value)
-    assert "on-a, on-b, ratio" in msg and "--variant NAME" in msg and "\n" not in msg, msg
-    # The CLI says the same in one line, exit 2, before anything needs root.
+    # From Python it names the argument (variant="on-a"), not the CLI's flag.
+    assert "on-a, on-b, ratio" in msg and 'variant="on-a"' in msg and "--variant" not in msg and "\n" not in msg, msg
+    # The CLI says the same in one line with its flag, exit 2, before anything needs root.
     r = _cli("emu", "run", str(f))
-    assert r.returncode == 2 and "--variant" in r.stderr and "Traceback" not in r.stderr, r.stderr
+    assert r.returncode == 2 and "--variant on-a" in r.stderr and "Traceback" not in r.stderr, r.stderr
     assert len(r.stderr.strip().splitlines()) == 1, r.stderr
 
 
 def test_bundled_variant_scenarios_say_how_to_pick_one():
     for name in ("cc-blockage", "scan", "walk-away", "interference", "phone-energy", "default", "mesh-ap"):
-        with pytest.raises(EmuError, match="--variant NAME"):
+        with pytest.raises(EmuError, match='pick one, e.g. variant="'):
             pick_variant(name)
 
 
@@ -105,12 +106,13 @@ def test_a_users_set_that_only_suits_the_picked_variant_is_fine():
 def test_unknown_variant_and_variant_on_a_plain_scenario(tmp_path):
     f = tmp_path / "vt.toml"
     f.write_text(VARIANTS_TOML)
-    with pytest.raises(EmuError, match=r"--variant nope: no such variant .*\(allowed: on-a, on-b, ratio\)"):
+    with pytest.raises(EmuError, match=r'variant="nope": no such variant .*\(allowed: on-a, on-b, ratio\)'):
         pick_variant(str(f), variant="nope")
     with pytest.raises(EmuError, match="has no \\[\\[variant\\]\\] entries"):
         pick_variant("11ad-bulk", variant="x")
     r = _cli("emu", "run", str(f), "--variant", "nope")
-    assert r.returncode == 2 and "allowed: on-a, on-b, ratio" in r.stderr, r.stderr
+    assert r.returncode == 2 and "--variant nope: no such variant" in r.stderr, r.stderr
+    assert "allowed: on-a, on-b, ratio" in r.stderr, r.stderr
 
 
 def test_a_variant_the_kernel_cannot_run_names_both_fixes(tmp_path):
