@@ -46,7 +46,7 @@ def variant_scenarios(base: Scenario, spec: ScenarioSpec, overrides: Overrides =
             # load_scenario blames every override on the user's; say when the variant set it.
             msg = str(e)
             for key in merged:
-                blame = f" (from {spelling.override(key)})"
+                blame = spelling.blame(key)
                 if key not in user and msg.endswith(blame):
                     msg = f"{msg[:-len(blame)]} (from the variant's set {key})"
                     break

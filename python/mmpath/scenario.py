@@ -305,12 +305,12 @@ def _json_default(value: Any) -> Any:
 
 
 def _blame(message: str, overridden: Mapping[str, str]) -> str:
-    """" (from --set KEY)" (or the Python API's words, spelling.py) when the core's error names a
-    field an override set, else ""."""
+    """The blame suffix (`overridden`: field -> spelling.blame's " (from --set KEY)" or the
+    Python API's words) when the core's error names a field an override set, else ""."""
     field = message.split(":", 1)[0].strip()
-    for key, label in overridden.items():
+    for key, suffix in overridden.items():
         if field == key or field.startswith(key + ".") or key.startswith(field + "."):
-            return f" (from {label})"
+            return suffix
     return ""
 
 
@@ -347,7 +347,7 @@ def load_scenario(spec: ScenarioSpec, overrides: Overrides = None, *, seed: int 
         raise TypeError(f"scenario must be a path, a bundled scenario name or a dict, not {type(spec).__name__}")
     pairs = parse_overrides(overrides, spelling)
     # Which option set each field, so a core error about it can say so.
-    overridden = {key: spelling.override(key) for key, _ in pairs}
+    overridden = {key: spelling.blame(key) for key, _ in pairs}
     if seed is not None:
         if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:
             raise ScenarioError(f"seed: must be an integer in 0..{2**64 - 1} (got {seed!r})")
@@ -357,7 +357,7 @@ def load_scenario(spec: ScenarioSpec, overrides: Overrides = None, *, seed: int 
             raise ScenarioError(f"seed: given twice, as the seed ({seed}) and as the override seed={twice[-1]!r}; "
                                 "give only one")
         pairs.append(("seed", seed))
-        overridden["seed"] = spelling.seed
+        overridden["seed"] = f" (from {spelling.seed})"
     variants = _pop_variants(doc, source)
     for key, value in pairs:
         apply_override(doc, key, value, spelling)

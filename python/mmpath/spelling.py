@@ -30,6 +30,11 @@ class Spelling:
             return f"the sweep's {key}"
         return f'overrides["{key}"]'
 
+    def blame(self, key: str) -> str:
+        """The suffix an error about a field gets when an override of `key` set it (what
+        scenario.py's `_blame` appends, and what compare.py and the sweep look for)."""
+        return f" (from {self.override(key)})"
+
     @property
     def seed(self) -> str:
         return {"cli": "--seed", "python": "seed=", "sweep": "the sweep's seeds"}[self.kind]

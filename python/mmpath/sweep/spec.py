@@ -264,7 +264,7 @@ def load_sweep(spec: str | os.PathLike | Mapping[str, Any]) -> SweepSpec:
         base_sc = load_scenario(scen_spec, base, spelling=SWEEP)
     except ScenarioError as e:
         # Only for the key the error blames: a table value can be meant (e.g. a trace table).
-        hint = next((_quote_hint(k, v) for k, v in base.items() if f"(from {SWEEP.override(k)})" in str(e)), "")
+        hint = next((_quote_hint(k, v) for k, v in base.items() if SWEEP.blame(k) in str(e)), "")
         raise SweepError(f"{source}: scenario{' with [set]' if base else ''}: {e}{hint}") from None
     if set_variant is not None:
         # [set] variant = "name": that variant's overrides on every run; the file's own [set]

@@ -258,25 +258,27 @@ mod tests {
         assert_eq!(m.queue_bytes(AP), 0);
     }
 
+    /// `m` with `n` packets of `size` bytes queued at the AP while its
+    /// link is down, so that `aggregate` sees them all at once.
+    fn queued_at_ap(mut m: Medium, n: usize, size: u32) -> Medium {
+        let mut w = AirWake::default();
+        m.set_up(Time::ZERO, false, &mut w);
+        for _ in 0..n {
+            m.enqueue(Time::ZERO, AP, pkt(0, size), &mut w);
+        }
+        m
+    }
+
     /// The A-MSDU never exceeds the peer's maximum MPDU length: at 3895 octets (the smallest
     /// VHT limit) three 1500-byte packets (4600) do not fit, two (3076) do.
     #[test]
     fn amsdu_respects_the_mpdu_length_limit() {
-        let mut m = vht_medium(3, 0);
+        let mut m = queued_at_ap(vht_medium(3, 0), 6, 1500);
         m.mac.max_amsdu_bytes = 3895;
-        let mut w = AirWake::default();
-        m.set_up(Time::ZERO, false, &mut w);
-        for _ in 0..6 {
-            m.enqueue(Time::ZERO, AP, pkt(0, 1500), &mut w);
-        }
         let (n, mpdus, _) = m.aggregate(AP, Time::ZERO);
         assert_eq!((n, mpdus), (6, 3));
         // Small packets (ACKs) fill the count instead.
-        let mut m = vht_medium(3, 0);
-        m.set_up(Time::ZERO, false, &mut w);
-        for _ in 0..7 {
-            m.enqueue(Time::ZERO, AP, pkt(0, 52), &mut w);
-        }
+        let mut m = queued_at_ap(vht_medium(3, 0), 7, 52);
         assert_eq!(m.aggregate(AP, Time::ZERO).1, 3);
     }
 
@@ -284,13 +286,8 @@ mod tests {
     /// A-MPDU byte limit stays unsent, and forms anew next time.
     #[test]
     fn the_mpdu_that_does_not_fit_gets_no_id() {
-        let mut m = vht_medium(3, 0);
+        let mut m = queued_at_ap(vht_medium(3, 0), 6, 1500);
         m.mac.max_ampdu_bytes = 6000;
-        let mut w = AirWake::default();
-        m.set_up(Time::ZERO, false, &mut w);
-        for _ in 0..6 {
-            m.enqueue(Time::ZERO, AP, pkt(0, 1500), &mut w);
-        }
         assert_eq!(m.aggregate(AP, Time::ZERO).0, 3);
         let ids: Vec<u64> = m.st[AP].queue.iter().map(|f| f.mpdu).collect();
         assert!(ids[..3].iter().all(|&i| i == ids[0] && i != NO_MPDU), "{ids:?}");
