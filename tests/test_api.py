@@ -219,6 +219,10 @@ def test_python_api_errors_name_its_arguments_not_the_cli_flags():
     with pytest.raises(OverrideError) as e:
         mmpath.run("blockage", overrides=["duration_s"])
     assert "--set" not in str(e.value) and "expected 'KEY=VALUE'" in str(e.value)
+    with pytest.raises(OverrideError, match=r"^overrides: an empty key"):
+        mmpath.run("blockage", overrides={"": 1})
+    with pytest.raises(OverrideError, match=r'^overrides\["a\.\.b"\]: empty part in the dotted path'):
+        mmpath.run("blockage", overrides={"a..b": 1})
     with pytest.raises(ScenarioError) as e:
         mmpath.run("default", variant="nope")
     assert str(e.value).startswith('variant="nope": no such variant in default.toml') and "--variant" not in str(e.value)
