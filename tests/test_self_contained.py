@@ -25,7 +25,7 @@ FORBIDDEN = (
     "TARGETS" + ".md",
 )
 FACTS_MD = REPO / "docs" / "facts.md"
-# `docs/facts.md "SECTION"`: a citation of one section of docs/facts.md by its heading.
+# A citation of one section of docs/facts.md: the path, a space, then the heading in double quotes.
 SECTION_CITATION = re.compile(r"docs/facts\.md \"([^\"\n]+)\"")
 
 
@@ -64,7 +64,7 @@ def offending_lines(files: dict[str, str]) -> list[str]:
 
 
 def dangling_section_citations(files: dict[str, str], facts_md: str) -> list[str]:
-    """`path:line: "SECTION"` of every `docs/facts.md "SECTION"` whose heading does not exist."""
+    """`path:line: "SECTION"` of every section citation of docs/facts.md whose heading does not exist."""
     headings = _headings(facts_md)
     bad = []
     for name, text in sorted(files.items()):
