@@ -16,13 +16,15 @@ from conftest import REPO
 _DOTS = "." * 2
 _SHARED = "shared"
 # What a citation of the outside documents looks like: a path up and out of the repository, the
-# design and seed folders, and the two design notes by name (upper case: docs/facts.md is ours).
+# design and seed folders, and the design notes by name (upper case: docs/facts.md is ours).
 FORBIDDEN = (
     _DOTS + "/" + _SHARED,
     _SHARED + "/" + "design",
     _SHARED + "/" + "seeds",
     "FACTS" + ".md",
     "TARGETS" + ".md",
+    "INTERFACE" + ".md",
+    "ARCHITECTURE" + ".md",
 )
 FACTS_MD = REPO / "docs" / "facts.md"
 # A citation of one section of docs/facts.md: the path, a space, then the heading in double quotes.

@@ -32,7 +32,7 @@ if TYPE_CHECKING:  # pragma: no cover
 # docs/reproduce.md: "mmpath's mean must be within 15 % of it". One constant for every claim.
 TOLERANCE = 0.15
 
-# Default and fast-mode run settings (the brief: 10 runs of 10 s, as the papers' iperf3 runs;
+# Default and fast-mode run settings (docs/reproduce.md: 10 runs of 10 s, as the papers' iperf3 runs;
 # fast: 2 runs of 3 s, used by the test suite).
 RUNS_DEFAULT = 10
 DURATION_DEFAULT_S = 10.0
