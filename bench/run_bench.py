@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """mmpath vs ns-3: the same scenario in both simulators, in one go (`make bench`).
 
-The scenario is the ns-3 peer benchmark's (../shared/peers/ns3/tcp_bulk.cc): one TCP bulk flow
+The scenario is the ns-3 peer benchmark's (tcp_bulk.cc, an ns-3 program kept outside this repository, bench/README.md): one TCP bulk flow
 over a 2310 Mbit/s, 0.5 ms point-to-point link, 6 MB socket buffers. mmpath runs it from its
 bundled `ns3-reference` scenario (with --set style overrides for the MTU, queue, duration and
 congestion control); ns-3 runs the peer built from source into bench/ns3/tcp_bulk.
@@ -19,7 +19,7 @@ agreement against the recorded ns-3 numbers in bench/ns3_reference.json).
 Usage: python bench/run_bench.py [--cc cubic,reno] [--time-7912 60] [--time-1500 10]
                                  [--mtu 7912,1500] [--repeat N] [--update-readme]
                                  [--write-reference]
-Environment: MMPATH_SHARED overrides the location of shared/ (default: <repo>/../shared).
+Environment: MMPATH_SHARED overrides where the peer's peers/ns3/tcp_bulk.cc is looked for (default: a directory named shared next to the repository).
 """
 
 from __future__ import annotations

@@ -106,7 +106,7 @@ def test_scheduler_errors_are_clear():
 
 
 def test_select_in_the_interface_specs_short_form():
-    """INTERFACE.md writes a custom scheduler as select(now, subflows): that form runs as the
+    """docs/schedulers.md allows a custom scheduler's select(now, subflows): that form runs as the
     three-argument one does; a select taking neither form is refused up front."""
 
     class SlowShort:

@@ -2,7 +2,7 @@
 Vegas/BBR within 5 % goodput, or an explained model difference).
 
 The ns-3 numbers are measured data: bench/ns3_reference.json records goodputs from real runs of
-the ns-3 peer (../shared/peers/ns3/tcp_bulk.cc) on the bundled `ns3-reference` scenario, with the
+the ns-3 peer (tcp_bulk.cc, an ns-3 program kept outside this repository; bench/README.md) on the bundled `ns3-reference` scenario, with the
 exact command lines. ns-3 itself is never run here (minutes of wall time at MTU 1500); the live
 side-by-side comparison, and every timing, is `make bench` (bench/run_bench.py). Nothing here
 asserts wall time.

@@ -18,7 +18,7 @@ DEFAULT_OUT = Path("mmpath-out") / "reproduce"
 def add_parser(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
         "reproduce", help="run the seed papers' experiments and check each claim",
-        description="Run the seed papers' experiments (TARGETS.md) and print, for each claim, what the "
+        description="Run the seed papers' experiments (docs/reproduce.md) and print, for each claim, what the "
                     "paper measured, what mmpath measured, the criterion and PASS/FAIL. Exit 1 on any FAIL.")
     p.add_argument("ids", nargs="*", metavar="ID",
                    help="claim ids (e.g. 000-mtu7912 001-tcp) or 'all' (the default)")

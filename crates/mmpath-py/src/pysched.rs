@@ -42,7 +42,7 @@ pub struct PyScheduler {
     paths: Vec<String>,
     error: ErrorSlot,
     hooks: [bool; 3],
-    /// select takes the connection view as its third argument; INTERFACE.md's shorter form
+    /// select takes the connection view as its third argument; docs/schedulers.md's shorter form
     /// `select(now, subflows)` is accepted too.
     takes_conn: bool,
 }

@@ -1,4 +1,4 @@
-"""`mmpath reproduce`: run the seed papers' experiments and check each claim of TARGETS.md.
+"""`mmpath reproduce`: run the seed papers' experiments and check each claim of docs/reproduce.md.
 
     from mmpath.reproduce import reproduce
     rep = reproduce(["000-mtu7912"], fast=True, out="repro-out")

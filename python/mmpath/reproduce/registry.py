@@ -4,12 +4,12 @@ An *experiment* is a set of scenario points (one scenario each, labelled by a ke
 ``{"mtu": 7912, "signal": "strong", "proto": "udp", "mcs": 6}``) that are each run with seeds
 1..N, and a ``measure`` function turning one finished run into a row of metrics.
 
-A *claim* (one id of ../shared/design/TARGETS.md) names the experiment that provides its data,
+A *claim* (one id of docs/reproduce.md) names the experiment that provides its data,
 which of its points it needs, what the paper says, and its criterion: a ``check`` function
 beside the claim that evaluates the runs table and returns the individual checks, each with its
 tolerance written into its text. A claim passes when every one of its checks holds.
 
-The rules (TARGETS.md): where the paper gives a number, mmpath's mean must be within
+The rules (docs/reproduce.md): where the paper gives a number, mmpath's mean must be within
 ``TOLERANCE`` (15 %) of it or inside the paper's min-max range; where it gives an ordering or a
 trend, it must hold for the mean of the runs at every point. Claims never special-case anything
 and the model never knows about them.
@@ -29,10 +29,10 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from ..api import Result
 
-# TARGETS.md: "mmpath's mean must be within 15 % of it". One constant for every claim.
+# docs/reproduce.md: "mmpath's mean must be within 15 % of it". One constant for every claim.
 TOLERANCE = 0.15
 
-# Default and fast-mode run settings (the brief: 10 runs of 10 s, as the papers' iperf3 runs;
+# Default and fast-mode run settings (docs/reproduce.md: 10 runs of 10 s, as the papers' iperf3 runs;
 # fast: 2 runs of 3 s, used by the test suite).
 RUNS_DEFAULT = 10
 DURATION_DEFAULT_S = 10.0
@@ -80,7 +80,7 @@ Plot = Callable[["pd.DataFrame", "pd.DataFrame | None", "Path"], None]
 @dataclass
 class Experiment:
     id: str
-    paper: str  # "000", "001": the seed file under ../shared/seeds/
+    paper: str  # "000", "001": the seed paper (docs/facts.md, Sources)
     title: str
     figure: str  # which figure(s) of the paper the plot mirrors
     points: Callable[[Mode], list[Point]]
@@ -121,7 +121,7 @@ class Verdict:
 class Claim:
     id: str
     experiment: str  # id of the Experiment whose runs it evaluates
-    claim: str  # the claim, as TARGETS.md states it
+    claim: str  # the claim, as docs/reproduce.md states it
     paper: str  # what the paper measured (numbers where it gives them)
     criterion: str  # the criterion in words, with its tolerance
     # check(runs, mode) -> (mmpath summary text, [Check]); runs holds only the points it needs

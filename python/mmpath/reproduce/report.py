@@ -94,7 +94,7 @@ def _markdown(rep: "Report", pngs: dict[str, str]) -> str:
     from .. import __version__
 
     out = ["# mmpath reproduce", "", f"mmpath {__version__}; {_mode_line(rep)}.", "",
-           "Criteria follow ../shared/design/TARGETS.md: a number from the paper must be matched within "
+           "Criteria follow docs/reproduce.md: a number from the paper must be matched within "
            "15 % (or fall inside the paper's range); an ordering or trend must hold for the mean of the "
            "runs at every point.", "",
            "| id | claim | paper | mmpath | criterion | result |", "|---|---|---|---|---|---|"]

@@ -1,5 +1,5 @@
 """Seed 000: Nguyen et al., "Performance Evaluation of IEEE 802.11ad in Evolving Wi-Fi Networks"
-(Wireless Communications and Mobile Computing, 2019). ../shared/seeds/000_*.txt
+(Wireless Communications and Mobile Computing, vol. 2019, Article ID 4089365, 2019, doi:10.1155/2019/4089365; docs/facts.md, Sources)
 
 Set-up shared by every claim of this seed (section 3.2): a pair of Panasonic 802.11ad modules
 (preset ``panasonic-wigig``: SC MCS 1-9, MTU up to 7912), each attached to its own Ubuntu

@@ -11,7 +11,7 @@ subflow touching an 11n address is a backup one. 11ad at MTU 7912 and MCS
 9 with a strong signal unless a figure varies them; 11n at MTU 1500 (its maximum, section 4.2).
 
 The 11n radio: the paper names no card; its best TCP run, 46.16 Mbit/s, is what one spatial
-stream at 20 MHz gives (HT MCS 7, 72.2 Mbit/s with the short guard interval, FACTS.md: TCP is
+stream at 20 MHz gives (HT MCS 7, 72.2 Mbit/s with the short guard interval, docs/facts.md: TCP is
 65-70 % of the PHY rate), so the path is HT 20 MHz, one stream, strong signal, ideal rate
 adaptation. Ben (eq. 3) uses L_11ad and L_11n as the paper does: the best single-path TCP run of
 each link in the same batch.

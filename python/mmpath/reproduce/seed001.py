@@ -1,5 +1,5 @@
 """Seed 001: Saha, Garg, Koutsonikolas, "A First Look at TCP Performance in Indoor IEEE 802.11ad
-WLANs". ../shared/seeds/001_*.txt
+WLANs" (University at Buffalo, extended abstract; docs/facts.md, Sources)
 
 Set-up shared by both claims (section II): a Dell laptop with a Wilocity wil6210 radio and a Dell
 D5000 dock as the AP (preset ``wil6210-dock``, with the radio's own rate adaptation:

@@ -1,5 +1,5 @@
 """Seed 002: Khan et al., "Multipath TCP in Smartphones Equipped with Millimeter Wave Radios"
-(WiNTECH'21). ../shared/seeds/002_*.txt
+(WiNTECH'21, ACM, 2022, doi:10.1145/3477086.3480839; docs/facts.md, Sources)
 
 Set-up (section 2, 3.2): an ASUS ROG Phone II 1 m from a Netgear Nighthawk X10 AP, 802.11ad
 phased array facing the AP (``distance_m = 1``; device presets ``rog-phone-2-11ad`` and
@@ -421,7 +421,7 @@ def _check_power(runs: pd.DataFrame, mode: Mode):
 
 claim(Claim(
     id="002-power", experiment="002-power",
-    claim="Uplink power ~56 % above downlink; radio Tx/Rx powers as in FACTS.md",
+    claim="Uplink power ~56 % above downlink; radio Tx/Rx powers as in docs/facts.md",
     paper="Section 4.1, Fig. 3: 11ac Tx 2800, 11ad Tx 1600, 11ac Rx 1100, 11ad Rx 2200 mW under backlogged "
           "traffic; MPTCP uplink power 56 % above downlink",
     criterion="10 s runs in both modes. The phone's mean power (radios + receive-side host, as section 2 "

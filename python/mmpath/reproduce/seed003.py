@@ -1,5 +1,5 @@
 """Seed 003: Zhu, Jin, Qian, Mao, "Experimental Evaluation of TCP Congestion Control over 60GHz
-WLAN" (S3'19 poster). ../shared/seeds/003_*.txt
+WLAN" (S3'19 poster, ACM, 2019, doi:10.1145/3349621.3355733; docs/facts.md, Sources)
 
 Set-up (the poster's "Experimental Methodology"): a server behind a 10 GbE SFP+ link to a
 Netgear Nighthawk 802.11ad router, a laptop client over 60 GHz, Linux 4.10 (Cubic, Reno, Vegas,
@@ -66,7 +66,7 @@ LOS_DROP_LEN_S = 2.0  # "for up to 2s"
 VEGAS_TPUT_RATIO = 5.0  # "5x lower overall throughput than Cubic"
 VEGAS_RTT_RATIO = 8.0  # "its E2E latency is reduced by 8x"
 CUBIC_RESAT_S = 20.0  # "it can take more than 20s for its cnwnd to grow to re-saturate"
-TOL = 0.15  # TARGETS.md
+TOL = 0.15  # docs/reproduce.md
 # mmpath's reading of the words the paper gives no number for (stated in each criterion):
 DIP_DEPTH = 0.30  # a "largely degraded" dip: >= 30 % below the 1 s running mean
 PROBE_RTT_PERIOD_S = 10.0  # tcp_bbr.c bbr_min_rtt_win_sec: ProbeRTT when min RTT is 10 s old

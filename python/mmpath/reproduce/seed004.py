@@ -1,5 +1,5 @@
-"""Seed 004: AMuSe (poster fragment), and x-musher (MuSher, MobiCom'19, as FACTS.md summarises it).
-../shared/seeds/004_*.txt
+"""Seed 004: AMuSe (poster fragment), and x-musher (MuSher, MobiCom'19, as docs/facts.md summarises it).
+The AMuSe poster (a fragment without its title block; docs/facts.md, Sources).
 
 Set-up: seed 002's dual-band phone (``seed002.paths``: ROG Phone II presets 1 m from the AP),
 backlogged MPTCP on the v0.9x kernel the papers ran (``kernel = "linux-v0.9x"``), whose default
@@ -239,7 +239,7 @@ claim(Claim(
 
 LOADS_FULL = [100, 200, 300, 400]
 LOADS_FAST = [100, 400]
-VHT_80_2SS_MBPS = 866.7  # FACTS.md: 80 MHz 2SS MCS 9, short GI
+VHT_80_2SS_MBPS = 866.7  # docs/facts.md: 80 MHz 2SS MCS 9, short GI
 
 
 def contention_ratio(load_mbps: float) -> int:
@@ -464,7 +464,7 @@ def _check_musher(runs: pd.DataFrame, mode: Mode):
 # x-musher draws on two experiments; the registry gives a claim one, so it gets its own
 # experiment made of the points it needs. Its contention differs from 004-contention's in one
 # respect: the contending stations start mid-run, at MUSHER_ONSET_S. MuSher is a reaction to
-# change (its searches are triggered by a sustained rate or send-queue change, FACTS.md /
+# change (its searches are triggered by a sustained rate or send-queue change, docs/facts.md /
 # mptcp_musher.c trigger_search); with contention present from t = 0 it has no change to react
 # to and keeps its 73:27 start, which measures the start ratio, not the scheduler. Throughput
 # is the connection's mean from the onset to the end of the run, for both schedulers.

@@ -1,4 +1,4 @@
-"""x-kernel (TARGETS.md, beyond the papers): the same scenario in simulation and in emulation over
+"""x-kernel (docs/reproduce.md, beyond the papers): the same scenario in simulation and in emulation over
 real Linux MPTCP agrees on mean throughput within 10 % and on outage / recovery times within 20 %.
 
 The scenario: the bundled `blockage` (dual-band download, 11ad MCS 8 + 11ac 80 MHz 2x2, the 11ad
@@ -37,7 +37,7 @@ OVERRIDES = {"duration_s": DURATION_S, "flow.0.stop_s": DURATION_S, "flow.0.kern
 BIN_S = 0.1
 PRE_S = 2.0  # the pre-blockage mean: the 2 s before the blockage
 OUTAGE_FRAC = 0.1  # "outage": the connection below 10 % of its pre-blockage mean
-THROUGHPUT_TOL = 0.10  # TARGETS.md x-kernel
+THROUGHPUT_TOL = 0.10  # docs/reproduce.md x-kernel
 TIME_TOL = 0.20
 ENGINES = ("simulation", "emulation")
 
@@ -123,7 +123,7 @@ def _plot(runs: pd.DataFrame, series, path: Path) -> None:
     ax.set_title("connection throughput, 100 ms bins, mean of runs", fontsize="medium")
     ax.grid(True, alpha=0.3)
     # What the claim compares: each metric's runs per engine, the emulation's mean +- the
-    # tolerance (TARGETS.md: 10 % for throughput, 20 % for times) shaded.
+    # tolerance (docs/reproduce.md: 10 % for throughput, 20 % for times) shaded.
     for ax, col, label, tol in ((axes[0, 1], "goodput_mbps", "mean goodput (Mbit/s)", THROUGHPUT_TOL),
                                 (axes[0, 2], "outage_s", "outage (s)", TIME_TOL),
                                 (axes[0, 3], "recovery_s", "recovery (s)", TIME_TOL)):
@@ -174,7 +174,7 @@ claim(Claim(
     id="x-kernel", experiment="x-kernel",
     claim="The same scenario in simulation and in emulation over real Linux MPTCP agrees on mean throughput "
           "within 10 % and on outage/recovery times within 20 %",
-    paper="(beyond the papers: TARGETS.md) the simulator's model of the kernel's MPTCP is checked against "
+    paper="(beyond the papers: docs/reproduce.md) the simulator's model of the kernel's MPTCP is checked against "
           "the kernel itself",
     criterion=f"the `blockage` scenario (11ad + 11ac download, 11ad blocked 2 s at 4 s) with linux-upstream "
               f"MPTCP and its default scheduler, {DURATION_S:g} s, in `mmpath run` and in "

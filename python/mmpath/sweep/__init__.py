@@ -1,5 +1,5 @@
 """Sweeps: a grid of scenario overrides x seeds, run in parallel on this machine's cores or on a
-Dask cluster, gathered into one results table (INTERFACE.md `mmpath sweep`).
+Dask cluster, gathered into one results table (docs/sweep.md `mmpath sweep`).
 
     import mmpath.sweep
     res = mmpath.sweep.run("study.toml", workers=4, out="study-out")   # or dask="tcp://host:8786"

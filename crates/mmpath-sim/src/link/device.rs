@@ -67,7 +67,7 @@ pub const DEVICES: &[Device] = &[
     Device {
         name: "generic-11ad",
         technology: Technology::Dot11ad,
-        max_mcs: 12, // SC MCS 1-12 (FACTS.md: commodity devices use SC only)
+        max_mcs: 12, // SC MCS 1-12 (docs/facts.md: commodity devices use SC only)
         max_mpdus: 64,
         max_ampdu_bytes: 0,
         amsdu_msdus: 1,
@@ -77,7 +77,7 @@ pub const DEVICES: &[Device] = &[
         rx_gain_db: 0.0,
         // 10 dBm conducted + 2 x 15 dBi phased arrays, a typical 802.11ad budget.
         eirp_gain_dbm: 40.0,
-        // FACTS.md: commodity link re-establishment after blockage takes hundreds of ms to s.
+        // docs/facts.md: commodity link re-establishment after blockage takes hundreds of ms to s.
         retrain_ms: 500.0,
         mcs_set: &[],
         about: "802.11ad SC MCS 1-12 as the standard defines it, no host limit",
@@ -87,7 +87,7 @@ pub const DEVICES: &[Device] = &[
         technology: Technology::Dot11ad,
         // Seed 000 Table 2: the module supports SC MCS 1-9.
         max_mcs: 9,
-        // The Linux wil6210 driver (seed 000 runs it: MTU 7912 is its limit, FACTS.md) caps
+        // The Linux wil6210 driver (seed 000 runs it: MTU 7912 is its limit, docs/facts.md) caps
         // aggregation at WIL_MAX_AGG_WSIZE = 32 MPDUs and WIL_MAX_AMPDU_SIZE = 64 KiB
         // (drivers/net/wireless/ath/wil6210/wil6210.h; rx.c wil_agg_size sizes the window as
         // min(32, 64 KiB / (mtu_max + overhead))): 8 MPDUs of 7912 bytes, 32 of 1500. This
@@ -191,7 +191,7 @@ pub const DEVICES: &[Device] = &[
         // delayed ACK per two segments, 69.1 k/s: 207.2 k packets/s through the host =
         // 1 / 207.2 k = 4.83 us per packet.
         host_pkt_ns: 4_830,
-        // Seed 002 section 3.2 (FACTS.md "Energy"): single-path 11ad TCP reaches 1450 Mbit/s
+        // Seed 002 section 3.2 (docs/facts.md "Energy"): single-path 11ad TCP reaches 1450 Mbit/s
         // uplink against 1600 downlink. Both stations of a path share the preset, so with one
         // per-packet cost the two directions are symmetric (1600 each); the difference is the
         // phone's own cost of sending a segment (the AP, a router, is not characterised). Sending
@@ -203,7 +203,7 @@ pub const DEVICES: &[Device] = &[
         // MCS); the standard's minimum sensitivity and the generic budget.
         rx_gain_db: 0.0,
         eirp_gain_dbm: 40.0,
-        // FACTS.md: commodity re-establishment takes hundreds of ms to s; not measured by seed 002.
+        // docs/facts.md: commodity re-establishment takes hundreds of ms to s; not measured by seed 002.
         retrain_ms: 500.0,
         mcs_set: &[],
         about: "seed 002's ASUS ROG Phone II 802.11ad <-> Netgear X10: SC MCS 1-12, host-capped at ~1.6 Gbit/s TCP",
@@ -236,7 +236,7 @@ pub const DEVICES: &[Device] = &[
         max_amsdu_bytes: 7_991,
         // Seed 002 section 3.3: "rates up to 600 Mbps over the 802.11ac interface alone can be
         // supported without GRO using SPTCP": the host does not cap 11ac at its 600 Mbit/s, the
-        // MAC does (FACTS.md: TCP goodput ~65-70 % of the 866.7 Mbit/s PHY rate). No host cost.
+        // MAC does (docs/facts.md: TCP goodput ~65-70 % of the 866.7 Mbit/s PHY rate). No host cost.
         host_pkt_ns: 0,
         client_tx_pkt_ns: 0,
         rx_gain_db: 0.0,

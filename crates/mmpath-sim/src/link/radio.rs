@@ -391,7 +391,7 @@ mod efficiency_tests {
         goodput / phy.rate_bps(mcs) as f64
     }
 
-    /// FACTS.md: MCS 1 with 7 x 7920-octet MSDUs per TXOP gives 332 of 385 Mbit/s (86 %).
+    /// docs/facts.md: MCS 1 with 7 x 7920-octet MSDUs per TXOP gives 332 of 385 Mbit/s (86 %).
     /// Without the beacon header interval the TXOP alone is 91.6 % efficient; the BHI (BTI + A-BFT
     /// with the standard's defaults, about 3 ms of every 102.4 ms) brings it to ~89 %.
     #[test]

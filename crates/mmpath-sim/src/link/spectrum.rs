@@ -10,7 +10,7 @@ use super::radio::RadioPhy;
 /// -17 dBr at 1.2 GHz, -22 dBr at 2.7 GHz, -30 dBr at 3.06 GHz and beyond, straight lines in
 /// dB between.
 const DMG_MASK: [(f64, f64); 4] = [(0.94e9, 0.0), (1.2e9, -17.0), (2.7e9, -22.0), (3.06e9, -30.0)];
-/// 802.11ad channel spacing (FACTS.md: channels 2.16 GHz apart).
+/// 802.11ad channel spacing (docs/facts.md: channels 2.16 GHz apart).
 const DMG_CHANNEL_SPACING_HZ: f64 = 2.16e9;
 
 /// Transmit mask of a VHT PPDU of width `w` Hz (IEEE Std 802.11-2016 21.3.17.1; HT's, 19.3.18.1,

@@ -29,7 +29,7 @@ pub enum SubflowLayout {
     AddressMesh,
 }
 
-/// Which Linux MPTCP implementation's rules to follow (FACTS.md, MPTCP).
+/// Which Linux MPTCP implementation's rules to follow (docs/facts.md, MPTCP).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Kernel {
     /// The out-of-tree multipath-tcp.org v0.9x kernel the papers used: pf flag, minRTT.

@@ -6,11 +6,11 @@ use super::d_true;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
 
-/// Linux tcp_rmem[2] (6 MB on the kernels the papers used; FACTS.md).
+/// Linux tcp_rmem[2] (6 MB on the kernels the papers used; docs/facts.md).
 pub(super) fn d_rmem_max() -> u64 {
     6_291_456
 }
-/// Linux tcp_wmem[2] (4 MB; FACTS.md).
+/// Linux tcp_wmem[2] (4 MB; docs/facts.md).
 pub(super) fn d_wmem_max() -> u64 {
     4_194_304
 }

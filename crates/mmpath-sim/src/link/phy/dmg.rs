@@ -1,7 +1,7 @@
 //! 802.11ad DMG PHY (IEEE 802.11ad-2012, clause 21): Control MCS 0, single-carrier (SC)
 //! MCS 1-12, OFDM MCS 13-24. Rates, receiver sensitivities, PPDU timing.
 //!
-//! Rates (FACTS.md "802.11ad (DMG) PHY"; 802.11ad-2012 Table 21-18; ns-3 wigig-module
+//! Rates (docs/facts.md "802.11ad (DMG) PHY"; 802.11ad-2012 Table 21-18; ns-3 wigig-module
 //! src/wifi/model/wifi-phy.cc GetDMG_MCS*):
 //! - Control: 1760 Mchip/s / 32 (Ga32 spreading) x 1 bit (DBPSK) x 1/2 = 27.5 Mbit/s.
 //! - SC: 1760 Mchip/s x 448/512 (data symbols per 512-chip block, the rest is the 64-chip
@@ -9,7 +9,7 @@
 //! - OFDM: 336 data subcarriers x bits/subcarrier x code rate / 0.2424 us symbol
 //!   (640 samples at 2640 Msample/s: 512 DFT + 128 guard).
 //!
-//! Commodity devices (wil6210, Qualcomm) implement Control + SC only (FACTS.md: "Commodity
+//! Commodity devices (wil6210, Qualcomm) implement Control + SC only (docs/facts.md: "Commodity
 //! devices use SC only"); OFDM is optional and was never shipped (Keysight's 802.11ad concepts
 //! page: "no commercial implementation"), kept for completeness.
 
@@ -91,10 +91,10 @@ const fn m(
 use DmgModulation::{Dbpsk, Pi2Bpsk, Pi2Qam16, Pi2Qpsk, Qam16, Qam64, Qpsk, Sqpsk};
 use DmgPhy::{Control, Ofdm, SingleCarrier as Sc};
 
-/// MCS 0-24. Rates: 802.11ad-2012 Table 21-18 (SC) and the OFDM MCS table of 21.5, FACTS.md,
+/// MCS 0-24. Rates: 802.11ad-2012 Table 21-18 (SC) and the OFDM MCS table of 21.5, docs/facts.md,
 /// ns-3 wigig-module wifi-phy.cc GetDMG_MCS0-24; each is re-derived from the formula in the tests.
 ///
-/// Sensitivities: MCS 0-12 from FACTS.md (802.11ad-2012 Table 21-3; MCS 5-8 are the least
+/// Sensitivities: MCS 0-12 from docs/facts.md (802.11ad-2012 Table 21-3; MCS 5-8 are the least
 /// certain there, treat them as configurable). OFDM MCS 13-24 (-66 ... -47 dBm) are
 /// 802.11ad-2012 Table 21-3 as reproduced by two secondary sources found with the search
 /// tool, not by the standard's text itself: the same twelve values in an ns-3 60 GHz
@@ -242,7 +242,7 @@ pub const PPDU_MAX_TIME_NS: u64 = 2_000_000;
 
 /// Beacon interval: 100 TU = 102.4 ms (the common dot11BeaconPeriod).
 pub const BEACON_INTERVAL_NS: u64 = 102_400_000;
-/// Sectors swept in the BTI and per A-BFT responder sweep: 32, as in FACTS.md's "full SLS with
+/// Sectors swept in the BTI and per A-BFT responder sweep: 32, as in docs/facts.md's "full SLS with
 /// 32 + 32 sectors".
 pub const BHI_SECTORS: u64 = 32;
 /// A minimal DMG Beacon: frame control 2, duration 2, BSSID 6, timestamp 8, SSW 3, beacon
@@ -267,11 +267,11 @@ pub fn beacon_header_ns() -> u64 {
     bti + MBIFS_NS + ABFT_SLOTS * slot + MBIFS_NS
 }
 
-/// Maximum MSDU (FACTS.md; the Linux wil6210 MTU is 7912).
+/// Maximum MSDU (docs/facts.md; the Linux wil6210 MTU is 7912).
 pub const MAX_MSDU_BYTES: u32 = 7_920;
-/// Maximum A-MSDU (FACTS.md).
+/// Maximum A-MSDU (docs/facts.md).
 pub const MAX_AMSDU_BYTES: u32 = 7_935;
-/// Maximum A-MPDU: 2^(13 + 5) - 1 octets, the DMG Maximum A-MPDU Length Exponent 5 (FACTS.md).
+/// Maximum A-MPDU: 2^(13 + 5) - 1 octets, the DMG Maximum A-MPDU Length Exponent 5 (docs/facts.md).
 pub const MAX_AMPDU_BYTES: u32 = 262_143;
 /// Control PHY PSDU length limits (802.11ad-2012 21.4.3.3; NIST toolbox "PSDULength between 14
 /// and 1023 ... for control PHY").
@@ -378,7 +378,7 @@ pub fn ppdu_duration_ns(psdu_bytes: u32, mcs_index: u8) -> Option<u64> {
 mod tests {
     use super::*;
 
-    /// The rate from the formulas in FACTS.md, in exact integer arithmetic (asserting that
+    /// The rate from the formulas in docs/facts.md, in exact integer arithmetic (asserting that
     /// every division is exact).
     fn formula_rate_bps(m: &DmgMcs) -> u64 {
         let bits = match m.modulation {

@@ -2,7 +2,7 @@
 //! 20 / 40 MHz, long / short guard interval; receiver sensitivities; HT-mixed PPDU timing.
 //!
 //! Rate = data subcarriers (52 / 108) x bits per subcarrier x code rate x streams / symbol time
-//! (4.0 us long GI, 3.6 us short GI) (FACTS.md "802.11ac / 802.11n"; 802.11n-2009 20.6, the HT MCS parameter tables). The types shared by the OFDM PHYs (`CodeRate`, `Modulation`, the
+//! (4.0 us long GI, 3.6 us short GI) (docs/facts.md "802.11ac / 802.11n"; 802.11n-2009 20.6, the HT MCS parameter tables). The types shared by the OFDM PHYs (`CodeRate`, `Modulation`, the
 //! data-field symbol count) live here; `vht` (802.11ac) builds on them.
 //!
 //! Only BCC coding, no STBC, one user: the configuration of commodity 1-2 stream clients.
@@ -314,7 +314,7 @@ pub fn ht_ppdu_duration_ns(psdu_bytes: u32, mcs_index: u8, bw: Bandwidth, sgi: b
 mod tests {
     use super::*;
 
-    /// Rate from the formula in FACTS.md, in floating point, independent of the integer code.
+    /// Rate from the formula in docs/facts.md, in floating point, independent of the integer code.
     fn formula_bps(m: &HtMcs, bw: Bandwidth, sgi: bool) -> f64 {
         let sd = match bw {
             Bandwidth::Mhz20 => 52.0,

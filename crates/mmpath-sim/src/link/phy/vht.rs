@@ -2,7 +2,7 @@
 //! spatial streams, long / short guard interval; receiver sensitivities; VHT SU PPDU timing.
 //!
 //! Rate = data subcarriers (52 / 108 / 234 / 468) x bits per subcarrier x code rate x streams /
-//! symbol time (4.0 us long GI, 3.6 us short GI) (FACTS.md "802.11ac / 802.11n"; 802.11ac-2013
+//! symbol time (4.0 us long GI, 3.6 us short GI) (docs/facts.md "802.11ac / 802.11n"; 802.11ac-2013
 //! 22.5, the VHT-MCS parameter tables). Some MCS / width / stream combinations are not valid
 //! in the standard; lookups return None for them.
 //!
@@ -235,7 +235,7 @@ pub fn vht_ppdu_duration_ns(psdu_bytes: u32, mcs_index: u8, bw: Bandwidth, nss: 
 mod tests {
     use super::*;
 
-    /// FACTS.md formula in floating point, independent of the integer code.
+    /// docs/facts.md formula in floating point, independent of the integer code.
     fn formula_bps(m: &VhtMcs, bw: Bandwidth, nss: u8, sgi: bool) -> f64 {
         let sd = match bw {
             Bandwidth::Mhz20 => 52.0,
@@ -281,7 +281,7 @@ mod tests {
         assert_eq!(checked, (10 * 4 * 4 - 5) * 2);
     }
 
-    /// Published 802.11ac rates in Mbit/s to 0.1 (802.11ac-2013 22.5 tables; FACTS.md).
+    /// Published 802.11ac rates in Mbit/s to 0.1 (802.11ac-2013 22.5 tables; docs/facts.md).
     #[test]
     fn published_rates() {
         let mbps = |i, bw, nss, sgi| (rate_bps(i, bw, nss, sgi).unwrap() as f64 / 1e5).round() / 10.0;

@@ -16,7 +16,7 @@
 //!
 //! The window: the source compares with the whole data-level send window `meta_tp->snd_wnd`
 //! (from the data snd_una), i.e. `send_window_free_bytes + data_in_flight_bytes` here, minus
-//! s's in-flight bytes and the segment. FACTS.md says "free send window"; subtracting s's
+//! s's in-flight bytes and the segment. docs/facts.md says "free send window"; subtracting s's
 //! in-flight bytes from the already-reduced free window would count them twice, so the
 //! source's reading is used.
 //!

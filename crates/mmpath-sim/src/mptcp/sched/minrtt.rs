@@ -36,7 +36,7 @@ pub(crate) fn def_unavailable(sf: &SubflowView) -> bool {
 }
 
 /// mptcp_is_temp_unavailable (mptcp_sched.c): busy for now.
-/// - In TCP_CA_Loss: with SACK (on, FACTS.md Linux TCP) the source returns "unavailable" for
+/// - In TCP_CA_Loss: with SACK (on, docs/facts.md Linux TCP) the source returns "unavailable" for
 ///   the whole Loss state; its exception (Reno without SACK, snd_una == high_seq) cannot arise.
 /// - cwnd full: nothing more fits beside what is in flight and already queued. The source
 ///   compares queued bytes `> (cwnd - in_flight) x mss`, which lets one segment more be queued;

@@ -2,7 +2,7 @@
 //! for the throughput-optimal ratio, and blockage recovery.
 //!
 //! Source: the authors' public code, swetanksaha/mptcp-musher `net/mptcp/mptcp_musher.c`
-//! (`mptcp_musher_next_segment`, `trigger_search`, `find_optimal_ratio`), constants as FACTS.md
+//! (`mptcp_musher_next_segment`, `trigger_search`, `find_optimal_ratio`), constants as docs/facts.md
 //! gives them. Read for its rules; the code here is ours.
 //!
 //! - Sampling: every `regular_interval` = 100 ms, `search_interval` = 200 ms while searching.
@@ -28,7 +28,7 @@
 //!   pre-loss values, and probe (`ratio::blockage_recovery`; RestoreCwnd includes the probe).
 //!
 //! Deviations from the source, each because the source is plainly not doing what the paper
-//! and FACTS.md describe:
+//! and docs/facts.md describe:
 //! - LEFT_RATIO_SET on failure subtracts `step` (+5) again in the source, moving the ratio to
 //!   initial - 10 instead of back to the initial ratio; we revert to the initial ratio.
 //! - INIT_LEFT at the lower bound ends the search leaving the failed right probe (initial + 5)

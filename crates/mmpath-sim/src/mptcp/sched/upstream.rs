@@ -16,7 +16,7 @@
 //!   still clamps it to the unassigned bytes and, for new data, to the data-level window; with
 //!   a closed window the kernel still picks a subflow (for a zero-window probe).
 //! - `SubflowView::queued_bytes + unacked_bytes` stand for `sk_wmem_queued`.
-//! - No actions are emitted; stale detection and reinjection are the connection's (FACTS.md).
+//! - No actions are emitted; stale detection and reinjection are the connection's (docs/facts.md).
 
 use super::minrtt::{by_id, ensure_len};
 use super::{ConnView, SchedAction, Scheduler, SubflowView};
@@ -28,7 +28,7 @@ pub const MPTCP_SEND_BURST_SIZE: u64 = (1 << 16) - 20 - 40 - 40 - 8;
 
 /// TCP_INIT_CWND (include/net/tcp.h): tcp_sndbuf_expand sizes for at least this many segments.
 const TCP_INIT_CWND: u64 = 10;
-/// tcp_wmem[1] and tcp_wmem[2] (FACTS.md, Linux TCP): initial and maximum autotuned sndbuf.
+/// tcp_wmem[1] and tcp_wmem[2] (docs/facts.md, Linux TCP): initial and maximum autotuned sndbuf.
 const WMEM_DEFAULT_BYTES: u64 = 16_384;
 const WMEM_MAX_BYTES: u64 = 4 << 20;
 
