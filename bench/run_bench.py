@@ -19,7 +19,7 @@ agreement against the recorded ns-3 numbers in bench/ns3_reference.json).
 Usage: python bench/run_bench.py [--cc cubic,reno] [--time-7912 60] [--time-1500 10]
                                  [--mtu 7912,1500] [--repeat N] [--update-readme]
                                  [--write-reference]
-Environment: MMPATH_SHARED overrides where the peer's peers/ns3/tcp_bulk.cc is looked for (default: a directory named shared next to the repository).
+The ns-3 peer's source is bench/peer/tcp_bulk.cc (built into bench/ns3/, which is not committed).
 """
 
 from __future__ import annotations
@@ -71,9 +71,8 @@ def die(msg: str, code: int = 2) -> None:
 # ------------------------------------------------------------------------------------ ns-3
 
 
-def shared_dir() -> Path:
-    env = os.environ.get("MMPATH_SHARED")
-    return Path(env).expanduser().resolve() if env else (REPO.parent / "shared").resolve()
+# The reference scenario written for ns-3: one TCP bulk flow over a point-to-point link.
+PEER_SOURCE = REPO / "bench" / "peer" / "tcp_bulk.cc"
 
 
 def find_ns3_include() -> Path | None:
@@ -138,10 +137,10 @@ def ns3_version() -> str:
 
 
 def build_peer(inc: Path) -> Path:
-    """Compile shared/peers/ns3/tcp_bulk.cc into bench/ns3/tcp_bulk (when missing or stale)."""
-    src = shared_dir() / "peers" / "ns3" / "tcp_bulk.cc"
+    """Compile bench/peer/tcp_bulk.cc into bench/ns3/tcp_bulk (when missing or stale)."""
+    src = PEER_SOURCE
     if not src.is_file():
-        die(f"ns-3 peer source not found: {src} (set MMPATH_SHARED to the shared/ directory)")
+        die(f"ns-3 peer source not found: {src} (it is part of the repository; restore it with git)")
     NS3_DIR.mkdir(parents=True, exist_ok=True)
     exe = NS3_DIR / "tcp_bulk"
     stamp = NS3_DIR / "tcp_bulk.sha256"
@@ -468,9 +467,8 @@ def main(argv: list[str] | None = None) -> int:
         "mmpath_version": mmpath.__version__,
         "git_commit": git_commit(),
         "repeat": args.repeat,
-        "peer_source": str(shared_dir() / "peers" / "ns3" / "tcp_bulk.cc"),
-        "peer_source_sha256": hashlib.sha256(
-            (shared_dir() / "peers" / "ns3" / "tcp_bulk.cc").read_bytes()).hexdigest(),
+        "peer_source": str(PEER_SOURCE.relative_to(REPO)),
+        "peer_source_sha256": hashlib.sha256(PEER_SOURCE.read_bytes()).hexdigest(),
         "scenario": SCENARIO,
     }
     table = markdown_table(rows)
