@@ -298,3 +298,18 @@ def test_stamps_error_type_is_the_analyzer_error():
     """The readers turn a StampError into the analyzer's own one-line error (never a traceback)."""
     with pytest.raises(AnalyzeInputError):
         ss.read(LS / "ss-date-cet.log")
+
+
+def test_whole_second_stamps_in_a_faster_loop_keep_the_rate(tmp_path):
+    """The 0.2 s loop's log with its stamps cut to whole seconds (`date +%s` in a `sleep 0.2`
+    loop): five samples share each second. Only the first of them is read, so the bytes between
+    two stamps span the second between them: the 1 Mbit/s shaper's rate, not a 0-length interval
+    whose bytes land in one 0.1 s bin (that read ~9 Mbit/s)."""
+    text = (LS / "ss-date-sN.log").read_text()
+    cut = "\n".join(ln.split(".")[0] if ln[:1].isdigit() else ln for ln in text.splitlines()) + "\n"
+    (tmp_path / "ss.log").write_text(cut)
+    a = mmpath.analyze([tmp_path / "ss.log"], out=tmp_path / "a")
+    data = a.intervals[a.intervals["flow"].str.startswith(DATA + ":")]
+    assert 0.5 < data["mbps"].max() < 1.3
+    (row,) = [f for f in a.summary["flows"] if f["name"].startswith(DATA + ":")]
+    assert row["mbps"] == pytest.approx(0.98, abs=0.1)

@@ -209,7 +209,10 @@ def read(path) -> Source:
     flows, bins, samples = [], [], []
     sub_counter: dict[str, int] = {}
     for sock, grp in g:
-        grp = grp.sort_values("t")
+        # Samples of one socket sharing a timestamp (a whole-second style, `date` or `date +%s`,
+        # in a faster loop): the first is kept, nearest its stamp; its counter progress to the
+        # next stamp then spans a real interval instead of a zero-length one.
+        grp = grp.sort_values("t", kind="stable").drop_duplicates("t", keep="first")
         is_snd = bool(sender[sock])
         local, peer = sock.split(">")
         name = f"{local}>{peer}" if is_snd else f"{peer}>{local}"
@@ -290,6 +293,7 @@ def _mptcp_connections(conn_rows: list[dict], conn: dict, flows: list, bins: lis
             by_tok.setdefault(r["mptcp_token"], []).append(r)
     for tok, rs in by_tok.items():
         rs.sort(key=lambda r: r["t"])
+        rs = [r for i, r in enumerate(rs) if i == 0 or r["t"] != rs[i - 1]["t"]]  # as for the sockets
         tt = np.array([r["t"] for r in rs], float)
         prog = {}
         for k in ("d_snd_una", "d_rcv_nxt"):
