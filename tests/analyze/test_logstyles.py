@@ -17,10 +17,13 @@ from pathlib import Path
 import dpkt
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import mmpath
 from mmpath.analyze import AnalyzeInputError, iw, pcap, ss, stamps
 from mmpath.analyze.pcap.capture import _records
+from mmpath.analyze.sources import read_one
 
 from conftest import assert_one_line_error
 
@@ -313,3 +316,43 @@ def test_whole_second_stamps_in_a_faster_loop_keep_the_rate(tmp_path):
     assert 0.5 < data["mbps"].max() < 1.3
     (row,) = [f for f in a.summary["flows"] if f["name"].startswith(DATA + ":")]
     assert row["mbps"] == pytest.approx(0.98, abs=0.1)
+
+
+# --------------------------------------------------------------------------- fuzz (as test_fuzz.py)
+
+SETTINGS = settings(max_examples=200, deadline=None, derandomize=True, database=None,
+                    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+_STAMPISH = st.text(alphabet="0123456789 :-+.,#TZ", max_size=40) | st.sampled_from([
+    "Sun Dec  6 00:25:45 UTC 2026", "Sun, 06 Dec 2026 00:25:45 +0000", "2026-12-06T00:25:45,954+01:00",
+    "Mon Feb 30 25:61:61 XYZ 0000", "Sun 06 Dec 2026 13:25:45 PM UTC", "9999-12-31T23:59:59-23:59",
+    "0001-01-01T00:00:00+14:00", "99999999999999999999", "1" * 19 + ".5"])
+
+
+@SETTINGS
+@given(st.one_of(_STAMPISH, st.text(max_size=40)))
+def test_fuzz_timestamp_lines_read_or_say_why(line):
+    """Any line: a time, no timestamp at all, or the StampError the readers turn into their one line."""
+    try:
+        st_ = stamps.parse(line)
+    except stamps.StampError as e:
+        assert str(e) and "\n" not in str(e)
+    else:
+        assert st_ is None or isinstance(st_.t, float)
+
+
+@SETTINGS
+@given(st.data())
+def test_fuzz_ss_and_iw_logs_with_mutated_timestamp_lines(tmp_path, data):
+    """The real `date -Ins` ss log and the `date` iw log with their timestamp lines replaced by
+    fuzzed ones: each reads or fails with one line naming the file."""
+    name, kind = data.draw(st.sampled_from([("ss-iso-ns-tin.log", "ss"), ("iw/iw-date.log", "iw")]))
+    lines = (LS / name).read_text().splitlines()[:120]
+    for i, ln in enumerate(lines):
+        if stamps.parse(ln) is not None and data.draw(st.booleans()):
+            lines[i] = data.draw(_STAMPISH)
+    p = tmp_path / "f.log"
+    p.write_text("\n".join(lines) + "\n")
+    try:
+        read_one(p, kind)
+    except AnalyzeInputError as e:
+        assert "\n" not in str(e) and str(p) in str(e)
