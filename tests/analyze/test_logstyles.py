@@ -11,6 +11,7 @@ same story. The iw styles are the hand-made log's samples with other timestamp l
 from __future__ import annotations
 
 import json
+import struct
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -22,7 +23,6 @@ from hypothesis import strategies as st
 
 import mmpath
 from mmpath.analyze import AnalyzeInputError, iw, pcap, ss, stamps
-from mmpath.analyze.pcap.capture import _records
 from mmpath.analyze.sources import read_one
 
 from conftest import assert_one_line_error
@@ -267,6 +267,23 @@ def test_the_two_cooked_captures_give_the_same_flows():
     assert _data_flow(b)["path"].startswith("if")  # SLL2 names the interface (index), SLL v1 cannot
 
 
+def _pcapng_packets(path: Path):
+    """(interface name, link type, packet bytes) of every Enhanced Packet Block, decoded by dpkt's
+    own block classes (its Reader keeps only the first interface), independently of the analyzer."""
+    from dpkt import pcapng
+    blob, i, ifaces = path.read_bytes(), 0, []
+    while i < len(blob):
+        btype, blen = struct.unpack_from("<II", blob, i)
+        if btype == pcapng.PCAPNG_BT_IDB:
+            idb = pcapng.InterfaceDescriptionBlockLE(blob[i:i + blen])
+            name = next(o.data for o in idb.opts if o.code == pcapng.PCAPNG_OPT_IF_NAME)
+            ifaces.append((name.decode(), idb.linktype))
+        elif btype == pcapng.PCAPNG_BT_EPB:
+            epb = pcapng.EnhancedPacketBlockLE(blob[i:i + blen])
+            yield ifaces[epb.iface_id] + (epb.pkt_data,)
+        i += blen
+
+
 def test_pcapng_with_an_ethernet_and_a_cooked_interface():
     """dumpcap recorded path A on a0 (Ethernet) and path B on `any` (LINUX_SLL, filtered to path B's
     subnet) into one pcapng: each packet is decoded by its own interface's link type (dpkt agrees
@@ -274,7 +291,7 @@ def test_pcapng_with_an_ethernet_and_a_cooked_interface():
     and the data iperf3 received."""
     path = LS / "mptcp_2if.pcapng"
     per_if: dict[str, int] = {}
-    for _, data, _, ifname, lt in _records(path):
+    for ifname, lt, data in _pcapng_packets(path):
         frame = dpkt.ethernet.Ethernet(data) if lt == 1 else dpkt.sll.SLL(data)
         assert isinstance(frame.data, dpkt.ip.IP) and isinstance(frame.data.data, dpkt.tcp.TCP)
         per_if[f"{ifname}/{lt}"] = per_if.get(f"{ifname}/{lt}", 0) + 1
