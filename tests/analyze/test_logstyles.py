@@ -373,3 +373,15 @@ def test_fuzz_ss_and_iw_logs_with_mutated_timestamp_lines(tmp_path, data):
         read_one(p, kind)
     except AnalyzeInputError as e:
         assert "\n" not in str(e) and str(p) in str(e)
+
+
+def test_ss_without_header_lines_is_still_found_an_ss_log(tmp_path):
+    """`ss -tinOH` (no `State Recv-Q ...` header) under `date -Ins` lines: found by its content (a
+    timestamp line, then a socket line) and read like the log with headers."""
+    text = "".join(ln for ln in (LS / "ss-iso-ns-tin.log").read_text().splitlines(True)
+                   if not ln.startswith("State"))
+    (tmp_path / "ss.log").write_text(text)
+    a = mmpath.analyze([tmp_path / "ss.log"], out=tmp_path / "a")
+    assert a.summary["sources"][0]["kind"] == "ss"
+    (row,) = [f for f in a.summary["flows"] if f["name"].startswith(DATA + ":")]
+    assert row["bytes"] == _data_flow(ss.read(LS / "ss-iso-ns-tin.log"))["bytes"]

@@ -53,7 +53,19 @@ def _is_header(line: str) -> bool:
 
 def looks_like(head: str) -> bool:
     lines = head.splitlines()[:5]
-    return any(_MARK.match(ln) for ln in lines) or any(_is_header(ln) for ln in lines)
+    if any(_MARK.match(ln) for ln in lines) or any(_is_header(ln) for ln in lines):
+        return True
+    # `ss -H` (no header line) under timestamp lines: a timestamp, then a TCP socket line (anywhere
+    # in the head: the samples before the test starts list no socket).
+    lines = head.splitlines()
+    return any(parse_socket(b) is not None and _quiet_stamp(a) for a, b in zip(lines, lines[1:]))
+
+
+def _quiet_stamp(line: str) -> bool:
+    try:
+        return stamps.parse(line) is not None
+    except stamps.StampError:
+        return True  # a time the reader will name in its error
 
 
 def _rate(tok: str) -> float:
