@@ -385,3 +385,24 @@ def test_ss_without_header_lines_is_still_found_an_ss_log(tmp_path):
     assert a.summary["sources"][0]["kind"] == "ss"
     (row,) = [f for f in a.summary["flows"] if f["name"].startswith(DATA + ":")]
     assert row["bytes"] == _data_flow(ss.read(LS / "ss-iso-ns-tin.log"))["bytes"]
+
+
+def test_a_pcapng_interface_of_a_link_type_not_read_is_named_and_the_rest_read(tmp_path, capsys):
+    """The two-interface pcapng with its second interface's link type turned into 127 (radiotap, a
+    monitor interface's): one warning line naming that interface, its packet count and the link
+    types read; the Ethernet interface's subflow is still read."""
+    blob = bytearray((LS / "mptcp_2if.pcapng").read_bytes())
+    i, idbs = 0, []
+    while i < len(blob):
+        btype, blen = struct.unpack_from("<II", blob, i)
+        if btype == 1:
+            idbs.append(i)
+        i += blen
+    struct.pack_into("<H", blob, idbs[1] + 8, 127)
+    (tmp_path / "x.pcapng").write_bytes(bytes(blob))
+    src = pcap.read(tmp_path / "x.pcapng")
+    n_any = sum(1 for ifname, _, _ in _pcapng_packets(LS / "mptcp_2if.pcapng") if ifname == "any")
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"interface any of link type 127: its {n_any} packets are not read" in err[0]
+    assert "113 (LINUX_SLL)" in err[0] and "276 (LINUX_SLL2)" in err[0]
+    assert [f["path"] for f in src.flows if f["kind"] == "mptcp-subflow" and f["bytes"] > 10000] == ["a0"]
