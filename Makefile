@@ -36,8 +36,9 @@ lint: $(STAMP)
 
 setup: $(STAMP)
 
-# The venv, Python dependencies, and the extension built in release mode into the venv.
-$(STAMP): $(RUST_SRC) $(PY_SRC)
+# The venv, Python dependencies, and the extension built in release mode into the venv (again when
+# the Makefile changes: its pip line is the list of dependencies, e.g. the notebook test's nbclient).
+$(STAMP): $(RUST_SRC) $(PY_SRC) Makefile
 	@command -v cargo >/dev/null || { echo "mmpath: cargo not found; install a Rust toolchain (https://rustup.rs)"; exit 2; }
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
