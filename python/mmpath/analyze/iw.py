@@ -1,7 +1,9 @@
 """Reader for periodic `iw dev IF station dump` and `iw dev IF link` output with timestamps.
 
 Samples start with a timestamp line (``# mmpath-capture iw t=UNIX_SECONDS``, as `mmpath capture`
-writes, or a bare Unix time from ``date +%s.%N``). Fields, as iw prints them (iw's station.c
+writes, or a bare Unix time from ``date +%s.%N``, or `date`'s other styles: stamps.py). A log
+without timestamp lines (``while :; do iw dev wlan0 station dump; sleep 0.1; done``) is timed by
+each station entry's ``current time: N ms`` (wall clock, iw >= 5.4; `_times_from_current`). Fields, as iw prints them (iw's station.c
 print_sta_handler / link.c print_link_sta and util.c parse_bitrate):
 
     Station 04:ce:14:0a:21:5c (on wlan0)          | Connected to 04:ce:14:0a:21:5c (on wlan0)
@@ -24,11 +26,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from . import stamps
 from .errors import AnalyzeInputError, open_text
 from .model import Source
 
 ALLOWED = ("`iw dev IF station dump` / `iw dev IF link` output with a timestamp line before each "
-           "sample (`# mmpath-capture iw t=UNIX_SECONDS`, or a bare Unix time)")
+           "sample (`# mmpath-capture iw t=UNIX_SECONDS`, or " + stamps.FORMS + "), or `station dump` "
+           "output alone, timed by its `current time: N ms` lines (iw >= 5.4)")
 _MARK = re.compile(r"^#\s*mmpath-capture\s+iw\s+t=([0-9.]+)")
 _BARE_T = re.compile(r"^\s*([0-9]{9,11}(?:\.[0-9]+)?)\s*$")
 _STA = re.compile(r"^(Station|Connected to)\s+([0-9a-fA-F:]{17})(?:\s+\(on\s+(\S+)\))?")
@@ -59,16 +63,21 @@ def read(path) -> Source:
     m_ = re.match(r"iw-(.+)\.log$", path.name)
     if m_:
         iface = m_.group(1)
+    clock = stamps.LineClock(path, "iw")
+    unstamped = None  # line of the first station data before any timestamp line
     with f:
         for lineno, raw in enumerate(f, 1):
             line = raw.rstrip("\n")
             m = _MARK.match(line) or _BARE_T.match(line)
-            if m:
+            ts = float(m.group(1)) if m else _stamp(clock, lineno, line)
+            if ts is not None:
+                if unstamped is not None:
+                    raise AnalyzeInputError(path, "station data before any timestamp line", ALLOWED, line=unstamped)
                 _finish(cur, samples)
                 cur = None
                 if t is not None and not any(s["t"] == t for s in samples[-4:]):
                     samples.append({"t": t, "link_up": False})
-                t = float(m.group(1))
+                t = ts
                 nmarks += 1
                 continue
             s = line.strip()
@@ -76,25 +85,33 @@ def read(path) -> Source:
                 continue
             sm = _STA.match(s)
             if sm or s.startswith("Not connected"):
-                if t is None:
-                    raise AnalyzeInputError(path, "station data before any timestamp line", ALLOWED, line=lineno)
+                if t is None and unstamped is None:
+                    unstamped = lineno  # no timestamp lines (yet): `current time:` may time it
                 if sm:
-                    if cur is not None and cur.get("station") == sm.group(2).lower():
+                    if (cur is not None and cur.get("station") == sm.group(2).lower()
+                            and sm.group(1) not in cur["heads"]):
+                        cur["heads"].add(sm.group(1))
                         continue  # `link` after `station dump` for the same station: merge
                     _finish(cur, samples)
-                    cur = {"t": t, "station": sm.group(2).lower(), "link_up": True}
+                    cur = {"t": t, "station": sm.group(2).lower(), "link_up": True, "line": lineno,
+                           "heads": {sm.group(1)}}
                     iface = sm.group(3) or iface
                 else:
                     _finish(cur, samples)
                     cur = None
-                    samples.append({"t": t, "link_up": False})
+                    samples.append({"t": t, "link_up": False, "line": lineno})
                 continue
             if cur is None or ":" not in s:
                 continue
             k, _, v = s.partition(":")
             k = k.strip().lower()
             v = v.strip()
-            if k in ("tx bitrate", "rx bitrate"):
+            if k == "current time" and v.endswith("ms"):
+                try:
+                    cur.setdefault("now", int(v[:-2]) / 1e3)
+                except ValueError:
+                    pass
+            elif k in ("tx bitrate", "rx bitrate"):
                 rm = _RATE.match(v)
                 if rm:
                     pre = "tx" if k.startswith("tx") else "rx"
@@ -119,7 +136,10 @@ def read(path) -> Source:
     if t is not None and not any(s["t"] == t for s in samples[-4:]):
         samples.append({"t": t, "link_up": False})
     if nmarks == 0:
-        raise AnalyzeInputError(path, "no timestamp lines, so not a timed iw log", ALLOWED)
+        if not samples:
+            raise AnalyzeInputError(path, "no timestamp lines, so not a timed iw log", ALLOWED)
+        samples = _times_from_current(path, samples)
+    clock.warn()
     src = Source(path=str(path), kind="iw", clock="unix")
     base = iface or path.stem
     df = pd.DataFrame(samples)
@@ -153,10 +173,73 @@ def read(path) -> Source:
         events.append(_link_events(smp, path_))
     src.samples = pd.concat(frames, ignore_index=True)
     src.events = pd.concat(events, ignore_index=True)
-    src.meta = {"samples": nmarks, "path": base}
+    src.meta = {"samples": nmarks or int(df["t"].nunique()), "path": base, **clock.facts()}
+    if nmarks == 0:
+        src.meta["timed_by"] = "current time"
     if len(stations) > 1:
         src.meta["stations"] = stations
     return src
+
+
+def _stamp(clock: stamps.LineClock, lineno: int, line: str) -> float | None:
+    """A timestamp line's time (stamps.py styles); None for iw's own lines: its station and link
+    headers, their indented fields, and its messages (``command failed: ...``)."""
+    if not line or line[0] in " \t":
+        return None
+    s = line.strip()
+    if _STA.match(s) or s.startswith(("Not connected", "command failed")):
+        return None
+    return clock.at(lineno, line)
+
+
+# Station entries of one `station dump` (an AP lists several) are printed within a few ms; a later
+# entry, or one for a station already in the dump, starts the next sample.
+_SAME_DUMP_S = 0.05
+
+
+def _times_from_current(path, samples: list[dict]) -> list[dict]:
+    """Time a log without timestamp lines by its station entries' ``current time: N ms`` (iw
+    station.c prints the wall clock, gettimeofday, after each entry). Entries of one dump share the
+    first one's time. ``Not connected.`` (from `iw link`, which prints no time) is placed one
+    median sample interval after the sample before it (before the next one); an empty dump prints
+    nothing, so a gap longer than 3 median intervals with no sample is the link down from one
+    interval after the last sample seen."""
+    for s in samples:
+        if s["link_up"] and s.get("now") is None:
+            raise AnalyzeInputError(path, "station data before any timestamp line, and no `current time:` line "
+                                          "in it to time it (`iw link` prints none)", ALLOWED, line=s["line"])
+    if not any(s["link_up"] for s in samples):
+        raise AnalyzeInputError(path, "no timestamp lines and no station entries with a `current time:` line, "
+                                      "so not a timed iw log", ALLOWED)
+    t0, seen = None, set()
+    for s in samples:
+        if s["link_up"]:
+            if t0 is None or s["station"] in seen or s["now"] - t0 > _SAME_DUMP_S:
+                t0, seen = s["now"], set()
+            seen.add(s["station"])
+            s["t"] = t0
+        else:
+            t0, seen = None, set()
+    times = np.unique([s["t"] for s in samples if s["link_up"]])
+    step = float(np.median(np.diff(times))) if times.size > 1 else 0.1
+    prev, k = None, 0
+    for i, s in enumerate(samples):
+        if s["link_up"]:
+            prev, k = s["t"], 0
+            continue
+        k += 1
+        nxt = next((x["t"] for x in samples[i + 1:] if x["link_up"]), None)
+        if prev is None:
+            s["t"] = nxt - step * k if nxt is not None else None
+        else:
+            s["t"] = prev + step * k if nxt is None else min(prev + step * k, (prev + nxt) / 2)
+    out = [s for s in samples if s["t"] is not None]
+    known = np.unique([s["t"] for s in out])
+    for a, b in zip(known[:-1], known[1:]):
+        if b - a > 3 * step:
+            out.append({"t": float(a + step), "link_up": False})
+    out.sort(key=lambda s: s["t"])
+    return out
 
 
 def _link_events(s: pd.DataFrame, path_: str) -> pd.DataFrame:

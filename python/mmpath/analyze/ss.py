@@ -4,6 +4,7 @@ A dump is a sequence of samples; each starts with a timestamp line, then ss's ou
 
     # mmpath-capture ss t=1795328936.835196        (what `mmpath capture` writes)
     1795328936.835196                               (or a bare Unix time: `date +%s.%N; ss -tinO`)
+    Sun Dec  6 00:06:50 UTC 2026                    (or `date`, `date -R`, `date -Ins`, ...: stamps.py)
     State Recv-Q Send-Q Local Address:Port Peer Address:Port Process
     ESTAB 0 118736 10.1.0.2:51944 10.1.0.1:5201 cubic wscale:10,10 rto:204 rtt:0.03/0.019 ... cwnd:16 ...
 
@@ -25,11 +26,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from . import stamps
 from .errors import AnalyzeInputError, open_text
 from .model import Source
 
 ALLOWED = ("`ss -tin`/`ss -tinO` output with a timestamp line before each sample "
-           "(`# mmpath-capture ss t=UNIX_SECONDS` as `mmpath capture` writes, or a bare Unix time)")
+           "(`# mmpath-capture ss t=UNIX_SECONDS` as `mmpath capture` writes, or " + stamps.FORMS + ")")
 _MARK = re.compile(r"^#\s*mmpath-capture\s+ss\s+t=([0-9.]+)")
 _BARE_T = re.compile(r"^\s*([0-9]{9,11}(?:\.[0-9]+)?)\s*$")
 _STATES = {"ESTAB", "SYN-SENT", "SYN-RECV", "FIN-WAIT-1", "FIN-WAIT-2", "TIME-WAIT", "CLOSE-WAIT",
@@ -51,7 +53,19 @@ def _is_header(line: str) -> bool:
 
 def looks_like(head: str) -> bool:
     lines = head.splitlines()[:5]
-    return any(_MARK.match(ln) for ln in lines) or any(_is_header(ln) for ln in lines)
+    if any(_MARK.match(ln) for ln in lines) or any(_is_header(ln) for ln in lines):
+        return True
+    # `ss -H` (no header line) under timestamp lines: a timestamp, then a TCP socket line (anywhere
+    # in the head: the samples before the test starts list no socket).
+    lines = head.splitlines()
+    return any(parse_socket(b) is not None and _quiet_stamp(a) for a, b in zip(lines, lines[1:]))
+
+
+def _quiet_stamp(line: str) -> bool:
+    try:
+        return stamps.parse(line) is not None
+    except stamps.StampError:
+        return True  # a time the reader will name in its error
 
 
 def _rate(tok: str) -> float:
@@ -138,18 +152,20 @@ def read(path) -> Source:
     t = None
     nmarks = 0
     pending: str | None = None
+    clock = stamps.LineClock(path, "ss")
     with f:
         for lineno, raw in enumerate(f, 1):
             line = raw.rstrip("\n")
             m = _MARK.match(line) or _BARE_T.match(line)
-            if m:
+            ts = float(m.group(1)) if m else _stamp(clock, lineno, line)
+            if ts is not None:
                 if pending is not None:
                     r = parse_socket(pending)
                     if r:
                         r["t"] = t
                         rows.append(r)
                     pending = None
-                t = float(m.group(1))
+                t = ts
                 nmarks += 1
                 continue
             if not line.strip() or _is_header(line) or line.startswith("#"):
@@ -173,14 +189,15 @@ def read(path) -> Source:
                 rows.append(r)
     if nmarks == 0:
         raise AnalyzeInputError(path, "no timestamp lines, so not a timed ss log", ALLOWED)
+    clock.warn()
     src = Source(path=str(path), kind="ss", clock="unix")
     if not rows:
-        src.meta = {"samples": nmarks, "sockets": 0}
+        src.meta = {"samples": nmarks, "sockets": 0, **clock.facts()}
         return src
     conn_rows = [r for r in rows if r.get("mptcp_conn")]
     rows = [r for r in rows if not r.get("mptcp_conn")]
     if not rows and not conn_rows:
-        src.meta = {"samples": nmarks, "sockets": 0}
+        src.meta = {"samples": nmarks, "sockets": 0, **clock.facts()}
         return src
     df = pd.DataFrame(rows) if rows else pd.DataFrame({"local": pd.Series(dtype=str), "peer": pd.Series(dtype=str),
                                                        "t": pd.Series(dtype=float)})
@@ -204,7 +221,10 @@ def read(path) -> Source:
     flows, bins, samples = [], [], []
     sub_counter: dict[str, int] = {}
     for sock, grp in g:
-        grp = grp.sort_values("t")
+        # Samples of one socket sharing a timestamp (a whole-second style, `date` or `date +%s`,
+        # in a faster loop): the first is kept, nearest its stamp; its counter progress to the
+        # next stamp then spans a real interval instead of a zero-length one.
+        grp = grp.sort_values("t", kind="stable").drop_duplicates("t", keep="first")
         is_snd = bool(sender[sock])
         local, peer = sock.split(">")
         name = f"{local}>{peer}" if is_snd else f"{peer}>{local}"
@@ -259,8 +279,20 @@ def read(path) -> Source:
         src.bins = pd.concat(bins, ignore_index=True)
     src.samples = pd.concat(samples, ignore_index=True) if samples else pd.DataFrame()
     src.meta = {"samples": nmarks, "sockets": int(df["sock"].nunique()),
-                "mptcp_connections": len({r.get("mptcp_token") for r in conn_rows})}
+                "mptcp_connections": len({r.get("mptcp_token") for r in conn_rows}), **clock.facts()}
     return src
+
+
+def _stamp(clock: stamps.LineClock, lineno: int, line: str) -> float | None:
+    """The time of a timestamp line in one of the shell-loop styles (stamps.py), None for ss's own
+    lines (sockets, their indented info lines, headers) and other text; a line meant as a time in
+    a form not understood is an error naming the line."""
+    if not line or line[0] in " \t" or _is_header(line):
+        return None
+    first = line.split(None, 1)[0] if line.strip() else ""
+    if first in _STATES or first in _NETIDS:
+        return None
+    return clock.at(lineno, line)
 
 
 def _mptcp_connections(conn_rows: list[dict], conn: dict, flows: list, bins: list, samples: list) -> None:
@@ -273,6 +305,7 @@ def _mptcp_connections(conn_rows: list[dict], conn: dict, flows: list, bins: lis
             by_tok.setdefault(r["mptcp_token"], []).append(r)
     for tok, rs in by_tok.items():
         rs.sort(key=lambda r: r["t"])
+        rs = [r for i, r in enumerate(rs) if i == 0 or r["t"] != rs[i - 1]["t"]]  # as for the sockets
         tt = np.array([r["t"] for r in rs], float)
         prog = {}
         for k in ("d_snd_una", "d_rcv_nxt"):

@@ -14,7 +14,7 @@ from array import array
 from pathlib import Path
 
 from ..errors import AnalyzeInputError
-from .capture import _records
+from .capture import LINKTYPES, _records
 from .options import _TS_ONLY, SYN, _parse_opts
 
 
@@ -101,6 +101,7 @@ def read_packets(path: Path):
     lts: set[int] = set()
     last_lt = None
     notes: dict = {}
+    skipped: dict[tuple, int] = {}
     for ts, buf, origlen, ifname, lt in _records(path, notes):
         npk += 1
         if lt != last_lt:  # the set only changes when the link type does (pcapng interfaces)
@@ -148,6 +149,8 @@ def read_packets(path: Path):
             off = 4
         else:
             stats["other"] += 1
+            # a pcapng interface of a link type not read (a monitor interface's radiotap, ...)
+            skipped[(lt, ifname)] = skipped.get((lt, ifname), 0) + 1
             continue
         # ---- IP
         if et == 0x0800:
@@ -229,6 +232,12 @@ def read_packets(path: Path):
     stats["packets"] = npk
     stats.update(ipv4=n4, ipv6=n6, tcp=ntcp, udp=nudp, linktypes=lts)
     stats["first_ts"], stats["last_ts"] = first, last
+    for (lt, ifname), n in skipped.items():
+        # One line per interface: its packets are left out, the others' are read.
+        where = f"interface {ifname}" if ifname else "packets"
+        print(f"mmpath analyze: warning: {path}: {where} of link type {lt}: its {n} packets are not read "
+              f"(read: link types " + ", ".join(f"{k} ({v})" for k, v in sorted(LINKTYPES.items())) + ")",
+              file=sys.stderr)
     if "truncated" in notes:
         # Read up to the cut, as tcpdump and Wireshark do; summary.json's source says so too.
         stats["truncated"] = notes["truncated"]
