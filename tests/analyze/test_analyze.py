@@ -14,7 +14,7 @@ import pytest
 
 import mmpath
 from mmpath.analyze import iperf3, iw, pcap, ss, wil6210
-from mmpath.analyze.pcap import _reinjections
+from mmpath.analyze.pcap.mptcp import _reinjections
 from mmpath.analyze.pcap.mptcp import _data_mapping
 from mmpath.analyze.summary import format_summary
 
@@ -304,7 +304,7 @@ def test_pcapng_and_linux_sll2(tmp_path):
         opts = struct.pack("<HH", 2, len(name)) + name + struct.pack("<HH", 9, 1) + b"\x06\x00\x00\x00" + b"\x00" * 4
         idb = struct.pack("<HHI", 276, 0, 262144) + opts
         w.write(struct.pack("<II", 1, 12 + len(idb)) + idb + struct.pack("<I", 12 + len(idb)))
-        for ts, buf, origlen, _if, _lt in pcap._records(src):
+        for ts, buf, origlen, _if, _lt in pcap.capture_records(src):
             us = int(round(ts * 1e6))
             pad = b"\x00" * (-len(buf) % 4)
             body = struct.pack("<IIIII", 0, us >> 32, us & 0xFFFFFFFF, len(buf), origlen) + buf + pad

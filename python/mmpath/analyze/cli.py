@@ -8,6 +8,10 @@ import sys
 from pathlib import Path
 
 from ..cliargs import print_error
+from ..errors import MmpathError
+from ..outputs import dumps
+from . import analyze
+from .summary import format_summary
 
 DEFAULT_OUT = Path("mmpath-out") / "analyze"
 
@@ -38,8 +42,6 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def _pairs(items: list[str], flag: str) -> dict[str, float]:
-    from ..errors import MmpathError
-
     out: dict[str, float] = {}
     for it in items:
         k, sep, v = it.rpartition("=")
@@ -53,9 +55,6 @@ def _pairs(items: list[str], flag: str) -> dict[str, float]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from . import analyze
-    from .summary import format_summary
-    from ..outputs import dumps
 
     out = Path(args.out) if args.out else DEFAULT_OUT
     res = analyze(args.paths, out=out, offsets=_pairs(args.offset, "--offset"),

@@ -22,9 +22,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
-
+# Imported on first use (start-up time): lazy.py.
+from ..lazy import numpy as np, pandas as pd
 from .errors import AnalyzeInputError, open_text
 from .model import Source
 

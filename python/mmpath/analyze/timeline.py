@@ -7,9 +7,8 @@ and ``subflow`` in the timeline. The full schema is in docs/trace-schema.md.
 
 from __future__ import annotations
 
-import numpy as np
-import pandas as pd
-
+# Imported on first use (start-up time): lazy.py.
+from ..lazy import numpy as np, pandas as pd
 from .model import Source
 
 # Timeline columns in schema order; a source fills those it has, the rest are NaN.

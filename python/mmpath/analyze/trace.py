@@ -16,9 +16,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
+from .. import _core
 
+# Imported on first use (start-up time): lazy.py.
+from ..lazy import numpy as np, pandas as pd
 from .errors import AnalyzeInputError, read_text
 from .model import Source
 
@@ -37,8 +38,6 @@ def path_name(path: Path) -> str:
 
 
 def read(path) -> Source:
-    from .. import _core
-
     path = Path(path)
     text = read_text(path, ALLOWED)
     try:

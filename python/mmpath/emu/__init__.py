@@ -28,15 +28,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
+from ..analyze import analyze
+from ..capture import Sampler
+from ..errors import ScenarioError
+from ..lazy import pandas as pd  # Imported on first use (start-up time): lazy.py.
 from ..outputs import staged_folder
 from ..progress import Progress
-from ..errors import ScenarioError
-from ..scenario import Overrides, ScenarioSpec, load_scenario
+from ..scenario import Overrides, ScenarioSpec, load_scenario, one_variant
 from ..spelling import PYTHON, Spelling
 from . import capacity, checks, delay, holds, ktrace, netns, shaper, tcpconf, traffic
-from .checks import EmuError
+from .errors import EmuError
 
 __all__ = ["EmuError", "EmuResult", "FlowResult", "run"]
 
@@ -189,8 +190,6 @@ def run(scenario: ScenarioSpec, overrides: Overrides = None, seed: int | None = 
         if variant is not None:
             res.meta = {"scenario": res.meta["scenario"], "variant": variant, **res.meta}
         if out_path is not None:
-            from ..analyze import analyze
-
             def write_meta() -> None:
                 (tmp / "emu.json").write_text(json.dumps(res.meta, indent=2, default=str) + "\n", encoding="utf-8")
 
@@ -220,7 +219,6 @@ def pick_variant(scenario: ScenarioSpec, overrides: Overrides = None, seed: int 
             raise EmuError(f"{sc.source}: has [[variant]] entries ({', '.join(names)}); the emulator runs one at a "
                            f"time: pick one, e.g. {spelling.variant(names[0])}")
         return sc
-    from ..compare import one_variant
 
     # Only the picked variant is loaded (with the user's --set on top, which may not suit the others).
     try:
@@ -348,8 +346,6 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
         caps_running = traffic.start_captures(topo, tmp) if capture else []
         # The sender's TCP state (cwnd, RTT, RTO of every subflow), as `mmpath capture` samples it.
         if capture:
-            from ..capture import Sampler
-
             senders = [topo.srv if d == "download" else topo.cli for d in directions]
             ss = Sampler("ss", [["ip", "netns", "exec", ns, "ss", "-tinO"] for ns in senders], tmp / "ss.log",
                          SS_INTERVAL_S)

@@ -43,6 +43,10 @@ import copy
 import os
 from typing import Any
 
+from .. import _core
+from ..api import simulate
+from ..scenario import load_scenario
+
 # channel.rs SCAN_DWELL_MS / SCAN_REST_MS: qcacld-3.0's gActiveMaxChannelTime / gRestTimeConc.
 DWELL_MS_DEFAULT = 40.0
 REST_MS_DEFAULT = 100.0
@@ -180,9 +184,6 @@ def _record(config: dict[str, Any], i: int, duration_s: float, schedule: bool) -
     """Path `i`'s channel as the simulator replays it (its record, parsed: per step the state
     it leaves), the path alone with a trickle of traffic (a wired path's channel does not depend
     on its traffic); `schedule=False` without the path's schedule."""
-    from .. import _core
-    from ..api import simulate
-    from ..scenario import load_scenario
 
     doc = copy.deepcopy(config)
     p = doc["path"][i]

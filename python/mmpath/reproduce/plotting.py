@@ -19,7 +19,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-import numpy as np
+# Imported on first use (start-up time): lazy.py.
+from ..lazy import numpy as np, pyplot as plt
+from . import registry
 
 DPI = 150
 PANEL_W, PANEL_H = 6.0, 3.4  # inches per panel
@@ -57,19 +59,12 @@ def colour(name: str, default: str | None = None) -> str | None:
 def figure(nrows: int, ncols: int, w: float = PANEL_W, h: float = PANEL_H, **kw: Any):
     """(pyplot, figure, 2-d array of axes), the figure sized ``w`` x ``h`` inches per panel and
     laid out by matplotlib's constrained layout (titles, labels and outside legends kept apart)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     fig, axes = plt.subplots(nrows, ncols, figsize=(w * ncols, h * nrows), dpi=DPI, squeeze=False,
                              layout="constrained", **kw)
     return plt, fig, axes
 
 
 def claims_of(exp_id: str) -> list[str]:
-    from . import registry
-
     return [c.id for c in registry.CLAIMS.values() if c.experiment == exp_id]
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 
-import numpy as np
+from ..lazy import numpy as np  # Imported on first use (start-up time): lazy.py.
 
 if TYPE_CHECKING:  # pragma: no cover
     from pathlib import Path
@@ -147,39 +147,6 @@ def claim(c: Claim) -> Claim:
         raise ValueError(f"claim {c.id} registered twice")
     CLAIMS[c.id] = c
     return c
-
-
-def load() -> None:
-    """Import the seed modules, which register their experiments and claims."""
-    from . import seed000, seed000_mptcp, seed001, seed002, seed003, seed004, xkernel  # noqa: F401
-
-
-def known_ids() -> list[str]:
-    load()
-    return list(CLAIMS)
-
-
-class UnknownClaim(ValueError):
-    pass
-
-
-def select(ids: Iterable[str]) -> list[Claim]:
-    """Claims by id, in registry order; "all" (or nothing) means every claim."""
-    load()
-    ids = list(ids)
-    if not ids or "all" in ids:
-        unknown = [i for i in ids if i != "all" and i not in CLAIMS]
-    else:
-        unknown = [i for i in ids if i not in CLAIMS]
-    if unknown:
-        plural = "s" if len(unknown) > 1 else ""
-        raise UnknownClaim(
-            f"unknown claim id{plural} {', '.join(unknown)}; known: {', '.join(CLAIMS)} (or all)"
-        )
-    if not ids or "all" in ids:
-        return list(CLAIMS.values())
-    wanted = set(ids)
-    return [c for c in CLAIMS.values() if c.id in wanted]
 
 
 # --------------------------------------------------------------------------- check helpers

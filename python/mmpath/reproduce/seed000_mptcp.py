@@ -22,9 +22,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import pandas as pd
-
+# Imported on first use (start-up time): lazy.py.
+from ..lazy import numpy as np, pandas as pd
 from . import plotting
 from .registry import Checks, Claim, Experiment, Mode, Point, claim, experiment, fmt, stats
 from .seed000 import DEVICE, ENVIRONMENT

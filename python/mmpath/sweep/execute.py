@@ -11,6 +11,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from .. import executor
+from ..api import simulate
+from ..emu import run as emulate
 from .spec import Run
 
 # Per flow: the summary fields copied to the table as they are.
@@ -67,10 +69,7 @@ def emulated_rows_of(res: Any) -> list[dict[str, Any]]:
 def run_one(run: Run, engine: str = "simulate") -> list[dict[str, Any]]:
     """Simulate (or emulate) one run, in a worker, and return its rows."""
     if engine == "emulate":
-        from ..emu import run as emulate
-
         return emulated_rows_of(emulate(run.scenario.config, seed=run.seed, capture=False))
-    from ..api import simulate
 
     return rows_of(simulate(run.scenario).summary)
 

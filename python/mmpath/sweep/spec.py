@@ -31,6 +31,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .. import _core
+from ..emu.checks import scenario as check
+from ..emu.errors import EmuError
 from ..errors import ScenarioError
 from ..scenario import Scenario, load_scenario, resolve_override_files, resolve_trace_files
 from ..spelling import SWEEP
@@ -196,8 +199,6 @@ def _variant_overrides(sc: Scenario, name: Any, source: str, where: str) -> list
 
 def _emulatable(sc: Scenario, source: str, where: str) -> None:
     """What `mmpath emu run` would refuse in this point's scenario, refused now (not mid-sweep)."""
-    from ..emu.checks import EmuError, scenario as check
-
     try:
         check(sc.config)
     except EmuError as e:
@@ -316,8 +317,6 @@ def _check_traces(spec: SweepSpec, source: str) -> None:
     reads the file when a run's simulation is built, together with the path it is replayed on
     (a rate trace on a radio path is refused there). Building that simulation here makes a
     missing, malformed or misplaced trace stop the sweep like any other bad value."""
-    from .. import _core
-
     seen: set[str] = set()
     for run in spec.runs:
         paths = run.scenario.config.get("path", [])
