@@ -637,3 +637,23 @@ def test_errors_name_the_line_as_the_simulator_does(run_cli, tmp_path, name, tex
     assert rc == 2
     assert_one_line_error(err, f"{tmp_path}/{where}")
     assert ": line " not in err and " at line " not in err, err
+
+
+def test_every_input_kind_is_in_the_readers_the_help_and_the_docs():
+    """analyze/kinds.py is the one list of input kinds: each has a reader, and the CLI help and
+    docs/analyze.md name every one (the help once left out `trace`)."""
+    import argparse
+
+    from mmpath.analyze import cli, sources
+    from mmpath.analyze.kinds import INPUTS, KINDS
+
+    assert set(sources.READERS) == set(KINDS)
+    sub = argparse.ArgumentParser().add_subparsers()
+    helptext = " ".join(cli.add_parser(sub).format_help().split())
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "analyze.md").read_text(encoding="utf-8")
+    for kind in KINDS:
+        assert kind in helptext, kind
+        assert f"`{kind}`" in doc, kind
+    for inp in INPUTS:
+        assert " ".join(inp.what.split()) in helptext, inp.what
+

@@ -7,7 +7,8 @@
     res.timeline     # cross-layer samples (docs/trace-schema.md)
     res.events       # link / protocol events
 
-Readers (one module each; pcap/ is a package): iperf3.py, pcap/, ss.py, iw.py, wil6210.py, mmpath_run.py;
+Readers (one module each; pcap/ is a package): iperf3.py, pcap/, ss.py, iw.py, wil6210.py, trace.py,
+mmpath_run.py, one per input kind of kinds.py;
 alignment in align.py; outputs in timeline.py, summary.py, report.py. See docs/analyze.md.
 """
 

@@ -4,10 +4,6 @@ from __future__ import annotations
 
 from ..errors import MmpathError
 
-KINDS_HELP = ("iperf3 -J JSON, pcap/pcapng, `ss -tinO` log, `iw dev IF station dump`/`link` log, "
-              "wil6210 CSV, mmpath CSV trace, an `mmpath capture` folder or an mmpath run folder")
-
-
 class AnalyzeInputError(MmpathError, ValueError):
     """An input file the analyzer cannot read (exit status 2 in the CLI)."""
 
