@@ -89,6 +89,7 @@ def _dask_workers(client: Any) -> int:
 def _on_dask(fn: Callable[..., Any], tasks: Sequence[tuple[Any, ...]],
              address: str) -> Iterator[tuple[int, Any, str | None]]:
     try:
+        # Optional (`mmpath[dask]`), and heavy: imported only for --dask.
         from distributed import Client, as_completed as dask_completed
     except ImportError:
         raise ExecutorError('--dask needs dask.distributed: pip install "mmpath[dask]" (or "dask[distributed]")') \

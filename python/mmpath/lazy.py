@@ -7,8 +7,8 @@ import together. A module writes
     from .lazy import numpy as np, pandas as pd
 
 instead of `import numpy as np` and uses `np` and `pd` as before: the library is imported the
-first time an attribute is read (`np.zeros`, `pd.DataFrame`), and each attribute read is then
-kept on the stand-in, so later reads cost what a module's own do.
+first time an attribute is read (`np.zeros`, `pd.DataFrame`), and from then on every mmpath module
+(this one included) holds the library itself in place of the stand-in.
 
 `pyplot` is matplotlib.pyplot with the non-interactive Agg backend chosen first (the reports
 and plots are written to files, and Agg needs no display).
@@ -17,6 +17,7 @@ and plots are written to files, and Agg needs no display).
 from __future__ import annotations
 
 import importlib
+import sys
 import types
 from typing import Any, Callable
 
@@ -27,25 +28,28 @@ class LazyModule(types.ModuleType):
     def __init__(self, name: str, before: Callable[[], None] | None = None) -> None:
         super().__init__(name)
         self.__dict__["_lazy_before"] = before
-        self.__dict__["_lazy_module"] = None
 
     def _lazy_load(self) -> types.ModuleType:
-        module = self.__dict__["_lazy_module"]
-        if module is None:
-            before = self.__dict__["_lazy_before"]
-            if before is not None:
-                before()
-            module = importlib.import_module(self.__name__)
-            self.__dict__["_lazy_module"] = module
+        before = self.__dict__["_lazy_before"]
+        if before is not None:
+            before()
+        module = importlib.import_module(self.__name__)
+        # Every mmpath module that bound this stand-in (`np`, `pd`, `plt`) now binds the module
+        # itself: later reads cost nothing extra, and a test's monkeypatch of the library is
+        # seen (the stand-in keeps no copies of the library's attributes).
+        for name, mod in list(sys.modules.items()):
+            if name == "mmpath" or name.startswith("mmpath."):
+                space = getattr(mod, "__dict__", {})
+                for key, value in list(space.items()):
+                    if value is self:
+                        space[key] = module
         return module
 
     def __getattr__(self, attr: str) -> Any:
-        # Only called for names not yet kept in this stand-in's own __dict__.
-        if attr.startswith("__") and attr.endswith("__"):
+        # Only called for names not in the stand-in's own __dict__ (which holds no library names).
+        if attr.startswith("__") and attr.endswith("__") and attr != "__version__":
             raise AttributeError(attr)
-        value = getattr(self._lazy_load(), attr)
-        self.__dict__[attr] = value
-        return value
+        return getattr(self._lazy_load(), attr)
 
     def __dir__(self) -> list[str]:
         return dir(self._lazy_load())

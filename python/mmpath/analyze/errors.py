@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..errors import MmpathError
 
+
 class AnalyzeInputError(MmpathError, ValueError):
     """An input file the analyzer cannot read (exit status 2 in the CLI)."""
 

@@ -45,6 +45,9 @@ from typing import Any
 
 from .. import _core
 from ..api import simulate
+
+# Imported on first use (start-up time): lazy.py.
+from ..lazy import numpy as np
 from ..scenario import load_scenario
 
 # channel.rs SCAN_DWELL_MS / SCAN_REST_MS: qcacld-3.0's gActiveMaxChannelTime / gRestTimeConc.
@@ -230,8 +233,6 @@ def traced_wired_probes(config: dict[str, Any], until_s: float, folder: str) -> 
     the trace's rates as the simulator replays them until `until_s` (without the schedule, which
     the probe keeps), with no link status and each rate 0 replaced by the rate before it (or
     after it, at the start): held windows, not outages (`wired_stall_windows_ns`)."""
-    import numpy as np
-
     out = {}
     for i, p in enumerate(config.get("path", [])):
         if not (_is_wired(p) and p.get("trace")):

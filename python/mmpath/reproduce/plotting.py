@@ -16,6 +16,7 @@ tick labels, a legend over data points); the tests run it on every reproduce fig
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
@@ -73,8 +74,6 @@ def save(plt, fig, path: Path, exp_id: str, title: str) -> None:
     (``bbox_inches="tight"``: nothing clipped) and free it."""
     claims = claims_of(exp_id)
     head = exp_id if claims in ([], [exp_id]) else f"{exp_id} (claims {', '.join(claims)})"
-    import textwrap
-
     width = max(60, int(fig.get_figwidth() * 10))  # characters of the title's font that fit the width
     fig.suptitle(head + "\n" + textwrap.fill(title, width), fontsize="large")
     fig.savefig(path, dpi=DPI, bbox_inches="tight", pad_inches=0.1)

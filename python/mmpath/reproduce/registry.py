@@ -152,6 +152,19 @@ def claim(c: Claim) -> Claim:
 # --------------------------------------------------------------------------- check helpers
 
 
+def select_rows(runs: pd.DataFrame, **where: Any) -> pd.DataFrame:
+    """The runs whose columns have the given values, e.g. select_rows(runs, dir="down", demand=0)."""
+    m = np.ones(len(runs), dtype=bool)
+    for k, v in where.items():
+        m &= (runs[k] == v).to_numpy()
+    return runs[m]
+
+
+def mean_of(runs: pd.DataFrame, col: str = "goodput_mbps", **where: Any) -> float:
+    """The mean of `col` over the runs select_rows picks."""
+    return stats(select_rows(runs, **where)[col])["mean"]
+
+
 def fmt(x: float, unit: str = "") -> str:
     """A number for a criterion line: 3 significant figures, no scientific notation."""
     if x is None or (isinstance(x, float) and not np.isfinite(x)):

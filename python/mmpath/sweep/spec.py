@@ -22,6 +22,7 @@ sweep file's folder, as a scenario file's are from its own.
 from __future__ import annotations
 
 import copy
+import importlib.resources
 import itertools
 import json
 import os
@@ -84,8 +85,6 @@ def _fail(source: str, where: str, msg: str) -> SweepError:
 
 def bundled_sweeps() -> dict[str, Path]:
     """Name -> file of every sweep shipped with mmpath (python/mmpath/sweeps), sorted by name."""
-    import importlib.resources
-
     try:
         d = importlib.resources.files("mmpath") / "sweeps"
         entries = list(d.iterdir()) if d.is_dir() else []

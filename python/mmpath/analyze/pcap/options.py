@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import struct
 
 from .directions import TcpDir
@@ -64,7 +65,6 @@ def _mptcp_option(o: bytes, flags: int):
         if olen in (8, 10, 16, 18):
             addr = ".".join(str(b) for b in o[4:8])
         elif olen in (20, 22, 28, 30):
-            import ipaddress
             addr = str(ipaddress.IPv6Address(o[4:20]))
         else:
             addr = None

@@ -8,6 +8,7 @@ target (issue 7) needs it; the tests cross-check these decodes against dpkt's on
 
 from __future__ import annotations
 
+import ipaddress
 import struct
 import sys
 from pathlib import Path
@@ -21,7 +22,6 @@ from .options import SYN, TS_ONLY, parse_opts
 def ip_str(b: bytes) -> str:
     if len(b) == 4:
         return "%d.%d.%d.%d" % (b[0], b[1], b[2], b[3])
-    import ipaddress
     return str(ipaddress.IPv6Address(b))
 
 
