@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from ..errors import MmpathError
 
 
@@ -15,6 +17,16 @@ class AnalyzeInputError(MmpathError, ValueError):
             msg += f" (allowed: {allowed})"
         super().__init__(" ".join(msg.split()))
         self.path = str(path)
+
+
+def from_core(path, e: ValueError) -> AnalyzeInputError:
+    """A parse error of the simulator core (the CSV trace and wil6210 parsers, which name the file
+    and line: FILE:LINE: what (allowed: ...)) as the analyzer's own, in the same form."""
+    msg = str(e)
+    prefix = f"{path}:"
+    msg = msg[len(prefix):].strip() if msg.startswith(prefix) else msg
+    at = re.match(r"(\d+): ", msg)
+    return AnalyzeInputError(path, msg[at.end():] if at else msg, line=int(at.group(1)) if at else None)
 
 
 def read_text(path, allowed: str, what: str = "") -> str:

@@ -20,7 +20,7 @@ from .. import _core
 
 # Imported on first use (start-up time): lazy.py.
 from ..lazy import numpy as np, pandas as pd
-from .errors import AnalyzeInputError, read_text
+from .errors import from_core, read_text
 from .model import Source
 
 COLUMNS = ("t_s", "rate_mbps", "mcs", "link_up", "rssi_dbm", "snr_db", "sector")
@@ -43,13 +43,7 @@ def read(path) -> Source:
     try:
         cols = _core.parse_csv_trace(text, str(path))
     except ValueError as e:
-        # The core's message already names the file and line: FILE:LINE: what (allowed: ...);
-        # kept in that form, the analyzer's own (errors.py).
-        msg = str(e)
-        prefix = f"{path}:"
-        msg = msg[len(prefix):].strip() if msg.startswith(prefix) else msg
-        at = re.match(r"(\d+): ", msg)
-        raise AnalyzeInputError(path, msg[at.end():] if at else msg, line=int(at.group(1)) if at else None) from None
+        raise from_core(path, e) from None
     name = path_name(path)
     t = np.asarray(cols["t_s"], dtype=float)
     up = np.asarray(cols["link_up"], dtype=float)

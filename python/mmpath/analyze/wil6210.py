@@ -15,14 +15,13 @@ the column names being the core's) and turning the rows into the analyzer's samp
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from .. import _core
 
 # Imported on first use (start-up time): lazy.py.
 from ..lazy import numpy as np, pandas as pd
-from .errors import AnalyzeInputError, open_text
+from .errors import from_core, open_text
 from .model import Source
 
 ALLOWED = ("a wil6210 CSV with a header naming the columns (e.g. time_ms,mcs,sector,status,sqi,rssi) "
@@ -61,13 +60,7 @@ def read(path) -> Source:
     try:
         cols = _core.parse_wil6210_log(text, str(path))
     except ValueError as e:
-        # The core's message names the file and line: FILE:LINE: what (allowed: ...); kept in that
-        # form, the analyzer's own (errors.py), as trace.py does.
-        msg = str(e)
-        prefix = f"{path}:"
-        msg = msg[len(prefix):].strip() if msg.startswith(prefix) else msg
-        at = re.match(r"(\d+): ", msg)
-        raise AnalyzeInputError(path, msg[at.end():] if at else msg, line=int(at.group(1)) if at else None) from None
+        raise from_core(path, e) from None
     t = np.asarray(cols["t_s"], dtype=float)
     clock = "relative"
     first = cols["first_s"]
