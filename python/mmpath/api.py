@@ -10,9 +10,7 @@ from typing import Any, Mapping
 
 from . import _core, metrics, progress as _progress
 from .errors import ScenarioError
-
-# Imported on first use (start-up time): lazy.py.
-from .lazy import numpy as np, pandas as pd
+from .lazy import numpy as np, pandas as pd  # on first use (start-up time): lazy.py
 from .outputs import check_out_folder, write_outputs
 from .scenario import Overrides, Scenario, ScenarioSpec, load_scenario, one_variant
 from .spelling import PYTHON

@@ -13,9 +13,7 @@ from typing import Any
 
 from .api import Result, simulate
 from .errors import ScenarioError
-
-# Imported on first use (start-up time): lazy.py.
-from .lazy import numpy as np, pandas as pd, pyplot as plt
+from .lazy import numpy as np, pandas as pd, pyplot as plt  # on first use (start-up time): lazy.py
 from .outputs import check_out_folder, safe_name, staged_folder
 from .report import shade_outages, throughput_by_path
 from .scenario import Overrides, ScenarioSpec, load_scenario, variant_scenarios

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
 
 from .errors import OutputError
-from .lazy import numpy as np  # Imported on first use (start-up time): lazy.py.
+from .lazy import numpy as np  # on first use (start-up time): lazy.py
 from .report import PLOT_FILES, write_report
 
 if TYPE_CHECKING:

@@ -20,7 +20,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..lazy import pandas as pd  # Imported on first use (start-up time): lazy.py.
+from ..lazy import pandas as pd  # on first use (start-up time): lazy.py
 from ..outputs import dumps, staged_folder
 from . import align as al, summary as sm, timeline as tl
 from .errors import AnalyzeInputError

@@ -18,7 +18,7 @@ The common origin (t_s = 0) is the earliest aligned time of any source's data.
 
 from __future__ import annotations
 
-from ..lazy import numpy as np  # Imported on first use (start-up time): lazy.py.
+from ..lazy import numpy as np  # on first use (start-up time): lazy.py
 from .errors import AnalyzeInputError
 from .model import Source
 

@@ -24,9 +24,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 from typing import Any
-
-# Imported on first use (start-up time): lazy.py.
-from ..lazy import numpy as np, pandas as pd
+from ..lazy import numpy as np, pandas as pd  # on first use (start-up time): lazy.py
 from .errors import AnalyzeInputError, read_text
 from .model import Source
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..lazy import pandas as pd  # Imported on first use (start-up time): lazy.py.
+from ..lazy import pandas as pd  # on first use (start-up time): lazy.py
 
 BIN_COLS = ["t", "dt", "flow", "subflow", "path", "bytes"]
 EVENT_COLS = ["t", "path", "kind", "value", "detail"]

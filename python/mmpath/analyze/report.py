@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import html
 from pathlib import Path
-
-# Imported on first use (start-up time): lazy.py.
-from ..lazy import numpy as np, pandas as pd, pyplot as plt
+from ..lazy import numpy as np, pandas as pd, pyplot as plt  # on first use (start-up time): lazy.py
 
 PREFERRED = ("pcap", "ss", "run", "iperf3")  # which source draws a flow's throughput
 

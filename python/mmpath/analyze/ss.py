@@ -21,9 +21,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-
-# Imported on first use (start-up time): lazy.py.
-from ..lazy import numpy as np, pandas as pd
+from ..lazy import numpy as np, pandas as pd  # on first use (start-up time): lazy.py
 from .errors import AnalyzeInputError, open_text
 from .model import Source
 

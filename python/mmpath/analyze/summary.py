@@ -9,9 +9,7 @@ from __future__ import annotations
 import math
 
 from .. import metrics as M
-
-# Imported on first use (start-up time): lazy.py.
-from ..lazy import numpy as np, pandas as pd
+from ..lazy import numpy as np, pandas as pd  # on first use (start-up time): lazy.py
 from ..version import __version__
 from . import pcap as pc
 from .model import Source

@@ -17,9 +17,7 @@ import re
 from pathlib import Path
 
 from .. import _core
-
-# Imported on first use (start-up time): lazy.py.
-from ..lazy import numpy as np, pandas as pd
+from ..lazy import numpy as np, pandas as pd  # on first use (start-up time): lazy.py
 from .errors import from_core, read_text
 from .model import Source
 

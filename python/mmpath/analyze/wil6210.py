@@ -18,9 +18,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .. import _core
-
-# Imported on first use (start-up time): lazy.py.
-from ..lazy import numpy as np, pandas as pd
+from ..lazy import numpy as np, pandas as pd  # on first use (start-up time): lazy.py
 from .errors import from_core, open_text
 from .model import Source
 

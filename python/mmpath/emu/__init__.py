@@ -31,7 +31,7 @@ from typing import Any
 from ..analyze import analyze, iperf3
 from ..capture import Sampler
 from ..errors import ScenarioError
-from ..lazy import pandas as pd  # Imported on first use (start-up time): lazy.py.
+from ..lazy import pandas as pd  # on first use (start-up time): lazy.py
 from ..outputs import staged_folder
 from ..progress import Progress
 from ..scenario import Overrides, ScenarioSpec, load_scenario, one_variant

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..api import simulate
-from ..lazy import numpy as np  # Imported on first use (start-up time): lazy.py.
+from ..lazy import numpy as np  # on first use (start-up time): lazy.py
 from ..scenario import load_scenario
 from .holds import dwells_s
 

@@ -20,9 +20,7 @@ from typing import Any
 
 from .. import metrics
 from ..api import simulate
-
-# Imported on first use (start-up time): lazy.py.
-from ..lazy import numpy as np, pandas as pd, pyplot as plt
+from ..lazy import numpy as np, pandas as pd, pyplot as plt  # on first use (start-up time): lazy.py
 from ..table import align
 
 BIN_S = 0.1

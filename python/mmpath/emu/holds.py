@@ -45,9 +45,7 @@ from typing import Any
 
 from .. import _core
 from ..api import simulate
-
-# Imported on first use (start-up time): lazy.py.
-from ..lazy import numpy as np
+from ..lazy import numpy as np  # on first use (start-up time): lazy.py
 from ..scenario import load_scenario
 
 # channel.rs SCAN_DWELL_MS / SCAN_REST_MS: qcacld-3.0's gActiveMaxChannelTime / gRestTimeConc.

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
-from ..lazy import pandas as pd  # Imported on first use (start-up time): lazy.py.
+from ..lazy import pandas as pd  # on first use (start-up time): lazy.py
 from ..outputs import check_out_folder
 from . import runner
 from .catalog import UnknownClaim, known_ids, select

@@ -19,9 +19,7 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 from typing import Any, Iterable, Sequence
-
-# Imported on first use (start-up time): lazy.py.
-from ..lazy import numpy as np, pyplot as plt
+from ..lazy import numpy as np, pyplot as plt  # on first use (start-up time): lazy.py
 from . import registry
 
 DPI = 150

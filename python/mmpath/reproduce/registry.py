@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 
-from ..lazy import numpy as np  # Imported on first use (start-up time): lazy.py.
+from ..lazy import numpy as np  # on first use (start-up time): lazy.py
 
 if TYPE_CHECKING:  # pragma: no cover
     from pathlib import Path

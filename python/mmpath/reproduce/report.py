@@ -8,7 +8,7 @@ import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..lazy import pandas as pd  # Imported on first use (start-up time): lazy.py.
+from ..lazy import pandas as pd  # on first use (start-up time): lazy.py
 from ..outputs import staged_folder
 from ..version import __version__
 

@@ -14,7 +14,7 @@ from typing import Any, Iterable
 
 from ..api import run as mmpath_run
 from ..executor import map_unordered
-from ..lazy import pandas as pd  # Imported on first use (start-up time): lazy.py.
+from ..lazy import pandas as pd  # on first use (start-up time): lazy.py
 from ..progress import RunCounter
 from ..scenario import load_scenario
 from . import catalog, registry  # noqa: F401 (catalog: registers every experiment)

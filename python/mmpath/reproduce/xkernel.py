@@ -23,9 +23,7 @@ from typing import Any
 from .. import metrics
 from ..api import run as mmpath_run
 from ..emu import run as emulate
-
-# Imported on first use (start-up time): lazy.py.
-from ..lazy import numpy as np, pandas as pd
+from ..lazy import numpy as np, pandas as pd  # on first use (start-up time): lazy.py
 from ..scenario import load_scenario
 from . import plotting
 from .registry import Checks, Claim, Experiment, Mode, Point, claim, experiment, fmt, stats

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..lazy import pandas as pd  # Imported on first use (start-up time): lazy.py.
+from ..lazy import pandas as pd  # on first use (start-up time): lazy.py
 from ..outputs import check_out_folder
 from ..progress import RunCounter
 from ..version import __version__

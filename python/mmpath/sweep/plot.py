@@ -11,9 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
-
-# Imported on first use (start-up time): lazy.py.
-from ..lazy import numpy as np, pandas as pd, pyplot as plt
+from ..lazy import numpy as np, pandas as pd, pyplot as plt  # on first use (start-up time): lazy.py
 from .cells import cell, grid_values, text_keys
 from .spec import SweepSpec
 

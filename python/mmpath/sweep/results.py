@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..lazy import pandas as pd  # Imported on first use (start-up time): lazy.py.
+from ..lazy import pandas as pd  # on first use (start-up time): lazy.py
 from ..outputs import staged_folder
 from ..table import align
 from .cells import cell, grid_values, text_keys

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ...lazy import numpy as np  # Imported on first use (start-up time): lazy.py.
+from ...lazy import numpy as np  # on first use (start-up time): lazy.py
 from ..model import Source
 from .packets import conn_name
 

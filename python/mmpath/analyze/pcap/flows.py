@@ -4,9 +4,7 @@ connections, UDP), with 1 ms delivered-byte bins and 10 ms samples."""
 from __future__ import annotations
 
 from pathlib import Path
-
-# Imported on first use (start-up time): lazy.py.
-from ...lazy import numpy as np, pandas as pd
+from ...lazy import numpy as np, pandas as pd  # on first use (start-up time): lazy.py
 from ..model import Source, empty_events
 from .capture import LINKTYPES
 from .metrics import bin_sum, last_per_bin, tcp_direction

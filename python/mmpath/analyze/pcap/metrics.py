@@ -7,7 +7,7 @@ receive window (RFC 7323 window scale).
 
 from __future__ import annotations
 
-from ...lazy import numpy as np  # Imported on first use (start-up time): lazy.py.
+from ...lazy import numpy as np  # on first use (start-up time): lazy.py
 from .directions import TcpDir
 from .options import ACK, SYN
 from .packets import conn_name, ip_str

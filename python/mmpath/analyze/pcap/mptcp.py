@@ -4,9 +4,7 @@ from data ACKs, and reinjections from DSS mappings."""
 from __future__ import annotations
 
 import hashlib
-
-# Imported on first use (start-up time): lazy.py.
-from ...lazy import numpy as np, pandas as pd
+from ...lazy import numpy as np, pandas as pd  # on first use (start-up time): lazy.py
 from .metrics import bin_sum, unwrap32
 from .options import ACK, ADD_ADDR, DSS, MP_CAPABLE, MP_JOIN, MP_PRIO, SYN
 from .packets import conn_name
