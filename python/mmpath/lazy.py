@@ -1,4 +1,4 @@
-"""The heavy third-party libraries (numpy, pandas, pyarrow, matplotlib), imported on first use.
+"""The heavy third-party libraries (numpy, pandas and with it pyarrow, matplotlib), imported on first use.
 
 `mmpath --help`, `mmpath scenarios` and every parser of the command line import the whole
 package, but most commands need few or none of these libraries, which take about a second to
@@ -65,7 +65,5 @@ def _agg_backend() -> None:
 
 
 numpy = LazyModule("numpy")
-pandas = LazyModule("pandas")
-pyarrow_parquet = LazyModule("pyarrow.parquet")
-matplotlib = LazyModule("matplotlib")
+pandas = LazyModule("pandas")  # pandas imports pyarrow (Parquet) itself, when it is first used
 pyplot = LazyModule("matplotlib.pyplot", before=_agg_backend)
