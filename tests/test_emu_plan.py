@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from mmpath.emu import capacity, checks, delay, tcpconf
-from mmpath.emu.checks import EmuError
+from mmpath.emu.errors import EmuError
 
 
 def _cfg(paths: list[dict], flows: list[dict], backbone: dict | None = None) -> dict:

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from mmpath.emu import EmuError, capacity, checks, netns, pick_variant, shaper, traffic
-from mmpath.emu import _end_sum, _goodput, _received_bytes
+from mmpath.analyze.iperf3 import end_sum, goodput_mbps, received_bytes
 from mmpath.scenario import load_scenario
 
 TOOLS = ("ip", "tc", "iperf3", "tcpdump", "mptcpize")
@@ -188,13 +188,13 @@ def test_udp_goodput_is_what_arrived_not_what_was_sent():
     doc = {"end": {"sum": {"bytes": 503369748, "bits_per_second": 1341467496.0, "lost_percent": 10.7},
                    "sum_sent": {"bytes": 503369748, "bits_per_second": 1341467496.0},
                    "sum_received": {"bytes": 440234676, "bits_per_second": 1173866400.0}}}
-    assert _goodput(doc, udp=True) == pytest.approx(1173.8664)
-    assert _received_bytes(doc, udp=True) == 440234676
+    assert goodput_mbps(doc, udp=True) == pytest.approx(1173.8664)
+    assert received_bytes(doc, udp=True) == 440234676
     # An iperf3 without sum_received: the sum less its lost share.
     old = {"end": {"sum": {"bytes": 1000, "bits_per_second": 8000.0, "lost_percent": 25.0}}}
-    assert _end_sum(old, udp=True)["bytes"] == 750
+    assert end_sum(old, udp=True)["bytes"] == 750
     tcp = {"end": {"sum_sent": {"bits_per_second": 2e9}, "sum_received": {"bits_per_second": 1e9}}}
-    assert _goodput(tcp, udp=False) == 1000.0
+    assert goodput_mbps(tcp, udp=False) == 1000.0
 
 
 # --- the shaper's end of trace, the capacity's stalls, the client's kill -----------------------

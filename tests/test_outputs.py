@@ -232,11 +232,11 @@ def test_an_outage_to_the_end_is_shaded_within_the_data_range():
     import matplotlib.pyplot as plt
     import numpy as np
 
-    from mmpath.report import _shade_outages
+    from mmpath.report import shade_outages
 
     fig, ax = plt.subplots()
     ax.plot([0.0, 32.0], [1.0, 1.0])
     before = ax.get_xlim()
-    _shade_outages(ax, np.array([31.7]), np.array(["down"]), np.array(["11ad"]))
+    shade_outages(ax, np.array([31.7]), np.array(["down"]), np.array(["11ad"]))
     assert ax.get_xlim() == before
     plt.close(fig)

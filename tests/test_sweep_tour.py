@@ -63,7 +63,7 @@ def test_rerunning_into_a_folder_replaces_the_earlier_sweeps_files(tmp_path, cap
 
 
 def test_the_default_folder_is_the_sweeps_name_made_one_safe_folder(tmp_path, monkeypatch, capsys):
-    # As `mmpath run` does with a scenario's name (cli._safe_dir_name): a sweep named
+    # As `mmpath run` does with a scenario's name (outputs.safe_dir_name): a sweep named
     # "../escape" wrote to mmpath-out/escape, outside mmpath-out/sweep.
     monkeypatch.chdir(tmp_path)
     f = tmp_path / "study.toml"

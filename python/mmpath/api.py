@@ -8,13 +8,13 @@ import time
 from pathlib import Path
 from typing import Any, Mapping
 
-import numpy as np
-import pandas as pd
-
-from . import progress as _progress
+from . import _core, metrics, progress as _progress
 from .errors import ScenarioError
-from .scenario import Overrides, Scenario, ScenarioSpec, load_scenario
+from .lazy import numpy as np, pandas as pd  # on first use (start-up time): lazy.py
+from .outputs import check_out_folder, write_outputs
+from .scenario import Overrides, Scenario, ScenarioSpec, load_scenario, one_variant
 from .spelling import PYTHON
+from .version import __version__
 
 # Number of run_until slices: ~1 % of the simulated duration each, so the progress bar moves
 # smoothly and Ctrl-C (checked by Python between slices) is honoured within a fraction of a second.
@@ -23,12 +23,6 @@ _CHUNKS = 100
 # Keys of summary.json that depend on the machine's speed, not on the scenario and seed; the
 # determinism guarantee (byte-identical outputs for the same seed) excludes exactly these.
 WALL_TIME_KEYS = ("wall_s", "sim_s_per_wall_s", "events_per_s")
-
-
-def _version() -> str:
-    from . import __version__
-
-    return __version__
 
 
 def _decode(codes: np.ndarray, names: list[str]) -> pd.Categorical:
@@ -87,8 +81,6 @@ class Result:
 
     def save(self, out_dir: str | os.PathLike, report: bool = True) -> Path:
         """Write summary.json, intervals.csv, timeline.parquet, iperf3.json (and report.html)."""
-        from .outputs import write_outputs
-
         return write_outputs(self, out_dir, report=report)
 
     def __repr__(self) -> str:
@@ -130,8 +122,6 @@ def flow_metrics(flow: Mapping[str, Any], index: int, intervals: pd.DataFrame, t
       rate, capped by the backbone's when there is one; an MPTCP connection's paths' rates
       summed).
     """
-    from . import metrics
-
     name = str(flow.get("name", ""))
     iv = intervals[intervals["flow"].astype(str) == name] if len(intervals) else intervals
     dt = 0.1
@@ -219,7 +209,7 @@ def _build_result(out: dict[str, Any], scenario: Scenario, seed: int, wall_s: fl
     summary: dict[str, Any] = {
         "scenario": scenario.name,
         "seed": seed,
-        "mmpath_version": _version(),
+        "mmpath_version": __version__,
         **core_summary,
         "wall_s": wall_s,
         "sim_s_per_wall_s": sim_s / wall_s if wall_s > 0 else None,
@@ -253,8 +243,6 @@ def simulate(scenario: Scenario, show_progress: bool = False, scheduler: Any = N
                with select(now_s, subflows, conn) -> subflow index or None, for every MPTCP
                flow, or a dict {flow name: object}
     """
-    from . import _core
-
     seed = scenario.seed
     try:
         sim = _core.Simulation(scenario.json, seed)
@@ -307,14 +295,10 @@ def run(
                `overrides`); without it such a scenario runs its base (compare.compare runs all)
     """
     if variant is not None:
-        from .compare import one_variant
-
         sc = one_variant(scenario, overrides, seed, variant, spelling=PYTHON)
     else:
         sc = load_scenario(scenario, overrides, seed=seed, spelling=PYTHON)
     if out is not None:
-        from .outputs import check_out_folder
-
         check_out_folder(Path(out))  # an unwritable folder is refused before the run, not after it
     result = simulate(sc, show_progress=progress, scheduler=scheduler)
     if out is not None:

@@ -3,52 +3,46 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
-import re
 import sys
 import tomllib
 from pathlib import Path
 
+from . import _core, api
+from .analyze.cli import add_parser as add_analyze_parser  # `mmpath analyze`: analyze/cli.py
+from .capture import add_parser as add_capture_parser  # `mmpath capture`: capture.py
 from .cliargs import print_error
+from .compare import best, compare, format_table as format_compare_table
+from .emu.cli import add_parser as add_emu_parser  # `mmpath emu run`: emu/
 from .errors import MmpathError
+from .outputs import check_out_folder, safe_dir_name, summary_json
+from .reproduce_cli import add_parser as add_reproduce_parser  # `mmpath reproduce`: reproduce_cli.py
+from .scenario import bundled_scenarios, describe, load_scenario, one_variant
+from .spelling import CLI
+from .sweep.cli import add_parser as add_sweep_parser  # `mmpath sweep`: sweep/
+from .table import format_table, run_line
+from .version import __version__
 
 DEFAULT_SCENARIO = "default"
 DEFAULT_OUT_ROOT = Path("mmpath-out")
-
-
-def _version() -> str:
-    from . import __version__
-
-    return __version__
-
-
-def _safe_dir_name(name: str) -> str:
-    """A scenario name as a single folder name (names come from files; keep them harmless)."""
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._") or "scenario"
 
 
 # --------------------------------------------------------------------------- commands
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from .api import simulate
-    from .outputs import check_out_folder, summary_json
-    from .scenario import load_scenario
-    from .table import format_table, run_line
-
     spec = args.scenario or DEFAULT_SCENARIO
     if args.variant is not None:
-        from .compare import one_variant
-
         sc = one_variant(spec, args.overrides, seed=args.seed, variant=args.variant)
-        out = Path(args.out) if args.out else DEFAULT_OUT_ROOT / _safe_dir_name(sc.name) / _safe_dir_name(args.variant)
+        out = Path(args.out) if args.out else DEFAULT_OUT_ROOT / safe_dir_name(sc.name) / safe_dir_name(args.variant)
     else:
         sc = load_scenario(spec, args.overrides, seed=args.seed)
-        out = Path(args.out) if args.out else DEFAULT_OUT_ROOT / _safe_dir_name(sc.name)
+        out = Path(args.out) if args.out else DEFAULT_OUT_ROOT / safe_dir_name(sc.name)
     check_out_folder(out)  # an unwritable --out is refused before the run, not after it
     if sc.variants:
         return _run_variants(args, spec, sc, out)
-    result = simulate(sc, show_progress=not args.no_progress)
+    result = api.simulate(sc, show_progress=not args.no_progress)  # looked up now: tests replace it
     # Outputs are written even when an invariant failed: they are what one debugs from.
     result.save(out)
     if not args.out:
@@ -68,12 +62,6 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def _run_variants(args: argparse.Namespace, spec, sc, out: Path) -> int:
     """A scenario with [[variant]] entries: run each, one table and one plot (compare.py)."""
-    import json
-
-    from .compare import best, compare, format_table
-    from .spelling import CLI
-    from .table import run_line
-
     cmp = compare(spec, args.overrides, seed=args.seed, out=out, progress=not args.no_progress, spelling=CLI)
     if not args.out:
         print_error(f"outputs written to {out}{os.sep} (one folder per variant, compare.csv, compare.png)")
@@ -82,7 +70,7 @@ def _run_variants(args: argparse.Namespace, spec, sc, out: Path) -> int:
         sys.stdout.write(json.dumps(doc, indent=2) + "\n")
     else:
         print(f"{sc.name}: {len(cmp.results)} variants, seed {sc.seed}")
-        print(format_table(cmp.table))
+        print(format_compare_table(cmp.table))
         print(f"best: {best(cmp)}; plot: {out / 'compare.png'}")
         for name, r in cmp.results.items():
             print(f"  {name}: {run_line(r.summary)}")
@@ -96,8 +84,6 @@ def _run_variants(args: argparse.Namespace, spec, sc, out: Path) -> int:
 
 
 def cmd_scenarios(args: argparse.Namespace) -> int:
-    from .scenario import bundled_scenarios, describe
-
     found = bundled_scenarios()
     if not found:
         print_error("no bundled scenarios found")
@@ -116,7 +102,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="mmpath",
         description="Simulate TCP/MPTCP over dual-band 802.11ad + Wi-Fi links.",
     )
-    p.add_argument("--version", action="version", version=f"mmpath {_version()}")
+    p.add_argument("--version", action="version", version=f"mmpath {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
     r = sub.add_parser("run", help="simulate a scenario and print the results table",
@@ -139,24 +125,15 @@ def build_parser() -> argparse.ArgumentParser:
                        description="List the bundled scenarios, one line each.")
     s.set_defaults(func=cmd_scenarios)
 
-    from .reproduce_cli import add_parser as add_reproduce_parser  # `mmpath reproduce`: reproduce_cli.py
     add_reproduce_parser(sub)
-    from .analyze.cli import add_parser as add_analyze_parser  # `mmpath analyze`: analyze/cli.py
     add_analyze_parser(sub)
-    from .capture import add_parser as add_capture_parser  # `mmpath capture`: capture.py
     add_capture_parser(sub)
-    from .sweep.cli import add_parser as add_sweep_parser  # `mmpath sweep`: sweep/
     add_sweep_parser(sub)
-    from .emu.cli import add_parser as add_emu_parser  # `mmpath emu run`: emu/
     add_emu_parser(sub)
     return p
 
 
 def _is_core_scenario_error(e: BaseException) -> bool:
-    try:
-        from . import _core
-    except ImportError:
-        return False
     return isinstance(e, _core.ScenarioError)
 
 

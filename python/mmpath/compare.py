@@ -11,14 +11,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import pandas as pd
-
 from .api import Result, simulate
 from .errors import ScenarioError
-from .report import throughput_by_path
-from .scenario import Overrides, Scenario, ScenarioSpec, load_scenario, parse_overrides
-from .spelling import CLI, PYTHON, Spelling
+from .lazy import numpy as np, pandas as pd, pyplot as plt  # on first use (start-up time): lazy.py
+from .outputs import check_out_folder, safe_name, staged_folder
+from .report import shade_outages, throughput_by_path
+from .scenario import Overrides, ScenarioSpec, load_scenario, variant_scenarios
+from .spelling import PYTHON, Spelling
+from .table import align
 
 
 @dataclass
@@ -31,50 +31,6 @@ class Comparison:
     @property
     def ok(self) -> bool:
         return all(r.ok for r in self.results.values())
-
-
-def variant_scenarios(base: Scenario, spec: ScenarioSpec, overrides: Overrides = None,
-                      seed: int | None = None, spelling: Spelling = CLI) -> list[tuple[str, Scenario]]:
-    """Each variant as a validated Scenario: its overrides first, then the user's (which win)."""
-    user = dict(parse_overrides(overrides, spelling))
-    out = []
-    for name, pairs in base.variants:
-        merged = {**dict(pairs), **user}
-        try:
-            sc = load_scenario(spec, merged, seed=seed, spelling=spelling)
-        except ScenarioError as e:
-            # load_scenario blames every override on the user's; say when the variant set it.
-            msg = str(e)
-            for key in merged:
-                blame = spelling.blame(key)
-                if key not in user and msg.endswith(blame):
-                    msg = f"{msg[:-len(blame)]} (from the variant's set {key})"
-                    break
-            raise ScenarioError(f"variant {name!r}: {msg}") from None
-        out.append((name, sc))
-    return out
-
-
-def one_variant(spec: ScenarioSpec, overrides: Overrides = None, seed: int | None = None,
-                variant: str = "", spelling: Spelling = CLI) -> Scenario:
-    """The scenario's variant named `variant` as a plain scenario: its overrides, then the
-    user's. Only that variant is loaded, so a user override that suits it alone is fine.
-    ScenarioError when the scenario has no variants or none of that name."""
-    import dataclasses
-
-    # The base only lists the variants: the user's overrides are checked on the variant they
-    # apply to (one that only the variant allows, e.g. max_rates_mbps beside its
-    # scheduler = "energy", would fail on the base).
-    base = load_scenario(spec, None, seed=seed, spelling=spelling)
-    names = [n for n, _ in base.variants]
-    named = spelling.variant(variant)
-    if not names:
-        raise ScenarioError(f"{named}: {base.source} has no [[variant]] entries ({spelling.no_variant})")
-    if variant not in names:
-        raise ScenarioError(f"{named}: no such variant in {base.source} (allowed: {', '.join(names)})")
-    picked = dataclasses.replace(base, variants=tuple(v for v in base.variants if v[0] == variant))
-    sc = variant_scenarios(picked, spec, overrides, seed, spelling)[0][1]
-    return dataclasses.replace(sc, variants=())
 
 
 def _path_mbps(res: Result) -> dict[str, float]:
@@ -150,8 +106,6 @@ def compare(spec: ScenarioSpec, overrides: Overrides = None, seed: int | None = 
     `spelling`: errors name the Python arguments (the CLI passes spelling.CLI)."""
     base = load_scenario(spec, overrides, seed=seed, spelling=spelling)
     if out is not None:
-        from .outputs import check_out_folder
-
         check_out_folder(Path(out))  # before the runs, not after them
     if not base.variants:
         raise ScenarioError(f"{base.source}: has no [[variant]] entries to compare")
@@ -166,8 +120,6 @@ def compare(spec: ScenarioSpec, overrides: Overrides = None, seed: int | None = 
 
 
 def format_table(table: pd.DataFrame) -> str:
-    from .table import align
-
     cols = list(table.columns)
     names = {"resaturation_s": "resat s", "rtt_mean_ms": "RTT ms", "nJ_per_bit": "nJ/bit", "energy_J": "energy J"}
     header = [names.get(c, c.replace("_mbps", " Mbps").replace("_MB", " MB")) for c in cols]
@@ -186,11 +138,9 @@ def format_table(table: pd.DataFrame) -> str:
 
 
 def _shade_outages(ax, res: Result) -> None:
-    """Each path's down..up spans, as the run report shades them (report._shade_outages)."""
-    from .report import _shade_outages as shade
-
+    """Each path's down..up spans, as the run report shades them (report.shade_outages)."""
     ev = res.events
-    shade(ax, ev["t_s"].to_numpy(dtype=float), ev["kind"].astype(str).to_numpy(), ev["path"].astype(str).to_numpy())
+    shade_outages(ax, ev["t_s"].to_numpy(dtype=float), ev["kind"].astype(str).to_numpy(), ev["path"].astype(str).to_numpy())
 
 
 def _cwnd_series(res: Result):
@@ -210,11 +160,6 @@ def _cwnd_series(res: Result):
 def plot(cmp: Comparison, path: Path) -> None:
     """One row per variant: per-path throughput over time (left) and each TCP flow's or
     subflow's congestion window (right), link outages shaded in both."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     n = len(cmp.results)
     # One colour per path across every panel.
     names: list[str] = []
@@ -258,18 +203,11 @@ def plot(cmp: Comparison, path: Path) -> None:
 def write(cmp: Comparison, out: Path) -> None:
     """Every variant's folder, compare.csv and compare.png, moved into `out` together
     (outputs.staged_folder): an interrupted or failed write leaves `out` as it was."""
-    from .outputs import staged_folder
-
     with staged_folder(out) as tmp:
         for name, res in cmp.results.items():
-            res.save(tmp / _safe(name))
+            res.save(tmp / safe_name(name, "variant"))
         cmp.table.to_csv(tmp / "compare.csv", index=False, float_format="%.3f")
         plot(cmp, tmp / "compare.png")
-
-
-def _safe(name: str) -> str:
-    keep = "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
-    return keep or "variant"
 
 
 def best(cmp: Comparison) -> str:

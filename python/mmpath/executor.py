@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Any
 
+from .cliargs import print_error
 from .errors import MmpathError
 
 # How long to wait for a Dask scheduler before giving up with a message.
@@ -88,8 +89,8 @@ def _dask_workers(client: Any) -> int:
 def _on_dask(fn: Callable[..., Any], tasks: Sequence[tuple[Any, ...]],
              address: str) -> Iterator[tuple[int, Any, str | None]]:
     try:
-        from distributed import Client
-        from distributed import as_completed as dask_completed
+        # Optional (`mmpath[dask]`), and heavy: imported only for --dask.
+        from distributed import Client, as_completed as dask_completed
     except ImportError:
         raise ExecutorError('--dask needs dask.distributed: pip install "mmpath[dask]" (or "dask[distributed]")') \
             from None
@@ -100,7 +101,6 @@ def _on_dask(fn: Callable[..., Any], tasks: Sequence[tuple[Any, ...]],
     try:
         if not _dask_workers(client):
             # Tasks would wait silently for a worker that may never come: say so once.
-            from .cliargs import print_error
 
             print_error(f"the Dask cluster at {address} has no workers yet; the runs wait until one joins "
                         "(start one with `dask worker ADDRESS`; Ctrl-C stops)")

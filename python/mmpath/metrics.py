@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-import numpy as np
+from .lazy import numpy as np  # on first use (start-up time): lazy.py
 
 __all__ = [
     "outages",

@@ -11,15 +11,16 @@ import hashlib
 import json
 import math
 import os
+import re
 import shutil
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
 
-import numpy as np
-
 from .errors import OutputError
+from .lazy import numpy as np  # on first use (start-up time): lazy.py
+from .report import PLOT_FILES, write_report
 
 if TYPE_CHECKING:
     from .api import Result
@@ -406,9 +407,15 @@ def _ms_to_us(x: Any) -> float:
 # --------------------------------------------------------------------------- the folder
 
 
-def _safe_name(name: str) -> str:
-    """A path name as a file-name part: letters, digits, '-', '_', '.' kept, the rest '_'."""
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name) or "path"
+def safe_name(name: str, empty: str = "path") -> str:
+    """A name (a path's, a variant's) as a file-name part: letters, digits, '-', '_', '.' kept, the
+    rest '_'; `empty` for an empty name."""
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name) or empty
+
+
+def safe_dir_name(name: str) -> str:
+    """A scenario name as a single folder name (names come from files; keep them harmless)."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._") or "scenario"
 
 
 def check_out_folder(out: Path) -> None:
@@ -465,8 +472,6 @@ def staged_folder(out: Path, stale: tuple[str, ...] = ()) -> Iterator[Path]:
 
 def write_outputs(result: "Result", out_dir: str | os.PathLike, report: bool = True) -> Path:
     """Write every output file of a run into out_dir (created if needed); return its path."""
-    from .report import PLOT_FILES
-
     out = Path(out_dir)
     # Files a run writes only sometimes (a channel record per path, a plot with data, the
     # report): an earlier run's copy in the same folder goes, so e.g. one scenario's power.png
@@ -479,9 +484,7 @@ def write_outputs(result: "Result", out_dir: str | os.PathLike, report: bool = T
         write_timeline_parquet(result, tmp / "timeline.parquet")
         (tmp / "iperf3.json").write_text(dumps(iperf3_doc(result)), encoding="utf-8")
         for path_name, csv_text in sorted(getattr(result, "channel", {}).items()):
-            (tmp / f"channel-{_safe_name(path_name)}.csv").write_text(csv_text, encoding="utf-8")
+            (tmp / f"channel-{safe_name(path_name)}.csv").write_text(csv_text, encoding="utf-8")
         if report:
-            from .report import write_report
-
             write_report(result, tmp)
     return out

@@ -6,14 +6,10 @@ import html
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-import matplotlib
-
-matplotlib.use("Agg")  # headless: CI, ssh sessions, worker processes
-import matplotlib.pyplot as plt  # noqa: E402  (must follow use("Agg"))
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from .table import flow_rows  # noqa: E402
+# Imported on first use (start-up time); pyplot with the Agg backend (headless: CI, ssh sessions,
+# worker processes).
+from .lazy import numpy as np, pandas as pd, pyplot as plt
+from .table import flow_rows
 
 if TYPE_CHECKING:
     from .api import Result
@@ -39,7 +35,7 @@ def _mark_events(ax, events: pd.DataFrame) -> None:
     kinds = events["kind"].astype(str).to_numpy()
     paths = events["path"].astype(str).to_numpy()
     t = events["t_s"].to_numpy(dtype=np.float64)
-    _shade_outages(ax, t, kinds, paths)
+    shade_outages(ax, t, kinds, paths)
     for kind in np.unique(kinds):
         of_kind = kinds == kind
         if kind not in _EVENT_STYLE and of_kind.sum() > _MAX_RATE_EVENTS:
@@ -52,7 +48,7 @@ def _mark_events(ax, events: pd.DataFrame) -> None:
                       label=f"{path} {kind}", **style)
 
 
-def _shade_outages(ax, t: np.ndarray, kinds: np.ndarray, paths: np.ndarray) -> None:
+def shade_outages(ax, t: np.ndarray, kinds: np.ndarray, paths: np.ndarray) -> None:
     """Shade each down..up span (to the right edge if the path never came back). The axis keeps
     the limits the data gave it: a span to the edge must not widen it."""
     xlim = ax.get_xlim()

@@ -10,7 +10,10 @@ import argparse
 import sys
 from pathlib import Path
 
+from . import reproduce as rp
 from .cliargs import positive_int, print_error
+from .outputs import check_out_folder
+from .reproduce.report import console
 
 DEFAULT_OUT = Path("mmpath-out") / "reproduce"
 
@@ -37,8 +40,6 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from . import reproduce as rp
-    from .reproduce.report import console
 
     if args.list:
         for cid in rp.known_ids():
@@ -53,7 +54,6 @@ def run(args: argparse.Namespace) -> int:
         print_error("error: --workers and --dask exclude each other (the Dask cluster has its own workers)")
         return 2
     out = Path(args.out) if args.out else DEFAULT_OUT
-    from .outputs import check_out_folder
 
     check_out_folder(out)  # an OutputError ends here (status 2), not after hours of runs
     rep = rp.reproduce(args.ids or ["all"], runs=args.runs, out=out, fast=args.fast,

@@ -7,6 +7,7 @@ Python only parses TOML and applies overrides; every default and limit lives in 
 from __future__ import annotations
 
 import copy
+import dataclasses
 import datetime as _dt
 import importlib.resources
 import json
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
+from . import _core
 from .errors import OverrideError, ScenarioError, ScenarioNotFoundError
 from .spelling import CLI, Spelling
 
@@ -289,14 +291,6 @@ def apply_override(doc: dict[str, Any], key: str, value: Any, spelling: Spelling
 # --------------------------------------------------------------------------- loading
 
 
-def _core_module():
-    # Imported late so that `mmpath scenarios` and error paths work even while the extension is
-    # being rebuilt, and so a missing build gives a clear ImportError at the point of use.
-    from . import _core
-
-    return _core
-
-
 def _json_default(value: Any) -> Any:
     # TOML dates/times inside a scenario file: hand them to the validator as ISO strings.
     if isinstance(value, (_dt.date, _dt.time, _dt.datetime)):
@@ -316,7 +310,7 @@ def _blame(message: str, overridden: Mapping[str, str]) -> str:
 
 def normalize(doc: Mapping[str, Any], source: str, overridden: Mapping[str, str] | None = None) -> Scenario:
     """Validate a raw scenario dict in the core and return the normalized Scenario."""
-    core = _core_module()
+    core = _core
     try:
         raw_json = json.dumps(doc, default=_json_default)
     except (TypeError, ValueError) as e:
@@ -401,3 +395,49 @@ def describe(entry: Any) -> str:
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
         return f"(unreadable: {' '.join(str(e).split())})"
     return " ".join(str(doc.get("description", "")).split())
+
+
+# --------------------------------------------------------------------------- variants
+# (`mmpath run --variant`, mmpath.run(variant=...), the comparison of every variant: compare.py)
+
+
+def variant_scenarios(base: Scenario, spec: ScenarioSpec, overrides: Overrides = None,
+                      seed: int | None = None, spelling: Spelling = CLI) -> list[tuple[str, Scenario]]:
+    """Each variant as a validated Scenario: its overrides first, then the user's (which win)."""
+    user = dict(parse_overrides(overrides, spelling))
+    out = []
+    for name, pairs in base.variants:
+        merged = {**dict(pairs), **user}
+        try:
+            sc = load_scenario(spec, merged, seed=seed, spelling=spelling)
+        except ScenarioError as e:
+            # load_scenario blames every override on the user's; say when the variant set it.
+            msg = str(e)
+            for key in merged:
+                blame = spelling.blame(key)
+                if key not in user and msg.endswith(blame):
+                    msg = f"{msg[:-len(blame)]} (from the variant's set {key})"
+                    break
+            raise ScenarioError(f"variant {name!r}: {msg}") from None
+        out.append((name, sc))
+    return out
+
+
+def one_variant(spec: ScenarioSpec, overrides: Overrides = None, seed: int | None = None,
+                variant: str = "", spelling: Spelling = CLI) -> Scenario:
+    """The scenario's variant named `variant` as a plain scenario: its overrides, then the
+    user's. Only that variant is loaded, so a user override that suits it alone is fine.
+    ScenarioError when the scenario has no variants or none of that name."""
+    # The base only lists the variants: the user's overrides are checked on the variant they
+    # apply to (one that only the variant allows, e.g. max_rates_mbps beside its
+    # scheduler = "energy", would fail on the base).
+    base = load_scenario(spec, None, seed=seed, spelling=spelling)
+    names = [n for n, _ in base.variants]
+    named = spelling.variant(variant)
+    if not names:
+        raise ScenarioError(f"{named}: {base.source} has no [[variant]] entries ({spelling.no_variant})")
+    if variant not in names:
+        raise ScenarioError(f"{named}: no such variant in {base.source} (allowed: {', '.join(names)})")
+    picked = dataclasses.replace(base, variants=tuple(v for v in base.variants if v[0] == variant))
+    sc = variant_scenarios(picked, spec, overrides, seed, spelling)[0][1]
+    return dataclasses.replace(sc, variants=())

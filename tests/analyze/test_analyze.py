@@ -14,7 +14,7 @@ import pytest
 
 import mmpath
 from mmpath.analyze import iperf3, iw, pcap, ss, wil6210
-from mmpath.analyze.pcap import _reinjections
+from mmpath.analyze.pcap.mptcp import _reinjections
 from mmpath.analyze.pcap.mptcp import _data_mapping
 from mmpath.analyze.summary import format_summary
 
@@ -304,7 +304,7 @@ def test_pcapng_and_linux_sll2(tmp_path):
         opts = struct.pack("<HH", 2, len(name)) + name + struct.pack("<HH", 9, 1) + b"\x06\x00\x00\x00" + b"\x00" * 4
         idb = struct.pack("<HHI", 276, 0, 262144) + opts
         w.write(struct.pack("<II", 1, 12 + len(idb)) + idb + struct.pack("<I", 12 + len(idb)))
-        for ts, buf, origlen, _if, _lt in pcap._records(src):
+        for ts, buf, origlen, _if, _lt in pcap.capture_records(src):
             us = int(round(ts * 1e6))
             pad = b"\x00" * (-len(buf) % 4)
             body = struct.pack("<IIIII", 0, us >> 32, us & 0xFFFFFFFF, len(buf), origlen) + buf + pad
@@ -637,3 +637,23 @@ def test_errors_name_the_line_as_the_simulator_does(run_cli, tmp_path, name, tex
     assert rc == 2
     assert_one_line_error(err, f"{tmp_path}/{where}")
     assert ": line " not in err and " at line " not in err, err
+
+
+def test_every_input_kind_is_in_the_readers_the_help_and_the_docs():
+    """analyze/kinds.py is the one list of input kinds: each has a reader, and the CLI help and
+    docs/analyze.md name every one (the help once left out `trace`)."""
+    import argparse
+
+    from mmpath.analyze import cli, sources
+    from mmpath.analyze.kinds import INPUTS, KINDS
+
+    assert set(sources.READERS) == set(KINDS)
+    sub = argparse.ArgumentParser().add_subparsers()
+    helptext = " ".join(cli.add_parser(sub).format_help().split())
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "analyze.md").read_text(encoding="utf-8")
+    for kind in KINDS:
+        assert kind in helptext, kind
+        assert f"`{kind}`" in doc, kind
+    for inp in INPUTS:
+        assert " ".join(inp.what.split()) in helptext, inp.what
+

@@ -186,14 +186,14 @@ def test_mptcp_connection_counts_past_2_gb_when_data_acks_mix_widths():
     MPTCP capture has both in one connection). The connection's progress was taken modulo the
     first data ACK's width, so with a 4-octet one first a connection stopped counting at 2^31
     bytes. Here: one 4-octet data ACK, then 8-octet ones up to 3 GB."""
-    from mmpath.analyze.pcap.mptcp import _connection_flows
+    from mmpath.analyze.pcap.mptcp import connection_flows
     from mmpath.analyze.pcap.options import ACK, DSS
-    from mmpath.analyze.pcap.packets import _Dir
+    from mmpath.analyze.pcap.packets import TcpDir
 
     idsn = 0x0123_4567_89AB_CDEF
     fwd_key = (b"\x0a\x01\x00\x02", 40000, b"\x0a\x01\x00\x01", 5201)
     rev_key = (fwd_key[2], fwd_key[3], fwd_key[0], fwd_key[1])
-    data, acks = _Dir("a0"), _Dir("a0")
+    data, acks = TcpDir("a0"), TcpDir("a0")
     steps = [(0.0, (idsn + 1) & 0xFFFFFFFF, False)] + [
         (0.1 * i, idsn + 1 + i * 100_000_000, True) for i in range(1, 31)]
     for i, (t, v, is64) in enumerate(steps):
@@ -204,7 +204,7 @@ def test_mptcp_connection_counts_past_2_gb_when_data_acks_mix_widths():
     flow = {"name": "a", "subflow": 0, "bytes": 3_000_000_000, "start": 0.0, "end": 3.0, "path": "a0",
             "retransmits": 0, "connection": "mptcp-00000001:fwd"}
     flows, bins, events = [], [], []
-    _connection_flows({"mptcp-00000001:fwd": [(fwd_key, data, flow)]}, {fwd_key: data, rev_key: acks},
+    connection_flows({"mptcp-00000001:fwd": [(fwd_key, data, flow)]}, {fwd_key: data, rev_key: acks},
                       0.001, flows, bins, events)
     assert flows[0]["bytes"] == 3_000_000_000
     assert bins[0]["bytes"].sum() == 3_000_000_000

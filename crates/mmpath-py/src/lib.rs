@@ -66,6 +66,40 @@ fn parse_csv_trace<'py>(py: Python<'py>, text: &str, label: &str) -> PyResult<Bo
     Ok(d)
 }
 
+/// Reads a wil6210 / NUWiNS log (docs/traces.md) with the core's own parser, for the analyzer:
+/// one entry per row (not only the changes a trace keeps), NaN where a row leaves a cell empty;
+/// `first_s` (None without a time column), `clock_times` and `time_unit` describe the time
+/// column. ValueError with the parser's `FILE:LINE: message` for a malformed log.
+#[pyfunction]
+fn parse_wil6210_log<'py>(py: Python<'py>, text: &str, label: &str) -> PyResult<Bound<'py, PyDict>> {
+    let log =
+        mmpath_sim::link::trace::read_wil6210_log(text, label).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    fn nan<T: Copy + Into<f64>>(v: &[Option<T>]) -> Vec<f64> {
+        v.iter().map(|x| x.map_or(f64::NAN, Into::into)).collect()
+    }
+    let d = PyDict::new(py);
+    d.set_item("t_s", log.t_s.into_pyarray(py))?;
+    d.set_item("mcs", nan(&log.mcs).into_pyarray(py))?;
+    d.set_item("sector", nan(&log.sector).into_pyarray(py))?;
+    let up: Vec<f64> = log.up.iter().map(|u| u.map_or(f64::NAN, |u| if u { 1.0 } else { 0.0 })).collect();
+    d.set_item("link_up", up.into_pyarray(py))?;
+    d.set_item("sqi", nan(&log.sqi).into_pyarray(py))?;
+    d.set_item("rssi_dbm", nan(&log.rssi_dbm).into_pyarray(py))?;
+    let rate: Vec<f64> = log.rate_bps.iter().map(|r| r.map_or(f64::NAN, |b| b as f64 / 1e6)).collect();
+    d.set_item("rate_mbps", rate.into_pyarray(py))?;
+    d.set_item("first_s", log.first_s)?;
+    d.set_item("clock_times", log.clock_times)?;
+    d.set_item("time_unit", log.time_unit)?;
+    Ok(d)
+}
+
+/// The column a wil6210 header cell names (time, mcs, sector, status, sqi, rssi, throughput),
+/// None for one the parser ignores: the analyzer's detection of a wil6210 log by its first line.
+#[pyfunction]
+fn wil6210_column(cell: &str) -> Option<&'static str> {
+    mmpath_sim::link::trace::wil6210_column(cell)
+}
+
 #[pyfunction]
 fn version() -> &'static str {
     env!("CARGO_PKG_VERSION")
@@ -248,6 +282,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(normalize_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(parse_csv_trace, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_wil6210_log, m)?)?;
+    m.add_function(wrap_pyfunction!(wil6210_column, m)?)?;
     m.add_class::<Simulation>()?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add("SchedulerError", m.py().get_type::<SchedulerError>())?;

@@ -7,7 +7,8 @@
     res.timeline     # cross-layer samples (docs/trace-schema.md)
     res.events       # link / protocol events
 
-Readers (one module each; pcap/ is a package): iperf3.py, pcap/, ss.py, iw.py, wil6210.py, mmpath_run.py;
+Readers (one module each; pcap/ is a package): iperf3.py, pcap/, ss.py, iw.py, wil6210.py, trace.py,
+mmpath_run.py, one per input kind of kinds.py;
 alignment in align.py; outputs in timeline.py, summary.py, report.py. See docs/analyze.md.
 """
 
@@ -19,10 +20,13 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import pandas as pd
-
+from ..lazy import pandas as pd  # on first use (start-up time): lazy.py
+from ..outputs import dumps, staged_folder
+from . import align as al, summary as sm, timeline as tl
 from .errors import AnalyzeInputError
 from .model import Source
+from .report import write_report
+from .sources import load
 
 __all__ = ["analyze", "Analysis", "AnalyzeInputError", "Source"]
 
@@ -52,10 +56,6 @@ def analyze(paths, out: str | os.PathLike | None = None, *, offsets: dict[str, f
     names_relative_to: name the sources relative to this folder (the emulator analyzes its
     staging folder, which is renamed afterwards).
     """
-    from . import align as al
-    from . import summary as sm
-    from . import timeline as tl
-    from .sources import load
 
     if not (0.001 <= bin_s <= 60):
         raise AnalyzeInputError("--bin", f"{bin_s} s is out of range", "0.001-60 seconds")
@@ -90,8 +90,6 @@ def analyze(paths, out: str | os.PathLike | None = None, *, offsets: dict[str, f
 
 def write(res: Analysis, out: Path, report: bool = True) -> Path:
     """summary.json, intervals.csv, timeline.parquet, events.csv, report.html + PNGs; atomic like a run."""
-    from ..outputs import dumps, staged_folder
-
     out = Path(out)
     with staged_folder(out) as tmp:
         (tmp / "summary.json").write_text(dumps(res.summary), encoding="utf-8")
@@ -99,13 +97,12 @@ def write(res: Analysis, out: Path, report: bool = True) -> Path:
         res.timeline.to_parquet(tmp / "timeline.parquet", engine="pyarrow", index=False)
         res.events.to_csv(tmp / "events.csv", index=False, lineterminator="\n")
         if report:
-            from .report import write_report
             write_report(res, tmp)
     return out
 
 
-# `import mmpath.analyze` (this package) replaces the `mmpath.analyze` function attribute with the
-# module; making the module callable keeps `mmpath.analyze([...])` working either way.
+# mmpath/__init__.py binds this package as `mmpath.analyze`; making the module callable makes
+# `mmpath.analyze([...])` run the analyzer.
 class _CallableModule(sys.modules[__name__].__class__):
     def __call__(self, *args, **kwargs):
         return analyze(*args, **kwargs)

@@ -18,8 +18,8 @@ The common origin (t_s = 0) is the earliest aligned time of any source's data.
 
 from __future__ import annotations
 
-import numpy as np
-
+from ..lazy import numpy as np  # on first use (start-up time): lazy.py
+from .errors import AnalyzeInputError
 from .model import Source
 
 
@@ -84,7 +84,6 @@ def align(sources: list[Source], user_offsets: dict[str, float] | None = None) -
         table[s.path] = {"kind": s.kind, "clock": s.clock, "offset_s": off + u, "anchor": anchor,
                          "user_offset_s": u}
     if user_offsets:
-        from .errors import AnalyzeInputError
         k = next(iter(user_offsets))
         raise AnalyzeInputError(k, "--offset names no input", "one of: " + ", ".join(s.path for s in sources))
     def first(s: Source) -> float | None:

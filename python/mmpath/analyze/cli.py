@@ -8,20 +8,23 @@ import sys
 from pathlib import Path
 
 from ..cliargs import print_error
+from ..errors import MmpathError
+from ..outputs import dumps
+from . import analyze
+from .kinds import KINDS, KINDS_HELP
+from .summary import format_summary
 
 DEFAULT_OUT = Path("mmpath-out") / "analyze"
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
-        "analyze", help="analyze iperf3 -J, pcap, ss, iw, wil6210 logs or an mmpath run folder",
-        description="mmNetAnalyzer: read iperf3 -J files, pcap/pcapng captures (TCP and MPTCP), "
-                    "`ss -tinO` and `iw` logs, wil6210 CSV traces, `mmpath capture` folders or an "
-                    "mmpath run folder; align them on one timeline; write timeline.parquet, "
-                    "intervals.csv, summary.json and report.html.")
+        "analyze", help=f"analyze {', '.join(KINDS[:-1])} logs or an mmpath run folder",
+        description=f"mmNetAnalyzer: read {KINDS_HELP}; align them on one timeline; write "
+                    "timeline.parquet, intervals.csv, summary.json and report.html.")
     p.add_argument("paths", nargs="+", metavar="PATH",
                    help="input files or folders; a file's kind is detected from its content "
-                        "(force one with KIND:PATH, KIND one of iperf3, pcap, ss, iw, wil6210, run)")
+                        f"(force one with KIND:PATH, KIND one of {', '.join(KINDS)})")
     p.add_argument("--out", metavar="DIR", help=f"output folder (default: {DEFAULT_OUT})")
     p.add_argument("--offset", action="append", default=[], metavar="PATH=SECONDS",
                    help="shift a source's clock by SECONDS (added to its timestamps; repeatable)")
@@ -38,8 +41,6 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def _pairs(items: list[str], flag: str) -> dict[str, float]:
-    from ..errors import MmpathError
-
     out: dict[str, float] = {}
     for it in items:
         k, sep, v = it.rpartition("=")
@@ -53,10 +54,6 @@ def _pairs(items: list[str], flag: str) -> dict[str, float]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from . import analyze
-    from .summary import format_summary
-    from ..outputs import dumps
-
     out = Path(args.out) if args.out else DEFAULT_OUT
     res = analyze(args.paths, out=out, offsets=_pairs(args.offset, "--offset"),
                   baselines=_pairs(args.baseline, "--baseline") or None, expected_mbps=args.expected,

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from ..errors import MmpathError
+import re
 
-KINDS_HELP = ("iperf3 -J JSON, pcap/pcapng, `ss -tinO` log, `iw dev IF station dump`/`link` log, "
-              "wil6210 CSV, mmpath CSV trace, an `mmpath capture` folder or an mmpath run folder")
+from ..errors import MmpathError
 
 
 class AnalyzeInputError(MmpathError, ValueError):
@@ -18,6 +17,16 @@ class AnalyzeInputError(MmpathError, ValueError):
             msg += f" (allowed: {allowed})"
         super().__init__(" ".join(msg.split()))
         self.path = str(path)
+
+
+def from_core(path, e: ValueError) -> AnalyzeInputError:
+    """A parse error of the simulator core (the CSV trace and wil6210 parsers, which name the file
+    and line: FILE:LINE: what (allowed: ...)) as the analyzer's own, in the same form."""
+    msg = str(e)
+    prefix = f"{path}:"
+    msg = msg[len(prefix):].strip() if msg.startswith(prefix) else msg
+    at = re.match(r"(\d+): ", msg)
+    return AnalyzeInputError(path, msg[at.end():] if at else msg, line=int(at.group(1)) if at else None)
 
 
 def read_text(path, allowed: str, what: str = "") -> str:

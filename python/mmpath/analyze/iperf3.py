@@ -23,10 +23,8 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-
-import numpy as np
-import pandas as pd
-
+from typing import Any
+from ..lazy import numpy as np, pandas as pd  # on first use (start-up time): lazy.py
 from .errors import AnalyzeInputError, read_text
 from .model import Source
 
@@ -263,3 +261,60 @@ def read(path, obj=None) -> Source:
         # than show a quietly empty result (its receiver totals are then 0; found by the tour).
         src.meta["error"] = " ".join(str(obj["error"]).split())[:200]
     return src
+
+
+# --------------------------------------------------------------------------- the emulator's figures
+# `mmpath emu run` reads its own iperf3 -J reports with these (emu/__init__.py): the totals iperf3
+# printed, not the analyzer's per-stream flows.
+
+
+def report_or_empty(path: Path) -> dict[str, Any]:
+    """The report as a dict; {} when the file is missing or not JSON (iperf3 failed before writing
+    it, and its exit status and stderr say why)."""
+    try:
+        return json.loads(Path(path).read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def interval_sums(doc: dict[str, Any], offset_s: float) -> pd.DataFrame:
+    """The report's `sum` of each interval (t_s on a clock where the test starts at offset_s, bytes,
+    mbps): the emulator's per-flow intervals."""
+    rows = []
+    for iv in doc.get("intervals", []):
+        s = iv.get("sum", {})
+        rows.append({"t_s": offset_s + float(s.get("start", 0.0)), "bytes": int(s.get("bytes", 0)),
+                     "mbps": float(s.get("bits_per_second", 0.0)) / 1e6})
+    return pd.DataFrame(rows, columns=["t_s", "bytes", "mbps"])
+
+
+def end_sum(doc: dict[str, Any], udp: bool) -> dict[str, Any]:
+    """iperf3's totals for what arrived: `sum_received` (TCP, and UDP from iperf3 3.x on, whose
+    `sum` counts the bytes sent: 3.12's `sum` said 1341 Mbit/s where 1174 arrived); an older
+    iperf3's UDP `sum` with its bytes reduced by the lost share."""
+    end = doc.get("end", {})
+    got = end.get("sum_received")
+    if got or not udp:
+        return got or {}
+    s = dict(end.get("sum") or {})
+    lost = float(s.get("lost_percent") or 0.0) / 100.0
+    for k in ("bytes", "bits_per_second"):
+        if k in s:
+            s[k] = s[k] * (1.0 - lost)
+    return s
+
+
+def sent_mbps(doc: dict[str, Any]) -> float:
+    """What iperf3 sent (UDP): below the offered rate when this machine's CPU, not the emulated
+    link, was the limit (the CLI says so)."""
+    end = doc.get("end", {})
+    s = end.get("sum_sent") or end.get("sum") or {}
+    return float(s.get("bits_per_second", 0.0)) / 1e6
+
+
+def goodput_mbps(doc: dict[str, Any], udp: bool) -> float:
+    return float(end_sum(doc, udp).get("bits_per_second", 0.0)) / 1e6
+
+
+def received_bytes(doc: dict[str, Any], udp: bool) -> int:
+    return int(end_sum(doc, udp).get("bytes", 0))

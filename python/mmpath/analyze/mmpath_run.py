@@ -11,10 +11,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-
-import numpy as np
-import pandas as pd
-
+from ..lazy import numpy as np, pandas as pd  # on first use (start-up time): lazy.py
 from .errors import AnalyzeInputError
 from .model import Source
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import pandas as pd
+from ..lazy import pandas as pd  # on first use (start-up time): lazy.py
 
 BIN_COLS = ["t", "dt", "flow", "subflow", "path", "bytes"]
 EVENT_COLS = ["t", "path", "kind", "value", "detail"]
@@ -40,7 +40,7 @@ class Source:
     # Delivered bytes: t (bin start), dt (bin length), flow, subflow (-1 = connection), path, bytes.
     bins: pd.DataFrame = field(default_factory=empty_bins)
     # Cross-layer samples: t, flow, path and timeline columns (docs/trace-schema.md).
-    samples: pd.DataFrame = field(default_factory=pd.DataFrame)
+    samples: pd.DataFrame = field(default_factory=lambda: pd.DataFrame())
     # Link / protocol events: t, path, kind (down, up, rate, mp_prio, add_addr, ...), value, detail.
     events: pd.DataFrame = field(default_factory=empty_events)
     meta: dict = field(default_factory=dict)

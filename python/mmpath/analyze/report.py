@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import html
 from pathlib import Path
-
-import numpy as np
-import pandas as pd
+from ..lazy import numpy as np, pandas as pd, pyplot as plt  # on first use (start-up time): lazy.py
 
 PREFERRED = ("pcap", "ss", "run", "iperf3")  # which source draws a flow's throughput
 
@@ -55,7 +53,7 @@ def _pick_sources(res) -> list[str]:
     return list(_pick_series(res))
 
 
-def _short_names(paths) -> dict[str, str]:
+def short_names(paths) -> dict[str, str]:
     """Each source by its file name, with its folder where two share a name (tcp/client.pcap and
     mptcp/client.pcap analyzed together)."""
     names = {}
@@ -100,8 +98,6 @@ def _series_style(res):
     subflow's throughput, cwnd and RTT are the same colour. A subflow is named by its path where
     the logs give it ("download/11ad"), else by its index ("download sf1"); the source is named
     only when several sources are drawn."""
-    import matplotlib.pyplot as plt
-
     keys: list[tuple[str, str, int]] = []
     paths: dict[tuple[str, str, int], str] = {}
     for df in (res.intervals, res.timeline):
@@ -116,7 +112,7 @@ def _series_style(res):
             if k[2] >= 0 and isinstance(p, str) and p and k not in paths:
                 paths[k] = p
     many = len({k[0] for k in keys}) > 1
-    short = _short_names([s.path for s in res.sources] + [k[0] for k in keys])
+    short = short_names([s.path for s in res.sources] + [k[0] for k in keys])
     cycle = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     if len(keys) > len(cycle):  # more series than the default 10 colours: no two lines alike
         cm = plt.get_cmap("tab20")
@@ -142,14 +138,12 @@ def _series_style(res):
 
 
 def matplotlib_colors_hex(rgba) -> str:
-    from matplotlib.colors import to_hex
+    from matplotlib.colors import to_hex  # heavy: loaded with the first plot, not at start-up
 
     return to_hex(rgba)
 
 
 def plot(res, path: Path) -> bool:
-    import matplotlib.pyplot as plt
-
     fig, _ = figure(res)
     fig.savefig(path, dpi=110, bbox_inches="tight")
     plt.close(fig)
@@ -158,11 +152,6 @@ def plot(res, path: Path) -> bool:
 
 def figure(res):
     """The analysis figure and its panels by name (tput, cwnd, rtt, phy)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     tl = res.timeline
     # TCP state of the flows the summary lists (>= 10 kB, or an MPTCP connection of that size):
     # iperf3's control connection, sampled by ss and captured too, is a flat line otherwise.
@@ -203,7 +192,7 @@ def figure(res):
             lbl, colour = look(src, flow, sub)
             ax.step(g["t_s"], g["mbps"], where="post", lw=1, label=lbl, color=colour)
     if srcs:
-        short = _short_names([s.path for s in res.sources])
+        short = short_names([s.path for s in res.sources])
         names = ", ".join(short.get(x, Path(x).name) for x in srcs)
         ax.set_title(f"throughput ({res.summary['bin_s']:g} s bins) from {names}", fontsize=9)
     ax.set_ylabel("Mbit/s")

@@ -7,10 +7,13 @@ import struct
 from pathlib import Path
 
 from . import iperf3, iw, mmpath_run, pcap, ss, trace, wil6210
-from .errors import KINDS_HELP, AnalyzeInputError
+from .errors import AnalyzeInputError
+from .kinds import KINDS, KINDS_HELP
 from .model import Source
 
-KINDS = ("iperf3", "pcap", "ss", "iw", "wil6210", "trace", "run")
+# Each kind's reader module (its read(path) and ALLOWED), for every kind of kinds.py.
+READERS = {"iperf3": iperf3, "pcap": pcap, "ss": ss, "iw": iw, "wil6210": wil6210, "trace": trace,
+           "run": mmpath_run}
 # Files in a capture folder that are not inputs (written by mmpath capture or the fixture script).
 _SKIP = {"capture.json", "stderr.txt", "summary.json"}
 
@@ -56,10 +59,6 @@ def detect(path: Path) -> str:
     raise AnalyzeInputError(path, f"unknown log layout (first line: {first!r})", KINDS_HELP)
 
 
-_ALLOWED_BY_KIND = {"pcap": pcap.ALLOWED, "iperf3": iperf3.ALLOWED, "ss": ss.ALLOWED, "iw": iw.ALLOWED,
-                    "wil6210": wil6210.ALLOWED, "trace": trace.ALLOWED, "run": mmpath_run.ALLOWED}
-
-
 def read_one(path: Path, kind: str | None = None) -> Source:
     if kind is None:
         kind = detect(path)
@@ -78,24 +77,12 @@ def _guarded(path: Path, kind: str, fn, *args):
         # naming the file and the kind, never a traceback (tests/analyze/test_fuzz.py).
         what = " ".join(str(e).split())[:120] or type(e).__name__
         raise AnalyzeInputError(path, f"malformed {kind} input ({type(e).__name__}: {what})",
-                                _ALLOWED_BY_KIND.get(kind)) from None
+                                READERS[kind].ALLOWED if kind in READERS else None) from None
 
 
 def _read_one(path: Path, kind: str) -> Source:
-    if kind == "pcap":
-        return pcap.read(path)
-    if kind == "iperf3":
-        return iperf3.read(path)
-    if kind == "ss":
-        return ss.read(path)
-    if kind == "iw":
-        return iw.read(path)
-    if kind == "wil6210":
-        return wil6210.read(path)
-    if kind == "trace":
-        return trace.read(path)
-    if kind == "run":
-        return mmpath_run.read(path)
+    if kind in READERS:
+        return READERS[kind].read(path)
     raise AnalyzeInputError(path, f"unknown kind {kind!r}", ", ".join(KINDS))
 
 

@@ -22,10 +22,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-
-import numpy as np
-import pandas as pd
-
+from ..lazy import numpy as np, pandas as pd  # on first use (start-up time): lazy.py
 from . import stamps
 from .errors import AnalyzeInputError, open_text
 from .model import Source

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-import pandas as pd
-
 from .. import metrics as M
+from ..lazy import numpy as np, pandas as pd  # on first use (start-up time): lazy.py
+from ..version import __version__
+from . import pcap as pc
 from .model import Source
+from .report import short_names
 
 # Flows below this (iperf3 control connections, DNS, ...) are left out of `flows` and only counted
 # (`minor_flows`, with this threshold as `minor_flow_bytes`). MPTCP connections are all listed in
@@ -199,8 +200,6 @@ _FLOW_KEYS = ("kind", "cc", "side", "sender", "path", "connection", "subflow", "
 
 def summarize(sources, table, origin, intervals, timeline, events, *, bin_s, baselines=None,
               expected_mbps=None, floor_mbps=1.0) -> dict:
-    from .. import __version__
-    from . import pcap as pc
 
     flows, minor = [], 0
     series: dict = {}
@@ -323,10 +322,8 @@ def summarize(sources, table, origin, intervals, timeline, events, *, bin_s, bas
 
 def format_summary(s: dict) -> str:
     """The table `mmpath analyze` prints."""
-    from .report import _short_names
-
     # a source by its file name, with its folder where two share one (several tests analyzed together)
-    short = _short_names([x["path"] for x in s.get("sources", [])])
+    short = short_names([x["path"] for x in s.get("sources", [])])
 
     def nm(p: str) -> str:
         return short.get(p, p.split("/")[-1])

@@ -6,10 +6,7 @@ and ``subflow`` in the timeline. The full schema is in docs/trace-schema.md.
 """
 
 from __future__ import annotations
-
-import numpy as np
-import pandas as pd
-
+from ..lazy import numpy as np, pandas as pd  # on first use (start-up time): lazy.py
 from .model import Source
 
 # Timeline columns in schema order; a source fills those it has, the rest are NaN.

@@ -16,10 +16,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
-
-from .errors import AnalyzeInputError, read_text
+from .. import _core
+from ..lazy import numpy as np, pandas as pd  # on first use (start-up time): lazy.py
+from .errors import from_core, read_text
 from .model import Source
 
 COLUMNS = ("t_s", "rate_mbps", "mcs", "link_up", "rssi_dbm", "snr_db", "sector")
@@ -37,20 +36,12 @@ def path_name(path: Path) -> str:
 
 
 def read(path) -> Source:
-    from .. import _core
-
     path = Path(path)
     text = read_text(path, ALLOWED)
     try:
         cols = _core.parse_csv_trace(text, str(path))
     except ValueError as e:
-        # The core's message already names the file and line: FILE:LINE: what (allowed: ...);
-        # kept in that form, the analyzer's own (errors.py).
-        msg = str(e)
-        prefix = f"{path}:"
-        msg = msg[len(prefix):].strip() if msg.startswith(prefix) else msg
-        at = re.match(r"(\d+): ", msg)
-        raise AnalyzeInputError(path, msg[at.end():] if at else msg, line=int(at.group(1)) if at else None) from None
+        raise from_core(path, e) from None
     name = path_name(path)
     t = np.asarray(cols["t_s"], dtype=float)
     up = np.asarray(cols["link_up"], dtype=float)

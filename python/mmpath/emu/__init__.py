@@ -28,15 +28,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
+from ..analyze import analyze, iperf3
+from ..capture import Sampler
+from ..errors import ScenarioError
+from ..lazy import pandas as pd  # on first use (start-up time): lazy.py
 from ..outputs import staged_folder
 from ..progress import Progress
-from ..errors import ScenarioError
-from ..scenario import Overrides, ScenarioSpec, load_scenario
+from ..scenario import Overrides, ScenarioSpec, load_scenario, one_variant
 from ..spelling import PYTHON, Spelling
 from . import capacity, checks, delay, holds, ktrace, netns, shaper, tcpconf, traffic
-from .checks import EmuError
+from .errors import EmuError
 
 __all__ = ["EmuError", "EmuResult", "FlowResult", "run"]
 
@@ -72,15 +73,6 @@ class EmuResult:
     flows: dict[str, FlowResult] = field(default_factory=dict)
 
 
-def _iperf_intervals(doc: dict[str, Any], offset_s: float) -> pd.DataFrame:
-    rows = []
-    for iv in doc.get("intervals", []):
-        s = iv.get("sum", {})
-        rows.append({"t_s": offset_s + float(s.get("start", 0.0)), "bytes": int(s.get("bytes", 0)),
-                     "mbps": float(s.get("bits_per_second", 0.0)) / 1e6})
-    return pd.DataFrame(rows, columns=["t_s", "bytes", "mbps"])
-
-
 def _together(frames: list[pd.DataFrame]) -> pd.DataFrame:
     """The flows' intervals summed per 100 ms bin of the scenario's clock."""
     frames = [f for f in frames if len(f)]
@@ -91,38 +83,6 @@ def _together(frames: list[pd.DataFrame]) -> pd.DataFrame:
     d = pd.concat(frames)
     d["t_s"] = (d["t_s"] / 0.1).round().astype(int) * 0.1
     return d.groupby("t_s", as_index=False)[["bytes", "mbps"]].sum()
-
-
-def _end_sum(doc: dict[str, Any], udp: bool) -> dict[str, Any]:
-    """iperf3's totals for what arrived: `sum_received` (TCP, and UDP from iperf3 3.x on, whose
-    `sum` counts the bytes sent: 3.12's `sum` said 1341 Mbit/s where 1174 arrived); an older
-    iperf3's UDP `sum` with its bytes reduced by the lost share."""
-    end = doc.get("end", {})
-    got = end.get("sum_received")
-    if got or not udp:
-        return got or {}
-    s = dict(end.get("sum") or {})
-    lost = float(s.get("lost_percent") or 0.0) / 100.0
-    for k in ("bytes", "bits_per_second"):
-        if k in s:
-            s[k] = s[k] * (1.0 - lost)
-    return s
-
-
-def _sent_mbps(doc: dict[str, Any]) -> float:
-    """What iperf3 sent (UDP): below the offered rate when this machine's CPU, not the emulated
-    link, was the limit (the CLI says so)."""
-    end = doc.get("end", {})
-    s = end.get("sum_sent") or end.get("sum") or {}
-    return float(s.get("bits_per_second", 0.0)) / 1e6
-
-
-def _goodput(doc: dict[str, Any], udp: bool) -> float:
-    return float(_end_sum(doc, udp).get("bits_per_second", 0.0)) / 1e6
-
-
-def _received_bytes(doc: dict[str, Any], udp: bool) -> int:
-    return int(_end_sum(doc, udp).get("bytes", 0))
 
 
 def _span(f: dict[str, Any], duration_s: float) -> tuple[float, float]:
@@ -189,8 +149,6 @@ def run(scenario: ScenarioSpec, overrides: Overrides = None, seed: int | None = 
         if variant is not None:
             res.meta = {"scenario": res.meta["scenario"], "variant": variant, **res.meta}
         if out_path is not None:
-            from ..analyze import analyze
-
             def write_meta() -> None:
                 (tmp / "emu.json").write_text(json.dumps(res.meta, indent=2, default=str) + "\n", encoding="utf-8")
 
@@ -220,7 +178,6 @@ def pick_variant(scenario: ScenarioSpec, overrides: Overrides = None, seed: int 
             raise EmuError(f"{sc.source}: has [[variant]] entries ({', '.join(names)}); the emulator runs one at a "
                            f"time: pick one, e.g. {spelling.variant(names[0])}")
         return sc
-    from ..compare import one_variant
 
     # Only the picked variant is loaded (with the user's --set on top, which may not suit the others).
     try:
@@ -348,8 +305,6 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
         caps_running = traffic.start_captures(topo, tmp) if capture else []
         # The sender's TCP state (cwnd, RTT, RTO of every subflow), as `mmpath capture` samples it.
         if capture:
-            from ..capture import Sampler
-
             senders = [topo.srv if d == "download" else topo.cli for d in directions]
             ss = Sampler("ss", [["ip", "netns", "exec", ns, "ss", "-tinO"] for ns in senders], tmp / "ss.log",
                          SS_INTERVAL_S)
@@ -407,10 +362,7 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
         for f, c, log in zip(flows, clients, logs):
             if c.timed_out or c.result is None:
                 raise EmuError(f"iperf3 of flow {f['name']!r} did not finish within {c.timeout_s:g} s")
-            try:
-                doc = json.loads(log.read_text())
-            except (OSError, ValueError):
-                doc = {}
+            doc = iperf3.report_or_empty(log)
             if c.result.returncode != 0 or "error" in doc:
                 why = doc.get("error") or " ".join((c.result.stderr or c.result.stdout).split())
                 raise EmuError(f"iperf3 failed for flow {f['name']!r}: {why}")
@@ -438,13 +390,13 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
     active_s = max(stop for _, stop in spans) - min(start for start, _ in spans)
     path_mbps = {key: (after[(t[0], t[1])] - before[(t[0], t[1])]) * 8 / 1e6 / active_s
                  for key, t in zip(shaped_keys, targets) if key is not None}
-    results = {f["name"]: FlowResult(name=f["name"], kind=f["kind"], goodput_mbps=_goodput(doc, f["kind"] == "udp"),
-                                     intervals=_iperf_intervals(doc, start))
+    results = {f["name"]: FlowResult(name=f["name"], kind=f["kind"], goodput_mbps=iperf3.goodput_mbps(doc, f["kind"] == "udp"),
+                                     intervals=iperf3.interval_sums(doc, start))
                for f, doc, (start, _) in zip(flows, docs, spans)}
     # One flow: iperf3's own figure. Several: everything received over the span from the first
     # start to the last stop (the flows' own means cover different spans and do not add up).
     total = next(iter(results.values())).goodput_mbps if len(results) == 1 else \
-        sum(_received_bytes(doc, f["kind"] == "udp") for f, doc in zip(flows, docs)) * 8 / 1e6 / active_s
+        sum(iperf3.received_bytes(doc, f["kind"] == "udp") for f, doc in zip(flows, docs)) * 8 / 1e6 / active_s
     meta = {
         "scenario": sc.name,
         "seed": sc.seed,
@@ -452,7 +404,7 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
         "kernel": platform.release(),
         "flows": [{**{k: f.get(k) for k in ("name", "kind", "cc", "direction", "mode", "start_s", "stop_s")},
                    "goodput_mbps": results[f["name"]].goodput_mbps,
-                   **({"offered_mbps": float(f["rate_mbps"]), "sent_mbps": _sent_mbps(doc)}
+                   **({"offered_mbps": float(f["rate_mbps"]), "sent_mbps": iperf3.sent_mbps(doc)}
                       if f["kind"] == "udp" and f.get("rate_mbps") else {})}
                   for f, doc in zip(flows, docs)],
         "base_rtt_ms": {"scenario": checks.base_rtt_ms(cfg),

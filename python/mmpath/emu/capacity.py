@@ -28,9 +28,10 @@ import copy
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
+from ..api import simulate
+from ..lazy import numpy as np  # on first use (start-up time): lazy.py
 from ..scenario import load_scenario
+from .holds import dwells_s
 
 BIN_S = 0.1
 # Above every PHY rate mmpath models (802.11ad SC MCS 12: 4620 Mbit/s), so the link, never the
@@ -118,8 +119,6 @@ def _saturate_many(config: dict[str, Any], path_index: int, duration_s: float, s
                    loads: dict[str, tuple[float, float]]) -> dict[str, Capacity]:
     """Simulates the path alone under, per direction, (saturating UDP rate or 0, ACK-sized UDP
     rate or 0); the delivered rate per bin of each saturating flow is that direction's capacity."""
-    from ..api import simulate
-
     doc = copy.deepcopy(config)
     p = doc["path"][path_index]
     doc["path"] = [p]
@@ -168,8 +167,6 @@ def _stalled(path: dict[str, Any], mbps: np.ndarray) -> np.ndarray | None:
     """The bins with nothing delivered that lie wholly inside a scan's off-channel periods: the
     radio holds its frames there (a blockage in the same bin would drop them, but then the link
     model delivers nothing either way; the scan is what the bin is marked for)."""
-    from .holds import dwells_s
-
     off = dwells_s(path, len(mbps) * BIN_S)
     if not off:
         return None

@@ -15,25 +15,15 @@ from __future__ import annotations
 
 import os
 import shutil
-from pathlib import Path
 from typing import Any
 
-from ..errors import MmpathError
+from .errors import EmuError
+from .netns import read_proc
+from .tcpconf import check as check_tcp
 
 MAX_PATHS = 4
 # iperf3 pairs at once; more would make the machine's CPU, not the shaper, the bottleneck.
 MAX_FLOWS = 8
-
-
-class EmuError(MmpathError):
-    """The machine or the scenario cannot be emulated: one line, what is missing and what is allowed."""
-
-
-def _proc(path: str) -> str | None:
-    try:
-        return Path(path).read_text().strip()
-    except OSError:
-        return None
 
 
 def machine(need_mptcp: bool, need_delay: bool = False) -> None:
@@ -45,13 +35,13 @@ def machine(need_mptcp: bool, need_delay: bool = False) -> None:
     if missing:
         raise EmuError(f"emulation needs {', '.join(missing)} on PATH (Debian: apt-get install iproute2 iperf3 "
                        f"tcpdump mptcpize iptables; `make test` installs them when run as root)")
-    if need_mptcp and _proc("/proc/sys/net/mptcp/enabled") is None:
+    if need_mptcp and read_proc("/proc/sys/net/mptcp/enabled") is None:
         raise EmuError("this kernel has no MPTCP (no /proc/sys/net/mptcp): MPTCP flows need Linux >= 5.6 "
                        "with CONFIG_MPTCP")
 
 
 def congestion_controls() -> list[str]:
-    return (_proc("/proc/sys/net/ipv4/tcp_available_congestion_control") or "").split()
+    return (read_proc("/proc/sys/net/ipv4/tcp_available_congestion_control") or "").split()
 
 
 def scenario(config: dict[str, Any]) -> list[dict[str, Any]]:
@@ -107,7 +97,6 @@ def _flow(i: int, f: dict[str, Any]) -> None:
         if f.get("coupled") not in (None, "uncoupled"):
             raise EmuError(f"flow.{i}.coupled: {f.get('coupled')!r}: upstream Linux MPTCP has no coupled "
                            "congestion control (allowed: \"uncoupled\")")
-    from .tcpconf import check as check_tcp
 
     check_tcp(f, i)
 

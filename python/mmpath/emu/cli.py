@@ -13,6 +13,9 @@ import sys
 from pathlib import Path
 
 from ..cliargs import print_error
+from ..spelling import CLI
+from . import EmuError, pick_variant, run as emulate
+from .compare import compare, format_rows, write
 
 DEFAULT_OUT_ROOT = Path("mmpath-out") / "emu"
 
@@ -56,9 +59,6 @@ def _interrupt(signum, frame) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..spelling import CLI
-    from . import EmuError, pick_variant
-    from . import run as emulate
 
     # A bad scenario or variant: one line, status 2, before anything is set up.
     sc = pick_variant(args.scenario, args.overrides, seed=args.seed, variant=args.variant, spelling=CLI)
@@ -115,8 +115,6 @@ def run(args: argparse.Namespace) -> int:
     if "analysis_error" in m:
         print_error(f"analysis of the captures failed: {m['analysis_error']}")
     if args.compare:
-        from .compare import compare, format_rows, write
-
         cmp = compare(sc, res)
         for line in format_rows(cmp):
             print(line)

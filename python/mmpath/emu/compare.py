@@ -18,10 +18,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import pandas as pd
-
 from .. import metrics
+from ..api import simulate
+from ..lazy import numpy as np, pandas as pd, pyplot as plt  # on first use (start-up time): lazy.py
+from ..table import align
 
 BIN_S = 0.1
 PRE_S = 2.0  # x-kernel's pre-outage window
@@ -75,8 +75,6 @@ def _flow_series_sim(res, name: str) -> tuple[np.ndarray, np.ndarray]:
 def compare(sc, emu) -> dict[str, Any]:
     """Simulate `sc` (the scenario the emulator ran, its seed included) and set it beside
     `emu` (an EmuResult)."""
-    from ..api import simulate
-
     sim = simulate(sc)
     end_s = float(sc.config["duration_s"])
     flows = []
@@ -112,11 +110,6 @@ def write(cmp: dict[str, Any], emu, out: Path) -> None:
     """compare.json and compare.png into `out` (the emulator's output folder)."""
     doc = {k: v for k, v in cmp.items() if not k.startswith("_")}
     (out / "compare.json").write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     rows = cmp["flows"]
     if not rows:
         return
@@ -140,8 +133,6 @@ def write(cmp: dict[str, Any], emu, out: Path) -> None:
 
 
 def format_rows(cmp: dict[str, Any]) -> list[str]:
-    from ..table import align
-
     rows = cmp["flows"]
     lines = [f"compared with the simulator (same scenario, seed {cmp['seed']}; {cmp['simulated_wall_s']:g} s to simulate):"]
     timed = any("simulated_outage_s" in r for r in rows)

@@ -30,7 +30,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .checks import EmuError
+from .errors import EmuError
 from .netns import Topology, sh
 
 BINARY = "mmpath-delay"

@@ -43,6 +43,11 @@ import copy
 import os
 from typing import Any
 
+from .. import _core
+from ..api import simulate
+from ..lazy import numpy as np  # on first use (start-up time): lazy.py
+from ..scenario import load_scenario
+
 # channel.rs SCAN_DWELL_MS / SCAN_REST_MS: qcacld-3.0's gActiveMaxChannelTime / gRestTimeConc.
 DWELL_MS_DEFAULT = 40.0
 REST_MS_DEFAULT = 100.0
@@ -180,9 +185,6 @@ def _record(config: dict[str, Any], i: int, duration_s: float, schedule: bool) -
     """Path `i`'s channel as the simulator replays it (its record, parsed: per step the state
     it leaves), the path alone with a trickle of traffic (a wired path's channel does not depend
     on its traffic); `schedule=False` without the path's schedule."""
-    from .. import _core
-    from ..api import simulate
-    from ..scenario import load_scenario
 
     doc = copy.deepcopy(config)
     p = doc["path"][i]
@@ -229,8 +231,6 @@ def traced_wired_probes(config: dict[str, Any], until_s: float, folder: str) -> 
     the trace's rates as the simulator replays them until `until_s` (without the schedule, which
     the probe keeps), with no link status and each rate 0 replaced by the rate before it (or
     after it, at the start): held windows, not outages (`wired_stall_windows_ns`)."""
-    import numpy as np
-
     out = {}
     for i, p in enumerate(config.get("path", [])):
         if not (_is_wired(p) and p.get("trace")):

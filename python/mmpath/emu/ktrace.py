@@ -27,7 +27,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from .checks import EmuError
+from .errors import EmuError
 
 TRACEFS = Path("/sys/kernel/tracing")
 EVENTS = ("mptcp/mptcp_subflow_get_send", "tcp/tcp_retransmit_skb", "tcp/tcp_cong_state_set")

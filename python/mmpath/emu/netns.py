@@ -17,8 +17,17 @@ from __future__ import annotations
 import os
 import subprocess
 from dataclasses import dataclass, field
+from pathlib import Path
 
-from .checks import EmuError
+from .errors import EmuError
+
+
+def read_proc(path: str) -> str | None:
+    """A /proc (or /sys) file's text, stripped; None when it cannot be read."""
+    try:
+        return Path(path).read_text().strip()
+    except OSError:
+        return None
 
 
 def sh(*args: str, ns: str | None = None, check: bool = True, timeout: float = 20.0) -> str:

@@ -31,7 +31,7 @@ import threading
 import time
 
 from .capacity import Capacity
-from .checks import EmuError
+from .errors import EmuError
 from .netns import sh
 
 # Going down swaps the leaf FIFO for a new empty one (the other handle): a replaced qdisc is

@@ -23,8 +23,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .checks import EmuError, _proc
-from .netns import Topology, routes, set_sysctl, sh
+from .errors import EmuError
+from .netns import Topology, read_proc, routes, set_sysctl, sh
 
 # SO_MAX_PACING_RATE as a cap no path here reaches (iperf3 passes it as 32-bit bytes/s).
 PACING_CAP = "30G"
@@ -61,7 +61,7 @@ def check(flow: dict[str, Any], i: int = 0) -> None:
 
 
 def _host_core(key: str) -> int | None:
-    v = _proc(f"/proc/sys/net/core/{key}")
+    v = read_proc(f"/proc/sys/net/core/{key}")
     return int(v) if v and v.isdigit() else None
 
 

@@ -13,8 +13,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .checks import EmuError
 from . import tcpconf
+from .errors import EmuError
 from .netns import Topology, sh
 
 PORT = 5201

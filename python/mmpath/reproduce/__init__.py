@@ -17,9 +17,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
-import pandas as pd
-
-from .registry import CLAIMS, EXPERIMENTS, Claim, Mode, UnknownClaim, Verdict, known_ids, select
+from ..lazy import pandas as pd  # on first use (start-up time): lazy.py
+from ..outputs import check_out_folder
+from . import runner
+from .catalog import UnknownClaim, known_ids, select
+from .registry import CLAIMS, EXPERIMENTS, Claim, Mode, Verdict
+from .report import write
 from .runner import ExperimentData
 
 __all__ = ["reproduce", "evaluate", "Report", "ClaimResult", "Mode", "known_ids", "select",
@@ -83,20 +86,14 @@ def reproduce(ids: Iterable[str] = ("all",), runs: int | None = None, out: str |
     workers  worker processes (default: os.cpu_count())
     dask     run on the Dask cluster whose scheduler is at this address instead (docs/sweep.md)
     """
-    from . import runner
-
     claims = select(ids)
     mode = Mode.make(fast=fast, runs=runs)
     if out is not None:
-        from ..outputs import check_out_folder
-
         check_out_folder(Path(out))  # before the runs: an unwritable folder loses no work
     data = runner.run(claims, mode, workers=workers, progress=progress, dask=dask)
     results = {c.id: ClaimResult(c, evaluate(c, data[c.experiment], mode)) for c in claims}
     rep = Report(mode=mode, results=results, data=data)
     if out is not None:
-        from .report import write
-
         rep.out = Path(out)
         rep.files = write(rep, rep.out, plots=plots)
     return rep

@@ -16,10 +16,11 @@ tick labels, a legend over data points); the tests run it on every reproduce fig
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 from typing import Any, Iterable, Sequence
-
-import numpy as np
+from ..lazy import numpy as np, pyplot as plt  # on first use (start-up time): lazy.py
+from . import registry
 
 DPI = 150
 PANEL_W, PANEL_H = 6.0, 3.4  # inches per panel
@@ -57,19 +58,12 @@ def colour(name: str, default: str | None = None) -> str | None:
 def figure(nrows: int, ncols: int, w: float = PANEL_W, h: float = PANEL_H, **kw: Any):
     """(pyplot, figure, 2-d array of axes), the figure sized ``w`` x ``h`` inches per panel and
     laid out by matplotlib's constrained layout (titles, labels and outside legends kept apart)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     fig, axes = plt.subplots(nrows, ncols, figsize=(w * ncols, h * nrows), dpi=DPI, squeeze=False,
                              layout="constrained", **kw)
     return plt, fig, axes
 
 
 def claims_of(exp_id: str) -> list[str]:
-    from . import registry
-
     return [c.id for c in registry.CLAIMS.values() if c.experiment == exp_id]
 
 
@@ -78,8 +72,6 @@ def save(plt, fig, path: Path, exp_id: str, title: str) -> None:
     (``bbox_inches="tight"``: nothing clipped) and free it."""
     claims = claims_of(exp_id)
     head = exp_id if claims in ([], [exp_id]) else f"{exp_id} (claims {', '.join(claims)})"
-    import textwrap
-
     width = max(60, int(fig.get_figwidth() * 10))  # characters of the title's font that fit the width
     fig.suptitle(head + "\n" + textwrap.fill(title, width), fontsize="large")
     fig.savefig(path, dpi=DPI, bbox_inches="tight", pad_inches=0.1)

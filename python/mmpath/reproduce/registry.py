@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 
-import numpy as np
+from ..lazy import numpy as np  # on first use (start-up time): lazy.py
 
 if TYPE_CHECKING:  # pragma: no cover
     from pathlib import Path
@@ -149,40 +149,20 @@ def claim(c: Claim) -> Claim:
     return c
 
 
-def load() -> None:
-    """Import the seed modules, which register their experiments and claims."""
-    from . import seed000, seed000_mptcp, seed001, seed002, seed003, seed004, xkernel  # noqa: F401
-
-
-def known_ids() -> list[str]:
-    load()
-    return list(CLAIMS)
-
-
-class UnknownClaim(ValueError):
-    pass
-
-
-def select(ids: Iterable[str]) -> list[Claim]:
-    """Claims by id, in registry order; "all" (or nothing) means every claim."""
-    load()
-    ids = list(ids)
-    if not ids or "all" in ids:
-        unknown = [i for i in ids if i != "all" and i not in CLAIMS]
-    else:
-        unknown = [i for i in ids if i not in CLAIMS]
-    if unknown:
-        plural = "s" if len(unknown) > 1 else ""
-        raise UnknownClaim(
-            f"unknown claim id{plural} {', '.join(unknown)}; known: {', '.join(CLAIMS)} (or all)"
-        )
-    if not ids or "all" in ids:
-        return list(CLAIMS.values())
-    wanted = set(ids)
-    return [c for c in CLAIMS.values() if c.id in wanted]
-
-
 # --------------------------------------------------------------------------- check helpers
+
+
+def select_rows(runs: pd.DataFrame, **where: Any) -> pd.DataFrame:
+    """The runs whose columns have the given values, e.g. select_rows(runs, dir="down", demand=0)."""
+    m = np.ones(len(runs), dtype=bool)
+    for k, v in where.items():
+        m &= (runs[k] == v).to_numpy()
+    return runs[m]
+
+
+def mean_of(runs: pd.DataFrame, col: str = "goodput_mbps", **where: Any) -> float:
+    """The mean of `col` over the runs select_rows picks."""
+    return stats(select_rows(runs, **where)[col])["mean"]
 
 
 def fmt(x: float, unit: str = "") -> str:

@@ -8,7 +8,9 @@ import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import pandas as pd
+from ..lazy import pandas as pd  # on first use (start-up time): lazy.py
+from ..outputs import staged_folder
+from ..version import __version__
 
 if TYPE_CHECKING:  # pragma: no cover
     from . import ClaimResult, Report
@@ -91,8 +93,6 @@ def _claims_frame(rep: "Report") -> pd.DataFrame:
 
 
 def _markdown(rep: "Report", pngs: dict[str, str]) -> str:
-    from .. import __version__
-
     out = ["# mmpath reproduce", "", f"mmpath {__version__}; {_mode_line(rep)}.", "",
            "Criteria follow docs/reproduce.md: a number from the paper must be matched within "
            "15 % (or fall inside the paper's range); an ordering or trend must hold for the mean of the "
@@ -116,8 +116,6 @@ def _markdown(rep: "Report", pngs: dict[str, str]) -> str:
 
 
 def _html(rep: "Report", pngs: dict[str, str]) -> str:
-    from .. import __version__
-
     e = html.escape
     colour = {"PASS": "#1a7f37", "FAIL": "#cf222e", "ERROR": "#9a6700"}
     rows = []
@@ -153,8 +151,6 @@ def write(rep: "Report", out: Path, plots: bool = True) -> list[Path]:
     """Write everything into ``out``; return the files written. All of them or none: they are
     written into a hidden sibling folder and moved in together (outputs.staged_folder), so an
     interrupted or failed write leaves ``out`` as it was; file-system errors are OutputError."""
-    from ..outputs import staged_folder
-
     with staged_folder(out) as tmp:
         files = _write_into(rep, tmp, plots)
     return [out / f.name for f in files]

@@ -12,11 +12,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-import pandas as pd
-
+from ..api import run as mmpath_run
 from ..executor import map_unordered
+from ..lazy import pandas as pd  # on first use (start-up time): lazy.py
 from ..progress import RunCounter
-from . import registry
+from ..scenario import load_scenario
+from . import catalog, registry  # noqa: F401 (catalog: registers every experiment)
 from .registry import Claim, Experiment, Mode, Point
 
 
@@ -46,7 +47,6 @@ class ExperimentData:
 def plan(claims: Iterable[Claim], mode: Mode) -> dict[str, list[Point]]:
     """The points each experiment must run: the union of what the claims need, in the
     experiment's own order."""
-    registry.load()
     wanted: dict[str, list[Claim]] = {}
     for c in claims:
         wanted.setdefault(c.experiment, []).append(c)
@@ -65,9 +65,6 @@ def _describe_key(key: dict[str, Any]) -> str:
 
 def run_one(exp_id: str, index: int, point: Point, seed: int, mode: Mode) -> dict[str, Any]:
     """One run in a worker process. Never raises: failures come back as an ``error`` string."""
-    from ..api import run as mmpath_run
-
-    registry.load()
     exp = registry.EXPERIMENTS[exp_id]
     t0 = time.perf_counter()
     try:
@@ -97,8 +94,6 @@ def run_one(exp_id: str, index: int, point: Point, seed: int, mode: Mode) -> dic
 def _validate(points: list[Point]) -> dict[int, str]:
     """Check each point's scenario once in this process, so a field the core does not know yet
     fails one point with one message instead of N runs in the workers."""
-    from ..scenario import load_scenario
-
     bad: dict[int, str] = {}
     for i, p in enumerate(points):
         try:

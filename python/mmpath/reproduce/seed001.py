@@ -19,10 +19,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
-
-import numpy as np
-import pandas as pd
-
+from ..lazy import numpy as np, pandas as pd  # on first use (start-up time): lazy.py
 from . import plotting
 from .registry import Checks, Claim, Experiment, Mode, Point, claim, experiment, fmt, stats
 
@@ -146,7 +143,7 @@ def _regions(ax, label: bool) -> None:
 
 def _paper_box(ax, x0: float, x1: float, y0: float, y1: float, label: str | None) -> None:
     """A range of the paper's over a span of distances: a hatched box."""
-    from matplotlib.patches import Rectangle
+    from matplotlib.patches import Rectangle  # heavy: loaded with the first plot, not at start-up
 
     ax.add_patch(Rectangle((x0, y0), x1 - x0, y1 - y0, facecolor="0.6", alpha=0.22, edgecolor="0.3",
                            linestyle="--", linewidth=0.8, label=label, zorder=0))

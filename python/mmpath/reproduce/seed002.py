@@ -13,12 +13,9 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
-
-import numpy as np
-import pandas as pd
-
+from ..lazy import numpy as np, pandas as pd  # on first use (start-up time): lazy.py
 from . import plotting
-from .registry import Checks, Claim, Experiment, Mode, Point, claim, experiment, fmt, stats
+from .registry import Checks, Claim, Experiment, Mode, Point, claim, experiment, fmt, mean_of, select_rows, stats
 
 PAPER = "002"
 DEV_AD = "rog-phone-2-11ad"
@@ -80,17 +77,6 @@ def subflow_mbps(res) -> dict[str, float]:
 
 
 
-def _sel(runs: pd.DataFrame, **where: Any) -> pd.DataFrame:
-    m = np.ones(len(runs), dtype=bool)
-    for k, v in where.items():
-        m &= (runs[k] == v).to_numpy()
-    return runs[m]
-
-
-def _mean(runs: pd.DataFrame, col: str = "goodput_mbps", **where: Any) -> float:
-    return stats(_sel(runs, **where)[col])["mean"]
-
-
 # --------------------------------------------------------------------------- 002-fixedratio
 
 
@@ -131,9 +117,9 @@ def _plot_fr(runs: pd.DataFrame, series, path: Path) -> None:
     plt, fig, axes = plotting.figure(1, 3, w=5.0, h=3.8, sharey="row")
     ax = axes[0, 0]  # Fig. 1: single paths and MPTCP at the optimal ratio
     groups = [_DIR_LABEL[d] for d in DIRS]
-    bars = {"11ad": [stats(_sel(runs, dir=d, kind="tcp-11ad")["goodput_mbps"]) for d in DIRS],
-            "11ac": [stats(_sel(runs, dir=d, kind="tcp-11ac")["goodput_mbps"]) for d in DIRS],
-            "MPTCP": [stats(_sel(runs, dir=d, kind="fixedratio", ratio=OPT[d])["goodput_mbps"]) for d in DIRS]}
+    bars = {"11ad": [stats(select_rows(runs, dir=d, kind="tcp-11ad")["goodput_mbps"]) for d in DIRS],
+            "11ac": [stats(select_rows(runs, dir=d, kind="tcp-11ac")["goodput_mbps"]) for d in DIRS],
+            "MPTCP": [stats(select_rows(runs, dir=d, kind="fixedratio", ratio=OPT[d])["goodput_mbps"]) for d in DIRS]}
     x = plotting.bars(ax, groups, bars, "throughput (Mbit/s)",
                       "Fig. 1: single-path TCP and MPTCP\n(FixedRatio 73:27 down, 70:30 up), mean +- std",
                       xlabel="direction", err="std", legend_kw=False)
@@ -143,7 +129,7 @@ def _plot_fr(runs: pd.DataFrame, series, path: Path) -> None:
                              label="paper (single path; MPTCP: the sum)" if i == 0 else None)
     plotting.paper_marks(ax, x + w, [SUM[d] for d in DIRS], half=w / 2, label=None)
     for ax, d in zip(axes[0, 1:], DIRS):  # Figs. 4a / 4c: throughput vs ratio
-        fr = _sel(runs, dir=d, kind="fixedratio")
+        fr = select_rows(runs, dir=d, kind="fixedratio")
         g = fr.groupby("ratio")
         rs = np.array(sorted(fr["ratio"].unique()))
         for col, lab, key in (("goodput_mbps", "MPTCP", "MPTCP"), ("11ad_mbps", "11ad subflow", "11ad"),
@@ -179,9 +165,9 @@ def _check_fr(runs: pd.DataFrame, mode: Mode):
     parts = []
     for d in DIRS:
         for p in ("11ad", "11ac"):
-            v = _mean(runs, dir=d, kind=f"tcp-{p}")
+            v = mean_of(runs, dir=d, kind=f"tcp-{p}")
             c.within(f"{d}link SPTCP {p} mean", v, SINGLE[(p, d)], "Mbit/s")
-        fr = _sel(runs, dir=d, kind="fixedratio")
+        fr = select_rows(runs, dir=d, kind="fixedratio")
         means = fr.groupby("ratio")["goodput_mbps"].mean().sort_index()
         at_opt = float(means.get(OPT[d], np.nan))
         c.within(f"{d}link MPTCP FixedRatio {OPT[d]}:{100 - OPT[d]} mean", at_opt, SUM[d], "Mbit/s")
@@ -195,8 +181,8 @@ def _check_fr(runs: pd.DataFrame, mode: Mode):
         c.add(f"{d}link: one peak (mean rises at every step up to it, falls after): "
               f"[{', '.join(f'{r}:{fmt(m)}' for r, m in zip(rs, ms))}]"
               + (f"; not at {', '.join(bad)}" if bad else ""), not bad)
-        parts.append(f"{d}: SPTCP 11ad {fmt(_mean(runs, dir=d, kind='tcp-11ad'))}, 11ac "
-                     f"{fmt(_mean(runs, dir=d, kind='tcp-11ac'))}, MPTCP@{OPT[d]} {fmt(at_opt)}, peak {peak}")
+        parts.append(f"{d}: SPTCP 11ad {fmt(mean_of(runs, dir=d, kind='tcp-11ad'))}, 11ac "
+                     f"{fmt(mean_of(runs, dir=d, kind='tcp-11ac'))}, MPTCP@{OPT[d]} {fmt(at_opt)}, peak {peak}")
     return "; ".join(parts) + " Mbit/s", c.items
 
 
@@ -303,12 +289,12 @@ def _plot_host(runs: pd.DataFrame, series, path: Path) -> None:
     plt, fig, axes = plotting.figure(1, 1, w=7.0, h=4.0)
     ax = axes[0, 0]
     cfgs = list(HOST)
-    st = [stats(_sel(runs, cfg=c)["goodput_mbps"]) for c in cfgs]
+    st = [stats(select_rows(runs, cfg=c)["goodput_mbps"]) for c in cfgs]
     x = plotting.bars(ax, [_HOST_LABEL[c] for c in cfgs], {"mmpath": st},
                       "downlink MPTCP throughput (Mbit/s)",
                       "FixedRatio 73:27, mean +- std and each run;\npaper: section 3.3 (GRO) and Fig. 2's medians",
                       xlabel="receive-side set-up of the phone", err="std", legend_kw=False,
-                      points={"mmpath": [_sel(runs, cfg=c)["goodput_mbps"] for c in cfgs]},
+                      points={"mmpath": [select_rows(runs, cfg=c)["goodput_mbps"] for c in cfgs]},
                       group_colours=[plotting.colour("MPTCP")] * len(cfgs))
     plotting.paper_marks(ax, x, [HOST[c] for c in cfgs], half=0.4, label="paper")
     plotting.bound_line(ax, SUM["down"], "sum of the single paths (2200)")
@@ -327,7 +313,7 @@ experiment(Experiment(
 
 def _check_host(runs: pd.DataFrame, mode: Mode):
     c = Checks()
-    m = {k: _mean(runs, cfg=k) for k in HOST}
+    m = {k: mean_of(runs, cfg=k) for k in HOST}
     for k, v in HOST.items():
         c.within(f"downlink MPTCP 73:27, {k}", m[k], v, "Mbit/s")
     c.add(f"ordering GRO off < GRO on < big cores: {fmt(m['gro-off'])} < {fmt(m['gro-on'])} < {fmt(m['big'])}",
@@ -374,14 +360,14 @@ def _plot_power(runs: pd.DataFrame, series, path: Path) -> None:
     ax = axes[0, 0]
     keys = list(POWER)
     labels = [f"{p} {'Rx' if d == 'down' else 'Tx'}" for p, d in keys]
-    st = [stats(_sel(runs, dir=d, kind=f"tcp-{p}")["power_mw"]) for p, d in keys]
+    st = [stats(select_rows(runs, dir=d, kind=f"tcp-{p}")["power_mw"]) for p, d in keys]
     x = plotting.bars(ax, labels, {"mmpath": st}, "phone power above base (mW)",
                       "Section 4.1: one radio carrying backlogged TCP\n(Rx: downlink, Tx: uplink), mean +- std",
                       xlabel="radio and mode", err="std", legend_kw=False,
                       group_colours=[plotting.colour(p) for p, _ in keys])
     plotting.paper_marks(ax, x, [POWER[k] for k in keys], label="paper")
     ax = axes[0, 1]
-    st = [stats(_sel(runs, dir=d, kind="mptcp")["power_mw"]) for d in DIRS]
+    st = [stats(select_rows(runs, dir=d, kind="mptcp")["power_mw"]) for d in DIRS]
     x = plotting.bars(ax, [f"{_DIR_LABEL[d]}\n{OPT[d]}:{100 - OPT[d]}" for d in DIRS], {"mmpath": st},
                       "phone power above base (mW)", "Fig. 3: MPTCP, uplink vs\ndownlink, mean +- std",
                       xlabel="direction, FixedRatio", err="std", legend_kw=False,
@@ -408,11 +394,11 @@ def _check_power(runs: pd.DataFrame, mode: Mode):
     for (p, d), v in POWER.items():
         # Section 2: the paper measures the whole phone (relative to base), so its radio
         # figures are the phone's power while that radio alone carries the traffic.
-        m = _mean(runs, col="power_mw", dir=d, kind=f"tcp-{p}")
+        m = mean_of(runs, col="power_mw", dir=d, kind=f"tcp-{p}")
         c.within(f"{p} {'Rx' if d == 'down' else 'Tx'} power (phone, backlogged single-path TCP)", m, v, "mW")
         parts.append(f"{p} {'Rx' if d == 'down' else 'Tx'} {fmt(m)}")
-    down = _mean(runs, col="power_mw", dir="down", kind="mptcp")
-    up = _mean(runs, col="power_mw", dir="up", kind="mptcp")
+    down = mean_of(runs, col="power_mw", dir="down", kind="mptcp")
+    up = mean_of(runs, col="power_mw", dir="up", kind="mptcp")
     rel = up / down - 1 if down else np.nan
     c.within("MPTCP uplink power above downlink (fraction)", rel, UPLINK_ABOVE_DOWNLINK)
     parts.append(f"MPTCP up {fmt(up)} vs down {fmt(down)} mW (+{rel:.0%})")
@@ -459,7 +445,7 @@ def _plot_sweep(runs: pd.DataFrame, series, path: Path) -> None:
         for j, rate in enumerate(_demands(d)):
             ta, ea = axes[2 * i, j], axes[2 * i + 1, j]
             rs, thr, nj = _curve(runs, d, rate)
-            sel = _sel(runs, dir=d, demand=rate or 0)
+            sel = select_rows(runs, dir=d, demand=rate or 0)
             g = sel.groupby("ratio")
             sd_t = list(g["goodput_mbps"].std().reindex(rs).fillna(0))
             sd_e = list(g["nj_per_bit"].std().reindex(rs).fillna(0))
@@ -510,7 +496,7 @@ experiment(Experiment(
 
 
 def _curve(runs: pd.DataFrame, d: str, rate) -> tuple[list, list, list]:
-    sel = _sel(runs, dir=d, demand=rate or 0)
+    sel = select_rows(runs, dir=d, demand=rate or 0)
     g = sel.groupby("ratio")
     rs = sorted(sel["ratio"].unique())
     return rs, list(g["goodput_mbps"].mean().reindex(rs)), list(g["nj_per_bit"].mean().reindex(rs))
@@ -627,14 +613,14 @@ def _plot_backup(runs: pd.DataFrame, series, path: Path) -> None:
     keys = sorted({(u, r) for u, r in zip(runs["used"], runs["rate"])})
     names = {"zero": "other interface: 0 packets (FixedRatio)", "backup": "other interface: MPTCP backup mode"}
     plotting.bars(ax, [f"{u} used\n{r} Mbit/s" for u, r in keys],
-                  {names[h]: [stats(_sel(runs, used=u, rate=r, how=h)["power_mw"]) for u, r in keys]
+                  {names[h]: [stats(select_rows(runs, used=u, rate=r, how=h)["power_mw"]) for u, r in keys]
                    for h in ("zero", "backup")},
                   "phone power, radios + host (mW)",
                   "Fig. 8: power of carrying the rate on one interface, mean +- std and runs\n"
                   "(paper: very similar with both approaches)",
                   xlabel="interface used, source rate (downlink)", err="std",
                   colours={names["zero"]: "tab:cyan", names["backup"]: plotting.colour("backup")},
-                  points={names[h]: [_sel(runs, used=u, rate=r, how=h)["power_mw"] for u, r in keys]
+                  points={names[h]: [select_rows(runs, used=u, rate=r, how=h)["power_mw"] for u, r in keys]
                           for h in ("zero", "backup")}, legend_kw=False)
     ax.set_ylim(0, 1.3 * float(runs["power_mw"].max()))
     plotting.legend(ax, loc="upper left")
@@ -653,13 +639,13 @@ def _check_backup(runs: pd.DataFrame, mode: Mode):
     c = Checks()
     parts = []
     for u, r in sorted({(u, r) for u, r in zip(runs["used"], runs["rate"])}):
-        z = _mean(runs, col="power_mw", used=u, rate=r, how="zero")
-        b = _mean(runs, col="power_mw", used=u, rate=r, how="backup")
+        z = mean_of(runs, col="power_mw", used=u, rate=r, how="zero")
+        b = mean_of(runs, col="power_mw", used=u, rate=r, how="backup")
         c.within(f"{u} at {r} Mbit/s: radio power with the other in backup mode vs given 0 packets", b, z, "mW")
         # The powers compared are those of carrying the source rate: a configuration that
         # delivers less (or nothing, in both) would match the other's power at a lower load.
         for how in ("zero", "backup"):
-            g = _mean(runs, used=u, rate=r, how=how)
+            g = mean_of(runs, used=u, rate=r, how=how)
             c.at_least(f"{u} at {r} Mbit/s, {'0 packets' if how == 'zero' else 'backup mode'}: mean goodput", g,
                        SATISFIED * r, "Mbit/s", bound_text=f"{SATISFIED:.0%} of the source rate")
         parts.append(f"{u} {r}: backup {fmt(b)} vs 0-packet {fmt(z)} mW")
@@ -707,7 +693,7 @@ def _plot_aware(runs: pd.DataFrame, series, path: Path) -> None:
     x = np.arange(len(keys))
     # A dot plot: the ratio is a setting (0 and 100 are answers too), not an amount to stack.
     for i, (d, r) in enumerate(keys):
-        v = _sel(runs, dir=d, demand=r or 0)["final_ratio"].to_numpy(dtype=float)
+        v = select_rows(runs, dir=d, demand=r or 0)["final_ratio"].to_numpy(dtype=float)
         jit = np.linspace(-0.12, 0.12, len(v)) if len(v) > 1 else np.zeros(len(v))
         ax.plot(x[i] + jit, v, "o", ms=5, color=plotting.colour("MPTCP"), alpha=0.8,
                 label="mmpath: each run's final ratio" if i == 0 else None, zorder=3)
@@ -740,7 +726,7 @@ def _check_aware(runs: pd.DataFrame, mode: Mode):
     parts = []
     for d in DIRS:
         for rate in _demands(d):
-            r = _mean(runs, col="final_ratio", dir=d, demand=rate or 0)
+            r = mean_of(runs, col="final_ratio", dir=d, demand=rate or 0)
             want = AWARE[(d, rate)]
             parts.append(f"{d} {rate or 'backlogged'}: {fmt(r)}")
             c.add(f"{d}link {rate or 'backlogged'}{' Mbit/s' if rate else ''}: final ratio {fmt(r)} within "

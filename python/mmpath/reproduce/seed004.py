@@ -18,13 +18,10 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
-
-import numpy as np
-import pandas as pd
-
+from ..lazy import numpy as np, pandas as pd  # on first use (start-up time): lazy.py
 from . import plotting
-from .registry import Checks, Claim, Experiment, Mode, Point, claim, experiment, fmt, stats
-from .seed002 import _mean, _sel, mptcp_flow, paths, scenario, tcp_flow
+from .registry import Checks, Claim, Experiment, Mode, Point, claim, experiment, fmt, mean_of, select_rows, stats
+from .seed002 import mptcp_flow, paths, scenario, tcp_flow
 
 PAPER = "004"
 BIN_S = 0.1  # iperf3's 100 ms reports (seed 002 section 2), the intervals' default
@@ -183,7 +180,7 @@ def _plot_scan(runs: pd.DataFrame, series, path: Path) -> None:
     _timeline_plot(series, kinds, axes[0, 1], "conn_mbps", spans, "the MPTCP connection",
                    "11ac scanning (110 ms dwells, 100 ms home)", "scan")
     ax = axes[0, 2]
-    st = [stats(_sel(runs, kind=k)["ad_scan_mbps"]) for k in kinds]
+    st = [stats(select_rows(runs, kind=k)["ad_scan_mbps"]) for k in kinds]
     x = plotting.bars(ax, ["default", "AMuSe-\nSCAN"], {"11ad": st}, "11ad throughput in scans (Mbit/s)",
                       "11ad during scans\n(mean, min-max)", xlabel="scheduler", legend_kw=False,
                       group_colours=[plotting.colour(k) for k in kinds])
@@ -202,8 +199,8 @@ experiment(Experiment(
 
 def _check_scan(runs: pd.DataFrame, mode: Mode):
     c = Checks()
-    d_in, d_out = _mean(runs, "ad_scan_mbps", kind="default"), _mean(runs, "ad_out_mbps", kind="default")
-    a_in, a_out = _mean(runs, "ad_scan_mbps", kind="amuse-scan"), _mean(runs, "ad_out_mbps", kind="amuse-scan")
+    d_in, d_out = mean_of(runs, "ad_scan_mbps", kind="default"), mean_of(runs, "ad_out_mbps", kind="default")
+    a_in, a_out = mean_of(runs, "ad_scan_mbps", kind="amuse-scan"), mean_of(runs, "ad_out_mbps", kind="amuse-scan")
     c.below("default: 11ad subflow during scans", d_in, 0.85 * d_out, "Mbit/s",
             bound_text=f"85% of its {fmt(d_out)} Mbit/s outside scans (loses more than 15%)")
     c.at_least("AMuSe-SCAN: 11ad subflow during scans", a_in, 0.85 * a_out, "Mbit/s",
@@ -215,7 +212,7 @@ def _check_scan(runs: pd.DataFrame, mode: Mode):
     # is printed beside it.
     gain = a_in / d_in if d_in > 0 else np.inf
     c.within("11ad throughput during scans, AMuSe-SCAN / default", gain, 2.2, "x")
-    gd, ga = _mean(runs, "conn_scan_mbps", kind="default"), _mean(runs, "conn_scan_mbps", kind="amuse-scan")
+    gd, ga = mean_of(runs, "conn_scan_mbps", kind="default"), mean_of(runs, "conn_scan_mbps", kind="amuse-scan")
     conn = ga / gd if gd > 0 else np.inf
     return (f"11ad during / outside scans: default {fmt(d_in)} / {fmt(d_out)}, AMuSe-SCAN {fmt(a_in)} / "
             f"{fmt(a_out)} Mbit/s: {fmt(gain)}x during scans; connection during scans {fmt(ga)} vs {fmt(gd)} "
@@ -268,7 +265,7 @@ def _cont_measure(res, point: Point, mode: Mode) -> dict[str, Any]:
 
 
 def _expected(runs: pd.DataFrame, load: int) -> float:
-    return _mean(runs, kind="tcp-11ad") + _mean(runs, kind="tcp-11ac", load=load)
+    return mean_of(runs, kind="tcp-11ad") + mean_of(runs, kind="tcp-11ac", load=load)
 
 
 def _plot_cont(runs: pd.DataFrame, series, path: Path) -> None:
@@ -284,9 +281,9 @@ def _plot_cont(runs: pd.DataFrame, series, path: Path) -> None:
     for k in ("default", "fixedratio", "musher"):
         if (runs["kind"] == k).any():
             lab = _KIND_LABEL[k]
-            bars[lab] = [stats(_sel(runs, kind=k, load=L)["goodput_mbps"]) for L in loads]
+            bars[lab] = [stats(select_rows(runs, kind=k, load=L)["goodput_mbps"]) for L in loads]
             colours[lab] = plotting.colour(k)
-            pts[lab] = [_sel(runs, kind=k, load=L)["goodput_mbps"] for L in loads]
+            pts[lab] = [select_rows(runs, kind=k, load=L)["goodput_mbps"] for L in loads]
     plotting.bars(ax, [f"{L} Mbit/s" for L in loads], bars, "MPTCP throughput (Mbit/s)",
                   "Fig. 3(a): mean, min-max and runs (paper: FixedRatio close to the expected sum,\n"
                   "the default can be much lower)", xlabel="contending traffic on the 11ac channel",
@@ -309,7 +306,7 @@ def _check_cont(runs: pd.DataFrame, mode: Mode):
     parts, worst = [], np.inf
     for L in loads:
         exp = _expected(runs, L)
-        fr, de = _mean(runs, kind="fixedratio", load=L), _mean(runs, kind="default", load=L)
+        fr, de = mean_of(runs, kind="fixedratio", load=L), mean_of(runs, kind="default", load=L)
         c.within(f"{L} Mbps: FixedRatio {contention_ratio(L)}:{100 - contention_ratio(L)} mean vs the expected sum",
                  fr, exp, "Mbit/s")
         c.below(f"{L} Mbps: default mean", de, fr, "Mbit/s", bound_text=f"FixedRatio {fmt(fr)} Mbit/s")
@@ -389,7 +386,7 @@ def _plot_block(runs: pd.DataFrame, series, path: Path) -> None:
                  else "paper: AMuSe-BLOCKAGE within 1 s")
         ax.axvline(LINK_BACK_S + PAPER_RESUME_S[k], color=plotting.colour(k), linestyle="--", linewidth=1.1,
                    label=label)
-        d = _sel(runs, kind=k)["resume_delay_s"] if len(runs) else pd.Series(dtype=float)
+        d = select_rows(runs, kind=k)["resume_delay_s"] if len(runs) else pd.Series(dtype=float)
         if len(d):
             ax.plot([LINK_BACK_S + float(d.mean())], [0.0], marker="^", ms=8, color=plotting.colour(k),
                     markeredgecolor="k", transform=ax.get_xaxis_transform(), clip_on=False, linestyle="none",
@@ -410,16 +407,16 @@ experiment(Experiment(
 
 def _check_block(runs: pd.DataFrame, mode: Mode):
     c = Checks()
-    d = stats(_sel(runs, kind="default")["resume_delay_s"])
-    a = stats(_sel(runs, kind="amuse-blockage")["resume_delay_s"])
+    d = stats(select_rows(runs, kind="default")["resume_delay_s"])
+    a = stats(select_rows(runs, kind="amuse-blockage")["resume_delay_s"])
     c.within("default: delay from link back to the 11ad subflow carrying >= 100 Mbit/s in a 100 ms bin",
              d["mean"], 12.0, "s")
     c.below("AMuSe-BLOCKAGE: that delay", a["mean"], 1.0, "s")
     for kind in ("default", "amuse-blockage"):
-        r = _sel(runs, kind=kind)["resumed"]
+        r = select_rows(runs, kind=kind)["resumed"]
         c.add(f"{kind}: every run uses the 11ad subflow again within the run ({int(r.sum())} of {len(r)})",
               bool(len(r)) and bool(r.all()))
-    rtos = stats(_sel(runs, kind="default")["ad_rtos"])
+    rtos = stats(select_rows(runs, kind="default")["ad_rtos"])
     return (f"11ad resumes {fmt(d['mean'])} s (default, {fmt(d['min'])}-{fmt(d['max'])}) and {fmt(a['mean'])} s "
             f"(AMuSe-BLOCKAGE) after the link is back; the default's 11ad subflow took {fmt(rtos['mean'])} RTOs "
             f"over the {fmt(BLOCK_S + RETRAIN_MS / 1000)} s without a link (backoff doubling: the retry that finds "
@@ -448,13 +445,13 @@ def _check_musher(runs: pd.DataFrame, mode: Mode):
     parts = []
     if "load" in runs.columns:
         for L in sorted(x for x in runs["load"].dropna().unique() if x > 0):
-            m, d = _mean(runs, kind="musher", load=L), _mean(runs, kind="default", load=L)
+            m, d = mean_of(runs, kind="musher", load=L), mean_of(runs, kind="default", load=L)
             c.above(f"contention {int(L)} Mbps: MuSher mean ({fmt(d and m / d)}x default; paper up to 1.5x)", m, d,
                     "Mbit/s", bound_text=f"default {fmt(d)} Mbit/s")
             parts.append(f"{int(L)} Mbps: {fmt(m)} vs {fmt(d)}")
     if "resume_delay_s" in runs.columns:
         blk = runs[runs["resume_delay_s"].notna()]
-        m, d = _mean(blk, "resume_delay_s", kind="musher"), _mean(blk, "resume_delay_s", kind="default")
+        m, d = mean_of(blk, "resume_delay_s", kind="musher"), mean_of(blk, "resume_delay_s", kind="default")
         c.below(f"blockage: MuSher's 11ad resume delay (default / MuSher = {fmt(d / m if m > 0 else np.inf)}x; "
                 "paper 8x faster)", m, d, "s", bound_text=f"default's {fmt(d)} s")
         parts.append(f"resume {fmt(m)} vs {fmt(d)} s")
@@ -516,13 +513,13 @@ def _plot_musher(runs: pd.DataFrame, series, path: Path) -> None:
     loads = sorted(int(x) for x in cont["load"].unique())
     if loads:
         x = plotting.bars(ax, [f"{L} Mbit/s" for L in loads],
-                          {_KIND_LABEL[k]: [stats(_sel(cont, kind=k, load=L)["goodput_mbps"]) for L in loads]
+                          {_KIND_LABEL[k]: [stats(select_rows(cont, kind=k, load=L)["goodput_mbps"]) for L in loads]
                            for k in kinds},
                           "throughput from the onset (Mbit/s)",
                           f"contention on 11ac from {MUSHER_ONSET_S:g} s (mean, min-max)",
                           xlabel="contending traffic on the 11ac channel", legend_kw=False,
                           colours={_KIND_LABEL[k]: plotting.colour(k) for k in kinds})
-        dflt = [stats(_sel(cont, kind="default", load=L)["goodput_mbps"])["mean"] for L in loads]
+        dflt = [stats(select_rows(cont, kind="default", load=L)["goodput_mbps"])["mean"] for L in loads]
         plotting.paper_marks(ax, x + 0.2, [MUSHER_GAIN * d for d in dflt], half=0.2,
                              label="MuSher's paper: up to 1.5x the default")
         ax.set_ylim(0, 1.15 * MUSHER_GAIN * max(dflt))
@@ -531,7 +528,7 @@ def _plot_musher(runs: pd.DataFrame, series, path: Path) -> None:
     ax = axes[0, 1]
     blk = runs[runs["case"] == "blockage"]
     if len(blk):
-        st = [stats(_sel(blk, kind=k)["resume_delay_s"]) for k in kinds]
+        st = [stats(select_rows(blk, kind=k)["resume_delay_s"]) for k in kinds]
         x = plotting.bars(ax, [_KIND_LABEL[k].replace(" (", "\n(") for k in kinds], {"delay": st},
                           "11ad resume delay (s)", "004-blockage's set-up: delay from the\nlink's return to "
                           "11ad use (mean, min-max)", xlabel="scheduler", legend_kw=False,

@@ -20,10 +20,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import pandas as pd
-
 from .. import metrics
+from ..api import run as mmpath_run
+from ..emu import run as emulate
+from ..lazy import numpy as np, pandas as pd  # on first use (start-up time): lazy.py
+from ..scenario import load_scenario
 from . import plotting
 from .registry import Checks, Claim, Experiment, Mode, Point, claim, experiment, fmt, stats
 
@@ -56,8 +57,6 @@ def _host_buffers() -> dict[str, Any]:
 
 
 def _scenario() -> dict[str, Any]:
-    from ..scenario import load_scenario
-
     return load_scenario(SCENARIO, {**OVERRIDES, **_host_buffers()}).config
 
 
@@ -75,12 +74,8 @@ def _points(mode: Mode) -> list[Point]:
 
 def _run(point: Point, seed: int):
     if point.key["engine"] == "emulation":
-        import mmpath.emu
-
-        return mmpath.emu.run(dict(point.scenario), seed=seed, capture=False)
-    import mmpath
-
-    return mmpath.run(dict(point.scenario), seed=seed)
+        return emulate(dict(point.scenario), seed=seed, capture=False)
+    return mmpath_run(dict(point.scenario), seed=seed)
 
 
 def _series(res, engine: str) -> tuple[np.ndarray, np.ndarray, float]:

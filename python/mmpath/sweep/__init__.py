@@ -19,10 +19,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
+from ..lazy import pandas as pd  # on first use (start-up time): lazy.py
 from ..outputs import check_out_folder
 from ..progress import RunCounter
+from ..version import __version__
 from . import results as _results
 from .execute import execute_runs
 from .spec import SweepError, SweepSpec, load_sweep
@@ -86,8 +86,6 @@ def run(sweep: str | os.PathLike | Mapping[str, Any], workers: int | None = None
     table = _results.table(spec, done, errors)
     res = SweepResult(spec=spec, table=table, errors=errors, wall_s=wall_s)
     if out is not None:
-        from .. import __version__
-
         meta = {"engine": spec.engine,
                 "executor": f"dask {dask}" if dask else f"local, {workers or os.cpu_count()} workers",
                 "wall_s": wall_s, "failed_runs": len(errors), "mmpath_version": __version__,

@@ -13,6 +13,9 @@ import sys
 from pathlib import Path
 
 from ..cliargs import positive_int, print_error
+from ..outputs import check_out_folder, safe_dir_name
+from . import load_sweep, run as run_sweep
+from .spec import describe_bundled
 
 DEFAULT_OUT_ROOT = Path("mmpath-out") / "sweep"
 
@@ -42,13 +45,8 @@ def _n(count: int, noun: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..outputs import check_out_folder
-    from . import load_sweep
-    from . import run as run_sweep
 
     if args.list:
-        from .spec import describe_bundled
-
         found = describe_bundled()
         width = max((len(n) for n, _ in found), default=0)
         for name, desc in found:
@@ -61,10 +59,9 @@ def run(args: argparse.Namespace) -> int:
         print_error("error: --workers and --dask exclude each other (the Dask cluster has its own workers)")
         return 2
     spec = load_sweep(args.sweep)  # a SweepError ends here with one line and status 2 (cli.main)
-    from ..cli import _safe_dir_name
 
     # The name comes from the file: one harmless folder name, as `mmpath run` makes a scenario's.
-    out = Path(args.out) if args.out else DEFAULT_OUT_ROOT / _safe_dir_name(spec.name)
+    out = Path(args.out) if args.out else DEFAULT_OUT_ROOT / safe_dir_name(spec.name)
     check_out_folder(out)  # an OutputError ends here (status 2) before anything runs
     n_local = args.workers or os.cpu_count() or 1
     where = f"the Dask cluster at {args.dask}" if args.dask else f"{n_local} local worker{'s' * (n_local > 1)}"

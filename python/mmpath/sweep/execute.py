@@ -10,7 +10,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from .. import executor
+# The engines are looked up when a run starts (api.simulate, emu.run), so a test or a caller that
+# replaces one is followed, as when they were imported here at that moment.
+from .. import api, emu, executor
 from .spec import Run
 
 # Per flow: the summary fields copied to the table as they are.
@@ -67,12 +69,9 @@ def emulated_rows_of(res: Any) -> list[dict[str, Any]]:
 def run_one(run: Run, engine: str = "simulate") -> list[dict[str, Any]]:
     """Simulate (or emulate) one run, in a worker, and return its rows."""
     if engine == "emulate":
-        from ..emu import run as emulate
+        return emulated_rows_of(emu.run(run.scenario.config, seed=run.seed, capture=False))
 
-        return emulated_rows_of(emulate(run.scenario.config, seed=run.seed, capture=False))
-    from ..api import simulate
-
-    return rows_of(simulate(run.scenario).summary)
+    return rows_of(api.simulate(run.scenario).summary)
 
 
 def execute_runs(runs: list[Run], workers: int | None = None, dask: str | None = None,

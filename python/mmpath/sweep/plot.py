@@ -11,11 +11,8 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
-
-import numpy as np
-import pandas as pd
-
-from .results import _cell, grid_values, text_keys
+from ..lazy import numpy as np, pandas as pd, pyplot as plt  # on first use (start-up time): lazy.py
+from .cells import cell, grid_values, text_keys
 from .spec import SweepSpec
 
 
@@ -40,11 +37,6 @@ def plot(spec: SweepSpec, df: pd.DataFrame, path: Path) -> bool:
     ok = df[df["error"] == ""] if "error" in df else df
     if not len(ok):
         return False
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     values = grid_values(spec)
     text = text_keys(spec)  # their columns hold each value's text (results.py)
     xkey = spec.keys[0]
@@ -54,14 +46,14 @@ def plot(spec: SweepSpec, df: pd.DataFrame, path: Path) -> bool:
     def xk(v: Any) -> Any:
         # Numbers by value: a grid of [1, 2.5] is a float64 column, whose 1.0 must find the
         # grid's 1 (their texts differ); other values by their text.
-        return float(v) if numeric else repr(_cell(v, xkey in text))
+        return float(v) if numeric else repr(cell(v, xkey in text))
 
     xpos = {xk(v): (float(v) if numeric else float(i)) for i, v in enumerate(xs)}
     lines: list[tuple[str, pd.DataFrame]] = []
     zkey = spec.keys[1] if len(spec.keys) == 2 else None
     flows = list(dict.fromkeys(ok["flow"].astype(str))) if "flow" in ok else [""]
     for z in (values[zkey] if zkey else [None]):
-        sel = ok if zkey is None else ok[ok[zkey].map(lambda v: v == _cell(z, zkey in text))]
+        sel = ok if zkey is None else ok[ok[zkey].map(lambda v: v == cell(z, zkey in text))]
         for flow in flows:
             g = sel[sel["flow"].astype(str) == flow] if flow else sel
             label = ", ".join(s for s in ((f"{zkey} = {z}" if zkey else ""), (flow if len(flows) > 1 else "")) if s)

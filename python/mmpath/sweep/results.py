@@ -14,8 +14,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
+from ..lazy import pandas as pd  # on first use (start-up time): lazy.py
+from ..outputs import staged_folder
+from ..table import align
+from .cells import cell, grid_values, text_keys
+from .execute import FLOW_FIELDS, RUN_FIELDS
+from .plot import plot
 from .spec import Run, SweepSpec
 
 ID_COLUMNS = ("point", "seed")
@@ -25,40 +29,13 @@ NUMERIC_COLUMNS = ("goodput_mbps", "bytes_delivered", "retransmits", "loss_pct",
                    "delay_late_mean_ms", "delay_late_max_ms")
 
 
-def _cell(v: Any, text: bool = False) -> Any:
-    # Grid values go into one column each; a list or table value is kept as its JSON text, and
-    # so is every value of a key in text_keys (JSON text is TOML's for numbers and booleans).
-    if isinstance(v, (list, dict)):
-        return json.dumps(v, sort_keys=True)
-    return json.dumps(v, default=str) if text and not isinstance(v, str) else v
-
-
-def _kind(v: Any) -> str:
-    if isinstance(v, bool):
-        return "bool"
-    if isinstance(v, (int, float)):
-        return "number"
-    return "text" if isinstance(v, (str, list, dict)) else type(v).__name__
-
-
-def text_keys(spec: SweepSpec) -> frozenset[str]:
-    """Grid keys whose values are of different kinds, e.g. ``"flow.0.tcp.rcvbuf_bytes" =
-    ["auto", 65536]``: a Parquet column has one type, so such a key's column holds each value
-    as its text ("auto", "65536"). Integers and decimals together are one kind (float64)."""
-    kinds: dict[str, set[str]] = {}
-    for point in spec.points:
-        for k, v in point:
-            kinds.setdefault(k, set()).add(_kind(v))
-    return frozenset(k for k, ks in kinds.items() if len(ks) > 1)
-
-
 def table(spec: SweepSpec, done: dict[int, list[dict[str, Any]]], errors: dict[int, str]) -> pd.DataFrame:
     rows: list[dict[str, Any]] = []
     text = text_keys(spec)
     for r in spec.runs:
         ident: dict[str, Any] = {"point": r.point, "seed": r.seed}
         for k, v in r.values:
-            ident[k] = _cell(v, k in text)
+            ident[k] = cell(v, k in text)
         if r.index in errors:
             rows.append({**ident, "error": errors[r.index]})
             continue
@@ -83,8 +60,6 @@ def _ordered_columns(spec: SweepSpec, cols: list[str]) -> list[str]:
     """The documented column order (docs/sweep.md), whatever the first row held: a failed run or
     a TCP flow first would otherwise put `error` or the run's columns before the MPTCP flows'
     ``subflow_<path>_mbps``."""
-    from .execute import FLOW_FIELDS, RUN_FIELDS
-
     head = [*ID_COLUMNS, *spec.keys, "flow", *FLOW_FIELDS, "rtt_mean_ms", "rtt_p95_ms"]
     head += [c for c in cols if c.startswith("subflow_") and c not in head]
     head += list(RUN_FIELDS)
@@ -104,7 +79,7 @@ def summary_rows(spec: SweepSpec, df: pd.DataFrame) -> tuple[list[str], list[lis
         failed = int((sel["error"] != "").sum())
         ok = sel[sel["error"] == ""]
         flows = list(dict.fromkeys(ok["flow"])) if "flow" in ok else []
-        cells = [str(_cell(v)) for _, v in values]
+        cells = [str(cell(v)) for _, v in values]
         if not flows:
             out.append([*cells, "-", "0", "-", "-", *(["-"] if metered else []), str(failed)])
             continue
@@ -121,8 +96,6 @@ def summary_rows(spec: SweepSpec, df: pd.DataFrame) -> tuple[list[str], list[lis
 
 
 def format_rows(header: list[str], rows: list[list[str]]) -> str:
-    from ..table import align
-
     # The grid's keys and the flow are text; runs, goodput, std, nJ/bit and failed are numbers.
     return align(header, rows, len(header) - (5 if "nJ/bit" in header else 4))
 
@@ -131,8 +104,6 @@ def write(spec: SweepSpec, df: pd.DataFrame, out: Path, meta: dict[str, Any]) ->
     """results.parquet, results.csv, sweep.json and (one- or two-key grids) sweep.png into `out`
     (created if needed), all or none: they are written into a hidden sibling folder and moved in together (outputs.py), so an
     interrupted or failed write leaves `out` as it was. File-system errors: OutputError."""
-    from ..outputs import staged_folder
-
     # sweep.png only for one- and two-key grids: an earlier sweep's must not stay (docs/sweep.md).
     with staged_folder(out, stale=("sweep.png",)) as tmp:
         _write_files(spec, df, tmp, meta)
@@ -141,7 +112,6 @@ def write(spec: SweepSpec, df: pd.DataFrame, out: Path, meta: dict[str, Any]) ->
 def _write_files(spec: SweepSpec, df: pd.DataFrame, out: Path, meta: dict[str, Any]) -> None:
     df.to_parquet(out / "results.parquet", index=False)
     df.to_csv(out / "results.csv", index=False)
-    from .plot import plot
 
     plot(spec, df, out / "sweep.png")  # one- and two-key grids (plot.py)
     grid = grid_values(spec)
@@ -158,16 +128,6 @@ def _write_files(spec: SweepSpec, df: pd.DataFrame, out: Path, meta: dict[str, A
         **meta,
     }
     (out / "sweep.json").write_text(json.dumps(doc, indent=2, default=str) + "\n", encoding="utf-8")
-
-
-def grid_values(spec: SweepSpec) -> dict[str, list[Any]]:
-    """Each grid key's distinct values, in the order the grid's points first use them."""
-    grid: dict[str, list[Any]] = {k: [] for k in spec.keys}
-    for point in spec.points:
-        for k, v in point:
-            if not any(_cell(v) == _cell(w) for w in grid[k]):
-                grid[k].append(v)
-    return grid
 
 
 def failed_runs(spec: SweepSpec, errors: dict[int, str]) -> list[tuple[Run, str]]:

@@ -22,6 +22,7 @@ sweep file's folder, as a scenario file's are from its own.
 from __future__ import annotations
 
 import copy
+import importlib.resources
 import itertools
 import json
 import os
@@ -31,6 +32,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .. import _core
+from ..emu.checks import scenario as check
+from ..emu.errors import EmuError
 from ..errors import ScenarioError
 from ..scenario import Scenario, load_scenario, resolve_override_files, resolve_trace_files
 from ..spelling import SWEEP
@@ -81,8 +85,6 @@ def _fail(source: str, where: str, msg: str) -> SweepError:
 
 def bundled_sweeps() -> dict[str, Path]:
     """Name -> file of every sweep shipped with mmpath (python/mmpath/sweeps), sorted by name."""
-    import importlib.resources
-
     try:
         d = importlib.resources.files("mmpath") / "sweeps"
         entries = list(d.iterdir()) if d.is_dir() else []
@@ -196,8 +198,6 @@ def _variant_overrides(sc: Scenario, name: Any, source: str, where: str) -> list
 
 def _emulatable(sc: Scenario, source: str, where: str) -> None:
     """What `mmpath emu run` would refuse in this point's scenario, refused now (not mid-sweep)."""
-    from ..emu.checks import EmuError, scenario as check
-
     try:
         check(sc.config)
     except EmuError as e:
@@ -316,8 +316,6 @@ def _check_traces(spec: SweepSpec, source: str) -> None:
     reads the file when a run's simulation is built, together with the path it is replayed on
     (a rate trace on a radio path is refused there). Building that simulation here makes a
     missing, malformed or misplaced trace stop the sweep like any other bad value."""
-    from .. import _core
-
     seen: set[str] = set()
     for run in spec.runs:
         paths = run.scenario.config.get("path", [])

@@ -44,6 +44,7 @@ mod write;
 pub use mahimahi::TraceOpts;
 pub use state::ChannelState;
 pub use step::{push_step, Trace, TraceStep};
+pub use wil6210::{read_wil6210_log, wil6210_column, Wil6210Log};
 pub use write::write_csv;
 
 use csv::parse_csv;

@@ -7,6 +7,7 @@ the file size, and per-flow analysis afterwards is vectorised with numpy.
 Modules, in the order a capture flows through them:
 - capture.py: the pcap and pcapng containers -> (ts, data, origlen, iface_name, linktype) records
 - options.py: TCP flag bits, TCP options (RFC 9293/7323/2018) and MPTCP option kind 30 (RFC 8684)
+- directions.py: one direction of a TCP connection or UDP flow, packet fields in arrays
 - packets.py: link layer, IPv4/IPv6, TCP/UDP headers -> per-direction arrays (read_packets)
 - metrics.py: per-direction TCP metrics (delivered bytes, retransmissions, D-SACK, RTT, in flight,
   rwnd) and time binning
@@ -15,23 +16,29 @@ Modules, in the order a capture flows through them:
 - delay.py: one_way_delay() between two captures of the same packets
 - capture_set.py: read_all(): per-interface captures of one MPTCP connection as one Source
 
-Every name the single-module reader had is re-exported here, so ``from mmpath.analyze.pcap import X``
-keeps working.
+The reader's entry points (read, read_all, one_way_delay, read_packets, is_pcap...) and the TCP/MPTCP
+flag constants are re-exported here; everything else is imported from the module that defines it.
 """
 
 from __future__ import annotations
 
-from .capture import (  # noqa: F401
-    _PCAP_MAGIC, ALLOWED, CHUNK, LINKTYPES, MAX_RECORD, _pcap_records, _pcapng_records, _records, is_pcap,
-)
+from .capture import ALLOWED, CHUNK, LINKTYPES, MAX_RECORD, capture_records, is_pcap  # noqa: F401
 from .capture_set import read_all  # noqa: F401
 from .delay import one_way_delay  # noqa: F401
 from .flows import read  # noqa: F401
-from .metrics import _bin_sum, _ewma_srtt, _last_per_bin, _tcp_direction, _unwrap32  # noqa: F401
-from .mptcp import _connection_flows, _connection_map, _idsn, _reinjections, _token  # noqa: F401
 from .options import (  # noqa: F401
-    ACK, ADD_ADDR, DSS, FIN, MP_CAPABLE, MP_FAIL, MP_FASTCLOSE, MP_JOIN, MP_PRIO, PSH, REMOVE_ADDR, RST, SYN,
-    _TS_ONLY, _mptcp_option, _parse_opts,
+    ACK,
+    ADD_ADDR,
+    DSS,
+    FIN,
+    MP_CAPABLE,
+    MP_FAIL,
+    MP_FASTCLOSE,
+    MP_JOIN,
+    MP_PRIO,
+    PSH,
+    REMOVE_ADDR,
+    RST,
+    SYN,
 )
-from .packets import _Dir, _ip_str, _name, _UDir, read_packets  # noqa: F401
-
+from .packets import read_packets  # noqa: F401

@@ -7,7 +7,7 @@ interfaces, would get every packet's link type and timestamp resolution from int
 dozen lines of the formats' specs. A pcap file is read in CHUNK (4 MiB) pieces.
 
 A capture cut short inside a packet record (tcpdump killed, a disk filled, a partial copy) is read
-up to the cut, as tcpdump and Wireshark do, and the cut is reported (`_records`' `notes`); a cut
+up to the cut, as tcpdump and Wireshark do, and the cut is reported (`capture_records`' `notes`); a cut
 before the first complete packet, or a corrupt record, is an error.
 
 Formats:
@@ -39,7 +39,7 @@ LINKTYPES = {0: "NULL", 1: "EN10MB", 12: "RAW", 14: "RAW", 101: "RAW", 113: "LIN
 
 
 class _Cut(Exception):
-    """A packet record or block cut short at the end of the file (read up to it, see `_records`)."""
+    """A packet record or block cut short at the end of the file (read up to it, see `capture_records`)."""
 
 
 _CUT_ALLOWED = "a complete capture; re-copy the file or let the capture tool exit cleanly (SIGINT)"
@@ -49,7 +49,7 @@ def is_pcap(head: bytes) -> bool:
     return head[:4] in _PCAP_MAGIC or head[:4] == b"\x0a\x0d\x0d\x0a"
 
 
-def _records(path: Path, notes: dict | None = None):
+def capture_records(path: Path, notes: dict | None = None):
     """Yield (ts, data, origlen, iface_name, linktype) for every packet, streaming; clear errors on
     damage. A file cut short inside a record after at least one complete packet ends there:
     ``notes["truncated"]`` says where (with `notes` None the cut is an error, as before)."""

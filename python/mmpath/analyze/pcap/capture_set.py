@@ -24,7 +24,7 @@ from pathlib import Path
 
 from ..model import Source
 from .flows import build
-from .mptcp import _token
+from .mptcp import mptcp_token
 from .options import MP_CAPABLE, MP_JOIN
 from .packets import read_packets
 
@@ -35,7 +35,7 @@ def _tokens(tcp) -> set[str]:
     for d in tcp.values():
         for _idx, st, f in d.mptcp:
             if st == MP_CAPABLE:
-                out.update(_token(k) for k in (f[2], f[3]) if k is not None)
+                out.update(mptcp_token(k) for k in (f[2], f[3]) if k is not None)
             elif st == MP_JOIN and f[0] == "syn" and f[3] is not None:
                 out.add(f[3].hex())
     return out

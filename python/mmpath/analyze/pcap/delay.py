@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import numpy as np
-
+from ...lazy import numpy as np  # on first use (start-up time): lazy.py
 from ..model import Source
-from .packets import _name
+from .packets import conn_name
 
 
 def one_way_delay(a: Source, b: Source) -> dict:
@@ -40,7 +39,7 @@ def one_way_delay(a: Source, b: Source) -> dict:
         delay = (tB[ib] - tA[ia]) * 1e3
         if np.median(delay) < 0:
             delay = -delay
-        out[_name(key)] = {"samples": int(delay.size), "mean_ms": float(delay.mean()),
+        out[conn_name(key)] = {"samples": int(delay.size), "mean_ms": float(delay.mean()),
                            "p50_ms": float(np.median(delay)), "p95_ms": float(np.percentile(delay, 95)),
                            "min_ms": float(delay.min())}
     return out

@@ -4,15 +4,12 @@ connections, UDP), with 1 ms delivered-byte bins and 10 ms samples."""
 from __future__ import annotations
 
 from pathlib import Path
-
-import numpy as np
-import pandas as pd
-
+from ...lazy import numpy as np, pandas as pd  # on first use (start-up time): lazy.py
 from ..model import Source, empty_events
 from .capture import LINKTYPES
-from .metrics import _bin_sum, _last_per_bin, _tcp_direction
-from .mptcp import _connection_flows, _connection_map
-from .packets import _ip_str, _name, read_packets
+from .metrics import bin_sum, last_per_bin, tcp_direction
+from .mptcp import connection_flows, connection_map
+from .packets import conn_name, ip_str, read_packets
 
 
 def read(path, *, fine_s: float = 0.001, sample_s: float = 0.01, min_bytes: int = 1) -> Source:
@@ -32,7 +29,7 @@ def build(label: str, tcp, udp, stats, *, fine_s: float = 0.001, sample_s: float
     events = []
 
     # ---- MPTCP: connection identity from MP_CAPABLE keys, subflows joined by token
-    conn_of, backup = _connection_map(tcp, events)
+    conn_of, backup = connection_map(tcp, events)
 
     def conn_key(key):
         rev = (key[2], key[3], key[0], key[1])
@@ -57,7 +54,7 @@ def build(label: str, tcp, udp, stats, *, fine_s: float = 0.001, sample_s: float
             seen.add(k2)
             if not any(p > 0 for p in a.plen):
                 continue
-            flow, (bt, bv), smp = _tcp_direction(k2, a, b, fine_s)
+            flow, (bt, bv), smp = tcp_direction(k2, a, b, fine_s)
             if flow["bytes"] < min_bytes:
                 continue
             ini, forward = conn_key(k2)
@@ -75,7 +72,7 @@ def build(label: str, tcp, udp, stats, *, fine_s: float = 0.001, sample_s: float
             # Path: the interface name when the capture recorded one, else the address pair.
             flow["path"] = a.iface or f"{flow['src']}-{flow['dst']}"
             flows.append(flow)
-            tb, vb = _bin_sum(bt, bv, fine_s)
+            tb, vb = bin_sum(bt, bv, fine_s)
             bin_frames.append(pd.DataFrame({"t": tb, "dt": fine_s, "flow": flow.get("connection", flow["name"]),
                                             "subflow": subflow, "path": flow["path"], "bytes": vb}))
             rt, rv, rs = smp["rtt"]
@@ -84,7 +81,7 @@ def build(label: str, tcp, udp, stats, *, fine_s: float = 0.001, sample_s: float
             cols = {}
             for col, (tt, vv) in (("rtt_ms", (rt, rv)), ("srtt_ms", (rt, rs)), ("in_flight_bytes", (it, iv)),
                                   ("rwnd_bytes", (wt, wv))):
-                tt2, vv2 = _last_per_bin(tt, vv, sample_s)
+                tt2, vv2 = last_per_bin(tt, vv, sample_s)
                 cols[col] = pd.Series(vv2, index=tt2)
             sm = pd.DataFrame(cols)
             if len(sm):
@@ -99,7 +96,7 @@ def build(label: str, tcp, udp, stats, *, fine_s: float = 0.001, sample_s: float
                 per_conn_subflows.setdefault(flow["connection"], []).append((k2, a, flow))
 
     # ---- MPTCP connection level: data-level delivered bytes and reinjections
-    _connection_flows(per_conn_subflows, tcp, fine_s, flows, bin_frames, events)
+    connection_flows(per_conn_subflows, tcp, fine_s, flows, bin_frames, events)
 
     # ---- UDP
     for key, u in udp.items():
@@ -109,13 +106,13 @@ def build(label: str, tcp, udp, stats, *, fine_s: float = 0.001, sample_s: float
         if tot < min_bytes:
             continue
         dur = max(float(ts[-1] - ts[0]), 1e-9)
-        name = "udp " + _name(key)
-        path_ = u.iface or f"{_ip_str(key[0])}-{_ip_str(key[2])}"
-        flows.append({"name": name, "kind": "udp", "src": _ip_str(key[0]), "sport": key[1],
-                      "dst": _ip_str(key[2]), "dport": key[3], "bytes": int(tot), "packets": int(ts.size),
+        name = "udp " + conn_name(key)
+        path_ = u.iface or f"{ip_str(key[0])}-{ip_str(key[2])}"
+        flows.append({"name": name, "kind": "udp", "src": ip_str(key[0]), "sport": key[1],
+                      "dst": ip_str(key[2]), "dport": key[3], "bytes": int(tot), "packets": int(ts.size),
                       "start": float(ts[0]), "end": float(ts[-1]), "duration_s": dur,
                       "mbps": tot * 8 / dur / 1e6, "path": path_})
-        tb, vb = _bin_sum(ts, pl, fine_s)
+        tb, vb = bin_sum(ts, pl, fine_s)
         bin_frames.append(pd.DataFrame({"t": tb, "dt": fine_s, "flow": name, "subflow": -1, "path": path_,
                                         "bytes": vb}))
 

@@ -7,13 +7,13 @@ receive window (RFC 7323 window scale).
 
 from __future__ import annotations
 
-import numpy as np
-
+from ...lazy import numpy as np  # on first use (start-up time): lazy.py
+from .directions import TcpDir
 from .options import ACK, SYN
-from .packets import _Dir, _ip_str, _name
+from .packets import conn_name, ip_str
 
 
-def _unwrap32(x: np.ndarray, base: int) -> np.ndarray:
+def unwrap32(x: np.ndarray, base: int) -> np.ndarray:
     """32-bit sequence numbers relative to `base`, unwrapped into int64 (RFC 9293 modular arithmetic)."""
     rel = (x.astype(np.int64) - base) % (1 << 32)
     if rel.size < 2:
@@ -33,7 +33,7 @@ def _ewma_srtt(samples_ms: np.ndarray) -> np.ndarray:
     return out
 
 
-def _tcp_direction(key, d: _Dir, r: _Dir | None, t_bin: float):
+def tcp_direction(key, d: TcpDir, r: TcpDir | None, t_bin: float):
     """Analyze data sent in direction `d` (ACKs come back in `r`). Returns (flow dict, bins, samples)."""
     ts = np.frombuffer(d.ts, dtype=float)
     seq = np.frombuffer(d.seq, dtype=np.uint32)
@@ -41,7 +41,7 @@ def _tcp_direction(key, d: _Dir, r: _Dir | None, t_bin: float):
     flags = np.frombuffer(d.flags, dtype=np.uint8)
     syn_idx = np.flatnonzero(flags & SYN)
     isn = int(seq[syn_idx[0]]) if syn_idx.size else int(seq[0])
-    rel = _unwrap32(seq, isn)
+    rel = unwrap32(seq, isn)
     data = plen > 0
     di = np.flatnonzero(data)
     s0 = rel[di]
@@ -65,7 +65,7 @@ def _tcp_direction(key, d: _Dir, r: _Dir | None, t_bin: float):
         rack = np.frombuffer(r.ack, dtype=np.uint32)
         m = (rfl & ACK) > 0
         ack_t = rts[m]
-        ack_v = _unwrap32(rack[m], isn)
+        ack_v = unwrap32(rack[m], isn)
         # Receive window: the 16-bit field scaled by the shift the receiver announced in its SYN,
         # valid only if both SYNs carried the option (RFC 7323 2.2); never scaled on SYNs.
         scale = r.wscale if (r.wscale is not None and d.wscale is not None) else 0
@@ -144,7 +144,7 @@ def _tcp_direction(key, d: _Dir, r: _Dir | None, t_bin: float):
 
     nret = int(retrans.sum())
     flow = {
-        "name": _name(key), "kind": "tcp", "src": _ip_str(key[0]), "sport": key[1], "dst": _ip_str(key[2]),
+        "name": conn_name(key), "kind": "tcp", "src": ip_str(key[0]), "sport": key[1], "dst": ip_str(key[2]),
         "dport": key[3], "iface": d.iface, "bytes": delivered, "bytes_basis": basis,
         "start": t_first, "end": t_last, "duration_s": dur, "mbps": delivered * 8 / dur / 1e6,
         "packets": int(di.size), "retransmits": nret,
@@ -160,7 +160,7 @@ def _tcp_direction(key, d: _Dir, r: _Dir | None, t_bin: float):
     return flow, bins, samples
 
 
-def _bin_sum(t: np.ndarray, v: np.ndarray, t_bin: float) -> tuple[np.ndarray, np.ndarray]:
+def bin_sum(t: np.ndarray, v: np.ndarray, t_bin: float) -> tuple[np.ndarray, np.ndarray]:
     if t.size == 0:
         return t, v
     k = np.floor(t / t_bin).astype(np.int64)
@@ -168,7 +168,7 @@ def _bin_sum(t: np.ndarray, v: np.ndarray, t_bin: float) -> tuple[np.ndarray, np
     return uk * t_bin, np.bincount(inv, weights=v)
 
 
-def _last_per_bin(t, v, t_bin):
+def last_per_bin(t, v, t_bin):
     """The latest sample of each bin, one per bin. Captures are not always in time order (several
     interfaces or pcapng sections, clock steps), so the samples are put in time order first; a
     stable sort keeps capture order among equal timestamps and leaves ordered input as it was."""

@@ -4,13 +4,10 @@ from data ACKs, and reinjections from DSS mappings."""
 from __future__ import annotations
 
 import hashlib
-
-import numpy as np
-import pandas as pd
-
-from .metrics import _bin_sum, _unwrap32
+from ...lazy import numpy as np, pandas as pd  # on first use (start-up time): lazy.py
+from .metrics import bin_sum, unwrap32
 from .options import ACK, ADD_ADDR, DSS, MP_CAPABLE, MP_JOIN, MP_PRIO, SYN
-from .packets import _name
+from .packets import conn_name
 
 
 def _path_shares(subs, sub_bytes: float) -> dict[str, float]:
@@ -80,7 +77,7 @@ def _data_mapping(plen: int, fields):
     return (dsn[0], dsn[1], n) if n > 0 else None
 
 
-def _token(key: bytes) -> str:
+def mptcp_token(key: bytes) -> str:
     # RFC 8684 3.1: the token is the most significant 32 bits of SHA-256(key); IDSN the least
     # significant 64 bits.
     return hashlib.sha256(key).digest()[:4].hex()
@@ -90,7 +87,7 @@ def _idsn(key: bytes) -> int:
     return int.from_bytes(hashlib.sha256(key).digest()[-8:], "big")
 
 
-def _connection_map(tcp, events):
+def connection_map(tcp, events):
     """MPTCP connection identity from MP_CAPABLE keys, subflows joined by token (RFC 8684 3.1, 3.2).
 
     Returns (conn_of: initiator-direction key -> connection name, backup: MP_JOIN initiator key ->
@@ -106,14 +103,14 @@ def _connection_map(tcp, events):
                 if fl & SYN and fl & ACK:
                     # SYN/ACK: responder's key -> the responder's token (the one joins use)
                     ini = (key[2], key[3], key[0], key[1])
-                    tok = _token(f[2])
+                    tok = mptcp_token(f[2])
                     info = sub_info.setdefault(ini, {})
                     info.update(resp_token=tok, resp_idsn=_idsn(f[2]))
                 elif f[3] is not None:
                     ini = key
                     info = sub_info.setdefault(ini, {})
-                    info.update(init_token=_token(f[2]), init_idsn=_idsn(f[2]),
-                                resp_token=_token(f[3]), resp_idsn=_idsn(f[3]))
+                    info.update(init_token=mptcp_token(f[2]), init_idsn=_idsn(f[2]),
+                                resp_token=mptcp_token(f[3]), resp_idsn=_idsn(f[3]))
     for ini, info in sub_info.items():
         if "resp_token" in info:
             cname = "mptcp-" + info["resp_token"]
@@ -131,14 +128,14 @@ def _connection_map(tcp, events):
                 backup[key] = bool(f[1])
             elif st == MP_PRIO:
                 events.append((float(d.ts[idx]), "", "mp_prio", float(f[0]),
-                               f"{_name(key)} sets backup={f[0]}"))
+                               f"{conn_name(key)} sets backup={f[0]}"))
             elif st == ADD_ADDR and not f[0]:
                 events.append((float(d.ts[idx]), "", "add_addr", np.nan,
-                               f"{_name(key)} announces {f[2]} (id {f[1]})"))
+                               f"{conn_name(key)} announces {f[2]} (id {f[1]})"))
     return conn_of, backup
 
 
-def _connection_flows(per_conn_subflows, tcp, fine_s, flows, bin_frames, events):
+def connection_flows(per_conn_subflows, tcp, fine_s, flows, bin_frames, events):
     """MPTCP connection level: data-level delivered bytes (data ACKs) and reinjections.
 
     Appends one `mptcp` flow per connection to `flows`, its data-level bins to `bin_frames` and
@@ -173,11 +170,11 @@ def _connection_flows(per_conn_subflows, tcp, fine_s, flows, bin_frames, events)
             # ACK, unwrapped in time order (consecutive data ACKs are far less than 2 GB apart),
             # are the progress of any length.
             low = np.array([v & 0xFFFFFFFF for _, v, _ in dacks], dtype=np.uint32)
-            rel = _unwrap32(low, int(low[0])).astype(float)
+            rel = unwrap32(low, int(low[0])).astype(float)
             cm = np.maximum.accumulate(rel)
             inc = np.diff(np.concatenate([[0.0], cm]))
             conn_bytes = float(cm[-1])
-            tb, vb = _bin_sum(dt_, inc, fine_s)
+            tb, vb = bin_sum(dt_, inc, fine_s)
         sub_bytes = sum(f["bytes"] for _, _, f in subs)
         if conn_bytes is None or conn_bytes <= 0:
             conn_bytes = float(sub_bytes)

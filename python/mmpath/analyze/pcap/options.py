@@ -7,11 +7,10 @@
 
 from __future__ import annotations
 
+import ipaddress
 import struct
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from .packets import _Dir
+from .directions import TcpDir
 
 # TCP flag bits
 FIN, SYN, RST, PSH, ACK = 0x01, 0x02, 0x04, 0x08, 0x10
@@ -66,7 +65,6 @@ def _mptcp_option(o: bytes, flags: int):
         if olen in (8, 10, 16, 18):
             addr = ".".join(str(b) for b in o[4:8])
         elif olen in (20, 22, 28, 30):
-            import ipaddress
             addr = str(ipaddress.IPv6Address(o[4:20]))
         else:
             addr = None
@@ -78,7 +76,7 @@ def _mptcp_option(o: bytes, flags: int):
     return st, ()
 
 
-def _parse_opts(d: _Dir, idx: int, flags: int, opts: bytes) -> None:
+def parse_opts(d: TcpDir, idx: int, flags: int, opts: bytes) -> None:
     i, n = 0, len(opts)
     while i < n:
         kind = opts[i]
@@ -106,4 +104,4 @@ def _parse_opts(d: _Dir, idx: int, flags: int, opts: bytes) -> None:
         i += ln
 
 
-_TS_ONLY = b"\x01\x01\x08\x0a"  # NOP NOP TS: the common case, nothing to keep
+TS_ONLY = b"\x01\x01\x08\x0a"  # NOP NOP TS: the common case, nothing to keep

@@ -8,56 +8,26 @@ target (issue 7) needs it; the tests cross-check these decodes against dpkt's on
 
 from __future__ import annotations
 
+import ipaddress
 import struct
 import sys
-from array import array
 from pathlib import Path
 
 from ..errors import AnalyzeInputError
-from .capture import LINKTYPES, _records
-from .options import _TS_ONLY, SYN, _parse_opts
+from .capture import LINKTYPES, capture_records
+from .directions import TcpDir, UdpDir
+from .options import SYN, TS_ONLY, parse_opts
 
 
-class _Dir:
-    """One direction of a TCP connection (src:sport -> dst:dport), packet fields in arrays."""
-
-    __slots__ = ("ts", "seq", "ack", "plen", "flags", "win", "wscale", "syn_seen", "sacks", "mptcp",
-                 "iface", "sack_ok")
-
-    def __init__(self, iface):
-        self.ts = array("d")
-        self.seq = array("I")
-        self.ack = array("I")
-        self.plen = array("l")
-        self.flags = array("B")
-        self.win = array("H")
-        self.wscale = None
-        self.syn_seen = False
-        self.sack_ok = False
-        self.sacks: list[tuple[int, tuple]] = []  # (packet index, ((left, right), ...))
-        self.mptcp: list[tuple[int, int, tuple]] = []  # (packet index, subtype, fields)
-        self.iface = iface
-
-
-class _UDir:
-    __slots__ = ("ts", "plen", "iface")
-
-    def __init__(self, iface):
-        self.ts = array("d")
-        self.plen = array("l")
-        self.iface = iface
-
-
-def _ip_str(b: bytes) -> str:
+def ip_str(b: bytes) -> str:
     if len(b) == 4:
         return "%d.%d.%d.%d" % (b[0], b[1], b[2], b[3])
-    import ipaddress
     return str(ipaddress.IPv6Address(b))
 
 
-def _name(key) -> str:
+def conn_name(key) -> str:
     src, sport, dst, dport = key
-    return f"{_ip_str(src)}:{sport}>{_ip_str(dst)}:{dport}"
+    return f"{ip_str(src)}:{sport}>{ip_str(dst)}:{dport}"
 
 
 # IPv6 extension headers walked to reach TCP/UDP (RFC 8200 4.3-4.6, IANA "IPv6 Extension Header
@@ -91,8 +61,8 @@ def _skip_ipv6_ext(buf: bytes, proto: int, l4: int, l4len: int) -> tuple[int, in
 
 def read_packets(path: Path):
     """One pass over the capture: returns (tcp dirs, udp dirs, stats)."""
-    tcp: dict[tuple, _Dir] = {}
-    udp: dict[tuple, _UDir] = {}
+    tcp: dict[tuple, TcpDir] = {}
+    udp: dict[tuple, UdpDir] = {}
     stats = {"packets": 0, "ipv4": 0, "ipv6": 0, "tcp": 0, "udp": 0, "other": 0, "short": 0,
              "first_ts": None, "last_ts": None, "linktypes": set()}
     unpack_from = struct.unpack_from
@@ -101,8 +71,7 @@ def read_packets(path: Path):
     lts: set[int] = set()
     last_lt = None
     notes: dict = {}
-    skipped: dict[tuple, int] = {}
-    for ts, buf, origlen, ifname, lt in _records(path, notes):
+    for ts, buf, origlen, ifname, lt in capture_records(path, notes):
         npk += 1
         if lt != last_lt:  # the set only changes when the link type does (pcapng interfaces)
             lts.add(lt)
@@ -201,7 +170,7 @@ def read_packets(path: Path):
             key = (src, sport, dst, dport)
             d = tcp.get(key)
             if d is None:
-                d = tcp[key] = _Dir(ifname)
+                d = tcp[key] = TcpDir(ifname)
             idx = len(d.ts)
             d.ts.append(ts)
             d.seq.append(seq)
@@ -213,8 +182,8 @@ def read_packets(path: Path):
                 d.syn_seen = True
             if thl > 20:
                 opts = buf[l4 + 20:l4 + thl]
-                if not (len(opts) == 12 and opts[:4] == _TS_ONLY):
-                    _parse_opts(d, idx, flags, opts)
+                if not (len(opts) == 12 and opts[:4] == TS_ONLY):
+                    parse_opts(d, idx, flags, opts)
         elif proto == 17:
             if len(buf) < l4 + 8:
                 stats["short"] += 1
@@ -224,7 +193,7 @@ def read_packets(path: Path):
             key = (src, sport, dst, dport)
             u = udp.get(key)
             if u is None:
-                u = udp[key] = _UDir(ifname)
+                u = udp[key] = UdpDir(ifname)
             u.ts.append(ts)
             u.plen.append(max(0, (ulen or l4len) - 8))
         else:

@@ -13,7 +13,7 @@ mod times;
 use super::lex::{is_comment, numbered_lines, parse_decimal_scaled, parse_finite_f32, parse_int_in, show, Ctx};
 use super::{push_step, ChannelState, Trace, TraceError, TraceFormat, TraceStep};
 use crate::time::Time;
-use times::{wil_times, TimeUnit};
+use times::{wil_times, TimeUnit, WilTimes};
 
 /// Sample interval of the NUWiNS dataset ("data for every 10 ms (each row)", its README); also
 /// the spacing assumed when a file has no time column.
@@ -187,9 +187,105 @@ struct WilRow<'a> {
     line: usize,
     time: Option<&'a str>,
     set: ChannelState,
+    /// Validated, kept for the analyzer only: SQI is not documented as an SNR in dB.
+    sqi: Option<f32>,
+}
+
+/// The data rows of a log with their times resolved; `first_n` is the first line's number.
+struct WilRows<'a> {
+    rows: Vec<WilRow<'a>>,
+    times: WilTimes,
+    first_n: usize,
 }
 
 pub(super) fn parse_wil6210(text: &str, cx: &Ctx) -> Result<Trace, TraceError> {
+    let WilRows { rows, times, first_n } = wil_rows(text, cx)?;
+    let mut steps: Vec<TraceStep> = Vec::with_capacity(rows.len());
+    for (row, &t) in rows.iter().zip(&times.times) {
+        push_step(&mut steps, TraceStep::new(Time(t), row.set));
+    }
+    // Drop rows that change nothing (most 10 ms samples of a static link).
+    let mut st = ChannelState::default();
+    steps.retain(|s| st.apply(&s.set));
+    if steps.is_empty() {
+        return Err(cx.err(
+            first_n,
+            "no row sets any value: every link cell is empty or NaN (allowed: at least one MCS, status, \
+             sector, RSSI or throughput value)",
+        ));
+    }
+    let last_t = times.times.last().copied().unwrap_or(0);
+    let period = Time(last_t.saturating_add(times.interval));
+    Ok(Trace { steps, period, format: TraceFormat::Wil6210 })
+}
+
+/// A wil6210 log row by row, for the analyzer (`mmpath analyze`, python/mmpath/analyze/wil6210.py),
+/// which keeps every sample where a trace keeps only the changes. Each field is None where its
+/// row leaves the cell empty (or the log has no such column).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Wil6210Log {
+    /// Each row's time in seconds from the first row's.
+    pub t_s: Vec<f64>,
+    /// The first row's own time in seconds (see `clock_times`); None without a time column.
+    pub first_s: Option<f64>,
+    /// The times are clock times (`HH:MM:SS`, `first_s` since midnight or 1970) rather than numbers.
+    pub clock_times: bool,
+    /// The time column's unit (from the header, else inferred from the row spacing); None for
+    /// clock times or without a time column.
+    pub time_unit: Option<&'static str>,
+    pub mcs: Vec<Option<u8>>,
+    pub sector: Vec<Option<u16>>,
+    pub up: Vec<Option<bool>>,
+    pub sqi: Vec<Option<f32>>,
+    pub rssi_dbm: Vec<Option<f32>>,
+    pub rate_bps: Vec<Option<u64>>,
+}
+
+/// Reads a wil6210 log with the same rules and errors as a wil6210 trace (docs/traces.md).
+pub fn read_wil6210_log(text: &str, file_label: &str) -> Result<Wil6210Log, TraceError> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let cx = Ctx { file: file_label };
+    let WilRows { rows, times, .. } = wil_rows(text, &cx)?;
+    let has_time = rows.first().is_some_and(|r| r.time.is_some());
+    Ok(Wil6210Log {
+        t_s: times.times.iter().map(|&t| t as f64 / 1e9).collect(),
+        first_s: has_time.then(|| times.first_ns as f64 / 1e9),
+        clock_times: times.clock,
+        time_unit: if has_time { times.unit } else { None },
+        mcs: rows.iter().map(|r| r.set.mcs).collect(),
+        sector: rows.iter().map(|r| r.set.sector).collect(),
+        up: rows.iter().map(|r| r.set.up).collect(),
+        sqi: rows.iter().map(|r| r.sqi).collect(),
+        rssi_dbm: rows.iter().map(|r| r.set.rssi_dbm).collect(),
+        rate_bps: rows.iter().map(|r| r.set.rate_bps).collect(),
+    })
+}
+
+/// The name a header cell maps to (`time`, `mcs`, `sector`, `status`, `sqi`, `rssi`,
+/// `throughput`), None for a column the parser ignores (a sensor's, a throughput without a
+/// unit); for the analyzer's detection of a log's kind from its first line.
+pub fn wil6210_column(cell: &str) -> Option<&'static str> {
+    match wil_column(cell) {
+        Ok(WilCol::Ignored) => None,
+        Ok(col) => Some(col.name()),
+        // A known column with a unit it cannot take is still that column (reading says why).
+        Err(_) => {
+            let (key, _) = split_header(cell);
+            let names: [(&[&str], &str); 7] = [
+                (&WIL_TIME_NAMES, "time"),
+                (&WIL_MCS_NAMES, "mcs"),
+                (&WIL_SECTOR_NAMES, "sector"),
+                (&WIL_STATUS_NAMES, "status"),
+                (&WIL_SQI_NAMES, "sqi"),
+                (&WIL_RSSI_NAMES, "rssi"),
+                (&WIL_THROUGHPUT_NAMES, "throughput"),
+            ];
+            names.into_iter().find(|(list, _)| list.contains(&key.as_str())).map(|(_, n)| n)
+        }
+    }
+}
+
+fn wil_rows<'a>(text: &'a str, cx: &Ctx) -> Result<WilRows<'a>, TraceError> {
     let mut lines = numbered_lines(text).filter(|(_, l)| !l.trim().is_empty() && !is_comment(l)).peekable();
     let Some(&(first_n, first)) = lines.peek() else {
         return Err(cx.file_err(
@@ -271,7 +367,7 @@ pub(super) fn parse_wil6210(text: &str, cx: &Ctx) -> Result<Trace, TraceError> {
                 ),
             ));
         }
-        let mut row = WilRow { line: n, time: None, set: ChannelState::default() };
+        let mut row = WilRow { line: n, time: None, set: ChannelState::default(), sqi: None };
         for (&col, &cell) in cols.iter().zip(&cells) {
             if let WilCol::Time(_) = col {
                 if wil_missing(cell) {
@@ -300,8 +396,9 @@ pub(super) fn parse_wil6210(text: &str, cx: &Ctx) -> Result<Trace, TraceError> {
                     })?);
                 }
                 WilCol::Sqi => {
-                    // Validated, not kept: SQI is not documented as an SNR in dB.
-                    parse_finite_f32(cell).ok_or_else(|| bad("a number"))?;
+                    // Not a channel field (SQI is not documented as an SNR in dB): kept on the
+                    // row for the analyzer only.
+                    row.sqi = Some(parse_finite_f32(cell).ok_or_else(|| bad("a number"))?);
                 }
                 WilCol::Rssi => {
                     row.set.rssi_dbm = Some(parse_finite_f32(cell).ok_or_else(|| bad("a number of dBm"))?);
@@ -324,31 +421,17 @@ pub(super) fn parse_wil6210(text: &str, cx: &Ctx) -> Result<Trace, TraceError> {
     }
 
     // Times: from the time column (relative to the first row), else row number x 10 ms.
-    let (times, interval) = match time_unit {
-        None => {
-            let times: Vec<u64> = (0..rows.len() as u64).map(|i| i.saturating_mul(WIL_ROW_INTERVAL.ns())).collect();
-            (times, WIL_ROW_INTERVAL.ns())
-        }
+    let times = match time_unit {
+        None => WilTimes {
+            times: (0..rows.len() as u64).map(|i| i.saturating_mul(WIL_ROW_INTERVAL.ns())).collect(),
+            interval: WIL_ROW_INTERVAL.ns(),
+            first_ns: 0,
+            clock: false,
+            unit: None,
+        },
         Some(unit) => wil_times(&rows, unit, cx)?,
     };
-
-    let mut steps: Vec<TraceStep> = Vec::with_capacity(rows.len());
-    for (row, &t) in rows.iter().zip(&times) {
-        push_step(&mut steps, TraceStep::new(Time(t), row.set));
-    }
-    // Drop rows that change nothing (most 10 ms samples of a static link).
-    let mut st = ChannelState::default();
-    steps.retain(|s| st.apply(&s.set));
-    if steps.is_empty() {
-        return Err(cx.err(
-            first_n,
-            "no row sets any value: every link cell is empty or NaN (allowed: at least one MCS, status, \
-             sector, RSSI or throughput value)",
-        ));
-    }
-    let last_t = times.last().copied().unwrap_or(0);
-    let period = Time(last_t.saturating_add(interval));
-    Ok(Trace { steps, period, format: TraceFormat::Wil6210 })
+    Ok(WilRows { rows, times, first_n })
 }
 
 #[cfg(test)]
@@ -381,6 +464,31 @@ mod tests {
         // Last row + one 10 ms sample.
         assert_eq!(t.period, Time::from_ms(40));
         assert!(t.steps.iter().all(|s| s.set.snr_db.is_none() && s.set.rate_bps.is_none()));
+    }
+
+    #[test]
+    fn wil6210_log_keeps_every_row_its_sqi_and_its_first_time() {
+        let text = "Timestamp,MCS,Tx Sector,Link Status,SQI,RSSI\n\
+                    1597345123.000,8,12,connected,70,-60\n\
+                    1597345123.010,8,12,connected,70,-60\n\
+                    1597345123.020,,,pending,,\n";
+        let log = read_wil6210_log(text, "w.csv").unwrap();
+        assert_eq!(log.t_s, vec![0.0, 0.01, 0.02]);
+        assert_eq!(log.first_s, Some(1_597_345_123.0));
+        assert!(!log.clock_times);
+        assert_eq!(log.time_unit, Some("s"));
+        assert_eq!(log.mcs, vec![Some(8), Some(8), None]);
+        assert_eq!(log.up, vec![Some(true), Some(true), Some(false)]);
+        assert_eq!(log.sqi, vec![Some(70.0), Some(70.0), None]);
+        // Without a time column: row i at i x 10 ms, no first time.
+        let log = read_wil6210_log("8,12,connected,70,-60\n9,12,connected,70,-61\n", "w.csv").unwrap();
+        assert_eq!((log.t_s, log.first_s, log.time_unit), (vec![0.0, 0.01], None, None));
+        // The same errors as the trace parser.
+        let e = read_wil6210_log("time_ms,mcs,status\n0,8,connected\n10,40,connected\n", "w.csv").unwrap_err();
+        assert_eq!(e.line, Some(3), "{e}");
+        assert_eq!(wil6210_column("Tx Sector"), Some("sector"));
+        assert_eq!(wil6210_column("Azimuth"), None);
+        assert_eq!(wil6210_column("RSSI [W]"), Some("rssi"));
     }
 
     #[test]

@@ -17,6 +17,16 @@ pub(super) enum TimeUnit {
 }
 
 impl TimeUnit {
+    fn name(self) -> Option<&'static str> {
+        match self {
+            TimeUnit::S => Some("s"),
+            TimeUnit::Ms => Some("ms"),
+            TimeUnit::Us => Some("us"),
+            TimeUnit::Ns => Some("ns"),
+            TimeUnit::Infer => None,
+        }
+    }
+
     fn ns(self) -> i128 {
         match self {
             TimeUnit::S | TimeUnit::Infer => 1_000_000_000,
@@ -82,8 +92,22 @@ fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
     era * 146_097 + doe - 719_468
 }
 
+/// The time column resolved: per-row times in ns from the first row, the sample interval (median
+/// spacing), and for the analyzer the first row's own time and how the column was read.
+pub(super) struct WilTimes {
+    pub(super) times: Vec<u64>,
+    pub(super) interval: u64,
+    /// The first row's time in ns: since 1970 for Unix times (or a clock time with a date), since
+    /// midnight for a clock time without one.
+    pub(super) first_ns: i128,
+    /// Clock times (`HH:MM:SS`) rather than numbers.
+    pub(super) clock: bool,
+    /// The unit named by the header, else the inferred one for numbers; None for clock times.
+    pub(super) unit: Option<&'static str>,
+}
+
 /// Per-row times in ns from the first row, and the sample interval (median spacing).
-pub(super) fn wil_times(rows: &[WilRow], unit: TimeUnit, cx: &Ctx) -> Result<(Vec<u64>, u64), TraceError> {
+pub(super) fn wil_times(rows: &[WilRow], unit: TimeUnit, cx: &Ctx) -> Result<WilTimes, TraceError> {
     // Raw values: numbers in units of 1e-9 of the column's unit, or clock times in ns.
     let mut raw: Vec<i128> = Vec::with_capacity(rows.len());
     let mut clock: Option<bool> = None;
@@ -165,7 +189,16 @@ pub(super) fn wil_times(rows: &[WilRow], unit: TimeUnit, cx: &Ctx) -> Result<(Ve
         times.push(t);
     }
     let interval = median.map(|d| to_ns(d).max(1)).and_then(|d| u64::try_from(d).ok());
-    Ok((times, interval.unwrap_or(WIL_ROW_INTERVAL.ns())))
+    let clock = clock == Some(true);
+    let unit_name = match unit {
+        TimeUnit::Infer if clock => None,
+        TimeUnit::Infer => [(1_000_000_000, "s"), (1_000_000, "ms"), (1_000, "us"), (1, "ns")]
+            .into_iter()
+            .find(|(u, _)| *u == unit_ns)
+            .map(|(_, n)| n),
+        named => named.name(),
+    };
+    Ok(WilTimes { times, interval: interval.unwrap_or(WIL_ROW_INTERVAL.ns()), first_ns: t0, clock, unit: unit_name })
 }
 
 #[cfg(test)]
