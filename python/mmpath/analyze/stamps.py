@@ -28,6 +28,8 @@ import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
+from .errors import AnalyzeInputError
+
 FORMS = ("a Unix time (`date +%s`, `date +%s.%N`, or ms/µs/ns digits), `date`'s default output "
          "(`Sun Dec  6 00:06:50 UTC 2026`), `date -R`, ISO 8601 (`date -Iseconds`, `date -Ins`, "
          "`date +%FT%T.%N`, with or without a timezone), each optionally after `#`")
@@ -157,7 +159,6 @@ class LineClock:
         self.last: float | None = None
 
     def _error(self, lineno: int, problem: str):
-        from .errors import AnalyzeInputError
         return AnalyzeInputError(self.path, problem, f"timestamp lines before each {self.what} sample: {FORMS}",
                                  line=lineno)
 

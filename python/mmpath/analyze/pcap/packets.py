@@ -71,6 +71,7 @@ def read_packets(path: Path):
     lts: set[int] = set()
     last_lt = None
     notes: dict = {}
+    skipped: dict[tuple, int] = {}
     for ts, buf, origlen, ifname, lt in capture_records(path, notes):
         npk += 1
         if lt != last_lt:  # the set only changes when the link type does (pcapng interfaces)
