@@ -68,6 +68,8 @@ pub struct TcpReceiver {
     rcvq_time: Time,
     rcvq_seq: u64,
     rcv_rtt_ns: Option<u64>,
+    /// The last autotuning measure was a tie with a full window (see `autotune`).
+    rcvq_tied: bool,
     ts_recent: u64,
     /// tp->rcv_wup: rcv_nxt when the last ACK went out. A segment starting at or below it
     /// updates ts_recent (tcp_replace_ts_recent, RFC 7323 section 4.3).
@@ -115,6 +117,7 @@ impl TcpReceiver {
             rcvq_time: Time::ZERO,
             rcvq_seq: 0,
             rcv_rtt_ns: None,
+            rcvq_tied: false,
             ts_recent: 0,
             rcv_wup: 0,
             dsack: None,
@@ -214,9 +217,12 @@ impl TcpReceiver {
         // start: both 10 segments) a tie is all it can ever show: on a link so fast that a
         // window arrives in one burst, each measure opened at a burst's segment closes at the
         // same segment one burst later, and the window never grew (200 Gbit/s: 10 segments
-        // per RTT for good). A full window read in one RTT is the sign to grow.
-        let window_full = copied == self.rcvq_space && copied >= self.window;
-        if copied > self.rcvq_space || window_full {
+        // per RTT for good). The whole window read in each of two RTTs in a row is the sign
+        // to grow (one such RTT happens in ordinary runs, which grow the next one anyway).
+        let tie = copied == self.rcvq_space && copied >= self.window;
+        let stuck = tie && self.rcvq_tied;
+        self.rcvq_tied = tie && !stuck;
+        if copied > self.rcvq_space || stuck {
             let mut rcvwin = 2 * copied + 16 * self.mss as u64;
             let grow = rcvwin * (copied - self.rcvq_space) / self.rcvq_space.max(1);
             rcvwin += 2 * grow;
