@@ -65,8 +65,12 @@ def _flow_metrics(t, mbps, rtt, floor_mbps):
     # An outage touching the series' first or last bin is the flow starting/ending, not a link outage.
     if t.size:
         outs = [(a, b) for a, b in outs if a > t[0] + 1e-9 and b < t[-1] + (t[1] - t[0] if t.size > 1 else 0) - 1e-9]
+    # The measure of the run's summary and `emu run --compare` (metrics.outage_and_recovery); a
+    # capture knows no link state, so its outages are the throughput's.
+    rec = [M.outage_and_recovery(t, mbps, a, b, pre_s=2.0, frac=0.1,
+                                 bin_s=float(t[1] - t[0]) if t.size > 1 else 0.1) for a, b in outs]
     out["outages"] = [{"start_s": _r(a), "end_s": _r(b), "length_s": _r(b - a),
-                       "resaturation_s": _r(M.resaturation_time(t, mbps, b))} for a, b in outs]
+                       "resaturation_s": _r(m["recovery_s"])} for (a, b), m in zip(outs, rec)]
     # Likewise a drop that starts in the last bin is the flow ending inside that bin (a test that
     # stops at 3.006 s leaves 6 ms of data in the 3.0-3.1 s bin), not a fall of throughput.
     drops = M.throughput_drops(t, mbps) if t.size else []
