@@ -9,7 +9,7 @@ import sys
 import tomllib
 from pathlib import Path
 
-from .cliargs import print_error
+from .cliargs import SuggestingParser, print_error
 from .errors import MmpathError
 
 DEFAULT_SCENARIO = "default"
@@ -112,7 +112,7 @@ def cmd_scenarios(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = SuggestingParser(
         prog="mmpath",
         description="Simulate TCP/MPTCP over dual-band 802.11ad + Wi-Fi links.",
     )
