@@ -264,3 +264,47 @@ def test_console_script_on_path():
         pytest.skip("mmpath console script not installed in this environment")
     proc = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0 and proc.stdout.startswith("mmpath ")
+
+
+# ---------------------------------------------------------------- messages that say what is allowed
+
+
+def test_mistyped_flag_gets_the_closest(run_cli, small_toml):
+    rc, _, err = run_cli("run", small_toml, "--sett", "flow.0.cc=reno")
+    assert rc == 2
+    assert "unrecognized arguments: --sett flow.0.cc=reno (did you mean --set?)" in err
+    assert "Traceback" not in err
+    rc, _, err = run_cli("run", small_toml, "--zzzzzz")
+    assert rc == 2 and "did you mean" not in err  # nothing close: no guess
+
+
+def test_a_folder_is_not_called_missing(run_cli, tmp_path):
+    rc, _, err = run_cli("run", str(tmp_path))
+    assert rc == 2
+    assert_one_line_error(err, str(tmp_path), "is a folder, not a scenario file", "default")
+    assert "not found" not in err
+
+
+def test_unknown_top_level_field_lists_variant(run_cli, small_toml):
+    rc, _, err = run_cli("run", small_toml, "--set", "colour=red")
+    assert rc == 2
+    assert_one_line_error(err, "colour", "`flow`, `variant`")
+
+
+def test_a_fraction_for_an_integer_names_the_field_s_range(run_cli, small_toml):
+    rc, _, err = run_cli("run", small_toml, "--set", "path.0.mtu_bytes=1500.5")
+    assert rc == 2
+    assert_one_line_error(err, "path.0.mtu_bytes: must be an integer from 576 to 65535 (got 1500.5)")
+    assert "4294967295" not in err
+
+
+def test_analyze_a_capture_without_flows_says_so(run_cli, tmp_path):
+    import dpkt
+
+    cap = tmp_path / "arp.pcap"
+    with open(cap, "wb") as f:
+        dpkt.pcap.Writer(f).writepkt(bytes(dpkt.ethernet.Ethernet(type=0x0806, data=b"\0" * 28)), ts=1.0)
+    rc, out, err = run_cli("analyze", str(cap), "--out", str(tmp_path / "out"))
+    assert rc == 2 and out == ""
+    assert_one_line_error(err, str(cap), "no TCP or UDP packets")
+    assert not (tmp_path / "out").exists()
