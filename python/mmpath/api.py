@@ -255,8 +255,12 @@ def _scheduler_map(scenario: Scenario, scheduler: Any) -> dict[str, Any]:
     return {n: scheduler for n in names}
 
 
-def simulate(scenario: Scenario, show_progress: bool = False, scheduler: Any = None) -> Result:
+def simulate(scenario: Scenario, show_progress: bool = False, scheduler: Any = None,
+             label: str | None = None) -> Result:
     """Run an already validated Scenario (the seed is the one in its config).
+
+    label      what the progress bar says it is running (default "simulating"; `mmpath run`
+               names the variant)
 
     scheduler  a custom MPTCP scheduler written in Python (see docs/schedulers.md): an object
                with select(now_s, subflows, conn) -> subflow index or None, for every MPTCP
@@ -281,7 +285,7 @@ def simulate(scenario: Scenario, show_progress: bool = False, scheduler: Any = N
             raise ScenarioError(f"{scenario.source}: scheduler for flow {flow!r}: {e}") from None
 
     duration = float(sim.duration_s)
-    bar = _progress.Progress(duration, enabled=show_progress)
+    bar = _progress.Progress(duration, enabled=show_progress, label=label or "simulating")
     t0 = time.perf_counter()
     try:
         for k in range(1, _CHUNKS + 1):

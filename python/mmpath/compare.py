@@ -156,8 +156,9 @@ def compare(spec: ScenarioSpec, overrides: Overrides = None, seed: int | None = 
     if not base.variants:
         raise ScenarioError(f"{base.source}: has no [[variant]] entries to compare")
     results: dict[str, Result] = {}
-    for name, sc in variant_scenarios(base, spec, overrides, seed, spelling):
-        results[name] = simulate(sc, show_progress=progress)
+    scenarios = variant_scenarios(base, spec, overrides, seed, spelling)
+    for i, (name, sc) in enumerate(scenarios, 1):
+        results[name] = simulate(sc, show_progress=progress, label=f"variant {name} ({i}/{len(scenarios)})")
     table = _table([_row(n, r) for n, r in results.items()])
     cmp = Comparison(results=results, table=table)
     if out is not None:
