@@ -308,3 +308,21 @@ def test_analyze_a_capture_without_flows_says_so(run_cli, tmp_path):
     assert rc == 2 and out == ""
     assert_one_line_error(err, str(cap), "no TCP or UDP packets")
     assert not (tmp_path / "out").exists()
+
+
+def test_best_names_its_measure_and_no_winner_within_one_seed_s_spread():
+    import numpy as np
+    import pandas as pd
+
+    from mmpath.compare import SAME_WITHIN, Comparison, best
+
+    t = pd.DataFrame({"variant": ["tcp", "fullmesh", "musher"], "goodput_mbps": [902.5, 1374.1, 1433.7]})
+    assert SAME_WITHIN == 0.05
+    assert best(Comparison({}, t)) == ("by goodput, no winner (musher 1433.7 vs fullmesh 1374.1 Mbit/s: 4.2 % apart, "
+                                       "within the 5 % one seed can move it)")
+    t = pd.DataFrame({"variant": ["ad", "ac", "ratio"], "goodput_mbps": [1200.0, 500.0, 1000.0],
+                      "nJ_per_bit": [0.61, 1.40, 0.52]})
+    assert best(Comparison({}, t)) == ("by goodput, ad (ad 1200.0 vs ratio 1000.0 Mbit/s); "
+                                       "by energy per bit, ratio (ratio 0.52 vs ad 0.61 nJ/bit)")
+    t["nJ_per_bit"] = [np.nan, np.nan, 0.5]
+    assert best(Comparison({}, t)).endswith("by goodput, ad (ad 1200.0 vs ratio 1000.0 Mbit/s)")
