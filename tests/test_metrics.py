@@ -205,3 +205,20 @@ def test_demo_table_resat_is_emu_compare_s_recovery_on_the_same_series(variant):
         assert emu["recovery_s"] <= 0.1
     else:
         assert emu["recovery_s"] >= 0.5
+
+
+def test_analyze_on_a_run_folder_measures_the_run_s_outage(tmp_path):
+    # `mmpath analyze` on a run folder takes the outage from the run's link events, as the run's
+    # summary does: the same start, end and recovery (it used the throughput's 100 ms dip instead,
+    # and counted MuSher's recovery from its end: 2.1 s).
+    import mmpath
+    from mmpath.api import simulate
+    from mmpath.compare import one_variant
+
+    res = simulate(one_variant("default", ["duration_s=9"], variant="musher"))
+    res.save(tmp_path / "musher")
+    a = mmpath.analyze([str(tmp_path / "musher")])
+    conn = next(f for f in a.summary["flows"] if f["name"] == "download")
+    run = res.summary["flows"][0]["metrics"]["outages"]
+    assert [(o["start_s"], o["end_s"]) for o in conn["outages"]] == [(o["start_s"], o["restored_s"]) for o in run]
+    assert conn["outages"][0]["resaturation_s"] == pytest.approx(run[0]["resaturation_s"], abs=1e-6)
