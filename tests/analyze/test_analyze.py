@@ -637,3 +637,25 @@ def test_errors_name_the_line_as_the_simulator_does(run_cli, tmp_path, name, tex
     assert rc == 2
     assert_one_line_error(err, f"{tmp_path}/{where}")
     assert ": line " not in err and " at line " not in err, err
+
+
+def test_a_folder_of_variants_is_drawn_as_small_multiples(tmp_path):
+    # One row per run (throughput | RTT), each path in one colour, shading in the legend: the
+    # default demo's folder drew 13 series on one axis, its shading unexplained.
+    from mmpath.analyze.report import figure_per_run
+    from mmpath.api import simulate
+    from mmpath.compare import one_variant
+
+    for v in ("tcp-11ad", "musher"):
+        simulate(one_variant("default", ["duration_s=7"], variant=v)).save(tmp_path / "demo" / v)
+    a = mmpath.analyze([str(tmp_path / "demo")], out=tmp_path / "out")
+    assert (tmp_path / "out" / "analysis.png").stat().st_size > 10_000
+    fig = figure_per_run(a)
+    axes = fig.get_axes()
+    assert len(axes) == 4  # 2 runs x (throughput, RTT)
+    assert [ax.get_title(loc="left").split(":")[0] for ax in axes[::2]] == ["musher", "tcp-11ad"]
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert labels[:2] == ["path 11ad", "path 11ac"] and "a path down (link events)" in labels
+    # 11ad in one colour in both rows
+    colours = {ln.get_color() for ax in axes[::2] for ln in ax.get_lines() if ln.get_color() != "k"}
+    assert colours == {"C0", "C1"}
