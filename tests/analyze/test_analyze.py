@@ -659,3 +659,20 @@ def test_a_folder_of_variants_is_drawn_as_small_multiples(tmp_path):
     # 11ad in one colour in both rows
     colours = {ln.get_color() for ax in axes[::2] for ln in ax.get_lines() if ln.get_color() != "k"}
     assert colours == {"C0", "C1"}
+
+
+def test_analysis_plot_draws_a_path_s_mcs_in_its_subflow_s_colour(tmp_path):
+    # The MCS/RSSI panel coloured paths by sorted name (11ac first) while the throughput, cwnd
+    # and RTT panels coloured each subflow by its series: 11ad's MCS took 11ac's colour.
+    from mmpath.analyze.report import _series_style, figure
+
+    mmpath.run("blockage", overrides={"duration_s": 1.0}, out=tmp_path / "run")
+    a = mmpath.analyze([tmp_path / "run"])
+    style = {k[1:]: v for k, v in _series_style(a).items()}
+    _, panels = figure(a)
+    mcs = {ln.get_label(): ln.get_color() for ln in panels["phy"].get_lines()}
+    assert mcs["MCS 11ad"] == style[("download", 0)][1] and mcs["MCS 11ac"] == style[("download", 1)][1]
+    # and as the run's own report draws them (report.plot_colours: C0, C1 in path order)
+    from matplotlib.colors import to_hex
+
+    assert (to_hex(mcs["MCS 11ad"]), to_hex(mcs["MCS 11ac"])) == ("#1f77b4", "#ff7f0e")

@@ -128,6 +128,14 @@ def _series_style(res):
     per_path: dict[tuple, int] = {}
     for k, p in paths.items():
         per_path[(k[0], k[1], p)] = per_path.get((k[0], k[1], p), 0) + 1
+    # One source: each path's subflow in the path's colour of the run report and compare.png
+    # (C0, C1, ... in path order, here the order of the subflows), the rest after them.
+    colour_of: dict[tuple[str, str, int], str] = {}
+    if not many and len(set(paths.values())) == len(paths):
+        order = sorted(paths, key=lambda k: k[2])
+        colour_of = {k: cycle[i % len(cycle)] for i, k in enumerate(order)}
+        rest = [k for k in keys if k not in colour_of]
+        colour_of.update({k: cycle[(len(order) + i) % len(cycle)] for i, k in enumerate(rest)})
     style = {}
     for i, k in enumerate(keys):
         src, flow, sub = k
@@ -139,7 +147,7 @@ def _series_style(res):
             name = f"{flow} sf{sub}"
         label = f"{short[src]}: {name}" if many else name
         # long labels keep both ends (which log, which flow), cut in the middle
-        style[k] = (label if len(label) <= 60 else label[:20] + "…" + label[-39:], cycle[i % len(cycle)])
+        style[k] = (label if len(label) <= 60 else label[:20] + "…" + label[-39:], colour_of.get(k, cycle[i % len(cycle)]))
     return style
 
 
@@ -322,7 +330,16 @@ def figure(res):
             down = (tl["link_up"] == False) if "link_up" in tl else False  # noqa: E712 (object column)
             d = tl[tl["mcs"].notna() | tl["rssi_dbm"].notna() | down]
             cyc = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-            colour = {p: cyc[i % len(cyc)] for i, p in enumerate(sorted(d["path"].astype(str).unique()))}
+            # A path in the colour of its subflow's throughput, cwnd and RTT lines (the first one
+            # drawn on it), so 11ad is one colour in every panel; else the next of the cycle.
+            iv = res.intervals
+            on_path: dict[str, str] = {}
+            if len(iv) and "path" in iv:
+                rows = iv.loc[iv["subflow"] >= 0, ["source", "flow", "subflow", "path"]].dropna().drop_duplicates()
+                for s_, f_, sf_, p_ in rows.itertuples(index=False):
+                    on_path.setdefault(str(p_), look(s_, f_, sf_)[1])
+            colour = {p: on_path.get(p) or cyc[i % len(cyc)]
+                      for i, p in enumerate(sorted(d["path"].astype(str).unique()))}
             for p, g in d.groupby("path", observed=True):
                 if g["mcs"].notna().any():
                     a.step(g["t_s"], g["mcs"], where="post", lw=1, label=f"MCS {p}", color=colour[str(p)])
