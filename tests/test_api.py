@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import sys
 
 import numpy as np
 import pandas as pd
@@ -186,6 +187,26 @@ def test_progress_only_on_a_terminal():
     p.update(5.0, force=True)
     assert "5.00 / 10.00 s" in tty.getvalue() and "50.0%" in tty.getvalue()
     p.close()
+
+
+def test_progress_names_the_variant_and_the_sweep_point(monkeypatch, tmp_path):
+    from mmpath.compare import compare
+    from mmpath.progress import RunCounter
+
+    toml = tmp_path / "two.toml"
+    toml.write_text('duration_s = 0.3\n[[path]]\nrate_mbps = 100\n[[flow]]\ncc = "cubic"\n'
+                    '[[variant]]\nname = "ren"\nset = { "flow.0.cc" = "reno" }\n'
+                    '[[variant]]\nname = "veg"\nset = { "flow.0.cc" = "vegas" }\n')
+    tty = _Tty()
+    monkeypatch.setattr(sys, "stderr", tty)
+    compare(str(toml), progress=True)
+    assert "variant ren (1/2) [" in tty.getvalue() and "variant veg (2/2) [" in tty.getvalue()
+
+    tty = _Tty()
+    bar = RunCounter(2, stream=tty, label="sweeping")
+    bar.step("flow.0.ratio=30, seed 1")
+    bar.step("flow.0.ratio=40, seed 1")
+    assert "2/2 runs" in tty.getvalue() and "done: flow.0.ratio=40, seed 1" in tty.getvalue()
 
 
 def test_progress_disabled_explicitly():

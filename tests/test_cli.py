@@ -276,3 +276,65 @@ def test_import_mmpath_cli_leaves_the_heavy_libraries_unloaded():
             "print(' '.join(m for m in heavy if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+# ---------------------------------------------------------------- messages that say what is allowed
+
+
+def test_mistyped_flag_gets_the_closest(run_cli, small_toml):
+    rc, _, err = run_cli("run", small_toml, "--sett", "flow.0.cc=reno")
+    assert rc == 2
+    assert "unrecognized arguments: --sett flow.0.cc=reno (did you mean --set?)" in err
+    assert "Traceback" not in err
+    rc, _, err = run_cli("run", small_toml, "--zzzzzz")
+    assert rc == 2 and "did you mean" not in err  # nothing close: no guess
+
+
+def test_a_folder_is_not_called_missing(run_cli, tmp_path):
+    rc, _, err = run_cli("run", str(tmp_path))
+    assert rc == 2
+    assert_one_line_error(err, str(tmp_path), "is a folder, not a scenario file", "default")
+    assert "not found" not in err
+
+
+def test_unknown_top_level_field_lists_variant(run_cli, small_toml):
+    rc, _, err = run_cli("run", small_toml, "--set", "colour=red")
+    assert rc == 2
+    assert_one_line_error(err, "colour", "`flow`, `variant`")
+
+
+def test_a_fraction_for_an_integer_names_the_field_s_range(run_cli, small_toml):
+    rc, _, err = run_cli("run", small_toml, "--set", "path.0.mtu_bytes=1500.5")
+    assert rc == 2
+    assert_one_line_error(err, "path.0.mtu_bytes: must be an integer from 576 to 65535 (got 1500.5)")
+    assert "4294967295" not in err
+
+
+def test_analyze_a_capture_without_flows_says_so(run_cli, tmp_path):
+    import dpkt
+
+    cap = tmp_path / "arp.pcap"
+    with open(cap, "wb") as f:
+        dpkt.pcap.Writer(f).writepkt(bytes(dpkt.ethernet.Ethernet(type=0x0806, data=b"\0" * 28)), ts=1.0)
+    rc, out, err = run_cli("analyze", str(cap), "--out", str(tmp_path / "out"))
+    assert rc == 2 and out == ""
+    assert_one_line_error(err, str(cap), "no TCP or UDP packets")
+    assert not (tmp_path / "out").exists()
+
+
+def test_best_names_its_measure_and_no_winner_within_one_seed_s_spread():
+    import numpy as np
+    import pandas as pd
+
+    from mmpath.compare import SAME_WITHIN, Comparison, best
+
+    t = pd.DataFrame({"variant": ["tcp", "fullmesh", "musher"], "goodput_mbps": [902.5, 1374.1, 1433.7]})
+    assert SAME_WITHIN == 0.05
+    assert best(Comparison({}, t)) == ("by goodput, no winner (musher 1433.7 vs fullmesh 1374.1 Mbit/s: 4.2 % apart, "
+                                       "within the 5 % one seed can move it)")
+    t = pd.DataFrame({"variant": ["ad", "ac", "ratio"], "goodput_mbps": [1200.0, 500.0, 1000.0],
+                      "nJ_per_bit": [0.61, 1.40, 0.52]})
+    assert best(Comparison({}, t)) == ("by goodput, ad (ad 1200.0 vs ratio 1000.0 Mbit/s); "
+                                       "by energy per bit, ratio (ratio 0.52 vs ad 0.61 nJ/bit)")
+    t["nJ_per_bit"] = [np.nan, np.nan, 0.5]
+    assert best(Comparison({}, t)).endswith("by goodput, ad (ad 1200.0 vs ratio 1000.0 Mbit/s)")

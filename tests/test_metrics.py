@@ -125,3 +125,100 @@ def test_outage_and_recovery_as_x_kernel_measures_it():
     assert m["pre_mbps"] == 100.0 and abs(m["outage_s"] - 0.5) < 1e-9 and m["recovery_s"] == 0.0
     m = outage_and_recovery(t, y, 0.0, 0.5)  # nothing before: no pre-outage mean
     assert np.isnan(m["pre_mbps"]) and np.isnan(m["outage_s"])
+
+
+def test_link_outages_merge_paths_and_end_at_the_last_return():
+    # 11ad down 4.0..6.5; 11ac down 5.0..5.2 inside it: one outage, until 6.5. A wired path's
+    # rate 0 is out until its next rate above 0; a path never back runs to end_s.
+    ev = {"t_s": [4.0, 5.0, 5.2, 6.5, 8.0, 8.5, 9.0], "path": ["ad", "ac", "ac", "ad", "w", "w", "x"],
+          "kind": ["down", "down", "up", "up", "rate", "rate", "down"], "value": [np.nan, np.nan, np.nan, np.nan, 0.0, 50.0, np.nan]}
+    out = M.link_outages(ev["t_s"], ev["path"], ev["kind"], ev["value"], ["ad", "ac"])
+    assert out == [(4.0, 6.5)]
+    out = M.link_outages(ev["t_s"], ev["path"], ev["kind"], ev["value"], ["ad", "w", "x"], wired={"w"}, end_s=10.0)
+    assert out == [(4.0, 6.5), (8.0, 8.5), (9.0, 10.0)]
+    assert M.link_outages(ev["t_s"], ev["path"], ev["kind"], ev["value"], ["w"]) == []  # not wired: rates are MCS
+
+
+def _mptcp_run(t, conn, sub_a, sub_b):
+    """A run's intervals (an MPTCP connection's row and its two subflows' per 100 ms bin) and
+    events (path a down 4.0..6.5), as api.flow_metrics receives them."""
+    import pandas as pd
+
+    rows = []
+    for i, tt in enumerate(t):
+        rows += [{"t_s": tt, "flow": "f", "subflow": -1, "mbps": conn[i]},
+                 {"t_s": tt, "flow": "f", "subflow": 0, "mbps": sub_a[i]},
+                 {"t_s": tt, "flow": "f", "subflow": 1, "mbps": sub_b[i]}]
+    iv = pd.DataFrame(rows)
+    ev = pd.DataFrame({"t_s": [4.0, 6.5], "path": ["a", "a"], "kind": ["down", "up"], "value": [np.nan, np.nan]})
+    cfg = {"duration_s": 10.0, "path": [{"name": "a", "technology": "11ad"}, {"name": "b", "technology": "11ac"}],
+           "flow": [{"name": "f", "kind": "mptcp", "paths": ["a", "b"], "path": "a"}]}
+    return iv, ev, cfg
+
+
+def test_summary_outage_is_the_link_s_and_recovery_counts_from_its_return():
+    # Hand-computed: path a carries 700, b 300 Mbit/s; a is down 4.0..6.5 (b alone: 300), back
+    # at 350 for 0.3 s after its return, then 700. Pre-outage mean 1000 (2..4 s); the first 1 s
+    # window from 6.5 with a mean >= 900: at 6.5 (0.3*650 + 0.7*1000 = 895) no, at 6.6
+    # (0.2*650 + 0.8*1000 = 930) yes: recovery 0.1 s. The connection never fell under 10 % of
+    # 1000: outage 0. One outage, not one per 10 ms sample, and the connection's own rows only.
+    import pandas as pd
+
+    from mmpath.api import flow_metrics
+
+    t = np.round(np.arange(100) * 0.1, 10)
+    a = np.where(t < 4.0, 700.0, np.where(t < 6.5, 0.0, np.where(t < 6.8, 350.0, 700.0)))
+    b = np.full(t.size, 300.0)
+    iv, ev, cfg = _mptcp_run(t, a + b, a, b)
+    m = flow_metrics({"name": "f", "kind": "mptcp"}, 0, iv, pd.DataFrame(), cfg, ev)
+    assert len(m["outages"]) == 1
+    o = m["outages"][0]
+    assert (o["start_s"], o["restored_s"]) == (4.0, 6.5)
+    assert o["resaturation_s"] == pytest.approx(0.1) and o["outage_s"] == 0.0
+    # The same series as `mmpath emu run --compare` measures it.
+    from mmpath.emu.compare import _down_up, _outage_recovery
+
+    down, up = _down_up(ev, {"a", "b"})
+    assert (down, up) == (4.0, 6.5)
+    assert _outage_recovery(t, a + b, down, up, 10.0) == {"outage_s": 0.0, "recovery_s": pytest.approx(0.1)}
+
+
+@pytest.mark.parametrize("variant", ["tcp-11ad", "musher"])
+def test_demo_table_resat_is_emu_compare_s_recovery_on_the_same_series(variant):
+    # The default demo's `resat s` (summary metrics -> compare table) against `mmpath emu run
+    # --compare`'s recovery on the simulated series: one measure, the same number. MuSher is back
+    # at once (its plot's story); it used to read 2.4 s (250 zero-length outages, counted from
+    # the first).
+    from mmpath.api import simulate
+    from mmpath.compare import _row, one_variant
+    from mmpath.emu.compare import _down_up, _flow_series_sim, _outage_recovery
+
+    sc = one_variant("default", ["duration_s=9"], variant=variant)
+    res = simulate(sc)
+    assert len(res.summary["flows"][0]["metrics"]["outages"]) == 1
+    f = sc.config["flow"][0]
+    down, up = _down_up(res.events, set(f.get("paths") or [f["path"]]))
+    ts, ys = _flow_series_sim(res, "download")
+    emu = _outage_recovery(ts, ys, down, up, 9.0)
+    assert _row(variant, res)["resaturation_s"] == pytest.approx(emu["recovery_s"], abs=1e-9)
+    if variant == "musher":
+        assert emu["recovery_s"] <= 0.1
+    else:
+        assert emu["recovery_s"] >= 0.5
+
+
+def test_analyze_on_a_run_folder_measures_the_run_s_outage(tmp_path):
+    # `mmpath analyze` on a run folder takes the outage from the run's link events, as the run's
+    # summary does: the same start, end and recovery (it used the throughput's 100 ms dip instead,
+    # and counted MuSher's recovery from its end: 2.1 s).
+    import mmpath
+    from mmpath.api import simulate
+    from mmpath.compare import one_variant
+
+    res = simulate(one_variant("default", ["duration_s=9"], variant="musher"))
+    res.save(tmp_path / "musher")
+    a = mmpath.analyze([str(tmp_path / "musher")])
+    conn = next(f for f in a.summary["flows"] if f["name"] == "download")
+    run = res.summary["flows"][0]["metrics"]["outages"]
+    assert [(o["start_s"], o["end_s"]) for o in conn["outages"]] == [(o["start_s"], o["restored_s"]) for o in run]
+    assert conn["outages"][0]["resaturation_s"] == pytest.approx(run[0]["resaturation_s"], abs=1e-6)

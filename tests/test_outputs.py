@@ -240,3 +240,18 @@ def test_an_outage_to_the_end_is_shaded_within_the_data_range():
     shade_outages(ax, np.array([31.7]), np.array(["down"]), np.array(["11ad"]))
     assert ax.get_xlim() == before
     plt.close(fig)
+
+
+def test_one_colour_per_path_in_every_plot():
+    # The run report's plots and compare.png colour a path alike (C0, C1 in the scenario's path
+    # order): rtt.png drew 11ac in 11ad's colour, its series sorted by name.
+    from mmpath.report import plot_colours
+
+    c = plot_colours(["11ad", "11ac"], [{"name": "download", "kind": "mptcp"}])
+    assert [c("11ad"), c("11ac"), c("download/11ad"), c("download/11ac"), c("download/11ad#1")] == \
+        ["C0", "C1", "C0", "C1", "C0"]
+    assert c("download") == "C2"  # an MPTCP connection: not a path's colour
+    c = plot_colours(["11ad", "11ac"], [{"name": "a", "kind": "tcp", "path": "11ac"}, {"name": "b", "kind": "tcp", "path": "11ad"}])
+    assert (c("a"), c("b")) == ("C1", "C0")  # a single-path flow in its path's colour
+    c = plot_colours(["p"], [{"name": "a", "kind": "tcp", "path": "p"}, {"name": "b", "kind": "tcp", "path": "p"}])
+    assert (c("a"), c("b")) == ("C1", "C2")  # two flows on one path: told apart

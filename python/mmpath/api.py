@@ -110,12 +110,17 @@ def _num(x: Any) -> float | None:
 
 
 def flow_metrics(flow: Mapping[str, Any], index: int, intervals: pd.DataFrame, timeline: pd.DataFrame,
-                 config: Mapping[str, Any]) -> dict[str, Any]:
+                 config: Mapping[str, Any], events: pd.DataFrame | None = None) -> dict[str, Any]:
     """Issue 5's per-flow metrics (mmpath.metrics, shared with the analyzer), for summary.json.
 
-    - ``outages``: intervals with the flow's path down (timeline ``link_up``), else throughput
-      outages (100 ms bins under 1 Mbit/s); for each, ``resaturation_s``: from link restoration
-      until the 1 s mean throughput is back to 90 % of its pre-outage mean (None: never);
+    - ``outages``: the spans with one of the flow's paths down (metrics.link_outages on the
+      run's `events`: several paths' overlapping spans are one, until the last is back), else
+      throughput outages (100 ms bins under 1 Mbit/s); for each, metrics.outage_and_recovery's
+      measure (as `mmpath emu run --compare` and `mmpath reproduce` take it, on the flow's own
+      100 ms series: an MPTCP connection's, not its subflows' too): ``outage_s``, the time
+      from the link-down with throughput under 10 % of the 2 s mean before, and
+      ``resaturation_s``, from the link's return until the 1 s mean throughput is back to 90 %
+      of that pre-outage mean (None: never, or the link not back within the run);
     - ``drops``: throughput drops >= 30 % below the 1 s running mean: count, deepest, longest;
     - ``rtt_inflation``: the 10 ms srtt samples against the minimum RTT the flow measured;
     - ``utilization``: throughput over the capacity of the flow's bottleneck (the last hop's
@@ -124,6 +129,8 @@ def flow_metrics(flow: Mapping[str, Any], index: int, intervals: pd.DataFrame, t
     """
     name = str(flow.get("name", ""))
     iv = intervals[intervals["flow"].astype(str) == name] if len(intervals) else intervals
+    if len(iv) and "subflow" in iv:
+        iv = iv[iv["subflow"] < 0]  # the flow's (connection's) own rows: its subflows' are in them
     dt = 0.1
     sim_s = float(config.get("duration_s", 0.0))
     n = max(int(round(sim_s / dt)), 1)
@@ -138,21 +145,23 @@ def flow_metrics(flow: Mapping[str, Any], index: int, intervals: pd.DataFrame, t
         tl = tl[tl["flow"].astype(str) == name]
     out: dict[str, Any] = {}
 
-    # Outages: the path's own link state when the timeline has it, else the throughput.
+    # Outages: the flow's paths' link events when it has any, else the throughput's.
     spans: list[tuple[float, float]] = []
-    if len(tl):
-        tt = tl["t_s"].to_numpy(dtype=float)
-        up = tl["link_up"].to_numpy(dtype=bool)
-        d = np.diff(np.concatenate([[0], (~up).astype(np.int8), [0]]))
-        for a, b in zip(np.flatnonzero(d == 1), np.flatnonzero(d == -1)):
-            spans.append((float(tt[a]), float(tt[b]) if b < len(tt) else sim_s))
+    flows = config.get("flow") or []
+    fc = flows[index] if index < len(flows) else {}
+    paths = (fc.get("paths") if fc.get("kind") == "mptcp" else None) or [fc.get("path") or flow.get("path")]
+    wired = {str(p["name"]) for p in config.get("path") or [] if (p.get("technology") or "wired") == "wired"}
+    if events is not None and len(events):
+        spans = metrics.link_outages(events["t_s"], events["path"], events["kind"], events["value"],
+                                     [str(p) for p in paths if p is not None], wired=wired, end_s=sim_s)
     if not spans:
         spans = metrics.outages(t, mbps)
     outs = []
     for start, end in spans:
-        r = metrics.resaturation_time(t, mbps, end, pre_start_s=max(0.0, start - 2.0), pre_end_s=start) \
-            if end < sim_s else None
-        outs.append({"start_s": start, "restored_s": end, "length_s": end - start, "resaturation_s": _num(r)})
+        m = metrics.outage_and_recovery(t, mbps, start, end, pre_s=2.0, frac=0.1, bin_s=dt)
+        r = m["recovery_s"] if end < sim_s else None
+        outs.append({"start_s": start, "restored_s": end, "length_s": end - start, "outage_s": _num(m["outage_s"]),
+                     "resaturation_s": _num(r)})
     out["outages"] = outs
 
     drops = [d for d in metrics.throughput_drops(t, mbps, window_s=1.0, depth=0.3)]
@@ -217,7 +226,7 @@ def _build_result(out: dict[str, Any], scenario: Scenario, seed: int, wall_s: fl
         "scenario_config": scenario.config,
     }
     for i, flow in enumerate(summary.get("flows", [])):
-        flow["metrics"] = flow_metrics(flow, i, intervals, timeline, scenario.config)
+        flow["metrics"] = flow_metrics(flow, i, intervals, timeline, scenario.config, events)
     result = Result(summary, intervals, timeline, events, scenario)
     # Each path's channel as it happened, in mmpath's trace CSV (replayable: docs/traces.md).
     result.channel = {str(k): str(v) for k, v in dict(out.get("channel_csv", {})).items()}
@@ -236,8 +245,12 @@ def _scheduler_map(scenario: Scenario, scheduler: Any) -> dict[str, Any]:
     return {n: scheduler for n in names}
 
 
-def simulate(scenario: Scenario, show_progress: bool = False, scheduler: Any = None) -> Result:
+def simulate(scenario: Scenario, show_progress: bool = False, scheduler: Any = None,
+             label: str | None = None) -> Result:
     """Run an already validated Scenario (the seed is the one in its config).
+
+    label      what the progress bar says it is running (default "simulating"; `mmpath run`
+               names the variant)
 
     scheduler  a custom MPTCP scheduler written in Python (see docs/schedulers.md): an object
                with select(now_s, subflows, conn) -> subflow index or None, for every MPTCP
@@ -260,7 +273,7 @@ def simulate(scenario: Scenario, show_progress: bool = False, scheduler: Any = N
             raise ScenarioError(f"{scenario.source}: scheduler for flow {flow!r}: {e}") from None
 
     duration = float(sim.duration_s)
-    bar = _progress.Progress(duration, enabled=show_progress)
+    bar = _progress.Progress(duration, enabled=show_progress, label=label or "simulating")
     t0 = time.perf_counter()
     try:
         for k in range(1, _CHUNKS + 1):

@@ -12,7 +12,7 @@ from pathlib import Path
 from . import _core, api
 from .analyze.cli import add_parser as add_analyze_parser  # `mmpath analyze`: analyze/cli.py
 from .capture import add_parser as add_capture_parser  # `mmpath capture`: capture.py
-from .cliargs import print_error
+from .cliargs import SuggestingParser, print_error
 from .compare import best, compare, format_table as format_compare_table
 from .emu.cli import add_parser as add_emu_parser  # `mmpath emu run`: emu/
 from .errors import MmpathError
@@ -98,7 +98,7 @@ def cmd_scenarios(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = SuggestingParser(
         prog="mmpath",
         description="Simulate TCP/MPTCP over dual-band 802.11ad + Wi-Fi links.",
     )

@@ -24,6 +24,8 @@ from .lazy import numpy as np  # on first use (start-up time): lazy.py
 __all__ = [
     "outages",
     "resaturation_time",
+    "outage_and_recovery",
+    "link_outages",
     "throughput_drops",
     "rtt_inflation",
     "utilization",
@@ -175,6 +177,52 @@ def outage_and_recovery(t_s, mbps, down_s: float, up_s: float, *, pre_s: float =
     outage = float(np.sum((t >= down_s) & (y < frac * pre)) * bin_s) if np.isfinite(pre) else float("nan")
     rec = resaturation_time(t, y, up_s, pre_start_s=down_s - pre_s, pre_end_s=down_s)
     return {"pre_mbps": pre, "outage_s": outage, "recovery_s": None if rec is None else float(rec)}
+
+
+def link_outages(t_s, path, kind, value, paths, *, wired=(), end_s: float = float("inf")) -> list[tuple[float, float]]:
+    """The spans ``(down_s, up_s)`` during which one of `paths` is out, from a run's link events
+    (Result.events' columns t_s, path, kind, value): a path is out from a ``down`` to its next
+    ``up`` and, on the `wired` ones, from a ``rate`` step to 0 to the next step above 0 (a stall
+    carries nothing either: docs/scenario.md). Spans of several paths that overlap or touch merge
+    into one, which ends when the last of them is back (the link's return, from which
+    :func:`outage_and_recovery` counts the recovery); a path still out at the end runs to
+    `end_s`. A down and an up at the same instant are no outage. Sorted by start.
+
+    This is where every outage mmpath reports starts and ends: the run's summary metrics (and
+    so the `resat s` column of `mmpath run`), `mmpath emu run --compare` and `mmpath reproduce`.
+    """
+    t = np.asarray(t_s, dtype=float).ravel()
+    p = np.asarray(path, dtype=object).astype(str).ravel()
+    k = np.asarray(kind, dtype=object).astype(str).ravel()
+    v = np.asarray(value, dtype=float).ravel()
+    order = np.argsort(t, kind="stable")
+    wired = {str(w) for w in wired}
+    spans: list[tuple[float, float]] = []
+    for name in sorted({str(x) for x in paths}):
+        down = stalled = False
+        since = 0.0
+        for i in order[p[order] == name]:
+            was = down or stalled
+            if k[i] == "down":
+                down = True
+            elif k[i] == "up":
+                down = False
+            elif k[i] == "rate" and name in wired and v[i] >= 0:
+                stalled = v[i] == 0
+            now = down or stalled
+            if now and not was:
+                since = float(t[i])
+            elif was and not now and t[i] > since:
+                spans.append((since, float(t[i])))
+        if down or stalled:
+            spans.append((since, float(end_s)))
+    merged: list[tuple[float, float]] = []
+    for a, b in sorted(spans):
+        if merged and a <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], b))
+        else:
+            merged.append((a, b))
+    return merged
 
 
 # --------------------------------------------------------------------------- drops

@@ -68,10 +68,13 @@ class RunCounter:
         self.label = label
         self.enabled = bool(enabled) and _is_tty(self.stream) and total > 0
         self.done = 0
+        self.what = ""
         self._last = 0.0
 
-    def step(self) -> None:
+    def step(self, what: str = "") -> None:
+        """One more run done; `what`: the run (a sweep point), named after the count."""
         self.done += 1
+        self.what = what
         if not self.enabled:
             return
         now = time.monotonic()
@@ -80,7 +83,8 @@ class RunCounter:
         self._last = now
         frac = self.done / self.total
         bar = "#" * int(round(frac * _WIDTH))
-        self.stream.write(f"\r{self.label} [{bar:<{_WIDTH}}] {self.done}/{self.total} runs {frac * 100:5.1f}%")
+        what = f"; done: {self.what}" if self.what else ""
+        self.stream.write(f"\r\x1b[2K{self.label} [{bar:<{_WIDTH}}] {self.done}/{self.total} runs {frac * 100:5.1f}%{what}")
         self.stream.flush()
 
     def close(self) -> None:

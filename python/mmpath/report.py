@@ -84,10 +84,11 @@ def _plot(out_dir: Path, fname: str, ylabel: str, title: str, events: pd.DataFra
 
 
 def _lines(df: pd.DataFrame, key: str, column: str, scale: float = 1.0,
-           steps: bool = False) -> Callable[[Any], bool]:
+           steps: bool = False, colour: Callable[[str], str | None] | None = None) -> Callable[[Any], bool]:
     """A draw function: one line of `column` against t_s per value of `key` (flow or path).
 
-    steps=True draws bins as flat steps from their start time (intervals are bin starts).
+    steps=True draws bins as flat steps from their start time (intervals are bin starts);
+    colour: the line's colour from its label (plot_colours), None for matplotlib's next.
     """
 
     def draw(ax) -> bool:
@@ -101,7 +102,8 @@ def _lines(df: pd.DataFrame, key: str, column: str, scale: float = 1.0,
             t, v = _thin(g["t_s"].to_numpy(dtype=np.float64), v)
             if steps and len(t):  # close the last bin at its end, not its start
                 t, v = np.append(t, t[-1] + 0.1), np.append(v, v[-1])
-            ax.plot(t, v, linewidth=1, label=str(label), drawstyle="steps-post" if steps else "default")
+            ax.plot(t, v, linewidth=1, label=str(label), drawstyle="steps-post" if steps else "default",
+                    color=colour(str(label)) if colour else None)
             drew = True
         return drew
 
@@ -174,6 +176,27 @@ PLOT_FILES = ("throughput_flow.png", "throughput_path.png", "cwnd.png", "rtt.png
               "power.png")
 
 
+def plot_colours(paths: list[str], flows: list[dict[str, Any]]) -> Callable[[str], str | None]:
+    """One colour per path in every figure of a run and in compare.png: C0, C1, ... in the
+    scenario's path order. A label is a path, a subflow "flow/path[#k]" (its path's colour) or
+    a flow: a single-path flow takes its path's colour when no two flows share one, any other
+    flow a colour after the paths'."""
+    pc = {p: f"C{i % 10}" for i, p in enumerate(paths)}
+    own = [f.get("path") if f.get("kind") != "mptcp" else None for f in flows]
+    by_path = all(own) and len(set(own)) == len(own)
+    fc = {str(f.get("name")): (pc.get(str(own[i])) if by_path else f"C{(len(paths) + i) % 10}")
+          for i, f in enumerate(flows)}
+
+    def colour(label: str) -> str | None:
+        if label in pc:
+            return pc[label]
+        if "/" in label:
+            return pc.get(label.split("/", 1)[1].split("#", 1)[0])
+        return fc.get(label)
+
+    return colour
+
+
 def make_plots(result: "Result", out_dir: Path) -> list[tuple[str, str]]:
     """Write the PNGs; return [(file name, caption)] of those that had data."""
     iv = result.intervals
@@ -182,19 +205,21 @@ def make_plots(result: "Result", out_dir: Path) -> list[tuple[str, str]]:
     conn = iv[iv["subflow"] < 0]
     per_path = _per_path_samples(tl)
     tcp = _per_subflow(tl)
+    c = plot_colours([str(p["name"]) for p in result.summary.get("paths", [])],
+                     list((result.scenario.config if result.scenario is not None else {}).get("flow") or []))
     specs = [
-        ("throughput_flow.png", "Goodput per flow (100 ms bins)", "Mbps", _lines(conn, "flow", "mbps", steps=True)),
+        ("throughput_flow.png", "Goodput per flow (100 ms bins)", "Mbps", _lines(conn, "flow", "mbps", steps=True, colour=c)),
         ("throughput_path.png", "Goodput per path (100 ms bins)", "Mbps",
-         _lines(throughput_by_path(iv), "path", "mbps", steps=True)),
+         _lines(throughput_by_path(iv), "path", "mbps", steps=True, colour=c)),
         ("cwnd.png", "Congestion window per flow (MPTCP: per subflow)", "cwnd (KB)",
-         _lines(tcp, "series", "cwnd_bytes", 1e-3)),
-        ("rtt.png", "Smoothed RTT per flow (MPTCP: per subflow)", "srtt (ms)", _lines(tcp, "series", "srtt_ms")),
+         _lines(tcp, "series", "cwnd_bytes", 1e-3, colour=c)),
+        ("rtt.png", "Smoothed RTT per flow (MPTCP: per subflow)", "srtt (ms)", _lines(tcp, "series", "srtt_ms", colour=c)),
         ("queue.png", "Transmit queue per path (data direction)", "queue (KB)",
-         _lines(per_path, "path", "queue_bytes", 1e-3)),
-        ("phy_rate.png", "PHY rate per path (data direction)", "Mbps", _lines(per_path, "path", "phy_rate_mbps")),
+         _lines(per_path, "path", "queue_bytes", 1e-3, colour=c)),
+        ("phy_rate.png", "PHY rate per path (data direction)", "Mbps", _lines(per_path, "path", "phy_rate_mbps", colour=c)),
         # Only with a metered device (energy_j NaN elsewhere: no line, no file).
         ("power.png", "Power per flow: its metered radios and the phone's receive-side host (100 ms means)",
-         "power (W)", _lines(power_per_flow(tl), "flow", "power_w", steps=True)),
+         "power (W)", _lines(power_per_flow(tl), "flow", "power_w", steps=True, colour=c)),
     ]
     assert tuple(f for f, *_ in specs) == PLOT_FILES
     made = []

@@ -12,6 +12,7 @@ import datetime as _dt
 import importlib.resources
 import json
 import os
+import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -85,6 +86,10 @@ def bundled_scenarios() -> dict[str, Any]:
 
 def _not_found(spec: str) -> ScenarioNotFoundError:
     names = ", ".join(bundled_scenarios()) or "none found"
+    if Path(spec).is_dir():
+        # It exists: "not found" would send the user looking for it.
+        return ScenarioNotFoundError(f"{spec} is a folder, not a scenario file: give a .toml file in it or a "
+                                     f"bundled scenario ({names})")
     return ScenarioNotFoundError(f"scenario file not found: {spec} (bundled scenarios: {names})")
 
 
@@ -308,6 +313,29 @@ def _blame(message: str, overridden: Mapping[str, str]) -> str:
     return ""
 
 
+def _say_what_is_allowed(doc: Mapping[str, Any], msg: str) -> str:
+    """The core's message, completed where it leaves out what a scenario file may give: a
+    top-level field's list gains `variant` (taken out before the core sees the file,
+    _pop_variants), and an integer field given a fraction names the range the field takes
+    (`mtu_bytes = 1500.5`: 576..65535) instead of its type's (0..4294967295): the core says
+    that range when the field is given its type's largest value, which is tried here."""
+    field, _, rest = msg.partition(": ")
+    if "." not in field and "unknown field" in rest and "expected one of" in rest and "`variant`" not in rest:
+        return f"{msg}, `variant`"
+    m = re.fullmatch(r"invalid type: number `([^`]*)`, expected an integer from 0 to (\d+)", rest)
+    if not m:
+        return msg
+    probe = copy.deepcopy(dict(doc))
+    try:
+        apply_override(probe, field, int(m.group(2)))
+        _core_module().normalize_scenario(json.dumps(probe, default=_json_default))
+    except Exception as e:  # noqa: BLE001 - any failure of the probe leaves the message as it was
+        said = re.fullmatch(re.escape(field) + r": must be between (\d+) and (\d+) \(got \d+\)", " ".join(str(e).split()))
+        if said:
+            return f"{field}: must be an integer from {said.group(1)} to {said.group(2)} (got {m.group(1)})"
+    return msg
+
+
 def normalize(doc: Mapping[str, Any], source: str, overridden: Mapping[str, str] | None = None) -> Scenario:
     """Validate a raw scenario dict in the core and return the normalized Scenario."""
     core = _core
@@ -318,7 +346,7 @@ def normalize(doc: Mapping[str, Any], source: str, overridden: Mapping[str, str]
     try:
         norm_json = core.normalize_scenario(raw_json)
     except core.ScenarioError as e:
-        msg = " ".join(str(e).split())
+        msg = _say_what_is_allowed(doc, " ".join(str(e).split()))
         raise ScenarioError(f"{source}: {msg}{_blame(msg, overridden or {})}") from None
     config = json.loads(norm_json)
     name = str(config.get("name") or "scenario")

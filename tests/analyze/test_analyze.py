@@ -657,3 +657,41 @@ def test_every_input_kind_is_in_the_readers_the_help_and_the_docs():
     for inp in INPUTS:
         assert " ".join(inp.what.split()) in helptext, inp.what
 
+
+def test_a_folder_of_variants_is_drawn_as_small_multiples(tmp_path):
+    # One row per run (throughput | RTT), each path in one colour, shading in the legend: the
+    # default demo's folder drew 13 series on one axis, its shading unexplained.
+    from mmpath.analyze.report import figure_per_run
+    from mmpath.api import simulate
+    from mmpath.scenario import one_variant
+
+    for v in ("tcp-11ad", "musher"):
+        simulate(one_variant("default", ["duration_s=7"], variant=v)).save(tmp_path / "demo" / v)
+    a = mmpath.analyze([str(tmp_path / "demo")], out=tmp_path / "out")
+    assert (tmp_path / "out" / "analysis.png").stat().st_size > 10_000
+    fig = figure_per_run(a)
+    axes = fig.get_axes()
+    assert len(axes) == 4  # 2 runs x (throughput, RTT)
+    assert [ax.get_title(loc="left").split(":")[0] for ax in axes[::2]] == ["musher", "tcp-11ad"]
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert labels[:2] == ["path 11ad", "path 11ac"] and "a path down (link events)" in labels
+    # 11ad in one colour in both rows
+    colours = {ln.get_color() for ax in axes[::2] for ln in ax.get_lines() if ln.get_color() != "k"}
+    assert colours == {"C0", "C1"}
+
+
+def test_analysis_plot_draws_a_path_s_mcs_in_its_subflow_s_colour(tmp_path):
+    # The MCS/RSSI panel coloured paths by sorted name (11ac first) while the throughput, cwnd
+    # and RTT panels coloured each subflow by its series: 11ad's MCS took 11ac's colour.
+    from mmpath.analyze.report import _series_style, figure
+
+    mmpath.run("blockage", overrides={"duration_s": 1.0}, out=tmp_path / "run")
+    a = mmpath.analyze([tmp_path / "run"])
+    style = {k[1:]: v for k, v in _series_style(a).items()}
+    _, panels = figure(a)
+    mcs = {ln.get_label(): ln.get_color() for ln in panels["phy"].get_lines()}
+    assert mcs["MCS 11ad"] == style[("download", 0)][1] and mcs["MCS 11ac"] == style[("download", 1)][1]
+    # and as the run's own report draws them (report.plot_colours: C0, C1 in path order)
+    from matplotlib.colors import to_hex
+
+    assert (to_hex(mcs["MCS 11ad"]), to_hex(mcs["MCS 11ac"])) == ("#1f77b4", "#ff7f0e")

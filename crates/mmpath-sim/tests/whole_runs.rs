@@ -682,3 +682,22 @@ fn a_short_tail_is_acknowledged_when_read_not_after_the_delayed_ack() {
         assert!(done < 0.035, "{kind}: all acknowledged at {done} s");
     }
 }
+
+/// The fastest link a scenario may have (validate.rs: 1e7 Mbit/s) is simulated right: a bulk
+/// CUBIC flow over it reaches its receive-buffer bound (rmem_max 6 MB: a 3 MB window per 1 ms
+/// RTT = 24 Gbit/s), as at 100 Gbit/s. From 180 Gbit/s up the window used to stay at its first
+/// 10 segments (628 Mbit/s): the receiver's autotuning only saw ties (tcp/receiver.rs).
+#[test]
+fn the_fastest_accepted_link_reaches_the_receive_window_bound() {
+    for rate in ["100000", "200000", "10000000"] {
+        let json = format!(
+            r#"{{"duration_s": 0.5, "backbone": {{"rate_mbps": {rate}}},
+            "path": [{{"rate_mbps": {rate}, "mtu_bytes": 7912}}],
+            "flow": [{{"cc": "cubic"}}]}}"#
+        );
+        let (s, _) = run(&json, 1);
+        let g = flow(&s, 0)["goodput_mbps"].as_f64().unwrap();
+        assert!(g > 15_000.0, "{rate} Mbit/s: goodput {g} Mbit/s");
+        assert_eq!(s["invariants"]["ok"], true);
+    }
+}

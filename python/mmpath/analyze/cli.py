@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import os
 import sys
 from pathlib import Path
@@ -10,7 +12,7 @@ from pathlib import Path
 from ..cliargs import print_error
 from ..errors import MmpathError
 from ..outputs import dumps
-from . import analyze
+from . import analyze, write
 from .kinds import KINDS, KINDS_HELP
 from .summary import format_summary
 
@@ -55,9 +57,18 @@ def _pairs(items: list[str], flag: str) -> dict[str, float]:
 
 def run(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else DEFAULT_OUT
-    res = analyze(args.paths, out=out, offsets=_pairs(args.offset, "--offset"),
-                  baselines=_pairs(args.baseline, "--baseline") or None, expected_mbps=args.expected,
-                  bin_s=args.bin, report=not args.no_report)
+    said = io.StringIO()  # the readers' warnings: one error line instead when nothing is left
+    with contextlib.redirect_stderr(said):
+        res = analyze(args.paths, out=None, offsets=_pairs(args.offset, "--offset"),
+                      baselines=_pairs(args.baseline, "--baseline") or None, expected_mbps=args.expected,
+                      bin_s=args.bin, report=not args.no_report)
+    s = res.summary
+    if not s.get("flows") and not s.get("minor_flows") and not any(x.get("samples") for x in s.get("sources", [])):
+        # An empty table and exit 0 read as "analyzed, all fine".
+        why = [ln.split("warning: ", 1)[1] for ln in said.getvalue().splitlines() if "warning: " in ln]
+        raise MmpathError("; ".join(why) if why else f"{', '.join(args.paths)}: no flow in it: nothing to analyze")
+    sys.stderr.write(said.getvalue())
+    res.out = write(res, out, report=not args.no_report)
     if args.json:
         sys.stdout.write(dumps(res.summary))
     else:

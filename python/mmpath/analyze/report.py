@@ -12,6 +12,8 @@ import html
 from pathlib import Path
 from ..lazy import numpy as np, pandas as pd, pyplot as plt  # on first use (start-up time): lazy.py
 
+from .. import metrics as M
+
 PREFERRED = ("pcap", "ss", "run", "iperf3")  # which source draws a flow's throughput
 
 
@@ -122,6 +124,14 @@ def _series_style(res):
     per_path: dict[tuple, int] = {}
     for k, p in paths.items():
         per_path[(k[0], k[1], p)] = per_path.get((k[0], k[1], p), 0) + 1
+    # One source: each path's subflow in the path's colour of the run report and compare.png
+    # (C0, C1, ... in path order, here the order of the subflows), the rest after them.
+    colour_of: dict[tuple[str, str, int], str] = {}
+    if not many and len(set(paths.values())) == len(paths):
+        order = sorted(paths, key=lambda k: k[2])
+        colour_of = {k: cycle[i % len(cycle)] for i, k in enumerate(order)}
+        rest = [k for k in keys if k not in colour_of]
+        colour_of.update({k: cycle[(len(order) + i) % len(cycle)] for i, k in enumerate(rest)})
     style = {}
     for i, k in enumerate(keys):
         src, flow, sub = k
@@ -133,7 +143,7 @@ def _series_style(res):
             name = f"{flow} sf{sub}"
         label = f"{short[src]}: {name}" if many else name
         # long labels keep both ends (which log, which flow), cut in the middle
-        style[k] = (label if len(label) <= 60 else label[:20] + "…" + label[-39:], cycle[i % len(cycle)])
+        style[k] = (label if len(label) <= 60 else label[:20] + "…" + label[-39:], colour_of.get(k, cycle[i % len(cycle)]))
     return style
 
 
@@ -144,10 +154,88 @@ def matplotlib_colors_hex(rgba) -> str:
 
 
 def plot(res, path: Path) -> bool:
-    fig, _ = figure(res)
+    runs = [s.path for s in res.sources if s.kind == "run"]
+    fig = figure_per_run(res) if len(runs) > 1 and len(runs) == len(res.sources) else figure(res)[0]
     fig.savefig(path, dpi=110, bbox_inches="tight")
     plt.close(fig)
     return True
+
+
+def figure_per_run(res):
+    """Several mmpath run folders (a comparison's variants): small multiples, one row per run,
+    its throughput (left: each path's subflow in that path's colour, the connection's total in
+    black) and its RTT (right), on shared axes; shading explained in the legend. One axis of
+    every variant's every series was unreadable (the default demo: 13 lines)."""
+    from matplotlib.lines import Line2D  # heavy: loaded with the first plot, not at start-up
+    from matplotlib.patches import Patch  # heavy, as above
+
+    srcs = [s.path for s in res.sources]
+    short = short_names(srcs)
+    iv, tl, ev = res.intervals, res.timeline, res.events
+    paths: list[str] = []
+    for src in srcs:
+        sub = iv[(iv["source"] == src) & (iv["subflow"] >= 0)].sort_values(["subflow", "t_s"], kind="stable")
+        for p in sub["path"].dropna().astype(str):
+            if p and p not in paths:
+                paths.append(p)
+    for p in iv["path"].dropna().astype(str).unique():
+        if p and p not in paths and "+" not in p:
+            paths.append(p)
+    colour = {p: f"C{i % 10}" for i, p in enumerate(paths)}
+    n = len(srcs)
+    fig, axes = plt.subplots(n, 2, figsize=(12, 1.7 * n + 1.2), sharex=True, sharey="col", squeeze=False,
+                             gridspec_kw={"width_ratios": [3, 2]})
+    spans_seen = {"down": False, "outage": False}
+    for (ax, axr), src in zip(axes, srcs):
+        d = iv[iv["source"] == src]
+        with_sub = set(d.loc[d["subflow"] >= 0, "flow"].astype(str))
+        for (flow, sf), g in d.groupby(["flow", "subflow"], observed=True, sort=True):
+            if g["bytes"].sum() < 10_000:
+                continue
+            p = g["path"].dropna().astype(str)
+            p = p.iloc[0] if len(p) else ""
+            if sf < 0 and str(flow) in with_sub:
+                ax.step(g["t_s"], g["mbps"], where="post", lw=0.9, color="k", alpha=0.7)
+            else:
+                ax.step(g["t_s"], g["mbps"], where="post", lw=1.1, color=colour.get(p, "k"))
+        t = tl[tl["source"] == src] if len(tl) and "subflow" in tl else tl.iloc[0:0]
+        t = t[(t["subflow"] >= 0) | ~t["flow"].astype(str).isin(with_sub)]  # a connection's own rows: no RTT
+        if len(t):
+            for (flow, sf), g in t.groupby(["flow", "subflow"], observed=True, sort=True):
+                c = "srtt_ms" if g["srtt_ms"].notna().any() else "rtt_ms"
+                g = g[g[c].notna()]
+                p = g["path"].dropna().astype(str)
+                if len(g):
+                    axr.plot(g["t_s"], g[c], lw=0.7, color=colour.get(p.iloc[0] if len(p) else "", "k"))
+        e = ev[(ev["source"] == src) & ev["kind"].isin(["down", "up"])] if len(ev) else ev
+        down = M.link_outages(e["t_s"], e["path"], e["kind"], e["value"], set(e["path"].astype(str)),
+                              end_s=float(iv["t_s"].max()) + 0.1) if len(e) else []
+        outs = [(o["start_s"], o["end_s"]) for f in res.summary["flows"] if f["source"] == src
+                for o in f.get("outages") or [] if (o["start_s"], o["end_s"]) not in down]
+        for a in (ax, axr):
+            for t0, t1 in down:
+                a.axvspan(t0, t1, color="red", alpha=0.10, lw=0)
+            for t0, t1 in outs:
+                a.axvspan(t0, t1, color="grey", alpha=0.25, lw=0)
+            a.grid(alpha=0.3)
+        spans_seen["down"] |= bool(down)
+        spans_seen["outage"] |= bool(outs)
+        conn = [f for f in res.summary["flows"] if f["source"] == src and not f.get("connection")]
+        gp = ", ".join(f"{f['name']} {f['mbps']:.0f} Mbit/s" for f in conn if f.get("mbps") is not None)
+        ax.set_title(f"{short.get(src, Path(src).name)}: {gp}", fontsize=9, loc="left")
+        ax.set_ylabel("Mbit/s")
+        axr.set_ylabel("RTT ms")
+    axes[-1, 0].set_xlabel(f"time (s), {res.summary['bin_s']:g} s bins")
+    axes[-1, 1].set_xlabel("time (s)")
+    handles = [Line2D([], [], color=colour[p], lw=1.5, label=f"path {p}") for p in paths]
+    handles.append(Line2D([], [], color="k", alpha=0.7, lw=1, label="MPTCP connection (all paths)"))
+    if spans_seen["down"]:
+        handles.append(Patch(color="red", alpha=0.10, label="a path down (link events)"))
+    if spans_seen["outage"]:
+        handles.append(Patch(color="grey", alpha=0.25, label="flow's throughput outage"))
+    fig.legend(handles=handles, loc="upper center", ncol=min(len(handles), 5), fontsize=8, frameon=False)
+    fig.tight_layout(rect=(0, 0, 1, 1 - 0.5 / (1.7 * n + 1.2)))
+    return fig
 
 
 def figure(res):
@@ -227,7 +315,16 @@ def figure(res):
             down = (tl["link_up"] == False) if "link_up" in tl else False  # noqa: E712 (object column)
             d = tl[tl["mcs"].notna() | tl["rssi_dbm"].notna() | down]
             cyc = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-            colour = {p: cyc[i % len(cyc)] for i, p in enumerate(sorted(d["path"].astype(str).unique()))}
+            # A path in the colour of its subflow's throughput, cwnd and RTT lines (the first one
+            # drawn on it), so 11ad is one colour in every panel; else the next of the cycle.
+            iv = res.intervals
+            on_path: dict[str, str] = {}
+            if len(iv) and "path" in iv:
+                rows = iv.loc[iv["subflow"] >= 0, ["source", "flow", "subflow", "path"]].dropna().drop_duplicates()
+                for s_, f_, sf_, p_ in rows.itertuples(index=False):
+                    on_path.setdefault(str(p_), look(s_, f_, sf_)[1])
+            colour = {p: on_path.get(p) or cyc[i % len(cyc)]
+                      for i, p in enumerate(sorted(d["path"].astype(str).unique()))}
             for p, g in d.groupby("path", observed=True):
                 if g["mcs"].notna().any():
                     a.step(g["t_s"], g["mcs"], where="post", lw=1, label=f"MCS {p}", color=colour[str(p)])

@@ -60,14 +60,21 @@ def _rtt(timeline: pd.DataFrame, source: str, flow: str, subflow: int):
     return np.empty(0)
 
 
-def _flow_metrics(t, mbps, rtt, floor_mbps):
+def _flow_metrics(t, mbps, rtt, floor_mbps, link_spans=()):
     out = {}
     outs = M.outages(t, mbps, floor_mbps=floor_mbps) if t.size else []
     # An outage touching the series' first or last bin is the flow starting/ending, not a link outage.
     if t.size:
         outs = [(a, b) for a, b in outs if a > t[0] + 1e-9 and b < t[-1] + (t[1] - t[0] if t.size > 1 else 0) - 1e-9]
+    # The measure of the run's summary and `emu run --compare` (metrics.outage_and_recovery): from
+    # the flow's paths' link events where the source has them (an mmpath run folder's
+    # metrics.link_outages), else (a capture knows no link state) from its throughput.
+    if t.size and len(link_spans):
+        outs = [(a, b) for a, b in link_spans if t[0] - 1e-9 <= a <= t[-1] + 1e-9]
+    rec = [M.outage_and_recovery(t, mbps, a, b, pre_s=2.0, frac=0.1,
+                                 bin_s=float(t[1] - t[0]) if t.size > 1 else 0.1) for a, b in outs]
     out["outages"] = [{"start_s": _r(a), "end_s": _r(b), "length_s": _r(b - a),
-                       "resaturation_s": _r(M.resaturation_time(t, mbps, b))} for a, b in outs]
+                       "resaturation_s": _r(m["recovery_s"])} for (a, b), m in zip(outs, rec)]
     # Likewise a drop that starts in the last bin is the flow ending inside that bin (a test that
     # stops at 3.006 s leaves 6 ms of data in the 3.0-3.1 s bin), not a fall of throughput.
     drops = M.throughput_drops(t, mbps) if t.size else []
@@ -198,6 +205,18 @@ _FLOW_KEYS = ("kind", "cc", "side", "sender", "path", "connection", "subflow", "
               "max_snd_cwnd")
 
 
+def _link_spans(events, source: str, flow: dict) -> list[tuple[float, float]]:
+    """The spans with one of `flow`'s paths ("11ad+11ac": either) down in `source`'s link events
+    (an mmpath run folder's; metrics.link_outages), [] without any."""
+    if events is None or not len(events) or "kind" not in events or not flow.get("path"):
+        return []
+    ev = events[(events["source"].astype(str) == source) & events["kind"].isin(["down", "up"])]
+    if not len(ev):
+        return []
+    return M.link_outages(ev["t_s"], ev["path"], ev["kind"], ev.get("value", np.full(len(ev), np.nan)),
+                          str(flow["path"]).split("+"))
+
+
 def summarize(sources, table, origin, intervals, timeline, events, *, bin_s, baselines=None,
               expected_mbps=None, floor_mbps=1.0) -> dict:
 
@@ -224,7 +243,7 @@ def summarize(sources, table, origin, intervals, timeline, events, *, bin_s, bas
             e["start_s"], e["end_s"] = _r(t0a), _r(t1a)
             if isinstance(f.get("rtt_ms"), dict):
                 e["rtt_ms"] = {k: _r(v) for k, v in f["rtt_ms"].items()}
-            m = _flow_metrics(t, mbps, _rtt(timeline, s.path, key, sub), floor_mbps)
+            m = _flow_metrics(t, mbps, _rtt(timeline, s.path, key, sub), floor_mbps, _link_spans(events, s.path, f))
             if "rtt_ms" in e and "rtt_ms" in m:
                 m.pop("rtt_ms")
             if s.kind == "iperf3" and f.get("sender"):

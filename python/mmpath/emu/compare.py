@@ -29,30 +29,13 @@ OUTAGE_FRAC = 0.10  # x-kernel: "below 10 % of the pre-blockage mean"
 
 
 def _down_up(events: pd.DataFrame, paths: set[str], wired: set[str] = frozenset()) -> tuple[float, float] | None:
-    """The first link-down on one of `paths` and the next link-up after it (simulator events).
-    On the `wired` ones a rate 0 counts as down until the next rate above 0: a stall carries
-    nothing either (docs/scenario.md), and the emulator holds it as it holds a down step."""
+    """The first outage of `paths` in the simulator's events (metrics.link_outages: on the
+    `wired` ones a rate 0 counts as down until the next rate above 0, as the emulator holds a
+    stall as it holds a down step): its start and the link's return (inf: not back)."""
     if events is None or not len(events):
         return None
-    ev = events[events["path"].astype(str).isin(paths)]
-    kind = ev["kind"].astype(str)
-    downs, ups = list(ev[kind == "down"]["t_s"]), list(ev[kind == "up"]["t_s"])
-    rates = ev[(kind == "rate") & ev["path"].astype(str).isin(wired)].sort_values("t_s", kind="stable")
-    for _, steps in rates.groupby(rates["path"].astype(str)):
-        stalled = False
-        for t, v in zip(steps["t_s"], steps["value"]):
-            if v == 0 and not stalled:
-                downs.append(t)
-            elif v > 0 and stalled:
-                ups.append(t)
-            if v >= 0:
-                stalled = v == 0
-    downs = np.sort(np.asarray(downs, dtype=float))
-    if not len(downs):
-        return None
-    ups = np.asarray(ups, dtype=float)
-    later = ups[ups > downs[0]]
-    return float(downs[0]), float(later[0]) if len(later) else float("inf")
+    spans = metrics.link_outages(events["t_s"], events["path"], events["kind"], events["value"], paths, wired=wired)
+    return spans[0] if spans else None
 
 
 def _outage_recovery(t: np.ndarray, y: np.ndarray, down: float, up: float, end_s: float) -> dict[str, Any]:

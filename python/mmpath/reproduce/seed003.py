@@ -358,8 +358,8 @@ def measure_block(res, point: Point, mode: Mode):
     up = tl["link_up"].to_numpy(dtype=bool)
     down = np.flatnonzero(~up & (tt >= BLOCK_AT_S - 1e-9))
     restored = float(tt[down[-1] + 1]) if len(down) and down[-1] + 1 < len(tt) else np.nan
-    resat = metrics.resaturation_time(t, mbps, restored, pre_start_s=BLOCK_AT_S - 2.0, pre_end_s=BLOCK_AT_S) \
-        if np.isfinite(restored) else None
+    # The measure of every outage mmpath reports (the run's summary, `emu run --compare`).
+    resat = metrics.outage_and_recovery(t, mbps, BLOCK_AT_S, restored)["recovery_s"] if np.isfinite(restored) else None
     cwnd = tl["cwnd_bytes"].to_numpy(dtype=float)
     phy = tl["phy_rate_mbps"].to_numpy(dtype=float)
     pre = (tt >= BLOCK_AT_S - 2.0) & (tt < BLOCK_AT_S)

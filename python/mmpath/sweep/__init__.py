@@ -79,7 +79,7 @@ def run(sweep: str | os.PathLike | Mapping[str, Any], workers: int | None = None
                 errors[r.index] = err
             else:
                 done[r.index] = rows or []
-            bar.step()
+            bar.step(", ".join(f"{k}={v}" for k, v in r.values) + f", seed {r.seed}")
     finally:
         bar.close()
     wall_s = time.perf_counter() - t0

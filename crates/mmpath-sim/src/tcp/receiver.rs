@@ -68,6 +68,8 @@ pub struct TcpReceiver {
     rcvq_time: Time,
     rcvq_seq: u64,
     rcv_rtt_ns: Option<u64>,
+    /// The last autotuning measure was a tie with a full window (see `autotune`).
+    rcvq_tied: bool,
     ts_recent: u64,
     /// tp->rcv_wup: rcv_nxt when the last ACK went out. A segment starting at or below it
     /// updates ts_recent (tcp_replace_ts_recent, RFC 7323 section 4.3).
@@ -115,6 +117,7 @@ impl TcpReceiver {
             rcvq_time: Time::ZERO,
             rcvq_seq: 0,
             rcv_rtt_ns: None,
+            rcvq_tied: false,
             ts_recent: 0,
             rcv_wup: 0,
             dsack: None,
@@ -209,7 +212,17 @@ impl TcpReceiver {
             return;
         }
         let copied = self.check.delivered - self.rcvq_seq;
-        if copied > self.rcvq_space {
+        // Linux grows only on `copied > space`. A sender held by this very window delivers
+        // exactly one window per RTT, and when the window is no larger than `space` (the
+        // start: both 10 segments) a tie is all it can ever show: on a link so fast that a
+        // window arrives in one burst, each measure opened at a burst's segment closes at the
+        // same segment one burst later, and the window never grew (200 Gbit/s: 10 segments
+        // per RTT for good). The whole window read in each of two RTTs in a row is the sign
+        // to grow (one such RTT happens in ordinary runs, which grow the next one anyway).
+        let tie = copied == self.rcvq_space && copied >= self.window;
+        let stuck = tie && self.rcvq_tied;
+        self.rcvq_tied = tie && !stuck;
+        if copied > self.rcvq_space || stuck {
             let mut rcvwin = 2 * copied + 16 * self.mss as u64;
             let grow = rcvwin * (copied - self.rcvq_space) / self.rcvq_space.max(1);
             rcvwin += 2 * grow;
@@ -558,5 +571,41 @@ mod tests {
         }
         assert!(r.window() >= 400_000, "window grew to {}", r.window());
         assert!(r.window() <= 6_291_456 / 2);
+    }
+
+    /// A sender held by the receive window delivers exactly one window per RTT; on a fast link
+    /// the whole window arrives in one burst and each RTT's measure (opened and closed at the
+    /// same segment of consecutive bursts) sees exactly `rcvq_space` bytes. That tie used to
+    /// hold the window at its first 10 segments for good (`mmpath run 11ad-bulk` at 200 Gbit/s:
+    /// 628 Mbit/s): the window must grow.
+    #[test]
+    fn a_window_read_whole_each_rtt_grows_even_on_a_tie() {
+        let mss = 7860u64;
+        let mut r = TcpReceiver::new(ReceiverCfg {
+            flow: 0,
+            mss: mss as u32,
+            rcvbuf: BufSize::Auto,
+            rmem_max: 6_291_456,
+            delayed_ack: true,
+        });
+        let w0 = r.window();
+        assert_eq!(w0, 10 * mss, "starts at 10 segments, as rcvq_space");
+        let mut out = Vec::new();
+        // 1 ms RTT, bursts of exactly one window, segments 317 ns apart (7912 B at 200 Gbit/s);
+        // the RTT estimate a little under the burst period, as the run measured it.
+        let period = 1_000_960u64;
+        let mut seq = 0;
+        for k in 1..10u64 {
+            let segs = r.window() / mss;
+            for i in 0..segs {
+                let mut p = seg(seq);
+                p.len = mss as u32;
+                let now = k * period + i * 317;
+                p.ts_ecr_ns = now - 1_000_810;
+                r.on_data(Time(now), &p, &mut out);
+                seq += mss;
+            }
+        }
+        assert!(r.window() > 4 * w0, "window stuck at {} (started at {w0})", r.window());
     }
 }
