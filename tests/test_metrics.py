@@ -190,7 +190,8 @@ def test_demo_table_resat_is_emu_compare_s_recovery_on_the_same_series(variant):
     # at once (its plot's story); it used to read 2.4 s (250 zero-length outages, counted from
     # the first).
     from mmpath.api import simulate
-    from mmpath.compare import _row, one_variant
+    from mmpath.compare import _row
+    from mmpath.scenario import one_variant
     from mmpath.emu.compare import _down_up, _flow_series_sim, _outage_recovery
 
     sc = one_variant("default", ["duration_s=9"], variant=variant)
@@ -213,7 +214,7 @@ def test_analyze_on_a_run_folder_measures_the_run_s_outage(tmp_path):
     # and counted MuSher's recovery from its end: 2.1 s).
     import mmpath
     from mmpath.api import simulate
-    from mmpath.compare import one_variant
+    from mmpath.scenario import one_variant
 
     res = simulate(one_variant("default", ["duration_s=9"], variant="musher"))
     res.save(tmp_path / "musher")

@@ -328,7 +328,7 @@ def _say_what_is_allowed(doc: Mapping[str, Any], msg: str) -> str:
     probe = copy.deepcopy(dict(doc))
     try:
         apply_override(probe, field, int(m.group(2)))
-        _core_module().normalize_scenario(json.dumps(probe, default=_json_default))
+        _core.normalize_scenario(json.dumps(probe, default=_json_default))
     except Exception as e:  # noqa: BLE001 - any failure of the probe leaves the message as it was
         said = re.fullmatch(re.escape(field) + r": must be between (\d+) and (\d+) \(got \d+\)", " ".join(str(e).split()))
         if said:
