@@ -32,9 +32,9 @@ mod testkit;
 pub use super::spectrum::{adjacent_rejection_db, cca_thresholds_dbm};
 pub use foreign::{Interferer, MAX_FOREIGN_SHARE};
 pub use host::SharedCpu;
-pub use per::per_for_len;
 
 use super::arf::Arf;
+use super::per::per_for_len;
 use super::radio::{MacTiming, RadioPhy};
 use super::reorder::Reorder;
 use crate::energy::{RadioMeter, StateTimes};

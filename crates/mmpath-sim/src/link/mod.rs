@@ -8,6 +8,7 @@ pub mod arf;
 pub mod channel;
 pub mod device;
 pub mod medium;
+pub mod per;
 pub mod phy;
 pub mod radio;
 pub mod reorder;
