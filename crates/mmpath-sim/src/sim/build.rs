@@ -14,7 +14,7 @@ use crate::link::medium::{Medium, SharedCpu, AP, STA};
 use crate::link::radio::ideal_mcs;
 use crate::link::schedule::Schedule;
 use crate::link::trace::{self as chtrace, ChannelState, TraceOpts, TraceStep};
-use crate::link::{Link, LinkCfg};
+use crate::link::{LinkCfg, Wire};
 use crate::packet::{TCP_HEADER_BYTES, UDP_HEADER_BYTES};
 use crate::scenario::{AppKind, FlowKind, RateAdaptation, Scenario, ScenarioError, Technology};
 use crate::tcp::cc;
@@ -77,9 +77,9 @@ impl Simulation {
         let end = Time::from_secs_f64(sc.duration_s);
         let mut links = Vec::new();
         let mut link_rng = Vec::new();
-        let mut add_link = |cfg: LinkCfg, links: &mut Vec<Link>| -> u16 {
+        let mut add_link = |cfg: LinkCfg, links: &mut Vec<Wire>| -> u16 {
             let id = links.len() as u16;
-            links.push(Link::new(cfg));
+            links.push(Wire::new(cfg));
             link_rng.push(RngStream::new(seed, 0x1000 + id as u64));
             id
         };
