@@ -23,6 +23,7 @@
 //!
 //! Every figure cites its source; the uncertain ones say so (docs/models.md, "Energy", "Host").
 
+use crate::scenario::SoftirqCpu;
 use crate::time::Time;
 use std::sync::{Arc, Mutex};
 
@@ -452,13 +453,6 @@ fn union_len(iv: &mut [(u64, u64)]) -> u64 {
     len
 }
 
-/// CPU class the soft-IRQs of the client's interfaces run on (seed 002 section 3.4).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CpuClass {
-    Big,
-    Little,
-}
-
 /// A client host's shared receive-processing cost.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct HostProfile {
@@ -469,7 +463,7 @@ pub struct HostProfile {
     /// Cost of a received packet with GRO off relative to on (x 1000).
     pub no_gro_permille: u64,
     /// Where the soft-IRQs run unless the scenario says.
-    pub default_cpu: CpuClass,
+    pub default_cpu: SoftirqCpu,
     /// Power of the receive-side host work while the phone receives, mW (`HostRxMeter`).
     pub rx_active_mw: f64,
     /// The host's socket buffer ceilings, `tcp_rmem[2]` and `tcp_wmem[2]`, bytes.
@@ -512,7 +506,7 @@ pub const ROG_PHONE_2: HostProfile = HostProfile {
     rx_pkt_ns_little: 5_792,
     rx_pkt_ns_big: 5_388,
     no_gro_permille: 1_389,
-    default_cpu: CpuClass::Little,
+    default_cpu: SoftirqCpu::Little,
     rx_active_mw: ROG_RX_ACTIVE_MW,
     // Android, not the Linux defaults, sets a phone's socket buffers: ConnectivityService writes
     // the default network's "TCP buffer sizes" (rmem min,default,max, wmem min,default,max) to
@@ -542,10 +536,10 @@ pub fn host_of(device: &str) -> Option<&'static HostProfile> {
 
 impl HostProfile {
     /// Shared-server time per packet received on an interface.
-    pub fn rx_pkt_ns(&self, gro: bool, cpu: CpuClass) -> u64 {
+    pub fn rx_pkt_ns(&self, gro: bool, cpu: SoftirqCpu) -> u64 {
         let base = match cpu {
-            CpuClass::Big => self.rx_pkt_ns_big,
-            CpuClass::Little => self.rx_pkt_ns_little,
+            SoftirqCpu::Big => self.rx_pkt_ns_big,
+            SoftirqCpu::Little => self.rx_pkt_ns_little,
         };
         if gro {
             base
@@ -556,17 +550,8 @@ impl HostProfile {
 
     /// The downlink goodput the shared server allows with every interface at these settings,
     /// Mbit/s (for docs and tests).
-    pub fn cap_mbps(&self, gro: bool, cpu: CpuClass) -> f64 {
+    pub fn cap_mbps(&self, gro: bool, cpu: SoftirqCpu) -> f64 {
         DERIVE_MSS_BITS / self.rx_pkt_ns(gro, cpu) as f64 * 1e3
-    }
-}
-
-impl From<crate::scenario::SoftirqCpu> for CpuClass {
-    fn from(c: crate::scenario::SoftirqCpu) -> Self {
-        match c {
-            crate::scenario::SoftirqCpu::Big => CpuClass::Big,
-            crate::scenario::SoftirqCpu::Little => CpuClass::Little,
-        }
     }
 }
 
@@ -578,7 +563,7 @@ pub fn path_host(p: &crate::scenario::PathCfg) -> Option<&'static HostProfile> {
 /// Shared-server cost per packet received on path `p` (None: no host model).
 pub fn path_rx_pkt_ns(p: &crate::scenario::PathCfg) -> Option<u64> {
     let h = path_host(p)?;
-    Some(h.rx_pkt_ns(p.gro.unwrap_or(true), p.softirq_cpu.map_or(h.default_cpu, CpuClass::from)))
+    Some(h.rx_pkt_ns(p.gro.unwrap_or(true), p.softirq_cpu.unwrap_or(h.default_cpu)))
 }
 
 /// `gro` and `softirq_cpu` need a client whose host is modelled.
@@ -899,11 +884,11 @@ mod tests {
     #[test]
     fn host_costs_match_the_measured_caps() {
         let h = ROG_PHONE_2;
-        assert!((h.cap_mbps(true, CpuClass::Little) - 2000.0).abs() < 1.0);
-        assert!((h.cap_mbps(true, CpuClass::Big) - 2150.0).abs() < 1.0);
+        assert!((h.cap_mbps(true, SoftirqCpu::Little) - 2000.0).abs() < 1.0);
+        assert!((h.cap_mbps(true, SoftirqCpu::Big) - 2150.0).abs() < 1.0);
         // GRO off on 11ac at 73:27, LITTLE: 1810 Mbit/s total.
-        let ad = 0.73 * 1810.0 / h.cap_mbps(true, CpuClass::Little);
-        let ac = 0.27 * 1810.0 / h.cap_mbps(false, CpuClass::Little);
+        let ad = 0.73 * 1810.0 / h.cap_mbps(true, SoftirqCpu::Little);
+        let ac = 0.27 * 1810.0 / h.cap_mbps(false, SoftirqCpu::Little);
         assert!((ad + ac - 1.0).abs() < 0.002, "{}", ad + ac);
         assert!(host_of("generic-11ad").is_none() && radio_power("panasonic-wigig").is_none());
     }

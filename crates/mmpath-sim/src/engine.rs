@@ -209,6 +209,10 @@ impl<E: Copy> EventQueue<E> {
     }
 
     /// Pops the earliest event if it is due at or before `until`, advancing the clock to it.
+    /// Inlined into the run loop, its only caller, whatever the rest of the crate's size does to
+    /// the compiler's heuristics (the loop pays a call per event otherwise: 2.7 % more
+    /// instructions in bench/mptcp_bench.py when link/ was reorganised).
+    #[inline]
     pub fn pop_until(&mut self, until: Time) -> Option<(Time, E)> {
         let next = self.next_time();
         let sorted_now = next.is_some_and(|t| t <= self.now);

@@ -13,6 +13,7 @@ pub mod link;
 pub mod mptcp;
 pub mod packet;
 pub mod scenario;
+pub mod sections;
 pub mod sim;
 pub mod tcp;
 pub mod time;

@@ -16,7 +16,9 @@
 //! - scenario/mptcp.rs: a flow's MPTCP fields (mode, subflows, kernel, scheduler, coupling);
 //! - scenario/parse.rs: JSON in and out, and serde's errors in mmpath's words;
 //! - scenario/defaults.rs: the defaults that depend on other fields;
-//! - scenario/validate.rs: ranges and cross-references, one clear error each.
+//! - scenario/validate.rs: ranges and cross-references, one clear error each;
+//! - scenario/sections.rs: what the model asks of the components it configures (their own
+//!   defaults and checks), so that it imports none of them.
 
 mod defaults;
 mod event;
@@ -24,6 +26,7 @@ mod flow;
 mod mptcp;
 mod parse;
 mod path;
+mod sections;
 mod tcp_options;
 #[cfg(test)]
 mod testkit;
@@ -32,7 +35,8 @@ mod validate;
 pub use event::{ChannelRelation, EventCfg, EventKind, InterfererCfg};
 pub use flow::{AppKind, CcKind, Direction, FlowCfg, FlowKind};
 pub use mptcp::{AmuseCfg, CoupledName, Kernel, MptcpMode, PrioCfg, SchedName, SubflowLayout};
-pub use path::{PathCfg, RateAdaptation, ScheduleStep, Signal, SoftirqCpu, Technology, TraceCfg, TraceFormatCfg};
+pub use path::{PathCfg, RateAdaptation, ScheduleStep, Signal, SoftirqCpu, Technology, TraceCfg, TraceFormat};
+pub use sections::Sections;
 pub use tcp_options::{BufSize, TcpOpts};
 
 use serde::{Deserialize, Serialize};

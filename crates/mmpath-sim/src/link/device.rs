@@ -4,7 +4,8 @@
 
 use super::phy::{dmg, ht, vht};
 use super::radio::{MacTiming, RadioPhy};
-use crate::scenario::{at_most_secs, err, PathCfg, RateAdaptation, ScenarioError, Technology};
+use super::spectrum::adjacent_rejection_db;
+use crate::scenario::{at_most_secs, err, ChannelRelation, PathCfg, RateAdaptation, ScenarioError, Technology};
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Device {
@@ -298,6 +299,25 @@ pub fn default_for(t: Technology) -> &'static Device {
         Technology::Dot11n => "generic-11n",
     };
     find(name).expect("generic presets exist")
+}
+
+/// Fills what the interferers of radio path `p` leave out: an adjacent-channel interferer's
+/// rejection is the path's PHY's (spectrum.rs, rounded to 0.1 dB as the normalized scenario
+/// spells it), a same-channel one's 0 dB; the MCS is the top of the device's ladder, the MTU
+/// the path's.
+pub fn fill_interferer_defaults(p: &mut PathCfg) {
+    let phy = radio_phy(p);
+    let aci = adjacent_rejection_db(&phy);
+    let top = p.device.as_deref().and_then(find).and_then(|d| mcs_ladder(p, d).last().copied());
+    let mtu = p.mtu_bytes;
+    for i in p.interferer.iter_mut() {
+        let same = i.channel == ChannelRelation::Same;
+        i.rejection_db.get_or_insert(if same { 0.0 } else { (aci * 10.0).round() / 10.0 });
+        if let (None, Some(m)) = (i.mcs, top) {
+            i.mcs = Some(m);
+        }
+        i.mtu_bytes.get_or_insert(mtu);
+    }
 }
 
 fn vht_bw(mhz: u32) -> Option<vht::Bandwidth> {

@@ -32,11 +32,12 @@ mod testkit;
 pub use super::spectrum::{adjacent_rejection_db, cca_thresholds_dbm};
 pub use foreign::{Interferer, MAX_FOREIGN_SHARE};
 pub use host::SharedCpu;
-pub use per::per_for_len;
 
 use super::arf::Arf;
+use super::per::per_for_len;
 use super::radio::{MacTiming, RadioPhy};
 use super::reorder::Reorder;
+use super::seam::Link;
 use crate::energy::{RadioMeter, StateTimes};
 use crate::engine::RngStream;
 use crate::packet::{Kind, Packet};
@@ -614,6 +615,41 @@ impl Medium {
             n += d.iter().filter(|(_, p)| p.flow == flow && p.kind == kind).count();
         }
         n as u64
+    }
+}
+
+/// The medium as a `Link`: `port` is the transmitting station, `AP` for the downlink and `STA`
+/// for the uplink (an arrival's direction is its sender's).
+impl Link for Medium {
+    type Wake = AirWake;
+
+    #[inline]
+    fn enqueue(&mut self, now: Time, port: usize, p: Packet, wake: &mut AirWake) -> bool {
+        Medium::enqueue(self, now, port, p, wake)
+    }
+    #[inline]
+    fn deliver(&mut self, now: Time, port: usize, wake: &mut AirWake) -> Option<Packet> {
+        self.on_arrival(now, port, wake)
+    }
+    /// Going down destroys nothing here: the frames wait in their queues (`disconnect` is the
+    /// loss of the link, which drops them).
+    fn set_up(&mut self, now: Time, up: bool, wake: &mut AirWake, _dropped: &mut Vec<Packet>) {
+        Medium::set_up(self, now, up, wake);
+    }
+    #[inline]
+    fn queue_bytes(&self, port: usize) -> u64 {
+        Medium::queue_bytes(self, port)
+    }
+    #[inline]
+    fn rate_bps(&self, port: usize) -> u64 {
+        Medium::rate_bps(self, port)
+    }
+    #[inline]
+    fn is_up(&self) -> bool {
+        Medium::is_up(self)
+    }
+    fn count_in_network(&self, flow: u16, kind: Kind) -> u64 {
+        Medium::count_in_network(self, flow, kind)
     }
 }
 

@@ -1,7 +1,8 @@
 //! What a radio path needs from the PHY tables: rates and PPDU airtime per MCS (`RadioPhy`),
-//! the MAC's fixed costs (`MacTiming`), the packet error rate as a function of signal margin,
-//! and an ideal (SNR-based) MCS choice.
+//! the MAC's fixed costs (`MacTiming`), and an ideal (SNR-based) MCS choice from the packet
+//! error rate model (per.rs).
 
+use super::per::{per_4096, per_for_len};
 use super::phy::{dmg, ht, vht};
 
 /// The PHY of a radio path and its fixed configuration.
@@ -294,20 +295,6 @@ impl MacTiming {
     }
 }
 
-/// Slope of the PER waterfall, per dB of margin. Coded OFDM/SC links go from almost no errors
-/// to almost all frames lost within a few dB (LDPC/BCC waterfall); 2 / dB makes PER fall from
-/// 90 % to 1 % over ~3.4 dB. A modelling assumption, documented in docs/models.md.
-pub const PER_SLOPE_PER_DB: f64 = 2.0;
-
-/// PER of a 4096-octet PSDU at `margin_db` above the MCS's sensitivity: a logistic waterfall
-/// anchored at PER = 1 % at the sensitivity (the standard's definition of sensitivity:
-/// 802.11ad 21.3.7, PER < 1 % at 4096 octets).
-pub fn per_4096(margin_db: f64) -> f64 {
-    // 1 / (1 + exp(a (m - m0))) with 1 / (1 + exp(-a m0)) = 0.01 -> m0 = -ln(99) / a.
-    let m0 = -(99f64).ln() / PER_SLOPE_PER_DB;
-    1.0 / (1.0 + (PER_SLOPE_PER_DB * (margin_db - m0)).exp())
-}
-
 /// The MCS an ideal rate adaptation picks from `ladder`: the one maximising rate x (1 - PER)
 /// for frames of `len` bytes at `rssi_dbm`, given the receiver beats the standard's
 /// sensitivity by `rx_gain_db`.
@@ -315,7 +302,7 @@ pub fn ideal_mcs(phy: &RadioPhy, rssi_dbm: f64, rx_gain_db: f64, len: u32, ladde
     let mut best: Option<(u8, f64)> = None;
     for &m in ladder {
         let margin = rssi_dbm - (phy.sensitivity_dbm(m)? - rx_gain_db);
-        let p = super::medium::per_for_len(per_4096(margin), len);
+        let p = per_for_len(per_4096(margin), len);
         let goodput = phy.rate_bps(m) as f64 * (1.0 - p);
         if best.is_none_or(|(_, g)| goodput > g) {
             best = Some((m, goodput));
@@ -336,14 +323,6 @@ fn bw_mhz_vht(bw: vht::Bandwidth) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn per_is_one_percent_at_sensitivity_and_falls_with_margin() {
-        assert!((per_4096(0.0) - 0.01).abs() < 1e-12);
-        assert!(per_4096(3.0) < 1e-4);
-        assert!(per_4096(-3.0) > 0.5);
-        assert!(per_4096(-10.0) > 0.999);
-    }
 
     #[test]
     fn ideal_mcs_moves_down_and_up_with_signal() {

@@ -41,6 +41,8 @@ mod wil6210;
 mod write;
 
 // Re-exported so that `link::trace::...` keeps naming what it did before the split.
+/// The format enum is the scenario's (`trace.format`), named here as the reader's.
+pub use crate::scenario::TraceFormat;
 pub use mahimahi::TraceOpts;
 pub use state::ChannelState;
 pub use step::{push_step, Trace, TraceStep};
@@ -54,25 +56,6 @@ use std::fmt;
 use std::path::Path;
 use std::str::FromStr;
 use wil6210::parse_wil6210;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum TraceFormat {
-    Mahimahi,
-    Csv,
-    Wil6210,
-}
-
-impl TraceFormat {
-    pub const ALL: [TraceFormat; 3] = [TraceFormat::Mahimahi, TraceFormat::Csv, TraceFormat::Wil6210];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            TraceFormat::Mahimahi => "mahimahi",
-            TraceFormat::Csv => "csv",
-            TraceFormat::Wil6210 => "wil6210",
-        }
-    }
-}
 
 impl fmt::Display for TraceFormat {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

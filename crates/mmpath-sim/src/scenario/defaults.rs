@@ -6,7 +6,7 @@ use super::tcp_options::{d_rmem_max, d_wmem_max};
 use super::*;
 
 impl Scenario {
-    pub(super) fn fill_defaults(&mut self) {
+    pub(super) fn fill_defaults(&mut self, sections: &dyn Sections) {
         for (i, p) in self.path.iter_mut().enumerate() {
             if p.name.is_none() {
                 p.name = Some(format!("path{i}"));
@@ -28,7 +28,7 @@ impl Scenario {
                 p.fading_db.get_or_insert(0.0);
                 p.coherence_ms.get_or_insert(10.0);
                 if p.device.is_none() {
-                    p.device = Some(crate::link::device::default_for(p.technology).name.to_string());
+                    p.device = Some(sections.default_device(p.technology).to_string());
                 }
                 // "rog-phone-2" names the phone; each of its bands has its own preset. It has no
                 // 11n one: the name stays, and validation says it is not an 11n device (rather
@@ -48,23 +48,7 @@ impl Scenario {
                     p.band_ghz.get_or_insert(if ac { 5.0 } else { 2.4 });
                 }
                 if !p.interferer.is_empty() {
-                    use crate::link::{device, medium};
-                    let phy = device::radio_phy(p);
-                    let aci = medium::adjacent_rejection_db(&phy);
-                    let top = p
-                        .device
-                        .as_deref()
-                        .and_then(device::find)
-                        .and_then(|d| device::mcs_ladder(p, d).last().copied());
-                    let mtu = p.mtu_bytes;
-                    for i in p.interferer.iter_mut() {
-                        let same = i.channel == ChannelRelation::Same;
-                        i.rejection_db.get_or_insert(if same { 0.0 } else { (aci * 10.0).round() / 10.0 });
-                        if let (None, Some(m)) = (i.mcs, top) {
-                            i.mcs = Some(m);
-                        }
-                        i.mtu_bytes.get_or_insert(mtu);
-                    }
+                    sections.fill_interferers(p);
                 }
             }
             if p.queue_bytes.is_none() {
@@ -76,11 +60,11 @@ impl Scenario {
         }
         let first_path = self.path.first().and_then(|p| p.name.clone());
         // The client host behind each path, where its device has one (a phone).
-        let hosts: Vec<(String, &'static crate::energy::HostProfile)> = self
+        let hosts: Vec<(String, (u64, u64))> = self
             .path
             .iter()
             .filter_map(|p| {
-                let h = p.device.as_deref().and_then(crate::energy::host_of)?;
+                let h = p.device.as_deref().and_then(|d| sections.host_buffer_ceilings(d))?;
                 Some((p.name.clone()?, h))
             })
             .collect();
@@ -141,10 +125,10 @@ impl Scenario {
             let client = hosts.iter().find(|(n, _)| used.contains(n)).map(|(_, h)| *h);
             let down = f.direction == Direction::Download;
             if f.tcp.rmem_max_bytes.is_none() {
-                f.tcp.rmem_max_bytes = Some(client.filter(|_| down).map_or_else(d_rmem_max, |h| h.tcp_rmem_max));
+                f.tcp.rmem_max_bytes = Some(client.filter(|_| down).map_or_else(d_rmem_max, |h| h.0));
             }
             if f.tcp.wmem_max_bytes.is_none() {
-                f.tcp.wmem_max_bytes = Some(client.filter(|_| !down).map_or_else(d_wmem_max, |h| h.tcp_wmem_max));
+                f.tcp.wmem_max_bytes = Some(client.filter(|_| !down).map_or_else(d_wmem_max, |h| h.1));
             }
         }
     }

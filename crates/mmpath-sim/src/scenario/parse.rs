@@ -2,7 +2,7 @@
 //! of the field, TOML words instead of Rust types), then defaults (defaults.rs) and validation
 //! (validate.rs); and the normalized scenario back as JSON.
 
-use super::{err, Scenario, ScenarioError};
+use super::{err, Scenario, ScenarioError, Sections};
 
 /// Turns serde_path_to_error's `flow[0].cc` into the `--set` spelling `flow.0.cc`.
 fn dotted(path: &serde_path_to_error::Path) -> String {
@@ -87,8 +87,9 @@ fn allowed_instead_of_non_finite(json: &str, token: std::ops::Range<usize>, fiel
 }
 
 impl Scenario {
-    /// Parses, fills defaults and validates a scenario given as JSON.
-    pub fn from_json(json: &str) -> Result<Scenario, ScenarioError> {
+    /// Parses, fills defaults and validates a scenario given as JSON, the components' own
+    /// sections by `sections` (crate::sections `Scenario::from_json` passes the simulator's).
+    pub fn from_json_with(json: &str, sections: &dyn Sections) -> Result<Scenario, ScenarioError> {
         let de = &mut serde_json::Deserializer::from_str(json);
         let mut sc: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
             let field = dotted(e.path());
@@ -110,8 +111,8 @@ impl Scenario {
             };
             err(field, tidy(&msg))
         })?;
-        sc.fill_defaults();
-        sc.validate()?;
+        sc.fill_defaults(sections);
+        sc.validate(sections)?;
         Ok(sc)
     }
 

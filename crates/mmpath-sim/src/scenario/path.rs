@@ -99,6 +99,8 @@ pub struct PathCfg {
     pub softirq_cpu: Option<SoftirqCpu>,
 }
 
+/// CPU class the soft-IRQs of the client's interfaces run on (seed 002 section 3.4): the
+/// scenario's `softirq_cpu` and the host model's (energy.rs) one enum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum SoftirqCpu {
@@ -149,12 +151,27 @@ impl Signal {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// A trace file's format: the scenario's `trace.format` and the trace reader's (link/trace.rs,
+/// which also parses and prints its name) one enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum TraceFormatCfg {
+pub enum TraceFormat {
     Mahimahi,
     Csv,
     Wil6210,
+}
+
+impl TraceFormat {
+    pub const ALL: [TraceFormat; 3] = [TraceFormat::Mahimahi, TraceFormat::Csv, TraceFormat::Wil6210];
+
+    /// The name a scenario spells it by.
+    pub fn name(self) -> &'static str {
+        match self {
+            TraceFormat::Mahimahi => "mahimahi",
+            TraceFormat::Csv => "csv",
+            TraceFormat::Wil6210 => "wil6210",
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -164,7 +181,7 @@ pub struct TraceCfg {
     /// by the front end).
     pub file: String,
     #[serde(default = "d_trace_format")]
-    pub format: TraceFormatCfg,
+    pub format: TraceFormat,
     /// Mahimahi: width of the bins delivery opportunities are averaged over.
     #[serde(default = "d_trace_bin_ms")]
     pub bin_ms: f64,
@@ -176,8 +193,8 @@ pub struct TraceCfg {
     pub start_s: f64,
 }
 
-fn d_trace_format() -> TraceFormatCfg {
-    TraceFormatCfg::Csv
+fn d_trace_format() -> TraceFormat {
+    TraceFormat::Csv
 }
 fn d_trace_bin_ms() -> f64 {
     10.0

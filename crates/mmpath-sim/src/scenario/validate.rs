@@ -1,12 +1,12 @@
 //! Validation after defaults are filled: ranges, fields that only some paths or flows take, and
 //! cross-references (flow -> path names, MPTCP paths, backup paths, MP_PRIO). Each rule returns
-//! one error naming the field in `--set` syntax. Radio and host fields are checked by
-//! link/device.rs `validate_radio` and energy.rs `validate_host`.
+//! one error naming the field in `--set` syntax. Radio and host fields and the RTO's ceiling are
+//! checked by their components (link/device.rs, energy.rs, tcp/rtt.rs) through `Sections`.
 
 use super::*;
 
 impl Scenario {
-    pub(super) fn validate(&self) -> Result<(), ScenarioError> {
+    pub(super) fn validate(&self, sections: &dyn Sections) -> Result<(), ScenarioError> {
         fn pos(field: &str, v: f64) -> Result<(), ScenarioError> {
             if v.is_finite() && v > 0.0 {
                 Ok(())
@@ -139,9 +139,9 @@ impl Scenario {
                         ),
                     ));
                 }
-                crate::link::device::validate_radio(p, i)?;
+                sections.validate_radio(p, i)?;
             }
-            crate::energy::validate_host(p, i)?;
+            sections.validate_host(p, i)?;
             delay(&f("delay_ms"), p.delay_ms)?;
             range_u(&f("mtu_bytes"), p.mtu_bytes as u64, 576, 65_535)?;
             range_u(&f("frame_overhead_bytes"), p.frame_overhead_bytes as u64, 0, 1_000)?;
@@ -279,15 +279,7 @@ impl Scenario {
                 range_u(&f("tcp.limit_output_bytes"), t.limit_output_bytes, 2048, 1 << 31)?;
             }
             pos(&f("tcp.min_rto_ms"), t.min_rto_ms)?;
-            // Linux bounds every RTO by TCP_RTO_MAX (120 s, include/net/tcp.h; tcp_bound_rto):
-            // a larger floor could never apply (tcp/rtt.rs caps the RTO the same way).
-            let max_rto_ms = crate::tcp::rtt::MAX_RTO.ns() / 1_000_000;
-            if t.min_rto_ms > max_rto_ms as f64 {
-                return Err(err(
-                    f("tcp.min_rto_ms"),
-                    format!("must be at most {max_rto_ms} ms, Linux's TCP_RTO_MAX (got {})", t.min_rto_ms),
-                ));
-            }
+            sections.validate_min_rto(&f("tcp.min_rto_ms"), t.min_rto_ms)?;
             range_u(&f("tcp.rmem_max_bytes"), t.rmem_max(), 4096, 1 << 31)?;
             range_u(&f("tcp.wmem_max_bytes"), t.wmem_max(), 4096, 1 << 31)?;
             for (k, b) in [("tcp.rcvbuf_bytes", t.rcvbuf_bytes), ("tcp.sndbuf_bytes", t.sndbuf_bytes)] {

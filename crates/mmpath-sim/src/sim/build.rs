@@ -13,10 +13,10 @@ use crate::link::device;
 use crate::link::medium::{Medium, SharedCpu, AP, STA};
 use crate::link::radio::ideal_mcs;
 use crate::link::schedule::Schedule;
-use crate::link::trace::{self as chtrace, ChannelState, TraceFormat, TraceOpts, TraceStep};
-use crate::link::{Link, LinkCfg};
+use crate::link::trace::{self as chtrace, ChannelState, TraceOpts, TraceStep};
+use crate::link::{LinkCfg, Wire};
 use crate::packet::{TCP_HEADER_BYTES, UDP_HEADER_BYTES};
-use crate::scenario::{AppKind, FlowKind, RateAdaptation, Scenario, ScenarioError, Technology, TraceFormatCfg};
+use crate::scenario::{AppKind, FlowKind, RateAdaptation, Scenario, ScenarioError, Technology};
 use crate::tcp::cc;
 use crate::tcp::receiver::{ReceiverCfg, TcpReceiver};
 use crate::tcp::sender::{SenderCfg, TcpSender};
@@ -28,11 +28,7 @@ impl Simulation {
     fn load_replay(sc: &Scenario, i: usize) -> Result<Option<Replay>, ScenarioError> {
         let Some(t) = &sc.path[i].trace else { return Ok(None) };
         let field = format!("path.{i}.trace");
-        let format = match t.format {
-            TraceFormatCfg::Mahimahi => TraceFormat::Mahimahi,
-            TraceFormatCfg::Csv => TraceFormat::Csv,
-            TraceFormatCfg::Wil6210 => TraceFormat::Wil6210,
-        };
+        let format = t.format;
         let opts = TraceOpts { bin: Time::from_ms_f64(t.bin_ms), ..TraceOpts::default() };
         let tr = chtrace::load(std::path::Path::new(&t.file), format, &opts)
             .map_err(|e| ScenarioError { field: format!("{field}.file"), message: e.to_string() })?;
@@ -81,9 +77,9 @@ impl Simulation {
         let end = Time::from_secs_f64(sc.duration_s);
         let mut links = Vec::new();
         let mut link_rng = Vec::new();
-        let mut add_link = |cfg: LinkCfg, links: &mut Vec<Link>| -> u16 {
+        let mut add_link = |cfg: LinkCfg, links: &mut Vec<Wire>| -> u16 {
             let id = links.len() as u16;
-            links.push(Link::new(cfg));
+            links.push(Wire::new(cfg));
             link_rng.push(RngStream::new(seed, 0x1000 + id as u64));
             id
         };

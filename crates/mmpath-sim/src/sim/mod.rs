@@ -36,7 +36,7 @@ use crate::link::channel::{Channel, ScanPattern};
 use crate::link::medium::Medium;
 use crate::link::schedule::Schedule;
 use crate::link::trace::{ChannelState, TraceStep};
-use crate::link::Link;
+use crate::link::Wire;
 use crate::packet::Packet;
 use crate::scenario::{AppKind, Direction, FlowKind, RateAdaptation, Scenario, ScenarioError};
 use crate::tcp::cc::CaState;
@@ -200,7 +200,7 @@ pub struct Simulation {
     sc: Scenario,
     seed: u64,
     q: EventQueue<Ev>,
-    links: Vec<Link>,
+    links: Vec<Wire>,
     link_rng: Vec<RngStream>,
     media: Vec<Medium>,
     /// The path each medium belongs to.

@@ -5,7 +5,7 @@
 
 use super::{Ev, Hop, Simulation};
 use crate::link::medium::{AirWake, AP};
-use crate::link::Wake;
+use crate::link::{Link, Wake};
 use crate::packet::{Kind, Packet, Way, TCP_HEADER_BYTES};
 use crate::time::Time;
 
@@ -43,13 +43,13 @@ impl Simulation {
         let accepted = match self.route_hop(&p) {
             Hop::Wire(l) => {
                 let mut wake = Wake::default();
-                let ok = self.links[l as usize].enqueue(now, p, &mut wake);
+                let ok = Link::enqueue(&mut self.links[l as usize], now, 0, p, &mut wake);
                 self.apply_wake(l, wake);
                 ok
             }
             Hop::Air(m, from) => {
                 let mut wake = AirWake::default();
-                let ok = self.media[m as usize].enqueue(now, from as usize, p, &mut wake);
+                let ok = Link::enqueue(&mut self.media[m as usize], now, from as usize, p, &mut wake);
                 self.apply_air_wake(m, wake);
                 ok
             }
@@ -95,7 +95,7 @@ impl Simulation {
 
     pub(super) fn on_air_arrival(&mut self, now: Time, m: u16, from: u8) {
         let mut wake = AirWake::default();
-        let p = self.media[m as usize].on_arrival(now, from as usize, &mut wake);
+        let p = Link::deliver(&mut self.media[m as usize], now, from as usize, &mut wake);
         self.apply_air_wake(m, wake);
         if let Some(p) = p {
             self.arrive(now, p);
@@ -104,22 +104,22 @@ impl Simulation {
 
     pub(super) fn hop_queue_bytes(&self, h: Hop) -> u64 {
         match h {
-            Hop::Wire(l) => self.links[l as usize].queue_bytes(),
-            Hop::Air(m, from) => self.media[m as usize].queue_bytes(from as usize),
+            Hop::Wire(l) => Link::queue_bytes(&self.links[l as usize], 0),
+            Hop::Air(m, from) => Link::queue_bytes(&self.media[m as usize], from as usize),
         }
     }
 
     pub(super) fn hop_rate_bps(&self, h: Hop) -> u64 {
         match h {
-            Hop::Wire(l) => self.links[l as usize].rate_bps(),
-            Hop::Air(m, from) => self.media[m as usize].rate_bps(from as usize),
+            Hop::Wire(l) => Link::rate_bps(&self.links[l as usize], 0),
+            Hop::Air(m, from) => Link::rate_bps(&self.media[m as usize], from as usize),
         }
     }
 
     pub(super) fn hop_up(&self, h: Hop) -> bool {
         match h {
-            Hop::Wire(l) => self.links[l as usize].is_up(),
-            Hop::Air(m, _) => self.media[m as usize].is_up(),
+            Hop::Wire(l) => Link::is_up(&self.links[l as usize]),
+            Hop::Air(m, _) => Link::is_up(&self.media[m as usize]),
         }
     }
 
@@ -188,7 +188,7 @@ impl Simulation {
 
     pub(super) fn on_arrival(&mut self, now: Time, l: u16) {
         let mut wake = Wake::default();
-        let Some(p) = self.links[l as usize].on_arrival(now, &mut wake) else { return };
+        let Some(p) = Link::deliver(&mut self.links[l as usize], now, 0, &mut wake) else { return };
         self.apply_wake(l, wake);
         self.arrive(now, p);
     }

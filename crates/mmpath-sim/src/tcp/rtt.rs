@@ -7,12 +7,24 @@
 //! (TCP_RTO_MAX), exponential backoff on each expiry, reset by the next valid RTT sample
 //! (RFC 6298 section 5.7; Linux resets icsk_backoff in tcp_ack_update_rtt).
 
+use crate::scenario::{err, ScenarioError};
 use crate::time::Time;
 
 /// Linux TCP_TIMEOUT_INIT.
 pub const INITIAL_RTO: Time = Time::from_secs(1);
 /// Linux TCP_RTO_MAX.
 pub const MAX_RTO: Time = Time::from_secs(120);
+
+/// Checks a flow's RTO floor (`tcp.min_rto_ms`, named `field`) against the ceiling. Linux
+/// bounds every RTO by TCP_RTO_MAX (120 s, include/net/tcp.h; tcp_bound_rto): a larger floor
+/// could never apply (`RttEstimator` caps the RTO the same way).
+pub fn validate_min_rto(field: &str, min_rto_ms: f64) -> Result<(), ScenarioError> {
+    let max_rto_ms = MAX_RTO.ns() / 1_000_000;
+    if min_rto_ms > max_rto_ms as f64 {
+        return Err(err(field, format!("must be at most {max_rto_ms} ms, Linux's TCP_RTO_MAX (got {min_rto_ms})")));
+    }
+    Ok(())
+}
 
 #[derive(Debug, Clone)]
 pub struct RttEstimator {

@@ -1,12 +1,12 @@
 //! Frame errors on the shared channel: each station's packet error rate at its MCS, from the
-//! received signal's margin over the standard's sensitivity less the device's gain (radio.rs
+//! received signal's margin over the standard's sensitivity less the device's gain (link/per.rs
 //! `per_4096`: PER 1 % at 4096 octets at the sensitivity, 802.11ad-2012 21.3.7), under an
 //! interferer's overlap (the SINR against the standard's noise floor, kTB + 10 dB), and for an
 //! MPDU of any length (independent bit errors); MCS changes (fixed, or ARF) refresh it.
 
 use super::Medium;
 use crate::link::arf::Arf;
-use crate::link::radio::per_4096;
+use crate::link::per::per_4096;
 
 /// Thermal noise density, dBm/Hz (kT at 290 K).
 const NOISE_FLOOR_DBM_PER_HZ: f64 = -174.0;
@@ -75,18 +75,6 @@ impl Medium {
     }
 }
 
-/// PER of an `len`-byte PSDU from the PER of a 4096-byte one, assuming independent bit errors:
-/// 1 - (1 - PER_4096)^(len / 4096).
-pub fn per_for_len(per_4096: f64, len: u32) -> f64 {
-    if per_4096 <= 0.0 {
-        0.0
-    } else if per_4096 >= 1.0 {
-        1.0
-    } else {
-        1.0 - (1.0 - per_4096).powf(len as f64 / 4096.0)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -108,34 +96,5 @@ mod tests {
         // MCS 1 needs 3.545 dB: 6.45 dB of margin under the same overlap.
         m.set_mcs(AP, 1);
         assert!((m.st[AP].per_int_4096 - per_4096(9.992 - 3.545)).abs() < 1e-6);
-    }
-
-    #[test]
-    fn per_scales_with_length() {
-        assert_eq!(per_for_len(0.0, 1500), 0.0);
-        assert!((per_for_len(0.1, 4096) - 0.1).abs() < 1e-12);
-        let short = per_for_len(0.1, 1024);
-        assert!((short - (1.0 - 0.9f64.powf(0.25))).abs() < 1e-12);
-    }
-
-    /// The length scaling is the independent-bit-error model PER(L) = 1 - (1 - BER)^(8 L), with
-    /// the BER that gives PER = 1 % at the 4096-octet PSDU of the standard's sensitivity
-    /// definition (802.11ad-2012 21.3.7 / Table 21-3): BER = 1 - 0.99^(1 / 32768) = 3.067e-7.
-    /// Hand-computed (ln 0.99 = -0.0100503):
-    /// - seed 000's jumbo MPDU, 7912 + 42 = 7954 octets: 1 - exp(-0.0100503 x 7954 / 4096)
-    ///   = 1 - exp(-0.0195168) = 1.9328 %, i.e. 1.93x the 4096-octet PER;
-    /// - an MTU 1500 MPDU, 1542 octets: 1 - exp(-0.0037836) = 0.3776 %;
-    /// - a TCP ACK, 52 + 42 = 94 octets: 1 - exp(-0.00023065) = 0.02306 %.
-    #[test]
-    fn per_length_scaling_at_hand_computed_points() {
-        let ber = 1.0 - 0.99f64.powf(1.0 / 32_768.0);
-        assert!((ber - 3.0671e-7).abs() < 1e-10, "{ber}");
-        for (len, want) in [(7954u32, 0.019_328), (1542, 0.003_776_4), (94, 0.000_230_6)] {
-            let p = per_for_len(0.01, len);
-            assert!((p - want).abs() < 2e-6, "{len} B: {p} vs {want}");
-            let from_ber = 1.0 - (1.0 - ber).powf(8.0 * len as f64);
-            assert!((p - from_ber).abs() < 1e-9, "{len} B: {p} vs {from_ber}");
-        }
-        assert!((per_for_len(0.01, 7954) / 0.01 - 1.933).abs() < 0.001);
     }
 }

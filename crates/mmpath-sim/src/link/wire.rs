@@ -1,0 +1,420 @@
+//! A wired link direction: a drop-tail byte queue served at the current rate, then a propagation
+//! pipe. The queue schedules a "transmission done" event only while it is busy, and the pipe
+//! one "arrival" event for its head packet, so a link costs two events per packet no matter
+//! how many packets it holds. Pipe and queue are one FIFO (the pipe's packets, oldest first,
+//! then the queue's), so a packet is not copied from one to the other when it is sent. A
+//! capacity trace (link/trace.rs) drives the same link through `set_rate` and `set_up`.
+
+use super::seam::Link;
+use crate::packet::{Kind, Packet};
+use crate::time::Time;
+use std::collections::VecDeque;
+
+/// What the link asks the engine to do after a call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Wake {
+    /// Schedule a TxDone for this link at this time.
+    pub tx_done: Option<Time>,
+    /// Schedule an Arrival for this link at this time.
+    pub arrival: Option<Time>,
+}
+
+/// Static configuration of one direction of a link.
+#[derive(Debug, Clone)]
+pub struct LinkCfg {
+    pub rate_bps: u64,
+    pub delay: Time,
+    pub queue_cap_bytes: u64,
+    /// Link-layer bytes added to every frame (PPP 2, Ethernet 38, ...).
+    pub frame_overhead_bytes: u32,
+    /// Independent random frame-loss probability.
+    pub loss_prob: f64,
+}
+
+/// Counters a link keeps for the summary.
+#[derive(Debug, Clone, Default)]
+pub struct LinkStats {
+    pub packets_sent: u64,
+    pub bytes_sent: u64,
+    pub drops_queue: u64,
+    pub drops_down: u64,
+    pub drops_random: u64,
+    /// Time the transmitter was busy (for utilisation).
+    pub busy_ns: u64,
+}
+
+/// One direction of a wired link (or a trace-driven one: its rate and state set from outside).
+pub struct Wire {
+    pub cfg: LinkCfg,
+    rate_bps: u64,
+    up: bool,
+    /// The pipe then the queue: the first `in_pipe` entries propagate (with their arrival
+    /// times), the rest wait or are being transmitted (their times unused, zero).
+    line: VecDeque<(Time, Packet)>,
+    in_pipe: usize,
+    queue_bytes: u64,
+    /// Completion time of the frame at the queue head, if one is being transmitted.
+    tx_end: Option<Time>,
+    tx_start: Time,
+    pub stats: LinkStats,
+}
+
+impl Wire {
+    pub fn new(cfg: LinkCfg) -> Wire {
+        Wire {
+            rate_bps: cfg.rate_bps,
+            cfg,
+            up: true,
+            line: VecDeque::with_capacity(512),
+            in_pipe: 0,
+            queue_bytes: 0,
+            tx_end: None,
+            tx_start: Time::ZERO,
+            stats: LinkStats::default(),
+        }
+    }
+
+    pub fn rate_bps(&self) -> u64 {
+        self.rate_bps
+    }
+    pub fn is_up(&self) -> bool {
+        self.up
+    }
+    pub fn queue_bytes(&self) -> u64 {
+        self.queue_bytes
+    }
+    pub fn queue_len(&self) -> usize {
+        self.line.len() - self.in_pipe
+    }
+
+    fn frame_time(&self, p: &Packet) -> Time {
+        Time::transmission((p.size_bytes + self.cfg.frame_overhead_bytes) as u64, self.rate_bps)
+    }
+
+    fn start_tx(&mut self, now: Time) -> Option<Time> {
+        // Rate 0 (a capacity trace with no delivery opportunity) stalls the queue like a
+        // link that is up but given no airtime; nothing is lost.
+        if self.tx_end.is_some() || !self.up || self.rate_bps == 0 {
+            return None;
+        }
+        let head = self.head()?;
+        let end = now + self.frame_time(head);
+        self.tx_end = Some(end);
+        self.tx_start = now;
+        Some(end)
+    }
+
+    /// Whether a TxDone event at `now` is the real end of the frame on the air (not stale).
+    pub fn tx_due(&self, now: Time) -> bool {
+        self.tx_end == Some(now)
+    }
+
+    /// Offers a packet to the queue. Returns false (and counts a drop) when it does not fit.
+    ///
+    /// Per packet, this and `on_tx_done` make no call on their common path (growing the line or
+    /// losing the frame is a tail call out of line), so they save no registers.
+    pub fn enqueue(&mut self, now: Time, p: Packet, wake: &mut Wake) -> bool {
+        if self.line.len() == self.line.capacity() {
+            return self.enqueue_growing(now, p, wake);
+        }
+        let size = p.size_bytes as u64;
+        if self.queue_bytes + size > self.cfg.queue_cap_bytes {
+            self.stats.drops_queue += 1;
+            return false;
+        }
+        self.queue_bytes += size;
+        self.line.push_back((Time::ZERO, p));
+        if let Some(t) = self.start_tx(now) {
+            wake.tx_done = Some(t);
+        }
+        true
+    }
+
+    /// `enqueue` when the line is full: make room, then enqueue as usual.
+    #[cold]
+    #[inline(never)]
+    fn enqueue_growing(&mut self, now: Time, p: Packet, wake: &mut Wake) -> bool {
+        self.line.reserve(1);
+        self.enqueue(now, p, wake)
+    }
+
+    /// The packet at the head of the queue (the one in transmission, if any).
+    pub fn head(&self) -> Option<&Packet> {
+        self.line.get(self.in_pipe).map(|(_, p)| p)
+    }
+
+    /// The head frame's transmission ends. `lost` says whether the channel destroyed it
+    /// (random loss is drawn by the caller, who owns the RNG stream). Stale events (the link
+    /// went down mid-frame) are ignored. Returns the frame if the channel destroyed it.
+    pub fn on_tx_done(&mut self, now: Time, lost: bool, wake: &mut Wake) -> Option<Packet> {
+        if self.tx_end != Some(now) {
+            return None;
+        }
+        self.tx_end = None;
+        self.stats.busy_ns += (now - self.tx_start).ns();
+        if lost {
+            return self.lose_head(now, wake);
+        }
+        // The head of the queue joins the pipe where it is: at its end.
+        let at = now + self.cfg.delay;
+        let (t, p) = self.line.get_mut(self.in_pipe).expect("a frame was in transmission");
+        *t = at;
+        let size = p.size_bytes as u64;
+        self.queue_bytes -= size;
+        self.stats.packets_sent += 1;
+        self.stats.bytes_sent += size;
+        if self.in_pipe == 0 {
+            wake.arrival = Some(at);
+        }
+        self.in_pipe += 1;
+        if let Some(t) = self.start_tx(now) {
+            wake.tx_done = Some(t);
+        }
+        None
+    }
+
+    /// `on_tx_done` of a frame the channel destroyed: it leaves the line (returned to the
+    /// caller) and the next one starts.
+    #[cold]
+    #[inline(never)]
+    fn lose_head(&mut self, now: Time, wake: &mut Wake) -> Option<Packet> {
+        let (_, p) = self.line.remove(self.in_pipe).expect("a frame was in transmission");
+        self.queue_bytes -= p.size_bytes as u64;
+        self.stats.drops_random += 1;
+        if let Some(t) = self.start_tx(now) {
+            wake.tx_done = Some(t);
+        }
+        Some(p)
+    }
+
+    /// Pops the packet arriving now at the far end, if any, and asks for the next arrival.
+    pub fn on_arrival(&mut self, now: Time, wake: &mut Wake) -> Option<Packet> {
+        match self.line.front() {
+            Some(&(t, _)) if self.in_pipe > 0 && t <= now => {
+                let (_, p) = self.line.pop_front().expect("the pipe's head");
+                self.in_pipe -= 1;
+                if self.in_pipe > 0 {
+                    wake.arrival = Some(self.line[0].0);
+                }
+                Some(p)
+            }
+            _ => None,
+        }
+    }
+
+    /// Changes the transmission rate; a frame already on the air finishes at the old rate.
+    /// Rate 0 stalls transmission until a non-zero rate is set.
+    pub fn set_rate(&mut self, now: Time, rate_bps: u64, wake: &mut Wake) {
+        self.rate_bps = rate_bps;
+        if let Some(t) = self.start_tx(now) {
+            wake.tx_done = Some(t);
+        }
+    }
+
+    /// Takes the link down or up. Going down destroys the frame being transmitted (it never
+    /// reaches the far end); the queue keeps filling, as a driver's does, until it is full.
+    /// Coming up restarts transmission. Returns the frame destroyed by going down, if any.
+    pub fn set_up(&mut self, now: Time, up: bool, wake: &mut Wake) -> Option<Packet> {
+        if up == self.up {
+            return None;
+        }
+        self.up = up;
+        if !up {
+            if self.tx_end.take().is_some() {
+                self.stats.busy_ns += (now - self.tx_start).ns();
+                let (_, p) = self.line.remove(self.in_pipe).expect("a frame was in transmission");
+                self.queue_bytes -= p.size_bytes as u64;
+                self.stats.drops_down += 1;
+                return Some(p);
+            }
+        } else if let Some(t) = self.start_tx(now) {
+            wake.tx_done = Some(t);
+        }
+        None
+    }
+
+    /// Packets of `flow` (of the given kind) still queued or propagating: the oracle's
+    /// independent count of what is in the network at the end of a run.
+    pub fn count_in_network(&self, flow: u16, kind: Kind) -> u64 {
+        self.line.iter().filter(|(_, p)| p.flow == flow && p.kind == kind).count() as u64
+    }
+}
+
+/// The wire as a `Link`: one direction, so `port` is always 0.
+impl Link for Wire {
+    type Wake = Wake;
+
+    #[inline]
+    fn enqueue(&mut self, now: Time, _port: usize, p: Packet, wake: &mut Wake) -> bool {
+        Wire::enqueue(self, now, p, wake)
+    }
+    #[inline]
+    fn deliver(&mut self, now: Time, _port: usize, wake: &mut Wake) -> Option<Packet> {
+        self.on_arrival(now, wake)
+    }
+    fn set_up(&mut self, now: Time, up: bool, wake: &mut Wake, dropped: &mut Vec<Packet>) {
+        dropped.extend(Wire::set_up(self, now, up, wake));
+    }
+    #[inline]
+    fn queue_bytes(&self, _port: usize) -> u64 {
+        Wire::queue_bytes(self)
+    }
+    #[inline]
+    fn rate_bps(&self, _port: usize) -> u64 {
+        Wire::rate_bps(self)
+    }
+    #[inline]
+    fn is_up(&self) -> bool {
+        Wire::is_up(self)
+    }
+    fn count_in_network(&self, flow: u16, kind: Kind) -> u64 {
+        Wire::count_in_network(self, flow, kind)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::packet::Way;
+
+    fn pkt(size: u32) -> Packet {
+        let mut p = Packet::empty(0, Kind::Udp, Way::Forward);
+        p.size_bytes = size;
+        p
+    }
+
+    fn link(rate_bps: u64, cap: u64) -> Wire {
+        Wire::new(LinkCfg {
+            rate_bps,
+            delay: Time::from_ms(1),
+            queue_cap_bytes: cap,
+            frame_overhead_bytes: 0,
+            loss_prob: 0.0,
+        })
+    }
+
+    #[test]
+    fn serialises_then_propagates() {
+        let mut l = link(1_000_000_000, 10_000);
+        let mut w = Wake::default();
+        assert!(l.enqueue(Time::ZERO, pkt(1500), &mut w));
+        assert_eq!(w.tx_done, Some(Time::from_us(12)));
+        let mut w2 = Wake::default();
+        assert!(l.enqueue(Time::from_us(1), pkt(1500), &mut w2));
+        assert_eq!(w2.tx_done, None, "a busy queue does not reschedule");
+        let mut w3 = Wake::default();
+        l.on_tx_done(Time::from_us(12), false, &mut w3);
+        assert_eq!(w3.arrival, Some(Time::from_us(1012)));
+        assert_eq!(w3.tx_done, Some(Time::from_us(24)));
+        let mut w4 = Wake::default();
+        assert!(l.on_arrival(Time::from_us(1012), &mut w4).is_some());
+    }
+
+    /// A queue that holds 3 packets drops the 5th of a burst: one is on the air, three wait.
+    #[test]
+    fn drop_tail_overflows_at_capacity() {
+        let mut l = link(1_000_000_000, 4_500);
+        let mut w = Wake::default();
+        let accepted: Vec<bool> = (0..5).map(|_| l.enqueue(Time::ZERO, pkt(1500), &mut w)).collect();
+        // The head in transmission still occupies the queue, so capacity 4500 = 3 frames.
+        assert_eq!(accepted, vec![true, true, true, false, false]);
+        assert_eq!(l.stats.drops_queue, 2);
+        // Once the head leaves, there is room for exactly one more.
+        let mut w = Wake::default();
+        l.on_tx_done(Time::from_us(12), false, &mut w);
+        assert!(l.enqueue(Time::from_us(12), pkt(1500), &mut w));
+        assert!(!l.enqueue(Time::from_us(12), pkt(1500), &mut w));
+    }
+
+    #[test]
+    fn down_link_destroys_frame_on_air_and_resumes() {
+        let mut l = link(1_000_000_000, 100_000);
+        let mut w = Wake::default();
+        l.enqueue(Time::ZERO, pkt(1500), &mut w);
+        l.enqueue(Time::ZERO, pkt(1500), &mut w);
+        let mut w = Wake::default();
+        l.set_up(Time::from_us(5), false, &mut w);
+        assert_eq!(l.stats.drops_down, 1);
+        // The stale TxDone at 12 us is ignored.
+        let mut w = Wake::default();
+        l.on_tx_done(Time::from_us(12), false, &mut w);
+        assert_eq!(w, Wake::default());
+        assert_eq!(l.queue_len(), 1);
+        let mut w = Wake::default();
+        l.set_up(Time::from_us(100), true, &mut w);
+        assert_eq!(w.tx_done, Some(Time::from_us(112)));
+    }
+
+    /// A frame lost (or destroyed by the link going down) while earlier frames propagate and
+    /// later ones wait leaves both in order: the pipe delivers the earlier, then the later.
+    #[test]
+    fn losses_between_pipe_and_queue_keep_the_order() {
+        let mut l = link(1_000_000_000, 100_000);
+        let mut w = Wake::default();
+        for seq in 0..4 {
+            let mut p = pkt(1500);
+            p.seq = seq;
+            assert!(l.enqueue(Time::ZERO, p, &mut w));
+        }
+        let us = Time::from_us;
+        let mut w = Wake::default();
+        assert!(l.on_tx_done(us(12), false, &mut w).is_none());
+        assert_eq!((w.arrival, w.tx_done), (Some(us(1012)), Some(us(24))));
+        // Frame 1 is lost on the channel: it leaves the middle of the line.
+        let mut w = Wake::default();
+        assert_eq!(l.on_tx_done(us(24), true, &mut w).map(|p| p.seq), Some(1));
+        assert_eq!((w.arrival, w.tx_done), (None, Some(us(36))));
+        assert_eq!((l.queue_len(), l.queue_bytes()), (2, 3000));
+        // Frame 2 is destroyed by the link going down mid-frame; frame 3 waits.
+        let mut w = Wake::default();
+        assert_eq!(l.set_up(us(30), false, &mut w).map(|p| p.seq), Some(2));
+        assert_eq!(l.count_in_network(0, Kind::Udp), 2, "frame 0 propagating, frame 3 queued");
+        let mut w = Wake::default();
+        l.set_up(us(40), true, &mut w);
+        assert_eq!(w.tx_done, Some(us(52)));
+        let mut w = Wake::default();
+        l.on_tx_done(us(52), false, &mut w);
+        assert_eq!(w.arrival, None, "the pipe already has a head with its arrival scheduled");
+        let mut w = Wake::default();
+        assert_eq!(l.on_arrival(us(1012), &mut w).map(|p| p.seq), Some(0));
+        assert_eq!(w.arrival, Some(us(1052)));
+        let mut w = Wake::default();
+        assert!(l.on_arrival(us(1051), &mut w).is_none(), "not yet");
+        assert_eq!(l.on_arrival(us(1052), &mut w).map(|p| p.seq), Some(3));
+        assert_eq!(w.arrival, None);
+        assert_eq!((l.queue_len(), l.count_in_network(0, Kind::Udp)), (0, 0));
+        assert_eq!((l.stats.packets_sent, l.stats.drops_random, l.stats.drops_down), (2, 1, 1));
+    }
+
+    #[test]
+    fn zero_rate_stalls_without_loss() {
+        let mut l = link(1_000_000_000, 100_000);
+        let mut w = Wake::default();
+        l.set_rate(Time::ZERO, 0, &mut w);
+        l.enqueue(Time::ZERO, pkt(1500), &mut w);
+        assert_eq!(w.tx_done, None, "nothing starts at rate 0");
+        let mut w = Wake::default();
+        l.set_rate(Time::from_us(50), 500_000_000, &mut w);
+        assert_eq!(w.tx_done, Some(Time::from_us(74)), "resumes at the new rate");
+        assert_eq!(l.stats.drops_down + l.stats.drops_random + l.stats.drops_queue, 0);
+    }
+
+    /// Through the seam, going down hands the frame on the air to the caller's drop list.
+    #[test]
+    fn the_seam_drives_the_wire() {
+        let mut l = link(1_000_000_000, 100_000);
+        let mut w = Wake::default();
+        assert!(Link::enqueue(&mut l, Time::ZERO, 0, pkt(1500), &mut w));
+        assert_eq!((Link::queue_bytes(&l, 0), Link::rate_bps(&l, 0)), (1500, 1_000_000_000));
+        let mut dropped = vec![];
+        Link::set_up(&mut l, Time::from_us(5), false, &mut w, &mut dropped);
+        assert_eq!((dropped.len(), Link::is_up(&l)), (1, false));
+        Link::set_up(&mut l, Time::from_us(6), true, &mut w, &mut dropped);
+        assert!(Link::enqueue(&mut l, Time::from_us(6), 0, pkt(1500), &mut w));
+        let mut w = Wake::default();
+        l.on_tx_done(Time::from_us(18), false, &mut w);
+        assert_eq!(w.arrival, Some(Time::from_us(1018)));
+        assert!(Link::deliver(&mut l, Time::from_us(1018), 0, &mut w).is_some());
+        assert_eq!(Link::count_in_network(&l, 0, Kind::Udp), 0);
+    }
+}
