@@ -40,33 +40,10 @@ pub enum Kernel {
     Upstream,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum SchedName {
-    /// The kernel's default: `upstream` for linux-upstream, `minrtt` for linux-v0.9x.
-    Default,
-    Upstream,
-    Minrtt,
-    Roundrobin,
-    Redundant,
-    Blest,
-    Ecf,
-    Fixedratio,
-    Musher,
-    Amuse,
-    /// Energy-aware (seed 002 Fig. 9): MuSher's ratio, then the cheapest configuration.
-    Energy,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum CoupledName {
-    /// Each subflow runs the flow's `cc` on its own (upstream Linux).
-    Uncoupled,
-    Lia,
-    Olia,
-    Balia,
-}
+/// The packet scheduler and the coupled congestion control are named by the core's own enums
+/// (serde reads them there), so a spelling means one thing everywhere.
+pub use crate::mptcp::coupled::CoupledName;
+pub use crate::mptcp::sched::SchedName;
 
 /// AMuSe's three mechanisms, each switchable (seed 004).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

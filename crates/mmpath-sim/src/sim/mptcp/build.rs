@@ -10,7 +10,8 @@ use super::sndbuf::ConnSndbuf;
 use super::{ConnStats, MpConn, SubState, SYN_TIMEOUT};
 use crate::app::App;
 use crate::mptcp::conn::{MapQueue, Reassembly, ReinjectQueue};
-use crate::mptcp::sched::{self, SchedKind};
+use crate::mptcp::coupled;
+use crate::mptcp::sched::{self, SchedParams};
 use crate::packet::{DSS_DATA_BYTES, TCP_HEADER_BYTES};
 use crate::scenario::{
     AppKind, BufSize, CcKind, CoupledName, Direction, FlowKind, Kernel, MptcpMode, Scenario, SchedName, SubflowLayout,
@@ -22,28 +23,19 @@ use crate::tcp::sender::{SenderCfg, TcpSender};
 use crate::time::Time;
 use crate::trace::Bins;
 
-/// The scheduler flow `f` names. `mss`: its first two subflows' MSS (the ratio schedulers run
-/// per-path subflows only, so subflow k is on path k).
-fn sched_kind(f: &crate::scenario::FlowCfg, mss: [u32; 2]) -> SchedKind {
-    let ratio = f.ratio.unwrap_or(50);
-    match f.scheduler.unwrap_or(SchedName::Default) {
-        SchedName::Default | SchedName::Upstream => SchedKind::Default,
-        SchedName::Minrtt => SchedKind::MinRtt,
-        SchedName::Roundrobin => SchedKind::RoundRobin,
-        SchedName::Redundant => SchedKind::Redundant,
-        SchedName::Blest => SchedKind::Blest,
-        SchedName::Ecf => SchedKind::Ecf,
-        SchedName::Fixedratio => SchedKind::FixedRatio { ratio },
-        SchedName::Musher => SchedKind::MuSher { initial_ratio: ratio },
-        SchedName::Amuse => {
-            let a = f.amuse.unwrap_or_default();
-            SchedKind::AMuSe { initial_ratio: ratio, scan: a.scan, contention: a.contention, blockage: a.blockage }
-        }
-        SchedName::Energy => {
-            let uplink = f.direction == Direction::Upload;
-            let m = f.max_rates_mbps.as_deref().unwrap_or(sched::energy::default_max_rates_mbps(uplink));
-            SchedKind::Energy { initial_ratio: f.ratio, max_mbps: [m[0], m[1]], uplink, mss }
-        }
+/// The parameters of the scheduler flow `f` names. `mss`: its first two subflows' MSS (the
+/// ratio schedulers run per-path subflows only, so subflow k is on path k).
+fn sched_params(f: &crate::scenario::FlowCfg, mss: [u32; 2]) -> SchedParams {
+    let uplink = f.direction == Direction::Upload;
+    let m = f.max_rates_mbps.as_deref().unwrap_or(sched::energy::default_max_rates_mbps(uplink));
+    let a = f.amuse.unwrap_or_default();
+    SchedParams {
+        ratio: f.ratio,
+        amuse: [a.scan, a.contention, a.blockage],
+        // Validated: the energy-aware scheduler has two rates; the others do not read them.
+        max_mbps: [m.first().copied().unwrap_or(0.0), m.get(1).copied().unwrap_or(0.0)],
+        uplink,
+        mss,
     }
 }
 
@@ -96,9 +88,7 @@ pub(in crate::sim) fn build(
         CoupledName::Uncoupled => {
             (0..pairs.len()).map(|j| cc::build_seeded(cc_kind, t, seed, (flows.len() + j) as u16)).collect()
         }
-        CoupledName::Lia => sched::coupled::build(sched::coupled::CoupledKind::Lia, pairs.len()),
-        CoupledName::Olia => sched::coupled::build(sched::coupled::CoupledKind::Olia, pairs.len()),
-        CoupledName::Balia => sched::coupled::build(sched::coupled::CoupledKind::Balia, pairs.len()),
+        kind => coupled::build(kind, pairs.len()),
     };
     // The connection's buffers. Receive: SO_RCVBUF as given, or the ceiling Linux's
     // autotuning reaches (half of tcp_rmem[2] is window, as for a single TCP socket). Send:
@@ -224,7 +214,7 @@ pub(in crate::sim) fn build(
             pairs.iter().enumerate().filter(move |(_, &(a, b))| a == k || b == k).map(move |(j, _)| (t, j, p.backup))
         })
         .collect();
-    let sched = sched::build(&sched_kind(f, ratio_mss));
+    let sched = sched::build(f.scheduler.unwrap_or(SchedName::Default), &sched_params(f, ratio_mss));
     let pacing_in_views = sched.reads_pacing_rate();
     MpConn {
         owner: i as u16,

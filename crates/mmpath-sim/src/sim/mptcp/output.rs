@@ -4,7 +4,7 @@
 //! (mptcp-data-stream, interval-accounting).
 
 use super::CheckFn;
-use crate::scenario::{AppKind, CoupledName, Direction, Kernel, MptcpMode};
+use crate::scenario::{AppKind, Direction, Kernel, MptcpMode};
 use crate::sim::Simulation;
 use crate::time::Time;
 use crate::trace::TimelineRow;
@@ -140,12 +140,7 @@ impl Simulation {
             "goodput_mbps": goodput_mbps,
             "bytes_delivered": cn.delivered_bytes,
             "cc": cn.cc.name(),
-            "coupled": match cn.coupled {
-                CoupledName::Uncoupled => "uncoupled",
-                CoupledName::Lia => "lia",
-                CoupledName::Olia => "olia",
-                CoupledName::Balia => "balia",
-            },
+            "coupled": cn.coupled.name(),
             "scheduler": cn.sched.name(),
             "mode": match cn.mode { MptcpMode::Fullmesh => "fullmesh", MptcpMode::Backup => "backup" },
             "kernel": match cn.kernel { Kernel::V09x => "linux-v0.9x", Kernel::Upstream => "linux-upstream" },
