@@ -37,6 +37,7 @@ use crate::link::medium::Medium;
 use crate::link::schedule::Schedule;
 use crate::link::trace::{ChannelState, TraceStep};
 use crate::link::Link;
+use crate::mptcp::connection::Connection;
 use crate::packet::Packet;
 use crate::scenario::{AppKind, Direction, FlowKind, RateAdaptation, Scenario, ScenarioError};
 use crate::tcp::cc::CaState;
@@ -44,7 +45,6 @@ use crate::tcp::receiver::TcpReceiver;
 use crate::tcp::sender::TcpSender;
 use crate::time::Time;
 use crate::trace::{Bins, EventCols, TimelineCols, EVENT_KINDS};
-use mptcp::MpConn;
 
 /// Width of intervals.csv bins (iperf3-style, finer than its 1 s default).
 pub const INTERVAL: Time = Time::from_ms(100);
@@ -210,7 +210,7 @@ pub struct Simulation {
     paths: Vec<PathState>,
     /// TCP and UDP flows and the subflows of MPTCP connections, by internal index.
     flows: Vec<Flow>,
-    conns: Vec<MpConn>,
+    conns: Vec<Connection>,
     /// Per scenario flow: its internal flow, or its MPTCP connection.
     user_flows: Vec<UserFlow>,
     out: Vec<Packet>,

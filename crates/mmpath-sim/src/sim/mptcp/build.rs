@@ -6,10 +6,8 @@
 //! DSS option; the connection-level window of RFC 8684 3.3.5), the backup flag (v0.9x low_prio /
 //! rcv_low_prio, net/mptcp/mptcp_sched.c) and the MP_PRIO schedule.
 
-use super::sndbuf::ConnSndbuf;
-use super::{ConnStats, MpConn, SubState, SYN_TIMEOUT};
 use crate::app::App;
-use crate::mptcp::conn::{MapQueue, Reassembly, ReinjectQueue};
+use crate::mptcp::connection::{ConnCfg, ConnSndbuf, Connection, Subflow};
 use crate::mptcp::coupled;
 use crate::mptcp::sched::{self, SchedParams};
 use crate::packet::{DSS_DATA_BYTES, TCP_HEADER_BYTES};
@@ -74,7 +72,7 @@ pub(in crate::sim) fn build(
     flows: &mut Vec<Flow>,
     end: Time,
     seed: u64,
-) -> MpConn {
+) -> Connection {
     let f = &sc.flow[i];
     let t = &f.tcp;
     let names = f.paths.clone().unwrap_or_default();
@@ -103,7 +101,6 @@ pub(in crate::sim) fn build(
         (BufSize::Auto, Kernel::V09x) => (t.wmem_max(), ConnSndbuf::Fixed),
         (BufSize::Auto, Kernel::Upstream) => (0, ConnSndbuf::UpstreamSum { wmem_max: t.wmem_max() }),
     };
-    let sndbuf = sndbuf_rule.initial(sndbuf);
     let start = Time::from_secs_f64(f.start_s);
     let stop = Time::from_secs_f64(f.stop_s.unwrap_or(sc.duration_s)).min(end);
     let mut subs = Vec::new();
@@ -179,29 +176,11 @@ pub(in crate::sim) fn build(
             counters: FlowCounters::default(),
             bins: Bins::new(INTERVAL.ns(), end.ns()),
         });
-        subs.push(SubState {
-            flow: fi,
-            maps: MapQueue::default(),
-            // MP_CAPABLE on the first path completed before the test started.
-            established: j == 0,
-            established_at: (j == 0).then_some(start),
-            // v0.9x treats a subflow as backup if either end flagged it (low_prio or
-            // rcv_low_prio, mptcp_sched.c): a crossed subflow touching a backup address is one.
-            backup: backups.contains(&names[ck]) || backups.contains(&names[sk]),
-            pf: false,
-            stale: false,
-            stale_count: 0,
-            last_ack: Time::ZERO,
-            stale_stamp: Time::ZERO,
-            hs_deadline: None,
-            hs_rto: SYN_TIMEOUT,
-            hs_sent_at: None,
-            pre_loss: None,
-            scanning: false,
-            scheduled_bytes: 0,
-            reinjected_bytes: 0,
-            sndbuf: Default::default(),
-        });
+        // v0.9x treats a subflow as backup if either end flagged it (low_prio or rcv_low_prio,
+        // mptcp_sched.c): a crossed subflow touching a backup address is one. MP_CAPABLE on the
+        // first path completed before the test started.
+        let backup = backups.contains(&names[ck]) || backups.contains(&names[sk]);
+        subs.push(Subflow::new(fi, pi as u16, mss, j == 0, backup, start));
     }
     let app_kind = f.app.unwrap_or(AppKind::Bulk);
     // An MP_PRIO for an address applies to every subflow with an end on it.
@@ -215,8 +194,7 @@ pub(in crate::sim) fn build(
         })
         .collect();
     let sched = sched::build(f.scheduler.unwrap_or(SchedName::Default), &sched_params(f, ratio_mss));
-    let pacing_in_views = sched.reads_pacing_rate();
-    MpConn {
+    let cfg = ConnCfg {
         owner: i as u16,
         name: f.name.clone().unwrap_or_default(),
         kernel,
@@ -224,36 +202,17 @@ pub(in crate::sim) fn build(
         coupled,
         cc: cc_kind,
         sched,
-        subs,
         app: App::new(app_kind, f.rate_mbps, f.bytes, 0),
         app_kind,
         direction: f.direction,
         start,
         stop,
-        data_limit: 0,
-        data_nxt: 0,
-        data_una: 0,
-        peer_right: rcv_window,
+        end,
+        interval: INTERVAL,
+        rcv_window,
         sndbuf,
         sndbuf_rule,
-        reinject: ReinjectQueue::default(),
-        rx: Reassembly::new(rcv_window),
-        old_wspace: rcv_window,
-        views: Vec::with_capacity(8),
-        pacing_in_views,
-        actions: Vec::with_capacity(8),
-        delivered_bytes: 0,
-        goodput_bytes: 0,
-        bins: Bins::new(INTERVAL.ns(), end.ns()),
-        stats: ConnStats::default(),
-        tick_at: None,
-        rtx_at: None,
-        rtx_event: None,
-        timer_ival: super::stale::TCP_RTO_MIN,
-        written: 0,
-        pass_due: false,
         prio,
-        app_done: false,
-        carriers: std::collections::VecDeque::with_capacity(1024),
-    }
+    };
+    Connection::new(cfg, subs)
 }

@@ -4,19 +4,17 @@
 //! retransmission timer (stale.rs). The pre-loss window is kept for MuSher's and AMuSe's
 //! restore.
 
-use super::{SenderSnapshot, SubState};
+use super::{Connection, SenderSnapshot, Subflow, SubflowIo};
 use crate::scenario::Kernel;
-use crate::sim::Simulation;
 use crate::tcp::cc::CaState;
 use crate::time::Time;
 
-impl Simulation {
-    /// After a subflow's timer event: on an RTO, the kernel's failure handling.
-    pub(in crate::sim) fn conn_after_sender_timer(&mut self, now: Time, (c, j): (u16, u8), before: SenderSnapshot) {
-        let cn = &mut self.conns[c as usize];
-        let st = &mut cn.subs[j as usize];
-        let fi = st.flow as usize;
-        let s = self.flows[fi].sender.as_ref().expect("tcp");
+impl Connection {
+    /// After subflow `j`'s sender timer fired (`before`: its state just before): on an RTO,
+    /// the kernel's failure handling, then a push.
+    pub fn after_sender_timer(&mut self, now: Time, j: usize, before: SenderSnapshot, io: &mut impl SubflowIo) {
+        let st = &mut self.subs[j];
+        let s = io.sender(st.flow);
         if s.stats.rtos == before.rtos {
             return;
         }
@@ -24,10 +22,9 @@ impl Simulation {
             st.pre_loss = Some((before.cwnd, before.ssthresh));
         }
         let (una, nxt) = (s.snd_una, s.snd_nxt);
-        let others_ok = |subs: &[SubState]| {
-            subs.iter().enumerate().any(|(k, o)| k != j as usize && o.established && !o.pf && !o.stale)
-        };
-        let reinject_now = match cn.kernel {
+        let others_ok =
+            |subs: &[Subflow]| subs.iter().enumerate().any(|(k, o)| k != j && o.established && !o.pf && !o.stale);
+        let reinject_now = match self.kernel {
             // v0.9x tcp_retransmit_timer -> mptcp_reinject_data: pf = 1 and the subflow's
             // outstanding data goes back to the meta level at once.
             Kernel::V09x => {
@@ -38,13 +35,13 @@ impl Simulation {
             // connection's retransmission timer (stale.rs).
             Kernel::Upstream => false,
         };
-        if reinject_now && others_ok(&cn.subs) {
-            let st = &cn.subs[j as usize];
-            let reinject = &mut cn.reinject;
+        if reinject_now && others_ok(&self.subs) {
+            let st = &self.subs[j];
+            let reinject = &mut self.reinject;
             st.maps.for_each_range(una, nxt, |d, l| reinject.push(d, l));
-            self.reclaim(c, j as usize);
+            self.reclaim(j, io);
         }
-        self.conns[c as usize].sched.on_rto(now, j as usize);
-        self.conn_push(now, c);
+        self.sched.on_rto(now, j);
+        self.push(now, io);
     }
 }
