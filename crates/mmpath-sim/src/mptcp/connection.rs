@@ -39,6 +39,8 @@ mod packets;
 mod schedule;
 mod sndbuf;
 mod stale;
+#[cfg(test)]
+mod testkit;
 
 pub use packets::ReadRule;
 pub use sndbuf::ConnSndbuf;

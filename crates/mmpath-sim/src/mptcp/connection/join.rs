@@ -99,3 +99,73 @@ impl Connection {
         self.send_handshake(now, j, p.seq + 1, back);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::testkit::*;
+
+    fn syn(j: u16, step: u64, way: Way) -> Packet {
+        let mut p = Packet::empty(j, Kind::Syn, way);
+        p.seq = step;
+        p
+    }
+
+    /// The SYN goes at the flow's start and again after TCP_TIMEOUT_INIT (1 s), doubling; an
+    /// event left over from an earlier deadline sends nothing.
+    #[test]
+    fn a_join_is_retried_after_one_second_then_two() {
+        let (mut cn, mut io) = connection(Kernel::Upstream, SchedName::Upstream, &[false, false], 1 << 20);
+        let t0 = ms(100);
+        cn.on_join_timer(t0, 1);
+        settle(&mut cn, &mut io, t0);
+        // A download's client is at the far end of the data's route: its SYN goes back along it.
+        assert_eq!(io.syns(), vec![(1, 0, Way::Reverse)]);
+        assert_eq!(io.timers, vec![(t0 + ms(1000), Timer::Join(1))]);
+        cn.on_join_timer(t0 + ms(500), 1);
+        settle(&mut cn, &mut io, t0 + ms(500));
+        assert_eq!(io.syns().len(), 1, "not due yet");
+        cn.on_join_timer(t0 + ms(1000), 1);
+        settle(&mut cn, &mut io, t0 + ms(1000));
+        assert_eq!(io.syns().len(), 2);
+        assert_eq!(io.timers.last(), Some(&(t0 + ms(3000), Timer::Join(1))), "the timeout doubled");
+        cn.on_join_timer(t0 + ms(3000), 1);
+        settle(&mut cn, &mut io, t0 + ms(3000));
+        assert_eq!(io.timers.last(), Some(&(t0 + ms(7000), Timer::Join(1))));
+    }
+
+    /// Download: the server (the data sender) answers the SYN with its SYN/ACK and times it;
+    /// the client's ACK gives the subflow its first RTT sample and establishes it, which
+    /// pushes; a join timer after that sends nothing.
+    #[test]
+    fn the_handshake_times_the_first_rtt_and_establishes_the_subflow() {
+        let (mut cn, mut io) = connection(Kernel::Upstream, SchedName::Upstream, &[false, false], 1 << 20);
+        cn.on_handshake(ms(10), 1, &syn(1, 0, Way::Reverse), &mut io);
+        settle(&mut cn, &mut io, ms(10));
+        assert_eq!(io.syns(), vec![(1, 1, Way::Forward)], "SYN/ACK back to the client");
+        assert!(!cn.subs[1].established);
+        cn.on_handshake(ms(17), 1, &syn(1, 2, Way::Reverse), &mut io);
+        assert!(cn.take_effects().iter().any(|e| matches!(e, Effect::Push)), "establishing pushes");
+        assert!(cn.subs[1].established);
+        assert_eq!(cn.subs[1].established_at, Some(ms(17)));
+        assert_eq!(io.senders[1].rtt.srtt(), Some(ms(7)), "SYN/ACK at 10 ms, its answer at 17 ms");
+        assert_eq!(io.syns().len(), 1, "nothing more to send");
+        cn.restore_effects(Vec::new());
+        cn.on_join_timer(ms(1010), 1);
+        settle(&mut cn, &mut io, ms(1010));
+        assert_eq!(io.syns().len(), 1);
+        assert!(io.timers.is_empty());
+    }
+
+    /// Only an established subflow carries data.
+    #[test]
+    fn data_waits_for_the_join() {
+        let (mut cn, mut io) = connection(Kernel::V09x, SchedName::Minrtt, &[false, false], 1 << 20);
+        write(&mut cn, &mut io, Time::ZERO, 40 * MSS as u64);
+        assert!(!io.data_on(0).is_empty());
+        assert!(io.data_on(1).is_empty(), "subflow 1 has not joined");
+        cn.on_handshake(ms(10), 1, &syn(1, 0, Way::Reverse), &mut io);
+        cn.on_handshake(ms(20), 1, &syn(1, 2, Way::Reverse), &mut io);
+        settle(&mut cn, &mut io, ms(20));
+        assert!(!io.data_on(1).is_empty(), "joined: it takes what subflow 0's window left");
+    }
+}

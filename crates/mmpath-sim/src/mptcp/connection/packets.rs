@@ -154,3 +154,61 @@ impl Connection {
         self.push(now, io);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::testkit::*;
+
+    fn data(dsn: u64, len: u32) -> Packet {
+        let mut p = Packet::empty(0, Kind::Data, Way::Forward);
+        p.dsn = dsn;
+        p.len = len;
+        p
+    }
+
+    /// The data ACK and window an ACK of subflow `j` carries now.
+    fn stamped_ack(cn: &mut Connection, j: usize) -> (u64, u64) {
+        let mut p = Packet::empty(j as u16, Kind::Ack, Way::Reverse);
+        cn.stamp(j, &mut p);
+        (p.data_ack, p.data_wnd)
+    }
+
+    /// Receiving side: data behind a hole is held (head-of-line blocking), the ACKs keep
+    /// the data ACK at the hole on every subflow, and filling it delivers both at once.
+    #[test]
+    fn data_behind_a_hole_waits_and_the_acks_say_so() {
+        let (mut cn, _io) = connection(Kernel::Upstream, SchedName::Upstream, &[false, false], 10 * MSS as u64);
+        assert_eq!(cn.on_data(ms(1), &data(1000, 1000)), 0, "hole at 0..1000");
+        assert_eq!(stamped_ack(&mut cn, 0), (0, 10_000));
+        assert_eq!(stamped_ack(&mut cn, 1), (0, 10_000), "the connection's data ACK on every subflow");
+        assert_eq!(cn.delivered_bytes, 0);
+        assert_eq!(cn.on_data(ms(2), &data(0, 1000)), 2000);
+        assert_eq!(cn.delivered_bytes, 2000);
+        assert_eq!(stamped_ack(&mut cn, 1), (2000, 10_000));
+    }
+
+    /// Sending side: the peer's connection-level window bounds what the scheduler hands out
+    /// over all subflows together, however much room their cwnds have; a data ACK moving the
+    /// right edge lets more go, and the head-of-line chunk's carrier is known.
+    #[test]
+    fn the_peer_window_bounds_all_subflows_together() {
+        let window = 8 * MSS as u64;
+        let (mut cn, mut io) = connection(Kernel::V09x, SchedName::Roundrobin, &[false, false], window);
+        cn.subs[1].established = true;
+        write(&mut cn, &mut io, Time::ZERO, 100 * MSS as u64);
+        let sent = |io: &Endpoints| io.data_on(0).len() + io.data_on(1).len();
+        assert_eq!(cn.data_nxt, window, "two cwnds of 10 segments, a window of 8");
+        assert_eq!(sent(&io), 8);
+        assert!(!io.data_on(0).is_empty() && !io.data_on(1).is_empty(), "round robin uses both");
+        let hol = cn.conn_view().hol_subflow.expect("data outstanding");
+        assert_eq!(io.data_on(hol as u16)[0].1, 0, "the carrier of DSN 0");
+        // An ACK of subflow 0's data that does not move the data ACK opens nothing.
+        let una0 = io.senders[0].snd_nxt;
+        ack(&mut cn, &mut io, ms(10), 0, una0, 0, window);
+        assert_eq!(cn.data_nxt, window);
+        // The data ACK moves by 2 segments: 2 more go.
+        ack(&mut cn, &mut io, ms(11), 0, una0, 2 * MSS as u64, window);
+        assert_eq!(cn.data_nxt, window + 2 * MSS as u64);
+        assert_eq!(sent(&io), 10);
+    }
+}

@@ -355,3 +355,56 @@ mod tests {
         assert!(!writer_wakes(3_000_000, 2_000_000, 3_000_000, 3_000_000), "all written");
     }
 }
+
+#[cfg(test)]
+mod state_tests {
+    use super::super::testkit::*;
+
+    /// Upstream: subflow 0 never answers while subflow 1 does. Every firing of the connection
+    /// timer counts one more fruitless interval on subflow 0; past stale_loss_cnt (4) it is
+    /// stale and its data is sent on subflow 1; anything from its peer revives it.
+    #[test]
+    fn a_silent_subflow_goes_stale_after_stale_loss_cnt_firings_and_revives() {
+        let (mut cn, mut io) = connection(Kernel::Upstream, SchedName::Upstream, &[false, false], 1 << 20);
+        cn.subs[1].established = true;
+        write(&mut cn, &mut io, Time::ZERO, 4 * MSS as u64);
+        assert!(!io.data_on(0).is_empty());
+        let on_0 = io.senders[0].snd_nxt;
+        let mut now = ms(1);
+        for firing in 1..=5u32 {
+            // Subflow 1 hears from its peer (whatever it carries is ACKed), subflow 0 does not.
+            let nxt1 = io.senders[1].snd_nxt;
+            ack(&mut cn, &mut io, now, 1, nxt1, 0, 1 << 20);
+            now = cn.rtx_at.expect("data outstanding: the timer runs").max(now);
+            cn.on_rtx_timer(now, &mut io);
+            settle(&mut cn, &mut io, now);
+            assert_eq!(cn.subs[0].stale_count, firing);
+            assert_eq!(cn.subs[0].stale, firing == 5, "firing {firing}");
+            now += ms(1);
+        }
+        // Its outstanding data went to subflow 1.
+        let on_1: u64 = io.data_on(1).iter().filter(|d| d.1 < on_0).map(|d| d.2 as u64).sum();
+        assert!(on_1 >= on_0, "subflow 0's {on_0} bytes sent again on subflow 1 ({on_1})");
+        // An ACK on subflow 0, even of nothing new, revives it.
+        let una0 = io.senders[0].snd_una;
+        ack(&mut cn, &mut io, now, 0, una0, 0, 1 << 20);
+        assert!(!cn.subs[0].stale);
+        assert_eq!(cn.subs[0].state_code(), 0);
+    }
+
+    /// Without a healthy alternative a silent subflow is not marked stale.
+    #[test]
+    fn no_stale_mark_without_an_alternative() {
+        let (mut cn, mut io) = connection(Kernel::Upstream, SchedName::Upstream, &[false, false], 1 << 20);
+        write(&mut cn, &mut io, Time::ZERO, 4 * MSS as u64);
+        let mut now = ms(1);
+        for _ in 0..8 {
+            now = cn.rtx_at.expect("timer runs").max(now);
+            cn.on_rtx_timer(now, &mut io);
+            settle(&mut cn, &mut io, now);
+            now += ms(1);
+        }
+        assert!(cn.subs[0].stale_count > 4);
+        assert!(!cn.subs[0].stale, "subflow 1 never joined");
+    }
+}
