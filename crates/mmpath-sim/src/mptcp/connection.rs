@@ -214,21 +214,27 @@ pub struct ConnStats {
     pub waits: u64,
 }
 
-/// What a connection is built from (the scenario flow, sim/mptcp/build.rs).
-pub struct ConnCfg {
-    /// The scenario flow it is.
-    pub owner: u16,
+/// What a connection is, fixed when it is built (the scenario flow's MPTCP fields).
+#[derive(Debug, Clone)]
+pub struct ConnInfo {
     pub name: String,
     pub kernel: Kernel,
     pub mode: MptcpMode,
     pub coupled: CoupledName,
     pub cc: CcKind,
-    pub sched: Box<dyn Scheduler>,
-    pub app: App,
     pub app_kind: AppKind,
     pub direction: Direction,
     pub start: Time,
     pub stop: Time,
+}
+
+/// What a connection is built from (the scenario flow, sim/mptcp/build.rs).
+pub struct ConnCfg {
+    /// The scenario flow it is.
+    pub owner: u16,
+    pub info: ConnInfo,
+    pub sched: Box<dyn Scheduler>,
+    pub app: App,
     /// The run's end (the delivery bins' extent).
     pub end: Time,
     /// The width of a delivery bin (intervals.csv).
@@ -243,19 +249,12 @@ pub struct ConnCfg {
 }
 
 pub struct Connection {
+    /// The scenario flow it is.
     pub owner: u16,
-    pub name: String,
-    pub kernel: Kernel,
-    pub mode: MptcpMode,
-    pub coupled: CoupledName,
-    pub cc: CcKind,
+    pub info: ConnInfo,
     pub subs: Vec<Subflow>,
     pub sched: Box<dyn Scheduler>,
     pub app: App,
-    pub app_kind: AppKind,
-    pub direction: Direction,
-    pub start: Time,
-    pub stop: Time,
     /// Data bytes the application has written (u64::MAX: unlimited).
     pub data_limit: u64,
     /// Next new data sequence number to assign.
@@ -319,18 +318,10 @@ impl Connection {
         let rcv_window = cfg.rcv_window;
         Connection {
             owner: cfg.owner,
-            name: cfg.name,
-            kernel: cfg.kernel,
-            mode: cfg.mode,
-            coupled: cfg.coupled,
-            cc: cfg.cc,
+            info: cfg.info,
             sched: cfg.sched,
             subs,
             app: cfg.app,
-            app_kind: cfg.app_kind,
-            direction: cfg.direction,
-            start: cfg.start,
-            stop: cfg.stop,
             data_limit: 0,
             data_nxt: 0,
             data_una: 0,

@@ -66,6 +66,13 @@ impl Simulation {
         (&mut self.conns[c as usize], io)
     }
 
+    /// Runs `f` on connection `c` with its subflows' endpoints, then carries out what it asked.
+    fn conn_call(&mut self, now: Time, c: u16, f: impl FnOnce(&mut Connection, &mut SimIo<'_>)) {
+        let (cn, mut io) = self.conn_io(c);
+        f(cn, &mut io);
+        self.conn_effects(now, c);
+    }
+
     /// Carries out what connection `c` asked for, in order.
     fn conn_effects(&mut self, now: Time, c: u16) {
         let fx = self.conns[c as usize].take_effects();
@@ -105,8 +112,8 @@ impl Simulation {
         if self.now() > Time::ZERO {
             return Err("a scheduler can only be set before the run starts".into());
         }
-        let Some(c) = self.conns.iter().position(|c| c.name == flow) else {
-            let names: Vec<&str> = self.conns.iter().map(|c| c.name.as_str()).collect();
+        let Some(c) = self.conns.iter().position(|c| c.info.name == flow) else {
+            let names: Vec<&str> = self.conns.iter().map(|c| c.info.name.as_str()).collect();
             return Err(format!(
                 "no MPTCP flow named {flow:?} (MPTCP flows: {})",
                 if names.is_empty() { "none".to_string() } else { names.join(", ") }
@@ -124,9 +131,7 @@ impl Simulation {
     }
 
     pub(super) fn conn_app_tick(&mut self, now: Time, c: u16) {
-        let (cn, mut io) = self.conn_io(c);
-        cn.on_app_tick(now, &mut io);
-        self.conn_effects(now, c);
+        self.conn_call(now, c, |cn, io| cn.on_app_tick(now, io));
     }
 
     pub(super) fn conn_app_stop(&mut self, _now: Time, c: u16) {
@@ -134,28 +139,20 @@ impl Simulation {
     }
 
     pub(super) fn conn_sched_tick(&mut self, now: Time, c: u16) {
-        let (cn, mut io) = self.conn_io(c);
-        cn.on_sched_tick(now, &mut io);
-        self.conn_effects(now, c);
+        self.conn_call(now, c, |cn, io| cn.on_sched_tick(now, io));
     }
 
     pub(super) fn conn_prio(&mut self, now: Time, c: u16) {
-        let (cn, mut io) = self.conn_io(c);
-        cn.on_prio(now, &mut io);
-        self.conn_effects(now, c);
+        self.conn_call(now, c, |cn, io| cn.on_prio(now, io));
     }
 
     pub(super) fn conn_rtx_timer(&mut self, now: Time, c: u16) {
-        let (cn, mut io) = self.conn_io(c);
-        cn.on_rtx_timer(now, &mut io);
-        self.conn_effects(now, c);
+        self.conn_call(now, c, |cn, io| cn.on_rtx_timer(now, io));
     }
 
     /// Hands connection data to subflows (after a subflow's TSQ let it go on, route.rs).
     pub(super) fn conn_push(&mut self, now: Time, c: u16) {
-        let (cn, mut io) = self.conn_io(c);
-        cn.push(now, &mut io);
-        self.conn_effects(now, c);
+        self.conn_call(now, c, |cn, io| cn.push(now, io));
     }
 
     /// Subflow `f`'s handshake is due or timed out.
@@ -168,16 +165,12 @@ impl Simulation {
     /// A handshake segment reached its end.
     pub(super) fn on_handshake(&mut self, now: Time, p: &Packet) {
         let Some((c, j)) = self.flows[p.flow as usize].conn else { return };
-        let (cn, mut io) = self.conn_io(c);
-        cn.on_handshake(now, j as usize, p, &mut io);
-        self.conn_effects(now, c);
+        self.conn_call(now, c, |cn, io| cn.on_handshake(now, j as usize, p, io));
     }
 
     /// After a subflow's timer event: on an RTO, the kernel's failure handling.
     pub(super) fn conn_after_sender_timer(&mut self, now: Time, (c, j): (u16, u8), before: SenderSnapshot) {
-        let (cn, mut io) = self.conn_io(c);
-        cn.after_sender_timer(now, j as usize, before, &mut io);
-        self.conn_effects(now, c);
+        self.conn_call(now, c, |cn, io| cn.after_sender_timer(now, j as usize, before, io));
     }
 
     /// A link event on path `pi`: every subflow there hears it.
@@ -188,9 +181,7 @@ impl Simulation {
                 if self.flows[f].path != pi {
                     continue;
                 }
-                let (cn, mut io) = self.conn_io(c as u16);
-                cn.on_link_event(now, j, ev, &mut io);
-                self.conn_effects(now, c as u16);
+                self.conn_call(now, c as u16, |cn, io| cn.on_link_event(now, j, ev, io));
             }
         }
     }
@@ -227,8 +218,6 @@ impl Simulation {
         if self.paths[pi as usize].scan_held.is_some() {
             self.start_held_scan(now, pi);
         }
-        let (cn, mut io) = self.conn_io(c);
-        cn.after_ack(now, advanced, &mut io);
-        self.conn_effects(now, c);
+        self.conn_call(now, c, |cn, io| cn.after_ack(now, advanced, io));
     }
 }

@@ -15,7 +15,7 @@ impl Connection {
         self.sched = sched;
         self.pacing_in_views = self.sched.reads_pacing_rate();
         // The first tick was asked for the scenario's scheduler; follow the new one's.
-        self.tick_at = self.sched.next_tick(self.start);
+        self.tick_at = self.sched.next_tick(self.info.start);
         if let Some(t) = self.tick_at {
             self.effects.push(Effect::Timer(t, Timer::Sched));
         }
@@ -23,7 +23,7 @@ impl Connection {
 
     /// The connection's first timers: its application, its joins, MP_PRIO changes, ticks.
     pub fn start(&mut self) {
-        let (start, stop) = (self.start, self.stop);
+        let (start, stop) = (self.info.start, self.info.stop);
         self.effects.push(Effect::Timer(start, Timer::App));
         self.effects.push(Effect::Timer(stop, Timer::Stop));
         for st in self.subs.iter().skip(1) {
@@ -42,7 +42,7 @@ impl Connection {
 
     /// The application writes (`Timer::App`).
     pub fn on_app_tick(&mut self, now: Time, io: &mut impl SubflowIo) {
-        if now >= self.stop {
+        if now >= self.info.stop {
             return;
         }
         match &mut self.app {
@@ -56,8 +56,8 @@ impl Connection {
                 self.data_limit = *written;
                 let done = bytes.is_some_and(|b| *written >= b);
                 self.app_done = done;
-                let next = self.start + Time(RATE_TICK.ns() * *ticks);
-                if !done && next < self.stop {
+                let next = self.info.start + Time(RATE_TICK.ns() * *ticks);
+                if !done && next < self.info.stop {
                     self.effects.push(Effect::Timer(next, Timer::App));
                 }
             }

@@ -24,7 +24,7 @@ impl Connection {
         let (una, nxt) = (s.snd_una, s.snd_nxt);
         let others_ok =
             |subs: &[Subflow]| subs.iter().enumerate().any(|(k, o)| k != j && o.established && !o.pf && !o.stale);
-        let reinject_now = match self.kernel {
+        let reinject_now = match self.info.kernel {
             // v0.9x tcp_retransmit_timer -> mptcp_reinject_data: pf = 1 and the subflow's
             // outstanding data goes back to the meta level at once.
             Kernel::V09x => {

@@ -30,7 +30,7 @@ impl Connection {
 
     /// The way along a subflow's route from the client to the server.
     fn client_to_server(&self) -> Way {
-        match self.direction {
+        match self.info.direction {
             Direction::Download => Way::Reverse,
             Direction::Upload => Way::Forward,
         }
@@ -42,7 +42,7 @@ impl Connection {
     /// on the passive side, tcp_ack_update_rtt on the SYN/ACK on the active side), so a joined
     /// subflow's first data is timed by its path's RTT, not TCP_TIMEOUT_INIT.
     fn timed_step(&self) -> u64 {
-        match self.direction {
+        match self.info.direction {
             Direction::Download => 1,
             Direction::Upload => 0,
         }
@@ -73,7 +73,7 @@ impl Connection {
                 }
             }
         }
-        let last = match self.direction {
+        let last = match self.info.direction {
             Direction::Download => 2,
             Direction::Upload => 3,
         };

@@ -51,7 +51,7 @@ impl Connection {
         if delivered > 0 {
             self.bins.add(now.ns(), delivered);
             self.delivered_bytes += delivered;
-            if now >= self.start && now <= self.stop {
+            if now >= self.info.start && now <= self.info.stop {
                 self.goodput_bytes += delivered;
             }
         }
@@ -94,7 +94,7 @@ impl Connection {
             return false;
         }
         let (rx, out) = io.receiver_out(st.flow);
-        match self.kernel {
+        match self.info.kernel {
             Kernel::V09x => rx.cleanup_rbuf(now, rule.copied, rule.rx_empty, out),
             Kernel::Upstream if rule.cleanup || rx.could_cleanup(rule.rx_empty) => {
                 let held = rx.nothing_held();

@@ -98,7 +98,7 @@ impl Connection {
     /// on the pending retransmit timer of an active subflow (established, not stale) that is
     /// not counting losses, else TCP_RTO_MIN.
     fn set_timeout(&mut self, now: Time, io: &impl SubflowIo) {
-        if self.kernel != Kernel::Upstream {
+        if self.info.kernel != Kernel::Upstream {
             return;
         }
         let subs = self.subs.iter().map(|st| {
@@ -111,7 +111,7 @@ impl Connection {
     /// mptcp_reset_rtx_timer: the connection's retransmission timer runs from now for the
     /// interval the last scheduling pass set. Returns the timer event to ask for, if any.
     fn rtx_restart(&mut self, now: Time) -> Option<Time> {
-        if self.kernel != Kernel::Upstream {
+        if self.info.kernel != Kernel::Upstream {
             return None;
         }
         let ival = self.timer_ival;
@@ -167,7 +167,7 @@ impl Connection {
     /// The data ACK moved (or data was pushed): restart the timer while data is outstanding,
     /// stop it when all is acknowledged.
     pub(super) fn rtx_on_progress(&mut self, now: Time) {
-        if self.kernel != Kernel::Upstream {
+        if self.info.kernel != Kernel::Upstream {
             return;
         }
         if self.data_una < self.data_nxt {
@@ -187,7 +187,7 @@ impl Connection {
     /// The kernel pushes data only after a pass, so a push that starts the timer counts as
     /// one. Returns when the retransmission timer's event is to be asked for (`Timer::Rtx`).
     pub fn after_push(&mut self, now: Time, io: &impl SubflowIo) -> Option<Time> {
-        if self.kernel != Kernel::Upstream {
+        if self.info.kernel != Kernel::Upstream {
             return None;
         }
         let start = self.rtx_at.is_none() && self.data_una < self.data_nxt;

@@ -3,7 +3,7 @@
 //! them, and the steps a test drives it by: carrying out its effects, ACKing a subflow, firing
 //! a subflow's RTO.
 
-pub(super) use super::{ConnCfg, ConnSndbuf, Connection, Effect, SenderSnapshot, Subflow, SubflowIo, Timer};
+pub(super) use super::{ConnCfg, ConnInfo, ConnSndbuf, Connection, Effect, SenderSnapshot, Subflow, SubflowIo, Timer};
 pub(super) use crate::mptcp::sched::SchedName;
 pub(super) use crate::packet::{Kind, Packet, Way};
 pub(super) use crate::scenario::{Direction, Kernel};
@@ -98,17 +98,19 @@ pub(super) fn connection(kernel: Kernel, sched: SchedName, backup: &[bool], wind
     let subs = (0..n).map(|j| Subflow::new(j as u16, j as u16, MSS, j == 0, backup[j], Time::ZERO)).collect();
     let cfg = ConnCfg {
         owner: 0,
-        name: "mptcp".into(),
-        kernel,
-        mode: MptcpMode::Fullmesh,
-        coupled: CoupledName::Uncoupled,
-        cc: CcKind::Reno,
+        info: ConnInfo {
+            name: "mptcp".into(),
+            kernel,
+            mode: MptcpMode::Fullmesh,
+            coupled: CoupledName::Uncoupled,
+            cc: CcKind::Reno,
+            app_kind: AppKind::Bulk,
+            direction: Direction::Download,
+            start: Time::ZERO,
+            stop: Time::from_secs(100),
+        },
         sched: sched::build(sched, &SchedParams::default()),
         app: App::new(AppKind::Bulk, None, None, 0),
-        app_kind: AppKind::Bulk,
-        direction: Direction::Download,
-        start: Time::ZERO,
-        stop: Time::from_secs(100),
         end: Time::from_secs(100),
         interval: ms(100),
         rcv_window: window,

@@ -7,7 +7,7 @@
 //! rcv_low_prio, net/mptcp/mptcp_sched.c) and the MP_PRIO schedule.
 
 use crate::app::App;
-use crate::mptcp::connection::{ConnCfg, ConnSndbuf, Connection, Subflow};
+use crate::mptcp::connection::{ConnCfg, ConnInfo, ConnSndbuf, Connection, Subflow};
 use crate::mptcp::coupled;
 use crate::mptcp::sched::{self, SchedParams};
 use crate::packet::{DSS_DATA_BYTES, TCP_HEADER_BYTES};
@@ -196,17 +196,19 @@ pub(in crate::sim) fn build(
     let sched = sched::build(f.scheduler.unwrap_or(SchedName::Default), &sched_params(f, ratio_mss));
     let cfg = ConnCfg {
         owner: i as u16,
-        name: f.name.clone().unwrap_or_default(),
-        kernel,
-        mode: f.mode.unwrap_or(MptcpMode::Fullmesh),
-        coupled,
-        cc: cc_kind,
+        info: ConnInfo {
+            name: f.name.clone().unwrap_or_default(),
+            kernel,
+            mode: f.mode.unwrap_or(MptcpMode::Fullmesh),
+            coupled,
+            cc: cc_kind,
+            app_kind,
+            direction: f.direction,
+            start,
+            stop,
+        },
         sched,
         app: App::new(app_kind, f.rate_mbps, f.bytes, 0),
-        app_kind,
-        direction: f.direction,
-        start,
-        stop,
         end,
         interval: INTERVAL,
         rcv_window,
