@@ -19,7 +19,7 @@
 //!
 //! Deviations from the v0.9x sources, and why:
 //! - The sources count one ACK per `cong_avoid` call (`snd_cwnd_cnt++`), whatever the ACK
-//!   covers. We count ACKed packets (`acked`), the RFC 6356 form FACTS.md gives ("alpha x acked x
+//!   covers. We count ACKed packets (`acked`), the RFC 6356 form docs/facts.md gives ("alpha x acked x
 //!   mss / cwnd_total") and what this simulator's Reno does (tcp_cong_avoid_ai with ABC), so a
 //!   one-subflow connection grows exactly like Reno under delayed ACKs too.
 //! - Slow start hands its left-over ACKs to congestion avoidance, as reno.rs does (the sources

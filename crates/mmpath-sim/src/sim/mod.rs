@@ -82,7 +82,7 @@ enum Ev {
     JoinTimer(u16),
     /// A scan under way on this path changes channel (leaves for a dwell, comes back, ends).
     ScanStep(u16),
-    /// Upstream MPTCP's connection-level retransmission timer (sim/mptcp/stale.rs).
+    /// Upstream MPTCP's connection-level retransmission timer (mptcp/connection/stale.rs).
     ConnRtx(u16),
 }
 

@@ -10,7 +10,7 @@
 //! take back a subflow's unsent queue) and receive hooks for ACKs, RTOs, link events and a
 //! periodic tick.
 //!
-//! Which subflows are *available* differs by kernel (FACTS.md, MPTCP): the schedulers decide
+//! Which subflows are *available* differs by kernel (docs/facts.md, MPTCP): the schedulers decide
 //! that themselves from the views, so each can follow its own source.
 
 pub mod amuse;
