@@ -112,7 +112,7 @@ pub enum Effect {
 /// The sender's state just before a timer event, to see whether it was an RTO and to keep the
 /// pre-loss window (MuSher/AMuSe restore it when the link comes back).
 #[derive(Debug, Clone, Copy)]
-pub struct SenderSnapshot {
+struct SenderSnapshot {
     rtos: u64,
     cwnd: u32,
     ssthresh: u32,
@@ -120,7 +120,7 @@ pub struct SenderSnapshot {
 }
 
 impl SenderSnapshot {
-    pub fn of(s: &TcpSender) -> Self {
+    fn of(s: &TcpSender) -> Self {
         SenderSnapshot { rtos: s.stats.rtos, cwnd: s.w.cwnd, ssthresh: s.w.ssthresh, state: s.state }
     }
 }

@@ -291,13 +291,14 @@ impl Simulation {
                 if fl.sender_timer == Some(now) {
                     fl.sender_timer = None;
                 }
-                // Only an MPTCP subflow's connection needs to see what the timer changed.
-                let before = fl.conn.and(fl.sender.as_ref()).map(mptcp::SenderSnapshot::of);
-                if let Some(s) = fl.sender.as_mut() {
-                    s.on_timer(now, &mut self.out);
-                }
-                if let (Some(c), Some(b)) = (fl.conn, before) {
-                    self.conn_after_sender_timer(now, c, b);
+                // An MPTCP subflow's timer goes through its connection (an RTO is its failure).
+                match fl.conn {
+                    Some(c) => self.conn_sender_timer(now, c),
+                    None => {
+                        if let Some(s) = fl.sender.as_mut() {
+                            s.on_timer(now, &mut self.out);
+                        }
+                    }
                 }
                 self.after_endpoint(now, f);
             }

@@ -11,7 +11,6 @@
 mod build;
 mod output;
 
-pub(super) use crate::mptcp::connection::SenderSnapshot;
 pub(super) use build::build;
 
 use super::{Ev, Flow, Hop, Simulation};
@@ -168,9 +167,9 @@ impl Simulation {
         self.conn_call(now, c, |cn, io| cn.on_handshake(now, j as usize, p, io));
     }
 
-    /// After a subflow's timer event: on an RTO, the kernel's failure handling.
-    pub(super) fn conn_after_sender_timer(&mut self, now: Time, (c, j): (u16, u8), before: SenderSnapshot) {
-        self.conn_call(now, c, |cn, io| cn.after_sender_timer(now, j as usize, before, io));
+    /// A subflow's sender timer is due.
+    pub(super) fn conn_sender_timer(&mut self, now: Time, (c, j): (u16, u8)) {
+        self.conn_call(now, c, |cn, io| cn.on_sender_timer(now, j as usize, io));
     }
 
     /// A link event on path `pi`: every subflow there hears it.
@@ -209,10 +208,10 @@ impl Simulation {
         }
     }
 
-    /// An ACK reached a subflow's sender (`prior_una`: its snd_una before).
-    pub(super) fn conn_on_ack(&mut self, now: Time, (c, j): (u16, u8), p: &Packet, prior_una: u64) {
-        let (cn, io) = self.conn_io(c);
-        let advanced = cn.on_ack(now, j as usize, p, prior_una, &io);
+    /// An ACK reached a subflow's sender.
+    pub(super) fn conn_on_ack(&mut self, now: Time, (c, j): (u16, u8), p: &Packet) {
+        let (cn, mut io) = self.conn_io(c);
+        let advanced = cn.on_ack(now, j as usize, p, &mut io);
         // A scan held until this subflow drains may start now (AMuSe SCAN, scan.rs).
         let pi = self.flows[self.conns[c as usize].subs[j as usize].flow as usize].path;
         if self.paths[pi as usize].scan_held.is_some() {

@@ -10,9 +10,17 @@ use crate::tcp::cc::CaState;
 use crate::time::Time;
 
 impl Connection {
-    /// After subflow `j`'s sender timer fired (`before`: its state just before): on an RTO,
-    /// the kernel's failure handling, then a push.
-    pub fn after_sender_timer(&mut self, now: Time, j: usize, before: SenderSnapshot, io: &mut impl SubflowIo) {
+    /// Subflow `j`'s sender timer is due: the sender runs it; on an RTO, the kernel's failure
+    /// handling, then a push.
+    pub fn on_sender_timer(&mut self, now: Time, j: usize, io: &mut impl SubflowIo) {
+        let (s, out) = io.sender_out(self.subs[j].flow);
+        let before = SenderSnapshot::of(s);
+        s.on_timer(now, out);
+        self.after_sender_timer(now, j, before, io);
+    }
+
+    /// After subflow `j`'s sender timer fired (`before`: its state just before).
+    fn after_sender_timer(&mut self, now: Time, j: usize, before: SenderSnapshot, io: &mut impl SubflowIo) {
         let st = &mut self.subs[j];
         let s = io.sender(st.flow);
         if s.stats.rtos == before.rtos {

@@ -3,7 +3,7 @@
 //! them, and the steps a test drives it by: carrying out its effects, ACKing a subflow, firing
 //! a subflow's RTO.
 
-pub(super) use super::{ConnCfg, ConnInfo, ConnSndbuf, Connection, Effect, SenderSnapshot, Subflow, SubflowIo, Timer};
+pub(super) use super::{ConnCfg, ConnInfo, ConnSndbuf, Connection, Effect, Subflow, SubflowIo, Timer};
 pub(super) use crate::mptcp::sched::SchedName;
 pub(super) use crate::packet::{Kind, Packet, Way};
 pub(super) use crate::scenario::{Direction, Kernel};
@@ -168,9 +168,7 @@ pub(super) fn ack(
     p.rwnd = 1 << 30;
     p.data_ack = data_ack;
     p.data_wnd = data_wnd;
-    let prior = io.senders[j].snd_una;
-    io.senders[j].on_ack(now, &p, &mut io.out);
-    let advanced = cn.on_ack(now, j, &p, prior, io);
+    let advanced = cn.on_ack(now, j, &p, io);
     cn.after_ack(now, advanced, io);
     settle(cn, io, now);
 }
@@ -178,9 +176,7 @@ pub(super) fn ack(
 /// Subflow `j`'s retransmission timer fires (at its deadline, which is returned).
 pub(super) fn rto(cn: &mut Connection, io: &mut Endpoints, j: usize) -> Time {
     let at = io.senders[j].timer_deadline().expect("a timer is armed");
-    let before = SenderSnapshot::of(&io.senders[j]);
-    io.senders[j].on_timer(at, &mut io.out);
-    cn.after_sender_timer(at, j, before, io);
+    cn.on_sender_timer(at, j, io);
     settle(cn, io, at);
     at
 }
