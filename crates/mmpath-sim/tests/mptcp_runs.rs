@@ -447,7 +447,7 @@ fn every_penalty_the_scheduler_asks_for_is_applied() {
     assert_eq!(out.summary["flows"][0]["penalizations"], 2, "{:#}", out.summary["flows"][0]);
 }
 
-/// The connection's autotuned send buffer (sim/mptcp/sndbuf.rs): v0.9x caps the subflows' sum
+/// The connection's autotuned send buffer (mptcp/connection/sndbuf.rs): v0.9x caps the subflows' sum
 /// at tcp_wmem[2] (mptcp_update_sndbuf), upstream adds them up (__mptcp_sync_sndbuf, Linux
 /// 6.7+). With tcp_wmem[2] = 1 MB over two 40 ms paths of 300 Mbit/s, v0.9x can keep at most
 /// 1 MB in flight (<= 210 Mbit/s); upstream about twice that.

@@ -2,8 +2,8 @@
 //! data sequence numbers (DSN) on the sending side, the reinjection queue, and the
 //! connection-level reassembly buffer with its receive window on the receiving side.
 //!
-//! The glue that moves data between these structures and the subflows' TCP endpoints is in
-//! `sim/mptcp.rs`; everything here is plain bookkeeping with unit tests.
+//! The connection that moves data between these structures and the subflows' TCP endpoints is
+//! `connection.rs`; everything here is plain bookkeeping with unit tests.
 
 use std::collections::VecDeque;
 

@@ -1,10 +1,14 @@
 //! Multipath TCP (RFC 8684) over the core's TCP subflows.
 //!
-//! - `sched/`: packet schedulers behind one trait (`sched::Scheduler`), one file each, plus
-//!   `sched/coupled.rs` for the coupled congestion controls (LIA, OLIA, BALIA).
-//! - `conn.rs`: the connection: data sequence numbers, send and receive buffers, data ACKs,
-//!   the reorder buffer, reinjection, pf / stale subflow states.
-//! - `join.rs`: the path manager's subflow handshakes (MP_CAPABLE / MP_JOIN).
+//! - `connection.rs` (and `connection/`): the connection as a clock-free object: the data
+//!   level, the subflows' MPTCP state, the scheduler's loop, the timers, the path manager's
+//!   MP_JOIN; whoever runs it lends it the subflows' TCP endpoints.
+//! - `conn.rs`: the connection's data-level bookkeeping: DSN mappings, the reinjection queue,
+//!   the reassembly buffer and its window.
+//! - `sched/`: packet schedulers behind one trait (`sched::Scheduler`), one file each.
+//! - `coupled.rs`: the coupled congestion controls (LIA, OLIA, BALIA).
 
 pub mod conn;
+pub mod connection;
+pub mod coupled;
 pub mod sched;

@@ -40,17 +40,24 @@ pub enum Kernel {
     Upstream,
 }
 
+// The packet scheduler and the coupled congestion control are named by these enums, one per
+// concept: serde reads them here and the core (mptcp/sched, mptcp/coupled) builds from them.
+
+/// Which scheduler a flow names (the scenario's `scheduler`; serde reads these spellings).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum SchedName {
     /// The kernel's default: `upstream` for linux-upstream, `minrtt` for linux-v0.9x.
     Default,
+    /// Upstream Linux default (linger time).
     Upstream,
+    /// v0.9x default: lowest RTT, with penalization and opportunistic retransmission.
     Minrtt,
     Roundrobin,
     Redundant,
     Blest,
     Ecf,
+    /// Segments per 100 given to the first subflow (seed 002).
     Fixedratio,
     Musher,
     Amuse,
@@ -58,6 +65,8 @@ pub enum SchedName {
     Energy,
 }
 
+/// Which coupled congestion control a flow names (the scenario's `coupled`; serde reads these
+/// spellings).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum CoupledName {
@@ -66,6 +75,18 @@ pub enum CoupledName {
     Lia,
     Olia,
     Balia,
+}
+
+impl CoupledName {
+    /// The spelling serde reads, for outputs.
+    pub fn name(self) -> &'static str {
+        match self {
+            CoupledName::Uncoupled => "uncoupled",
+            CoupledName::Lia => "lia",
+            CoupledName::Olia => "olia",
+            CoupledName::Balia => "balia",
+        }
+    }
 }
 
 /// AMuSe's three mechanisms, each switchable (seed 004).

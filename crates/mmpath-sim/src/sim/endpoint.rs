@@ -78,18 +78,17 @@ impl Simulation {
                     None => self.after_endpoint(now, f),
                 }
             }
-            Kind::Ack => {
-                let prior_una = fl.sender.as_ref().map_or(0, |s| s.snd_una);
-                if let Some(s) = fl.sender.as_mut() {
-                    s.on_ack(now, &p, &mut self.out);
+            Kind::Ack => match fl.conn {
+                // An MPTCP subflow's sender hears its ACK through its connection, which ends
+                // with a push that sends and arms every subflow's timers, this one's too.
+                Some(c) => self.conn_on_ack(now, c, &p),
+                None => {
+                    if let Some(s) = fl.sender.as_mut() {
+                        s.on_ack(now, &p, &mut self.out);
+                    }
+                    self.after_endpoint(now, f);
                 }
-                match fl.conn {
-                    // conn_on_ack ends with conn_push, which sends and arms every subflow's
-                    // timers, this one's too.
-                    Some(c) => self.conn_on_ack(now, c, &p, prior_una),
-                    None => self.after_endpoint(now, f),
-                }
-            }
+            },
             Kind::Syn => self.on_handshake(now, &p),
             Kind::Udp => {
                 fl.counters.data_arrived += 1;

@@ -37,6 +37,7 @@ use crate::link::medium::Medium;
 use crate::link::schedule::Schedule;
 use crate::link::trace::{ChannelState, TraceStep};
 use crate::link::Wire;
+use crate::mptcp::connection::Connection;
 use crate::packet::Packet;
 use crate::scenario::{AppKind, Direction, FlowKind, RateAdaptation, Scenario, ScenarioError};
 use crate::tcp::cc::CaState;
@@ -44,7 +45,6 @@ use crate::tcp::receiver::TcpReceiver;
 use crate::tcp::sender::TcpSender;
 use crate::time::Time;
 use crate::trace::{Bins, EventCols, TimelineCols, EVENT_KINDS};
-use mptcp::MpConn;
 
 /// Width of intervals.csv bins (iperf3-style, finer than its 1 s default).
 pub const INTERVAL: Time = Time::from_ms(100);
@@ -82,7 +82,7 @@ enum Ev {
     JoinTimer(u16),
     /// A scan under way on this path changes channel (leaves for a dwell, comes back, ends).
     ScanStep(u16),
-    /// Upstream MPTCP's connection-level retransmission timer (sim/mptcp/stale.rs).
+    /// Upstream MPTCP's connection-level retransmission timer (mptcp/connection/stale.rs).
     ConnRtx(u16),
 }
 
@@ -210,7 +210,7 @@ pub struct Simulation {
     paths: Vec<PathState>,
     /// TCP and UDP flows and the subflows of MPTCP connections, by internal index.
     flows: Vec<Flow>,
-    conns: Vec<MpConn>,
+    conns: Vec<Connection>,
     /// Per scenario flow: its internal flow, or its MPTCP connection.
     user_flows: Vec<UserFlow>,
     out: Vec<Packet>,
@@ -291,13 +291,14 @@ impl Simulation {
                 if fl.sender_timer == Some(now) {
                     fl.sender_timer = None;
                 }
-                // Only an MPTCP subflow's connection needs to see what the timer changed.
-                let before = fl.conn.and(fl.sender.as_ref()).map(mptcp::SenderSnapshot::of);
-                if let Some(s) = fl.sender.as_mut() {
-                    s.on_timer(now, &mut self.out);
-                }
-                if let (Some(c), Some(b)) = (fl.conn, before) {
-                    self.conn_after_sender_timer(now, c, b);
+                // An MPTCP subflow's timer goes through its connection (an RTO is its failure).
+                match fl.conn {
+                    Some(c) => self.conn_sender_timer(now, c),
+                    None => {
+                        if let Some(s) = fl.sender.as_mut() {
+                            s.on_timer(now, &mut self.out);
+                        }
+                    }
                 }
                 self.after_endpoint(now, f);
             }

@@ -385,7 +385,7 @@ impl TcpReceiver {
 
     /// The application read `copied` bytes just delivered (mmpath's readers read at once):
     /// tcp_recvmsg ends in tcp_cleanup_rbuf. A single-path flow's receiver; an MPTCP
-    /// subflow's reads happen at the connection (sim/mptcp/packets.rs).
+    /// subflow's reads happen at the connection (mptcp/connection/packets.rs).
     pub fn on_read(&mut self, now: Time, copied: u64, out: &mut Vec<Packet>) -> bool {
         let empty = self.nothing_held();
         self.cleanup_rbuf(now, copied, empty, out)

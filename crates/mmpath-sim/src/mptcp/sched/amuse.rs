@@ -1,5 +1,5 @@
 //! AMuSe (seed 004): the ratio scheduler of `ratio.rs` with three mechanisms, each switchable
-//! on its own (`SchedKind::AMuSe { scan, contention, blockage }`); with all three off it is
+//! on its own (`SchedParams::amuse`: scan, contention, blockage); with all three off it is
 //! FixedRatio at `initial_ratio`.
 //!
 //! - SCAN (seed 004: "(1) stops the assignment of packets to subflow about to undertake

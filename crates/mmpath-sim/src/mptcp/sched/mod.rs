@@ -15,9 +15,6 @@
 
 pub mod amuse;
 pub mod blest;
-/// Coupled congestion control (LIA, OLIA, BALIA): one `CongestionControl` per subflow,
-/// sharing the connection's view of all subflows.
-pub mod coupled;
 pub mod ecf;
 pub mod energy;
 pub mod fixedratio;
@@ -206,57 +203,49 @@ pub trait Scheduler: Send + Sync {
     }
 }
 
-/// Which scheduler, with its parameters (built from the scenario's flow entry).
-#[derive(Debug, Clone, PartialEq)]
-pub enum SchedKind {
-    /// Upstream Linux default (linger time).
-    Default,
-    /// v0.9x default: lowest RTT, with penalization and opportunistic retransmission.
-    MinRtt,
-    RoundRobin,
-    Redundant,
-    Blest,
-    Ecf,
-    /// Segments per 100 given to the first subflow (seed 002).
-    FixedRatio {
-        ratio: u32,
-    },
-    MuSher {
-        initial_ratio: u32,
-    },
-    AMuSe {
-        initial_ratio: u32,
-        scan: bool,
-        contention: bool,
-        blockage: bool,
-    },
-    /// Energy-aware (seed 002 Fig. 9): paths' maximum rates (11ad first), direction, and the
-    /// two subflows' MSS (its ratios are shares of bytes; the rounds count segments).
-    Energy {
-        initial_ratio: Option<u32>,
-        max_mbps: [f64; 2],
-        uplink: bool,
-        mss: [u32; 2],
-    },
+/// Which scheduler a flow names: the scenario's enum (scenario/mptcp.rs), which serde reads;
+/// `build` below makes the scheduler it names.
+pub use crate::scenario::SchedName;
+
+/// The parameters the schedulers that take any read (from the scenario's flow entry).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SchedParams {
+    /// Segments per 100 for the first subflow: fixedratio's ratio, MuSher's and AMuSe's
+    /// starting one (`None`: an even split), the energy-aware scheduler's fixed one if set.
+    pub ratio: Option<u32>,
+    /// AMuSe's three mechanisms (seed 004): scan, contention, blockage.
+    pub amuse: [bool; 3],
+    /// Energy-aware: the paths' maximum rates (11ad first), the direction, and the two
+    /// subflows' MSS (its ratios are shares of bytes; the rounds count segments).
+    pub max_mbps: [f64; 2],
+    pub uplink: bool,
+    pub mss: [u32; 2],
 }
 
-/// Builds a scheduler (config = factory).
-pub fn build(kind: &SchedKind) -> Box<dyn Scheduler> {
-    match *kind {
-        SchedKind::Default => Box::new(upstream::Upstream::new()),
-        SchedKind::MinRtt => Box::new(minrtt::MinRtt::new()),
-        SchedKind::RoundRobin => Box::new(roundrobin::RoundRobin::new()),
-        SchedKind::Redundant => Box::new(redundant::Redundant::new()),
-        SchedKind::Blest => Box::new(blest::Blest::new()),
-        SchedKind::Ecf => Box::new(ecf::Ecf::new()),
-        SchedKind::FixedRatio { ratio } => Box::new(fixedratio::FixedRatio::new(ratio)),
-        SchedKind::MuSher { initial_ratio } => Box::new(musher::MuSher::new(initial_ratio)),
-        SchedKind::AMuSe { initial_ratio, scan, contention, blockage } => {
-            Box::new(amuse::AMuSe::new(initial_ratio, scan, contention, blockage))
+impl Default for SchedParams {
+    fn default() -> Self {
+        SchedParams { ratio: None, amuse: [true; 3], max_mbps: [0.0; 2], uplink: false, mss: [0; 2] }
+    }
+}
+
+/// Builds the scheduler `name` names (config = factory).
+pub fn build(name: SchedName, p: &SchedParams) -> Box<dyn Scheduler> {
+    // fixedratio, MuSher and AMuSe start from an even split unless told.
+    let ratio = p.ratio.unwrap_or(50);
+    match name {
+        SchedName::Default | SchedName::Upstream => Box::new(upstream::Upstream::new()),
+        SchedName::Minrtt => Box::new(minrtt::MinRtt::new()),
+        SchedName::Roundrobin => Box::new(roundrobin::RoundRobin::new()),
+        SchedName::Redundant => Box::new(redundant::Redundant::new()),
+        SchedName::Blest => Box::new(blest::Blest::new()),
+        SchedName::Ecf => Box::new(ecf::Ecf::new()),
+        SchedName::Fixedratio => Box::new(fixedratio::FixedRatio::new(ratio)),
+        SchedName::Musher => Box::new(musher::MuSher::new(ratio)),
+        SchedName::Amuse => {
+            let [scan, contention, blockage] = p.amuse;
+            Box::new(amuse::AMuSe::new(ratio, scan, contention, blockage))
         }
-        SchedKind::Energy { initial_ratio, max_mbps, uplink, mss } => {
-            Box::new(energy::EnergyAware::new(initial_ratio, max_mbps, uplink, mss))
-        }
+        SchedName::Energy => Box::new(energy::EnergyAware::new(p.ratio, p.max_mbps, p.uplink, p.mss)),
     }
 }
 
@@ -290,19 +279,21 @@ mod tests {
     /// the others let the connection skip computing it. A scheduler that does not say gets it.
     #[test]
     fn only_the_upstream_scheduler_asks_for_the_pacing_rate() {
-        assert!(build(&SchedKind::Default).reads_pacing_rate());
+        let p = SchedParams { max_mbps: [1000.0, 500.0], mss: [1448, 1448], ..Default::default() };
+        assert!(build(SchedName::Default, &p).reads_pacing_rate());
+        assert!(build(SchedName::Upstream, &p).reads_pacing_rate());
         for k in [
-            SchedKind::MinRtt,
-            SchedKind::RoundRobin,
-            SchedKind::Redundant,
-            SchedKind::Blest,
-            SchedKind::Ecf,
-            SchedKind::FixedRatio { ratio: 50 },
-            SchedKind::MuSher { initial_ratio: 50 },
-            SchedKind::AMuSe { initial_ratio: 50, scan: true, contention: true, blockage: true },
-            SchedKind::Energy { initial_ratio: None, max_mbps: [1000.0, 500.0], uplink: false, mss: [1448, 1448] },
+            SchedName::Minrtt,
+            SchedName::Roundrobin,
+            SchedName::Redundant,
+            SchedName::Blest,
+            SchedName::Ecf,
+            SchedName::Fixedratio,
+            SchedName::Musher,
+            SchedName::Amuse,
+            SchedName::Energy,
         ] {
-            assert!(!build(&k).reads_pacing_rate(), "{k:?}");
+            assert!(!build(k, &p).reads_pacing_rate(), "{k:?}");
         }
         struct Outside;
         impl Scheduler for Outside {

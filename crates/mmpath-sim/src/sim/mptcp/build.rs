@@ -6,11 +6,10 @@
 //! DSS option; the connection-level window of RFC 8684 3.3.5), the backup flag (v0.9x low_prio /
 //! rcv_low_prio, net/mptcp/mptcp_sched.c) and the MP_PRIO schedule.
 
-use super::sndbuf::ConnSndbuf;
-use super::{ConnStats, MpConn, SubState, SYN_TIMEOUT};
 use crate::app::App;
-use crate::mptcp::conn::{MapQueue, Reassembly, ReinjectQueue};
-use crate::mptcp::sched::{self, SchedKind};
+use crate::mptcp::connection::{ConnCfg, ConnInfo, ConnSndbuf, Connection, Subflow};
+use crate::mptcp::coupled;
+use crate::mptcp::sched::{self, SchedParams};
 use crate::packet::{DSS_DATA_BYTES, TCP_HEADER_BYTES};
 use crate::scenario::{
     AppKind, BufSize, CcKind, CoupledName, Direction, FlowKind, Kernel, MptcpMode, Scenario, SchedName, SubflowLayout,
@@ -22,28 +21,19 @@ use crate::tcp::sender::{SenderCfg, TcpSender};
 use crate::time::Time;
 use crate::trace::Bins;
 
-/// The scheduler flow `f` names. `mss`: its first two subflows' MSS (the ratio schedulers run
-/// per-path subflows only, so subflow k is on path k).
-fn sched_kind(f: &crate::scenario::FlowCfg, mss: [u32; 2]) -> SchedKind {
-    let ratio = f.ratio.unwrap_or(50);
-    match f.scheduler.unwrap_or(SchedName::Default) {
-        SchedName::Default | SchedName::Upstream => SchedKind::Default,
-        SchedName::Minrtt => SchedKind::MinRtt,
-        SchedName::Roundrobin => SchedKind::RoundRobin,
-        SchedName::Redundant => SchedKind::Redundant,
-        SchedName::Blest => SchedKind::Blest,
-        SchedName::Ecf => SchedKind::Ecf,
-        SchedName::Fixedratio => SchedKind::FixedRatio { ratio },
-        SchedName::Musher => SchedKind::MuSher { initial_ratio: ratio },
-        SchedName::Amuse => {
-            let a = f.amuse.unwrap_or_default();
-            SchedKind::AMuSe { initial_ratio: ratio, scan: a.scan, contention: a.contention, blockage: a.blockage }
-        }
-        SchedName::Energy => {
-            let uplink = f.direction == Direction::Upload;
-            let m = f.max_rates_mbps.as_deref().unwrap_or(sched::energy::default_max_rates_mbps(uplink));
-            SchedKind::Energy { initial_ratio: f.ratio, max_mbps: [m[0], m[1]], uplink, mss }
-        }
+/// The parameters of the scheduler flow `f` names. `mss`: its first two subflows' MSS (the
+/// ratio schedulers run per-path subflows only, so subflow k is on path k).
+fn sched_params(f: &crate::scenario::FlowCfg, mss: [u32; 2]) -> SchedParams {
+    let uplink = f.direction == Direction::Upload;
+    let m = f.max_rates_mbps.as_deref().unwrap_or(sched::energy::default_max_rates_mbps(uplink));
+    let a = f.amuse.unwrap_or_default();
+    SchedParams {
+        ratio: f.ratio,
+        amuse: [a.scan, a.contention, a.blockage],
+        // Validated: the energy-aware scheduler has two rates; the others do not read them.
+        max_mbps: [m.first().copied().unwrap_or(0.0), m.get(1).copied().unwrap_or(0.0)],
+        uplink,
+        mss,
     }
 }
 
@@ -82,7 +72,7 @@ pub(in crate::sim) fn build(
     flows: &mut Vec<Flow>,
     end: Time,
     seed: u64,
-) -> MpConn {
+) -> Connection {
     let f = &sc.flow[i];
     let t = &f.tcp;
     let names = f.paths.clone().unwrap_or_default();
@@ -96,9 +86,7 @@ pub(in crate::sim) fn build(
         CoupledName::Uncoupled => {
             (0..pairs.len()).map(|j| cc::build_seeded(cc_kind, t, seed, (flows.len() + j) as u16)).collect()
         }
-        CoupledName::Lia => sched::coupled::build(sched::coupled::CoupledKind::Lia, pairs.len()),
-        CoupledName::Olia => sched::coupled::build(sched::coupled::CoupledKind::Olia, pairs.len()),
-        CoupledName::Balia => sched::coupled::build(sched::coupled::CoupledKind::Balia, pairs.len()),
+        kind => coupled::build(kind, pairs.len()),
     };
     // The connection's buffers. Receive: SO_RCVBUF as given, or the ceiling Linux's
     // autotuning reaches (half of tcp_rmem[2] is window, as for a single TCP socket). Send:
@@ -113,7 +101,6 @@ pub(in crate::sim) fn build(
         (BufSize::Auto, Kernel::V09x) => (t.wmem_max(), ConnSndbuf::Fixed),
         (BufSize::Auto, Kernel::Upstream) => (0, ConnSndbuf::UpstreamSum { wmem_max: t.wmem_max() }),
     };
-    let sndbuf = sndbuf_rule.initial(sndbuf);
     let start = Time::from_secs_f64(f.start_s);
     let stop = Time::from_secs_f64(f.stop_s.unwrap_or(sc.duration_s)).min(end);
     let mut subs = Vec::new();
@@ -189,29 +176,11 @@ pub(in crate::sim) fn build(
             counters: FlowCounters::default(),
             bins: Bins::new(INTERVAL.ns(), end.ns()),
         });
-        subs.push(SubState {
-            flow: fi,
-            maps: MapQueue::default(),
-            // MP_CAPABLE on the first path completed before the test started.
-            established: j == 0,
-            established_at: (j == 0).then_some(start),
-            // v0.9x treats a subflow as backup if either end flagged it (low_prio or
-            // rcv_low_prio, mptcp_sched.c): a crossed subflow touching a backup address is one.
-            backup: backups.contains(&names[ck]) || backups.contains(&names[sk]),
-            pf: false,
-            stale: false,
-            stale_count: 0,
-            last_ack: Time::ZERO,
-            stale_stamp: Time::ZERO,
-            hs_deadline: None,
-            hs_rto: SYN_TIMEOUT,
-            hs_sent_at: None,
-            pre_loss: None,
-            scanning: false,
-            scheduled_bytes: 0,
-            reinjected_bytes: 0,
-            sndbuf: Default::default(),
-        });
+        // v0.9x treats a subflow as backup if either end flagged it (low_prio or rcv_low_prio,
+        // mptcp_sched.c): a crossed subflow touching a backup address is one. MP_CAPABLE on the
+        // first path completed before the test started.
+        let backup = backups.contains(&names[ck]) || backups.contains(&names[sk]);
+        subs.push(Subflow::new(fi, pi as u16, mss, j == 0, backup, start));
     }
     let app_kind = f.app.unwrap_or(AppKind::Bulk);
     // An MP_PRIO for an address applies to every subflow with an end on it.
@@ -224,46 +193,28 @@ pub(in crate::sim) fn build(
             pairs.iter().enumerate().filter(move |(_, &(a, b))| a == k || b == k).map(move |(j, _)| (t, j, p.backup))
         })
         .collect();
-    let sched = sched::build(&sched_kind(f, ratio_mss));
-    let pacing_in_views = sched.reads_pacing_rate();
-    MpConn {
+    let sched = sched::build(f.scheduler.unwrap_or(SchedName::Default), &sched_params(f, ratio_mss));
+    let cfg = ConnCfg {
         owner: i as u16,
-        name: f.name.clone().unwrap_or_default(),
-        kernel,
-        mode: f.mode.unwrap_or(MptcpMode::Fullmesh),
-        coupled,
-        cc: cc_kind,
+        info: ConnInfo {
+            name: f.name.clone().unwrap_or_default(),
+            kernel,
+            mode: f.mode.unwrap_or(MptcpMode::Fullmesh),
+            coupled,
+            cc: cc_kind,
+            app_kind,
+            direction: f.direction,
+            start,
+            stop,
+        },
         sched,
-        subs,
         app: App::new(app_kind, f.rate_mbps, f.bytes, 0),
-        app_kind,
-        direction: f.direction,
-        start,
-        stop,
-        data_limit: 0,
-        data_nxt: 0,
-        data_una: 0,
-        peer_right: rcv_window,
+        end,
+        interval: INTERVAL,
+        rcv_window,
         sndbuf,
         sndbuf_rule,
-        reinject: ReinjectQueue::default(),
-        rx: Reassembly::new(rcv_window),
-        old_wspace: rcv_window,
-        views: Vec::with_capacity(8),
-        pacing_in_views,
-        actions: Vec::with_capacity(8),
-        delivered_bytes: 0,
-        goodput_bytes: 0,
-        bins: Bins::new(INTERVAL.ns(), end.ns()),
-        stats: ConnStats::default(),
-        tick_at: None,
-        rtx_at: None,
-        rtx_event: None,
-        timer_ival: super::stale::TCP_RTO_MIN,
-        written: 0,
-        pass_due: false,
         prio,
-        app_done: false,
-        carriers: std::collections::VecDeque::with_capacity(1024),
-    }
+    };
+    Connection::new(cfg, subs)
 }

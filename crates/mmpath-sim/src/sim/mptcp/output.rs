@@ -4,7 +4,7 @@
 //! (mptcp-data-stream, interval-accounting).
 
 use super::CheckFn;
-use crate::scenario::{AppKind, CoupledName, Direction, Kernel, MptcpMode};
+use crate::scenario::{AppKind, Direction, Kernel, MptcpMode};
 use crate::sim::Simulation;
 use crate::time::Time;
 use crate::trace::TimelineRow;
@@ -80,7 +80,7 @@ impl Simulation {
                 );
             }
         }
-        let window_s = (cn.stop.saturating_sub(cn.start)).secs_f64().max(1e-9);
+        let window_s = (cn.info.stop.saturating_sub(cn.info.start)).secs_f64().max(1e-9);
         let goodput_mbps = cn.goodput_bytes as f64 * 8.0 / window_s / 1e6;
         // The connection-level byte stream: every data byte once and in order, never beyond
         // what was sent, never beyond the window.
@@ -90,7 +90,7 @@ impl Simulation {
             && cn.rx.beyond_window_bytes == 0
             && cn.rx.ooo_ranges().iter().all(|&(s, e)| s > cn.rx.data_ack && e <= cn.data_nxt);
         check(
-            &cn.name,
+            &cn.info.name,
             "mptcp-data-stream",
             ok,
             format!(
@@ -101,7 +101,7 @@ impl Simulation {
         );
         let binned = cn.bins.total();
         check(
-            &cn.name,
+            &cn.info.name,
             "interval-accounting",
             binned == cn.delivered_bytes,
             format!("interval bins sum to {binned} of {} delivered data bytes", cn.delivered_bytes),
@@ -130,25 +130,20 @@ impl Simulation {
         }
         let s = &cn.stats;
         json!({
-            "name": cn.name,
+            "name": cn.info.name,
             "kind": "mptcp",
-            "app": match cn.app_kind { AppKind::Bulk => "bulk", AppKind::Rate => "rate", AppKind::Cbr => "cbr" },
-            "direction": match cn.direction { Direction::Download => "download", Direction::Upload => "upload" },
+            "app": match cn.info.app_kind { AppKind::Bulk => "bulk", AppKind::Rate => "rate", AppKind::Cbr => "cbr" },
+            "direction": match cn.info.direction { Direction::Download => "download", Direction::Upload => "upload" },
             "path": subs.first().and_then(|v| v["path"].as_str()).unwrap_or(""),
-            "start_s": cn.start.secs_f64(),
-            "stop_s": cn.stop.secs_f64(),
+            "start_s": cn.info.start.secs_f64(),
+            "stop_s": cn.info.stop.secs_f64(),
             "goodput_mbps": goodput_mbps,
             "bytes_delivered": cn.delivered_bytes,
-            "cc": cn.cc.name(),
-            "coupled": match cn.coupled {
-                CoupledName::Uncoupled => "uncoupled",
-                CoupledName::Lia => "lia",
-                CoupledName::Olia => "olia",
-                CoupledName::Balia => "balia",
-            },
+            "cc": cn.info.cc.name(),
+            "coupled": cn.info.coupled.name(),
             "scheduler": cn.sched.name(),
-            "mode": match cn.mode { MptcpMode::Fullmesh => "fullmesh", MptcpMode::Backup => "backup" },
-            "kernel": match cn.kernel { Kernel::V09x => "linux-v0.9x", Kernel::Upstream => "linux-upstream" },
+            "mode": match cn.info.mode { MptcpMode::Fullmesh => "fullmesh", MptcpMode::Backup => "backup" },
+            "kernel": match cn.info.kernel { Kernel::V09x => "linux-v0.9x", Kernel::Upstream => "linux-upstream" },
             "retransmits": retransmits,
             "reinjections": s.reinjections,
             "reinjected_bytes": s.reinjected_bytes,

@@ -13,12 +13,12 @@
 //!   the emulator showed it (x-kernel: ~5.8 MB in flight on this machine's kernel against the
 //!   4 MB a `tcp_wmem[2]` cap allowed the model).
 
-use crate::sim::Simulation;
+use super::{Connection, SubflowIo};
 use crate::tcp::sndbuf::{WMEM_DEFAULT, WMEM_MIN};
 
 /// How a connection's send buffer is sized.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub(in crate::sim) enum ConnSndbuf {
+pub enum ConnSndbuf {
     /// SO_SNDBUF, or v0.9x's `tcp_wmem[2]`: fixed.
     Fixed,
     /// Upstream's: `tcp_wmem[0]` plus the subflows' autotuned buffers, each up to `tcp_wmem[2]`.
@@ -27,7 +27,7 @@ pub(in crate::sim) enum ConnSndbuf {
 
 impl ConnSndbuf {
     /// The buffer before any subflow has grown one (the msk socket's `tcp_wmem[1]`).
-    pub(in crate::sim) fn initial(self, fixed: u64) -> u64 {
+    pub fn initial(self, fixed: u64) -> u64 {
         match self {
             ConnSndbuf::Fixed => fixed,
             ConnSndbuf::UpstreamSum { .. } => WMEM_DEFAULT,
@@ -36,24 +36,22 @@ impl ConnSndbuf {
 }
 
 /// Upstream's connection buffer from its subflows' (established) autotuned buffers.
-pub(in crate::sim) fn upstream_sndbuf(subflows: impl Iterator<Item = u64>) -> u64 {
+fn upstream_sndbuf(subflows: impl Iterator<Item = u64>) -> u64 {
     WMEM_MIN + subflows.sum::<u64>()
 }
 
-impl Simulation {
+impl Connection {
     /// Grows each established subflow's autotuned buffer with its window and sizes the
     /// connection's from them (before a scheduling decision reads it).
-    pub(in crate::sim) fn sync_sndbuf(&mut self, c: u16) {
-        let flows = &self.flows;
-        let cn = &mut self.conns[c as usize];
-        let ConnSndbuf::UpstreamSum { wmem_max } = cn.sndbuf_rule else {
+    pub(super) fn sync_sndbuf(&mut self, io: &impl SubflowIo) {
+        let ConnSndbuf::UpstreamSum { wmem_max } = self.sndbuf_rule else {
             return;
         };
-        let grown = cn.subs.iter_mut().filter(|st| st.established).map(|st| {
-            let s = flows[st.flow as usize].sender.as_ref().expect("subflows are TCP");
+        let grown = self.subs.iter_mut().filter(|st| st.established).map(|st| {
+            let s = io.sender(st.flow);
             st.sndbuf.grow(s.w.cwnd, s.mss(), s.sndbuf_expand_factor(), wmem_max)
         });
-        cn.sndbuf = upstream_sndbuf(grown);
+        self.sndbuf = upstream_sndbuf(grown);
     }
 }
 

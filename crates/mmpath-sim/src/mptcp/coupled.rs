@@ -34,12 +34,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use crate::tcp::cc::{AckInfo, CaState, CongestionControl, Window};
 use crate::time::Time;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CoupledKind {
-    Lia,
-    Olia,
-    Balia,
-}
+/// Which coupled congestion control a flow names: the scenario's enum (scenario/mptcp.rs),
+/// which serde reads.
+pub use crate::scenario::CoupledName;
 
 /// What the coupled rules know about one subflow.
 #[derive(Debug, Clone, Copy)]
@@ -89,7 +86,7 @@ pub struct Shared {
 
 /// One subflow's coupled congestion control.
 pub struct Coupled {
-    kind: CoupledKind,
+    kind: CoupledName,
     idx: usize,
     shared: Arc<Mutex<Shared>>,
     /// OLIA's mptcp_snd_cwnd_cnt, in packets (source: units of 1/1024).
@@ -97,8 +94,10 @@ pub struct Coupled {
 }
 
 /// One controller per subflow, sharing the connection's state; subflow i's sender gets
-/// element i.
-pub fn build(kind: CoupledKind, n_subflows: usize) -> Vec<Box<dyn CongestionControl>> {
+/// element i. `kind` is a coupled one (an uncoupled connection's subflows each build the
+/// flow's own `cc`).
+pub fn build(kind: CoupledName, n_subflows: usize) -> Vec<Box<dyn CongestionControl>> {
+    assert!(kind != CoupledName::Uncoupled, "uncoupled subflows build their own controllers");
     let shared = Arc::new(Mutex::new(Shared { subs: vec![Sub::new(); n_subflows] }));
     (0..n_subflows)
         .map(|idx| {
@@ -260,18 +259,14 @@ fn balia_rate(s: &Sub) -> u128 {
 
 impl CongestionControl for Coupled {
     fn name(&self) -> &'static str {
-        match self.kind {
-            CoupledKind::Lia => "lia",
-            CoupledKind::Olia => "olia",
-            CoupledKind::Balia => "balia",
-        }
+        self.kind.name()
     }
 
     fn cong_avoid(&mut self, w: &mut Window, ack: &AckInfo) {
         let shared = Arc::clone(&self.shared);
         let mut sh = shared.lock().unwrap_or_else(|e| e.into_inner());
         Self::sync(&mut sh, self.idx, w);
-        if self.kind == CoupledKind::Olia {
+        if self.kind == CoupledName::Olia {
             let s = &mut sh.subs[self.idx];
             if !s.loss_init {
                 (s.loss1, s.loss2, s.loss_init) = (ack.snd_una, ack.snd_una, true);
@@ -287,15 +282,16 @@ impl CongestionControl for Coupled {
             }
         }
         match self.kind {
-            CoupledKind::Lia => {
+            CoupledName::Uncoupled => unreachable!("`build` makes coupled controllers only"),
+            CoupledName::Lia => {
                 let n = Self::lia_acks_per_increment(&sh, w.cwnd);
                 w.cong_avoid_ai(n, acked);
             }
-            CoupledKind::Balia => {
+            CoupledName::Balia => {
                 let n = Self::balia_acks_per_increment(&sh, self.idx, w.cwnd);
                 w.cong_avoid_ai(n, acked);
             }
-            CoupledKind::Olia => {
+            CoupledName::Olia => {
                 let inc = Self::olia_increase(&sh, self.idx, w.cwnd);
                 self.olia_cnt += inc * acked as f64;
                 // Source thresholds: +-((1 << 10) - 1) in units of 1/1024. The source resets the
@@ -319,8 +315,9 @@ impl CongestionControl for Coupled {
         Self::sync(&mut sh, self.idx, w);
         let reno = (w.cwnd >> 1).max(2);
         match self.kind {
-            CoupledKind::Lia | CoupledKind::Olia => reno,
-            CoupledKind::Balia => {
+            CoupledName::Uncoupled => unreachable!("`build` makes coupled controllers only"),
+            CoupledName::Lia | CoupledName::Olia => reno,
+            CoupledName::Balia => {
                 let counted = sh.subs.iter().filter(|s| s.counted()).count();
                 if counted <= 1 {
                     reno
@@ -345,7 +342,7 @@ impl CongestionControl for Coupled {
                 ((s.srtt_ns as i128 + (sample as i128 - s.srtt_ns as i128) / 8).max(1)) as u64
             };
         }
-        if self.kind == CoupledKind::Olia {
+        if self.kind == CoupledName::Olia {
             if !s.loss_init {
                 (s.loss1, s.loss2, s.loss3, s.loss_init) = (ack.snd_una, ack.snd_una, ack.snd_una, true);
             }
@@ -363,7 +360,7 @@ impl CongestionControl for Coupled {
         // OLIA mptcp_olia_set_state: entering Loss / Recovery marks a loss (the source's
         // `!icsk_retransmits` keeps repeated RTO backoffs from marking again; we mark only on
         // entry into the state).
-        if self.kind == CoupledKind::Olia
+        if self.kind == CoupledName::Olia
             && matches!(state, CaState::Loss | CaState::Recovery)
             && s.state != state
             && s.loss3 != s.loss2
@@ -394,7 +391,7 @@ mod tests {
     }
 
     /// Controllers with windows in congestion avoidance and one RTT sample each.
-    fn setup(kind: CoupledKind, paths: &[(u32, u64)]) -> (Vec<Box<dyn CongestionControl>>, Vec<Window>) {
+    fn setup(kind: CoupledName, paths: &[(u32, u64)]) -> (Vec<Box<dyn CongestionControl>>, Vec<Window>) {
         let mut ccs = build(kind, paths.len());
         let mut ws = Vec::new();
         for (i, &(cwnd, rtt_ms)) in paths.iter().enumerate() {
@@ -430,7 +427,7 @@ mod tests {
         // Increase per packet = min(alpha / cwnd_total, 1 / cwnd_i) = min(0.0444, 0.1) on
         // subflow 0: one packet per cwnd_total / alpha = 22.5 -> 22 ACKs (source floors),
         // instead of Reno's 10.
-        let (mut ccs, mut ws) = setup(CoupledKind::Lia, &[(10, 10), (20, 40)]);
+        let (mut ccs, mut ws) = setup(CoupledName::Lia, &[(10, 10), (20, 40)]);
         assert_eq!(acks_to_change(ccs[0].as_mut(), &mut ws[0]), 22);
         assert_eq!(ws[0].cwnd, 11);
         // Subflow 1: min(0.0444, 1/20) -> also the coupled term.
@@ -445,11 +442,11 @@ mod tests {
     fn lia_never_beats_uncoupled_reno() {
         // Subflow 0: cwnd 100 @ 100 ms beside cwnd 10 @ 1 ms: cwnd_total / alpha =
         // 11^2 / 10 = 12.1 < cwnd_0, so the Reno cap (1 / cwnd_0) binds: 100 ACKs.
-        let (mut ccs, mut ws) = setup(CoupledKind::Lia, &[(100, 100), (10, 1)]);
+        let (mut ccs, mut ws) = setup(CoupledName::Lia, &[(100, 100), (10, 1)]);
         assert_eq!(acks_to_change(ccs[0].as_mut(), &mut ws[0]), 100);
         // Over many ACKs on many windows, never more than Reno.
         for (w0, r0, w1, r1) in [(10, 10, 10, 10), (50, 5, 7, 80), (3, 1, 300, 1), (1000, 20, 20, 200)] {
-            let (mut ccs, mut ws) = setup(CoupledKind::Lia, &[(w0, r0), (w1, r1)]);
+            let (mut ccs, mut ws) = setup(CoupledName::Lia, &[(w0, r0), (w1, r1)]);
             let mut reno = ws[0];
             let mut lia = ws.remove(0);
             for _ in 0..5000 {
@@ -467,7 +464,7 @@ mod tests {
         // n = 2: eps_0 = +1/2, eps_1 = -1/2. sum w/rtt = 3 per ms:
         //   inc_0 = 10 / 30^2 + 0.5 / 10 = 0.06111 -> 17 ACKs to reach 1023/1024;
         //   inc_1 = 20 / 30^2 - 0.5 / 20 = -0.002778 -> cwnd - 1 after 360 ACKs.
-        let mut ccs = build(CoupledKind::Olia, 2);
+        let mut ccs = build(CoupledName::Olia, 2);
         let mut ws = [Window { cwnd: 10, ssthresh: 1, cwnd_cnt: 0 }, Window { cwnd: 20, ssthresh: 1, cwnd_cnt: 0 }];
         for (i, interval) in [(0usize, 1_000_000u64), (1, 100_000)] {
             ccs[i].on_rtt(&mut ws[i], &ack(1, Some(10), 0));
@@ -500,7 +497,7 @@ mod tests {
         // No losses yet (equal intervals) and equal RTTs: every path is in B; with equal cwnds
         // every path is also in M, so B \ M is empty and eps = 0: the increase is
         // w_i / (rtt_i sum w / rtt)^2 = 10 / 20^2 = 1/40 -> 40 ACKs (Reno: 10).
-        let (mut ccs, mut ws) = setup(CoupledKind::Olia, &[(10, 10), (10, 10)]);
+        let (mut ccs, mut ws) = setup(CoupledName::Olia, &[(10, 10), (10, 10)]);
         assert_eq!(acks_to_change(ccs[0].as_mut(), &mut ws[0]), 40);
     }
 
@@ -509,7 +506,7 @@ mod tests {
         // x_0 = 10 / 10 ms = 1, x_1 = 40 / 20 ms = 2 (per ms); sum 3, max 2.
         // ai_0 = 9 x 10 x 10 / ((1 + 2)(4 + 2)) = 50 ACKs per +1 (Reno: 10);
         // ai_1 = 9 x 10 x 40 / ((2 + 2)(8 + 2)) = 90 ACKs per +1 (Reno: 40).
-        let (mut ccs, mut ws) = setup(CoupledKind::Balia, &[(10, 10), (40, 20)]);
+        let (mut ccs, mut ws) = setup(CoupledName::Balia, &[(10, 10), (40, 20)]);
         // md_0: alpha = 2 / 1 = 2 -> min(2, 1.5) x 5 = 7 (fixed point) -> ssthresh 3.
         // md_1: alpha = 1 -> 20 -> ssthresh 20.
         assert_eq!(ccs[0].ssthresh(&ws[0]), 3);
@@ -522,7 +519,7 @@ mod tests {
 
     #[test]
     fn one_subflow_is_reno() {
-        for kind in [CoupledKind::Lia, CoupledKind::Olia, CoupledKind::Balia] {
+        for kind in [CoupledName::Lia, CoupledName::Olia, CoupledName::Balia] {
             let mut cc = build(kind, 1).pop().unwrap();
             let mut w = Window::new(10);
             let mut r = Window::new(10);
@@ -544,7 +541,7 @@ mod tests {
                 cc.on_rtt(&mut w, &a);
                 cc.cong_avoid(&mut w, &a);
                 Reno.cong_avoid(&mut r, &a);
-                if kind != CoupledKind::Olia {
+                if kind != CoupledName::Olia {
                     assert_eq!(w, r, "{kind:?} after {i} ACKs");
                 } else {
                     assert!(w.cwnd.abs_diff(r.cwnd) <= 1, "{kind:?} after {i}: {} vs {}", w.cwnd, r.cwnd);
@@ -556,7 +553,7 @@ mod tests {
 
     #[test]
     fn olia_one_subflow_single_acks_match_reno_exactly() {
-        let mut cc = build(CoupledKind::Olia, 1).pop().unwrap();
+        let mut cc = build(CoupledName::Olia, 1).pop().unwrap();
         let mut w = Window { cwnd: 10, ssthresh: 5, cwnd_cnt: 0 };
         let mut r = w;
         cc.on_rtt(&mut w, &ack(1, Some(10), 0));
@@ -570,7 +567,7 @@ mod tests {
     #[test]
     fn a_subflow_without_rtt_sample_is_not_coupled() {
         // Only subflow 0 has an RTT sample: LIA behaves like Reno on it (10 ACKs at cwnd 10).
-        let mut ccs = build(CoupledKind::Lia, 2);
+        let mut ccs = build(CoupledName::Lia, 2);
         let mut w = Window { cwnd: 10, ssthresh: 1, cwnd_cnt: 0 };
         ccs[0].on_rtt(&mut w, &ack(1, Some(10), 0));
         let mut w1 = Window { cwnd: 10, ssthresh: 1, cwnd_cnt: 0 };

@@ -18,7 +18,7 @@
 //!   bulk writer sleeps on a full send buffer and is woken when a third of it is free
 //!   (mptcp_write_space -> sk_stream_write_space: free >= queued / 2), so with the send buffer
 //!   binding and the data ACK stalled no pass runs and every firing re-arms with the interval
-//!   of the last pass before the stall (`conn_writer_wake`). The model's own push calls (TSQ
+//!   of the last pass before the stall (`writer_wake`). The model's own push calls (TSQ
 //!   completions, subflow RTOs, link events) hand out data as before but are not passes;
 //! - each time it fires (mptcp_retransmit_timer -> mptcp_worker -> __mptcp_retrans ->
 //!   mptcp_subflow_get_retrans), every subflow with data outstanding is checked
@@ -38,9 +38,8 @@
 //! firings come at the interval of the last pass before the blockage (the firing's re-arm
 //! precedes its pass), the later ones at what the pass after a firing found.
 
-use super::STALE_LOSS_CNT;
+use super::{Connection, Effect, SubflowIo, Timer, STALE_LOSS_CNT};
 use crate::scenario::Kernel;
-use crate::sim::{Ev, Simulation};
 use crate::time::Time;
 
 /// Linux TCP_RTO_MIN (200 ms): the MPTCP timer's interval when no subflow timer is pending.
@@ -94,165 +93,154 @@ fn writer_wakes(written: u64, una: u64, limit: u64, sndbuf: u64) -> bool {
     sndbuf.saturating_sub(queued) >= queued / 2
 }
 
-impl Simulation {
+impl Connection {
     /// mptcp_subflow_get_send's __mptcp_set_timeout: the interval becomes the longest time left
     /// on the pending retransmit timer of an active subflow (established, not stale) that is
     /// not counting losses, else TCP_RTO_MIN.
-    pub(super) fn conn_set_timeout(&mut self, now: Time, c: u16) {
-        let cn = &self.conns[c as usize];
-        if cn.kernel != Kernel::Upstream {
+    fn set_timeout(&mut self, now: Time, io: &impl SubflowIo) {
+        if self.info.kernel != Kernel::Upstream {
             return;
         }
-        let flows = &self.flows;
-        let subs = cn.subs.iter().map(|st| {
-            let s = flows[st.flow as usize].sender.as_ref().expect("tcp");
+        let subs = self.subs.iter().map(|st| {
+            let s = io.sender(st.flow);
             (st.established && !st.stale, st.stale_count, s.xmit_timer_deadline())
         });
-        let ival = timer_interval(now, subs);
-        self.conns[c as usize].timer_ival = ival;
+        self.timer_ival = timer_interval(now, subs);
     }
 
     /// mptcp_reset_rtx_timer: the connection's retransmission timer runs from now for the
-    /// interval the last scheduling pass set.
-    pub(super) fn conn_rtx_restart(&mut self, now: Time, c: u16) {
-        let cn = &self.conns[c as usize];
-        if cn.kernel != Kernel::Upstream {
-            return;
+    /// interval the last scheduling pass set. Returns the timer event to ask for, if any.
+    fn rtx_restart(&mut self, now: Time) -> Option<Time> {
+        if self.info.kernel != Kernel::Upstream {
+            return None;
         }
-        let ival = cn.timer_ival;
-        self.conn_rtx_set(c, Some(now + ival));
+        let ival = self.timer_ival;
+        self.rtx_set(now + ival)
     }
 
     /// The kernel's pending data (mptcp_send_head): written by the application and not yet
     /// handed to a subflow, or queued for reinjection (__mptcp_retransmit_pending_data points
     /// first_pending back at the retransmit queue's head).
-    pub(super) fn conn_send_head(&self, c: u16) -> bool {
-        let cn = &self.conns[c as usize];
-        let pending = cn.written.min(cn.data_limit).saturating_sub(cn.data_nxt);
-        pending >= self.conn_min_mss(c) || (cn.app_done && pending > 0) || !cn.reinject.is_empty()
+    pub(super) fn send_head(&self, io: &impl SubflowIo) -> bool {
+        let pending = self.written.min(self.data_limit).saturating_sub(self.data_nxt);
+        pending >= self.min_mss(io) || (self.app_done && pending > 0) || !self.reinject.is_empty()
     }
 
     /// The smallest MSS of the connection's established subflows. The model hands out whole
     /// segments only (schedule.rs `assign`) where the kernel copies any sliver the window or
     /// the written data allows (mptcp_sendmsg_frag): a sliver smaller than this is what the
     /// kernel would have sent already, so it is neither pending data nor window room.
-    pub(super) fn conn_min_mss(&self, c: u16) -> u64 {
-        let cn = &self.conns[c as usize];
-        let mss = cn
-            .subs
-            .iter()
-            .filter(|st| st.established)
-            .map(|st| self.flows[st.flow as usize].sender.as_ref().map_or(u32::MAX, |s| s.mss()));
+    pub(super) fn min_mss(&self, io: &impl SubflowIo) -> u64 {
+        let mss = self.subs.iter().filter(|st| st.established).map(|st| io.sender(st.flow).mss());
         u64::from(mss.min().unwrap_or(1).max(1))
     }
 
     /// The writer (sendmsg) fills the send buffer: it writes up to the buffer's size ahead of
     /// the data ACK, or what the application has produced, and pushes (a scheduling pass).
-    pub(super) fn conn_writer_write(&mut self, c: u16) {
-        let cn = &mut self.conns[c as usize];
-        let room = cn.data_una.saturating_add(cn.sndbuf);
-        cn.written = cn.written.max(cn.data_limit.min(room));
-        cn.pass_due = true;
+    pub(super) fn writer_write(&mut self) {
+        let room = self.data_una.saturating_add(self.sndbuf);
+        self.written = self.written.max(self.data_limit.min(room));
+        self.pass_due = true;
     }
 
     /// The data ACK moved: a writer sleeping on a full send buffer is woken once a third of
     /// it is free (mptcp_write_space -> sk_stream_write_space: __sk_stream_is_writeable,
     /// sk_stream_wspace >= sk_stream_min_wspace, i.e. free >= queued / 2) and writes.
-    pub(super) fn conn_writer_wake(&mut self, c: u16) {
-        let cn = &self.conns[c as usize];
-        if writer_wakes(cn.written, cn.data_una, cn.data_limit, cn.sndbuf) {
-            self.conn_writer_write(c);
+    pub(super) fn writer_wake(&mut self) {
+        if writer_wakes(self.written, self.data_una, self.data_limit, self.sndbuf) {
+            self.writer_write();
         }
     }
 
-    /// Sets the deadline; the engine holds at most one event per connection, at or before it
-    /// (a later deadline is picked up when that event fires), so restarting the timer on every
-    /// data ACK costs no event.
-    fn conn_rtx_set(&mut self, c: u16, at: Option<Time>) {
-        let cn = &mut self.conns[c as usize];
-        cn.rtx_at = at;
-        if let Some(t) = at {
-            if cn.rtx_event.is_none_or(|e| e > t) {
-                cn.rtx_event = Some(t);
-                self.q.schedule(t, Ev::ConnRtx(c));
-            }
+    /// Sets the deadline; at most one timer event is asked for at a time, at or before it (a
+    /// later deadline is picked up when that event fires), so restarting the timer on every
+    /// data ACK costs no event. Returns the event to ask for, if a new one is needed.
+    fn rtx_set(&mut self, t: Time) -> Option<Time> {
+        self.rtx_at = Some(t);
+        if self.rtx_event.is_none_or(|e| e > t) {
+            self.rtx_event = Some(t);
+            return Some(t);
         }
+        None
     }
 
     /// The data ACK moved (or data was pushed): restart the timer while data is outstanding,
     /// stop it when all is acknowledged.
-    pub(super) fn conn_rtx_on_progress(&mut self, now: Time, c: u16) {
-        let cn = &self.conns[c as usize];
-        if cn.kernel != Kernel::Upstream {
+    pub(super) fn rtx_on_progress(&mut self, now: Time) {
+        if self.info.kernel != Kernel::Upstream {
             return;
         }
-        if cn.data_una < cn.data_nxt {
-            self.conn_rtx_restart(now, c);
+        if self.data_una < self.data_nxt {
+            if let Some(t) = self.rtx_restart(now) {
+                self.effects.push(Effect::Timer(t, Timer::Rtx));
+            }
         } else {
             // mptcp_stop_rtx_timer
-            let cn = &mut self.conns[c as usize];
-            cn.rtx_at = None;
-            cn.timer_ival = Time::ZERO;
+            self.rtx_at = None;
+            self.timer_ival = Time::ZERO;
         }
     }
 
-    /// End of a push (`conn_push`): if it was a scheduling pass, the interval is set; data
-    /// handed to the subflows starts the timer if it is not running (__mptcp_push_pending:
-    /// `if (!mptcp_rtx_timer_pending(sk)) mptcp_reset_rtx_timer(sk)`). The kernel pushes data
-    /// only after a pass, so a push that starts the timer counts as one.
-    pub(super) fn conn_rtx_on_push(&mut self, now: Time, c: u16, pass: bool) {
-        let cn = &self.conns[c as usize];
-        if cn.kernel != Kernel::Upstream {
-            return;
+    /// The end of a push, after its flush (`Effect::Push`): if it was a scheduling pass, the
+    /// interval is set; data handed to the subflows starts the timer if it is not running
+    /// (__mptcp_push_pending: `if (!mptcp_rtx_timer_pending(sk)) mptcp_reset_rtx_timer(sk)`).
+    /// The kernel pushes data only after a pass, so a push that starts the timer counts as
+    /// one. Returns when the retransmission timer's event is to be asked for (`Timer::Rtx`).
+    pub fn after_push(&mut self, now: Time, io: &impl SubflowIo) -> Option<Time> {
+        if self.info.kernel != Kernel::Upstream {
+            return None;
         }
-        let start = cn.rtx_at.is_none() && cn.data_una < cn.data_nxt;
-        if pass || start {
-            self.conn_set_timeout(now, c);
+        let start = self.rtx_at.is_none() && self.data_una < self.data_nxt;
+        if self.pushed_pass || start {
+            self.set_timeout(now, io);
         }
         if start {
-            self.conn_rtx_restart(now, c);
+            return self.rtx_restart(now);
         }
+        None
     }
 
-    /// The engine's event for the connection's timer.
-    pub(in crate::sim) fn conn_rtx_timer(&mut self, now: Time, c: u16) {
-        let cn = &mut self.conns[c as usize];
-        if cn.rtx_event == Some(now) {
-            cn.rtx_event = None;
+    /// The connection's retransmission timer event (`Timer::Rtx`).
+    pub fn on_rtx_timer(&mut self, now: Time, io: &mut impl SubflowIo) {
+        if self.rtx_event == Some(now) {
+            self.rtx_event = None;
         }
-        match cn.rtx_at {
+        match self.rtx_at {
             Some(t) if t <= now => {}
             Some(t) => {
-                // Restarted since this event was queued: wait for the new deadline.
-                self.conn_rtx_set(c, Some(t));
+                // Restarted since this event was asked for: wait for the new deadline.
+                if let Some(t) = self.rtx_set(t) {
+                    self.effects.push(Effect::Timer(t, Timer::Rtx));
+                }
                 return;
             }
             None => return,
         }
-        cn.rtx_at = None;
+        self.rtx_at = None;
         // __mptcp_retrans begins with mptcp_clean_una_wakeup: with data outstanding the timer
         // is re-armed with the interval the last pass set, before this firing's own pass.
-        if self.conns[c as usize].data_una < self.conns[c as usize].data_nxt {
-            self.conn_rtx_restart(now, c);
+        if self.data_una < self.data_nxt {
+            if let Some(t) = self.rtx_restart(now) {
+                self.effects.push(Effect::Timer(t, Timer::Rtx));
+            }
         }
-        let min_stale = self.conn_chk_stale(c);
-        self.conn_retrans(now, c, min_stale);
+        let min_stale = self.chk_stale(io);
+        self.retrans(now, min_stale, io);
         // mptcp_check_and_set_pending: pending data is pushed when the worker releases the
         // socket (mptcp_release_cb -> __mptcp_push_pending), a scheduling pass.
-        self.conns[c as usize].pass_due = true;
-        self.conn_push(now, c);
+        self.pass_due = true;
+        self.push(now, io);
     }
 
     /// __mptcp_retrans: the oldest data not yet data-ACKed goes out again on a subflow with
     /// nothing outstanding (mptcp_subflow_get_retrans's pick), if there is one.
-    fn conn_retrans(&mut self, now: Time, c: u16, min_stale: u32) {
-        let cn = &self.conns[c as usize];
-        if cn.data_una >= cn.data_nxt {
+    fn retrans(&mut self, now: Time, min_stale: u32, io: &mut impl SubflowIo) {
+        if self.data_una >= self.data_nxt {
             return;
         }
         let (mut pick, mut backup) = (None, None);
-        for (j, st) in cn.subs.iter().enumerate() {
-            let s = self.flows[st.flow as usize].sender.as_ref().expect("tcp");
+        for (j, st) in self.subs.iter().enumerate() {
+            let s = io.sender(st.flow);
             if !st.established || st.stale || s.snd_una < s.app_limit() {
                 continue;
             }
@@ -264,25 +252,22 @@ impl Simulation {
         }
         // "use backup only if there are no progresses anywhere"
         let Some(j) = pick.or(if min_stale > 1 { backup } else { None }) else { return };
-        let dsn = cn.data_una;
-        let len = retrans_len(dsn, cn.data_nxt);
-        let cn = &mut self.conns[c as usize];
-        cn.stats.reinjections += 1;
-        cn.stats.reinjected_bytes += len;
-        cn.subs[j].reinjected_bytes += len;
-        self.give(now, c, j, dsn, len);
+        let dsn = self.data_una;
+        let len = retrans_len(dsn, self.data_nxt);
+        self.stats.reinjections += 1;
+        self.stats.reinjected_bytes += len;
+        self.subs[j].reinjected_bytes += len;
+        self.give(now, j, dsn, len, io);
     }
 
     /// mptcp_subflow_get_retrans's walk: mptcp_pm_subflow_chk_stale on every subflow with data
     /// outstanding, then mptcp_pm_subflows_chk_stale on one past the limit. Returns the lowest
     /// stale_count among them (u32::MAX if none had data outstanding).
-    fn conn_chk_stale(&mut self, c: u16) -> u32 {
+    fn chk_stale(&mut self, io: &mut impl SubflowIo) -> u32 {
         let mut min_stale = u32::MAX;
-        let n = self.conns[c as usize].subs.len();
-        for j in 0..n {
-            let cn = &mut self.conns[c as usize];
-            let st = &mut cn.subs[j];
-            let s = self.flows[st.flow as usize].sender.as_ref().expect("tcp");
+        for j in 0..self.subs.len() {
+            let st = &mut self.subs[j];
+            let s = io.sender(st.flow);
             if !st.established || s.snd_una >= s.app_limit() {
                 continue;
             }
@@ -304,7 +289,7 @@ impl Simulation {
             }
             // Another active subflow not in loss state?
             let active_max = STALE_LOSS_CNT.saturating_sub(1).max(1);
-            let alternative = cn
+            let alternative = self
                 .subs
                 .iter()
                 .enumerate()
@@ -313,11 +298,11 @@ impl Simulation {
                 continue;
             }
             let (una, nxt) = (s.snd_una, s.snd_nxt);
-            let st = &mut cn.subs[j];
+            let st = &mut self.subs[j];
             st.stale = true;
-            let reinject = &mut cn.reinject;
+            let reinject = &mut self.reinject;
             st.maps.for_each_range(una, nxt, |d, l| reinject.push(d, l));
-            self.reclaim(c, j);
+            self.reclaim(j, io);
         }
         min_stale
     }
@@ -368,5 +353,58 @@ mod tests {
         assert!(!writer_wakes(3_000_000, 999_000, u64::MAX, 3_000_000));
         assert!(writer_wakes(3_000_000, 3_000_000, u64::MAX, 3_000_000));
         assert!(!writer_wakes(3_000_000, 2_000_000, 3_000_000, 3_000_000), "all written");
+    }
+}
+
+#[cfg(test)]
+mod state_tests {
+    use super::super::testkit::*;
+
+    /// Upstream: subflow 0 never answers while subflow 1 does. Every firing of the connection
+    /// timer counts one more fruitless interval on subflow 0; past stale_loss_cnt (4) it is
+    /// stale and its data is sent on subflow 1; anything from its peer revives it.
+    #[test]
+    fn a_silent_subflow_goes_stale_after_stale_loss_cnt_firings_and_revives() {
+        let (mut cn, mut io) = connection(Kernel::Upstream, SchedName::Upstream, &[false, false], 1 << 20);
+        cn.subs[1].established = true;
+        write(&mut cn, &mut io, Time::ZERO, 4 * MSS as u64);
+        assert!(!io.data_on(0).is_empty());
+        let on_0 = io.senders[0].snd_nxt;
+        let mut now = ms(1);
+        for firing in 1..=5u32 {
+            // Subflow 1 hears from its peer (whatever it carries is ACKed), subflow 0 does not.
+            let nxt1 = io.senders[1].snd_nxt;
+            ack(&mut cn, &mut io, now, 1, nxt1, 0, 1 << 20);
+            now = cn.rtx_at.expect("data outstanding: the timer runs").max(now);
+            cn.on_rtx_timer(now, &mut io);
+            settle(&mut cn, &mut io, now);
+            assert_eq!(cn.subs[0].stale_count, firing);
+            assert_eq!(cn.subs[0].stale, firing == 5, "firing {firing}");
+            now += ms(1);
+        }
+        // Its outstanding data went to subflow 1.
+        let on_1: u64 = io.data_on(1).iter().filter(|d| d.1 < on_0).map(|d| d.2 as u64).sum();
+        assert!(on_1 >= on_0, "subflow 0's {on_0} bytes sent again on subflow 1 ({on_1})");
+        // An ACK on subflow 0, even of nothing new, revives it.
+        let una0 = io.senders[0].snd_una;
+        ack(&mut cn, &mut io, now, 0, una0, 0, 1 << 20);
+        assert!(!cn.subs[0].stale);
+        assert_eq!(cn.subs[0].state_code(), 0);
+    }
+
+    /// Without a healthy alternative a silent subflow is not marked stale.
+    #[test]
+    fn no_stale_mark_without_an_alternative() {
+        let (mut cn, mut io) = connection(Kernel::Upstream, SchedName::Upstream, &[false, false], 1 << 20);
+        write(&mut cn, &mut io, Time::ZERO, 4 * MSS as u64);
+        let mut now = ms(1);
+        for _ in 0..8 {
+            now = cn.rtx_at.expect("timer runs").max(now);
+            cn.on_rtx_timer(now, &mut io);
+            settle(&mut cn, &mut io, now);
+            now += ms(1);
+        }
+        assert!(cn.subs[0].stale_count > 4);
+        assert!(!cn.subs[0].stale, "subflow 1 never joined");
     }
 }

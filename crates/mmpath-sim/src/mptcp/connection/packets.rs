@@ -1,0 +1,217 @@
+//! Data-level sequencing on the wire: DSS stamped on every segment leaving a subflow (RFC 8684
+//! 3.3: the DSN mapping on data, DATA_ACK and window on ACKs), the receiver's reassembly into the
+//! connection's byte stream, and the sender's side of a data ACK (the window's right edge is never
+//! retracted, RFC 8684 3.3.5; a valid ACK clears pf as v0.9x tcp_ack, anything revives a stale
+//! subflow as upstream does), and the ACKs the application's read can trigger on the subflows
+//! (`read_rule`, `read_ack`).
+
+use super::{Connection, SubflowIo};
+use crate::packet::{Kind, Packet, DSS_ACK_BYTES, DSS_DATA_BYTES};
+use crate::scenario::Kernel;
+use crate::tcp::cc::CaState;
+use crate::time::Time;
+
+/// What a read of the connection decides once for all its subflows' ACKs (`read_rule`).
+#[derive(Debug, Clone, Copy)]
+pub struct ReadRule {
+    copied: u64,
+    /// Nothing out of order is left queued (the reader took everything in order).
+    rx_empty: bool,
+    /// Upstream: the read at least doubled the window last advertised.
+    cleanup: bool,
+}
+
+impl Connection {
+    // ----- packets -----
+
+    /// Stamps DSS information on a packet leaving subflow `j`'s endpoints.
+    pub fn stamp(&mut self, j: usize, p: &mut Packet) {
+        match p.kind {
+            Kind::Data => {
+                let (dsn, covered) = self.subs[j].maps.dsn_of(p.seq).expect("every sent byte is mapped");
+                assert!(covered >= p.len as u64, "a segment never straddles two mappings");
+                p.dsn = dsn;
+                p.size_bytes += DSS_DATA_BYTES;
+            }
+            Kind::Ack => {
+                p.data_ack = self.rx.data_ack;
+                p.data_wnd = self.rx.window();
+                p.size_bytes += DSS_ACK_BYTES;
+                // mptcp_set_rwin: the window this ACK advertises is the read rule's reference.
+                self.old_wspace = p.data_wnd;
+            }
+            _ => {}
+        }
+    }
+
+    /// A data segment's DSN range reaches the connection; returns the bytes that became in
+    /// order, which the application reads at once (`read_rule`, `read_ack`).
+    pub fn on_data(&mut self, now: Time, p: &Packet) -> u64 {
+        let delivered = self.rx.on_data(p.dsn, p.len as u64);
+        if delivered > 0 {
+            self.bins.add(now.ns(), delivered);
+            self.delivered_bytes += delivered;
+            if now >= self.info.start && now <= self.info.stop {
+                self.goodput_bytes += delivered;
+            }
+        }
+        delivered
+    }
+
+    /// The application read `copied` bytes from the connection: the ACKs the read sends on
+    /// the subflows, each the first part of the kernel's tcp_cleanup_rbuf on that subflow (a
+    /// delayed ACK held for a short segment, or for more than one segment, goes at once if
+    /// the read left nothing queued; TcpReceiver::cleanup_rbuf says why its window-update
+    /// part is not modelled). Without this, the last short segment of a burst waits for the
+    /// 40 ms delayed-ACK timer, and a backup subflow taking over looks silent to upstream's
+    /// stale check (docs/models.md).
+    /// - `linux-v0.9x` mptcp_cleanup_rbuf (net/mptcp/mptcp_input.c): every subflow that can
+    ///   ACK, with the meta socket's receive memory (its out-of-order queue) as the test.
+    /// - `linux-upstream` mptcp_cleanup_rbuf (net/mptcp/protocol.c, Linux 6.18): a subflow is
+    ///   visited if the read at least doubled the window last advertised (old_wspace) or
+    ///   mptcp_subflow_could_cleanup holds (an ACK scheduled, and more than one segment, or a
+    ///   short one with the msk's queues empty); tcp_cleanup_rbuf then tests the subflow's
+    ///   own receive memory.
+    ///
+    /// This decides what holds for every subflow (None: nothing was read); `read_ack` then
+    /// visits each subflow in order, and its ACK leaves before the next subflow's is decided.
+    pub fn read_rule(&self, copied: u64) -> Option<ReadRule> {
+        if copied == 0 {
+            return None;
+        }
+        // The reader takes everything in order at once: what remains queued is the
+        // out-of-order data.
+        let rx_empty = self.rx.ooo_bytes == 0;
+        let space = self.rx.window();
+        let cleanup = space > 0 && space >= 2 * self.old_wspace;
+        Some(ReadRule { copied, rx_empty, cleanup })
+    }
+
+    /// The read's ACK on subflow `j` (`read_rule`): true if its receiver sent one.
+    pub fn read_ack(&mut self, now: Time, j: usize, rule: ReadRule, io: &mut impl SubflowIo) -> bool {
+        let st = &self.subs[j];
+        if !st.established {
+            return false;
+        }
+        let (rx, out) = io.receiver_out(st.flow);
+        match self.info.kernel {
+            Kernel::V09x => rx.cleanup_rbuf(now, rule.copied, rule.rx_empty, out),
+            Kernel::Upstream if rule.cleanup || rx.could_cleanup(rule.rx_empty) => {
+                let held = rx.nothing_held();
+                rx.cleanup_rbuf(now, rule.copied, held, out)
+            }
+            Kernel::Upstream => false,
+        }
+    }
+
+    /// An ACK reached subflow `j`: its sender takes it, then the connection its data ACK and
+    /// window, and the subflow's state. Returns whether the data ACK advanced, for `after_ack`,
+    /// which the caller calls next (a scan held for this subflow may start in between).
+    pub fn on_ack(&mut self, now: Time, j: usize, p: &Packet, io: &mut impl SubflowIo) -> bool {
+        let (s, out) = io.sender_out(self.subs[j].flow);
+        let prior_una = s.snd_una;
+        s.on_ack(now, p, out);
+        let data_advanced = p.data_ack > self.data_una;
+        if data_advanced {
+            self.data_una = p.data_ack.min(self.data_nxt);
+            while self.carriers.front().is_some_and(|&(end, _)| end <= self.data_una) {
+                self.carriers.pop_front();
+            }
+        }
+        self.peer_right = self.peer_right.max(p.data_ack + p.data_wnd);
+        let st = &mut self.subs[j];
+        let s = io.sender(st.flow);
+        let acked = s.snd_una - prior_una.min(s.snd_una);
+        st.maps.prune(s.snd_una);
+        // Anything from the peer revives a stale subflow (upstream: rcv_tstamp moves, which
+        // mptcp_subflow_active sees at once); its loss count is reset only by the next check
+        // (mptcp_pm_subflow_chk_stale, stale.rs), and until then the subflow's timer stays out
+        // of the connection timer's interval (mptcp_timeout_from_subflow). A valid ACK clears
+        // pf (v0.9x tcp_ack).
+        st.last_ack = now;
+        st.stale = false;
+        if acked > 0 {
+            st.pf = false;
+            if s.state != CaState::Loss {
+                st.pre_loss = None;
+            }
+        }
+        if acked > 0 {
+            self.sched.on_ack(now, j, acked);
+        }
+        data_advanced
+    }
+
+    /// The rest of an ACK (`on_ack`): the retransmission timer and the writer follow the data
+    /// ACK, and a window beyond snd_nxt pushes pending data.
+    pub fn after_ack(&mut self, now: Time, data_advanced: bool, io: &mut impl SubflowIo) {
+        if data_advanced {
+            self.rtx_on_progress(now);
+            self.writer_wake();
+        }
+        // ack_update_msk: a window beyond snd_nxt pushes pending data (__mptcp_check_push).
+        let min_mss = self.min_mss(io);
+        if self.peer_right.saturating_sub(self.data_nxt) >= min_mss {
+            self.pass_due = true;
+        }
+        self.push(now, io);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testkit::*;
+
+    fn data(dsn: u64, len: u32) -> Packet {
+        let mut p = Packet::empty(0, Kind::Data, Way::Forward);
+        p.dsn = dsn;
+        p.len = len;
+        p
+    }
+
+    /// The data ACK and window an ACK of subflow `j` carries now.
+    fn stamped_ack(cn: &mut Connection, j: usize) -> (u64, u64) {
+        let mut p = Packet::empty(j as u16, Kind::Ack, Way::Reverse);
+        cn.stamp(j, &mut p);
+        (p.data_ack, p.data_wnd)
+    }
+
+    /// Receiving side: data behind a hole is held (head-of-line blocking), the ACKs keep
+    /// the data ACK at the hole on every subflow, and filling it delivers both at once.
+    #[test]
+    fn data_behind_a_hole_waits_and_the_acks_say_so() {
+        let (mut cn, _io) = connection(Kernel::Upstream, SchedName::Upstream, &[false, false], 10 * MSS as u64);
+        assert_eq!(cn.on_data(ms(1), &data(1000, 1000)), 0, "hole at 0..1000");
+        assert_eq!(stamped_ack(&mut cn, 0), (0, 10_000));
+        assert_eq!(stamped_ack(&mut cn, 1), (0, 10_000), "the connection's data ACK on every subflow");
+        assert_eq!(cn.delivered_bytes, 0);
+        assert_eq!(cn.on_data(ms(2), &data(0, 1000)), 2000);
+        assert_eq!(cn.delivered_bytes, 2000);
+        assert_eq!(stamped_ack(&mut cn, 1), (2000, 10_000));
+    }
+
+    /// Sending side: the peer's connection-level window bounds what the scheduler hands out
+    /// over all subflows together, however much room their cwnds have; a data ACK moving the
+    /// right edge lets more go, and the head-of-line chunk's carrier is known.
+    #[test]
+    fn the_peer_window_bounds_all_subflows_together() {
+        let window = 8 * MSS as u64;
+        let (mut cn, mut io) = connection(Kernel::V09x, SchedName::Roundrobin, &[false, false], window);
+        cn.subs[1].established = true;
+        write(&mut cn, &mut io, Time::ZERO, 100 * MSS as u64);
+        let sent = |io: &Endpoints| io.data_on(0).len() + io.data_on(1).len();
+        assert_eq!(cn.data_nxt, window, "two cwnds of 10 segments, a window of 8");
+        assert_eq!(sent(&io), 8);
+        assert!(!io.data_on(0).is_empty() && !io.data_on(1).is_empty(), "round robin uses both");
+        let hol = cn.conn_view().hol_subflow.expect("data outstanding");
+        assert_eq!(io.data_on(hol as u16)[0].1, 0, "the carrier of DSN 0");
+        // An ACK of subflow 0's data that does not move the data ACK opens nothing.
+        let una0 = io.senders[0].snd_nxt;
+        ack(&mut cn, &mut io, ms(10), 0, una0, 0, window);
+        assert_eq!(cn.data_nxt, window);
+        // The data ACK moves by 2 segments: 2 more go.
+        ack(&mut cn, &mut io, ms(11), 0, una0, 2 * MSS as u64, window);
+        assert_eq!(cn.data_nxt, window + 2 * MSS as u64);
+        assert_eq!(sent(&io), 10);
+    }
+}
