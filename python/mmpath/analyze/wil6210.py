@@ -123,7 +123,7 @@ def _number(v: str, col: str, path, lineno):
 
 def read(path) -> Source:
     path = Path(path)
-    f = open_text(path)
+    f = open_text(path, ALLOWED)
     with f:
         lines = ((i, ln.rstrip("\r\n")) for i, ln in enumerate(f, 1))
         lines = ((i, ln) for i, ln in lines if ln.strip() and not ln.lstrip().startswith("#"))
