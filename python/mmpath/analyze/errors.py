@@ -85,7 +85,9 @@ class _Rejoined(io.RawIOBase):
             n = min(len(b), len(self._head))
             b[:n], self._head = self._head[:n], self._head[n:]
             return n
-        return self._rest.readinto(b)
+        data = self._rest.read1(len(b))  # what the pipe has now, not a full buffer's worth
+        b[:len(data)] = data
+        return len(data)
 
     def close(self) -> None:
         self._rest.close()
