@@ -125,8 +125,9 @@ pub(super) fn parse_csv(text: &str, cx: &Ctx) -> Result<Trace, TraceError> {
             match col {
                 CsvCol::T => {}
                 CsvCol::Rate => {
-                    let bps = parse_decimal_scaled(cell, 6)
-                        .ok_or_else(|| bad("rate_mbps", &format!("a number of Mbit/s from 0 to {MAX_RATE_MBPS:e}; 0 = stalled")))?;
+                    let bps = parse_decimal_scaled(cell, 6).ok_or_else(|| {
+                        bad("rate_mbps", &format!("a number of Mbit/s from 0 to {MAX_RATE_MBPS:e}; 0 = stalled"))
+                    })?;
                     if bps < 0 {
                         return Err(cx.err(
                             n,
