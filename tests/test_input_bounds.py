@@ -19,7 +19,8 @@ import pytest
 
 from conftest import assert_one_line_error
 
-BINARY = b"\x00\x01\x02\xff" * 4096  # 16 KiB, more than the first bytes read
+# 16 KiB of control bytes and NULs, more than the first bytes read (valid UTF-8: refused for its NULs).
+BINARY = bytes(range(128)) * 128
 
 
 def _scenario(tmp_path: Path, trace: str, fmt: str = "csv") -> Path:
@@ -141,3 +142,14 @@ def test_an_analyzer_input_not_utf8_in_its_first_bytes_names_the_line(tmp_path, 
     rc, _, err = run_cli("analyze", f"iperf3:{f}", "--out", tmp_path / "o")
     assert rc == 2
     assert_one_line_error(err, "r.json:2: not UTF-8 text, so not an iperf3 -J report")
+
+
+def test_an_analyzer_input_read_whole_above_the_size_bound_is_refused_unread(tmp_path, run_cli):
+    big = tmp_path / "huge.json"
+    with open(big, "wb") as f:
+        f.write(b'{"start": {}}\n')
+        f.truncate((4 << 30) + 1)  # sparse: no disk space
+    rc, _, err = run_cli("analyze", f"iperf3:{big}", "--out", tmp_path / "o")
+    assert rc == 2
+    assert_one_line_error(err, "huge.json: 4294967297 bytes: too large, so not an iperf3 -J report",
+                          "(allowed: at most 4294967296 bytes, 4 GiB; ")

@@ -32,12 +32,9 @@ class AnalyzeInputError(MmpathError, ValueError):
 
 
 def _head(path, f, allowed: str | None, what: str, utf8: bool) -> bytes:
-    """The file's first bytes, or the one error for a binary file (a NUL byte; with `utf8`,
-    bytes that are not UTF-8 but a character cut at the end) seen in them."""
+    """The file's first bytes, or the one error for a binary file seen in them: with `utf8`,
+    bytes that are not UTF-8 (but a character cut at the end), named by line; a NUL byte."""
     head = f.read(HEAD_BYTES)
-    nul = head.find(b"\0")
-    if nul >= 0:
-        raise AnalyzeInputError(path, f"binary data, not text{what} (a NUL byte at offset {nul})", allowed)
     if utf8:
         try:
             head.decode("utf-8")
@@ -45,6 +42,9 @@ def _head(path, f, allowed: str | None, what: str, utf8: bool) -> bytes:
             if e.reason != "unexpected end of data":
                 raise AnalyzeInputError(path, f"not UTF-8 text{what}", allowed,
                                         line=head[:e.start].count(b"\n") + 1) from None
+    nul = head.find(b"\0")
+    if nul >= 0:
+        raise AnalyzeInputError(path, f"binary data, not text{what} (a NUL byte at offset {nul})", allowed)
     return head
 
 
