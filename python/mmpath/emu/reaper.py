@@ -17,7 +17,7 @@ Three mechanisms, each for what the others cannot reach:
   another process does not make a dead run's leftovers look alive. The next run, and `mmpath emu
   clean`, remove those of owners that are not running (`clean`): for when the watchdog was killed
   too. The run's folders outside the temporary folder (the staging folder beside --out) are listed
-  in a record, RUNS_DIR/<PID>-<START>.json, which only this user can write.
+  in a record, RUNS_DIR/<PID>-<START>-*.json, which only this user can write.
 
 This file uses the standard library only: the watchdog runs it as a script (`python -I reaper.py
 watch ...`), without importing mmpath (pandas, numpy) first.
@@ -153,8 +153,14 @@ class Guard:
     def __enter__(self) -> "Guard":
         runs = _runs_dir(create=True)
         if runs is not None:
-            self._record = runs / f"{self.owner.pid}-{self.owner.start}.json"
-            self._write()
+            # One record per run (runs one after the other in a process share its owner name).
+            try:
+                fd, name = tempfile.mkstemp(prefix=f"{self.owner.pid}-{self.owner.start}-", suffix=".json", dir=runs)
+                os.close(fd)
+                self._record = Path(name)
+                self._write()
+            except OSError:
+                self._record = None
         r, w = os.pipe()
         try:
             self._watchdog = subprocess.Popen(
@@ -176,7 +182,7 @@ class Guard:
     def _write(self) -> None:
         if self._record is None:
             return
-        tmp = self._record.with_suffix(".tmp")
+        tmp = self._record.with_suffix(".part")
         try:
             tmp.write_text(json.dumps({"pid": self.owner.pid, "start": self.owner.start,
                                        "folders": self.folders}) + "\n", encoding="utf-8")
