@@ -139,6 +139,14 @@ def _runs_dir(create: bool) -> Path | None:
     return RUNS_DIR
 
 
+def _tidy_runs_dir() -> None:
+    """RUNS_DIR goes once no run has a record in it (a run starting meanwhile makes it again)."""
+    try:
+        RUNS_DIR.rmdir()
+    except OSError:
+        pass
+
+
 class Guard:
     """For the length of a run: its record (the folders it made) and its watchdog. Leaving it
     (the run is over and tore everything down) removes the record and lets the watchdog go."""
@@ -193,6 +201,7 @@ class Guard:
     def __exit__(self, *exc: object) -> None:
         if self._record is not None:
             self._record.unlink(missing_ok=True)
+            _tidy_runs_dir()
         if self._pipe is not None:
             os.close(self._pipe)  # the watchdog reads end-of-file, sees this process alive, and exits
             self._pipe = None
@@ -343,6 +352,7 @@ def remove(left: Leftovers, dry_run: bool = False) -> list[str]:
         lines.append(f"{verb} kernel-trace instance {inst.name}")
     if left.record is not None and not dry_run:
         left.record.unlink(missing_ok=True)
+        _tidy_runs_dir()
     return lines
 
 
