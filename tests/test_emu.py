@@ -90,7 +90,7 @@ def test_the_analysis_sees_the_mptcp_connection_across_the_per_path_captures(tmp
 def test_kernel_trace_records_the_mptcp_timer_and_scheduling_passes(tmp_path):
     # --kernel-trace: the kernel's own view of the run (ftrace tracepoints) lands in
     # kernel-trace.txt, in an ftrace instance of its own that is gone afterwards.
-    from mmpath.emu import ktrace
+    from mmpath.emu import ktrace, reaper
 
     try:
         ktrace.check()
@@ -108,7 +108,7 @@ def test_kernel_trace_records_the_mptcp_timer_and_scheduling_passes(tmp_path):
     # gone (no data ACK moves): what decides the backup's take-over.
     assert kt["events"]["mptcp_subflow_get_send"] > 100 and "backup=1" in text
     assert kt["events"].get("timer_expire_entry", 0) >= 1 and "function=mptcp_retransmit_timer" in text
-    assert not (ktrace.TRACEFS / "instances" / f"mmpath-{os.getpid()}").exists()
+    assert not (ktrace.TRACEFS / "instances" / reaper.tag()).exists()
 
 
 def _emulate_traced(sc: dict, out):

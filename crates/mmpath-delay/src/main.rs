@@ -20,6 +20,9 @@
 //! Output: `ready` on stdout once every queue is bound (the emulator waits for it), then on
 //! SIGTERM / SIGINT one JSON line with each queue's counts and lateness. Errors: one line on
 //! stderr, exit 2 for bad arguments, 1 for the kernel refusing (not root, queue taken).
+//!
+//! It dies with the process that started it (PR_SET_PDEATHSIG, SIGKILL): nothing of the emulator
+//! outlives a `kill -9` of it (docs/emulate.md).
 
 mod args;
 mod line;
@@ -38,6 +41,10 @@ const TICK: Duration = Duration::from_micros(100);
 const BATCH: usize = 256;
 
 fn main() {
+    if let Err(e) = die_with_parent() {
+        eprintln!("mmpath-delay: {e}");
+        std::process::exit(1);
+    }
     let argv: Vec<String> = std::env::args().skip(1).collect();
     let args = match args::parse(&argv) {
         Ok(a) => a,
@@ -50,6 +57,20 @@ fn main() {
         eprintln!("mmpath-delay: {e}");
         std::process::exit(1);
     }
+}
+
+/// The line dies with the process that started it (the emulator), however that ends, even by
+/// `kill -9`: an orphaned line would hold the queues, at real-time priority, for ever. The kernel
+/// sends SIGKILL when the parent ends (PR_SET_PDEATHSIG, kept across the `exec`s of `ip netns
+/// exec` and `chrt`); a parent already gone before that was set is seen as a new parent.
+fn die_with_parent() -> Result<(), String> {
+    let parent = std::os::unix::process::parent_id();
+    nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL)
+        .map_err(|e| format!("cannot set the parent-death signal: {e}"))?;
+    if std::os::unix::process::parent_id() != parent {
+        return Err("the process that started it is gone".into());
+    }
+    Ok(())
 }
 
 fn open(args: &args::Args) -> Result<Queue, String> {

@@ -7,6 +7,7 @@
 //! `sim` (the topology and the event loop).
 
 pub mod app;
+pub mod bounds;
 pub mod energy;
 pub mod engine;
 pub mod link;

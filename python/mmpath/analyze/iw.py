@@ -51,7 +51,7 @@ def _finish(cur, out):
 
 def read(path) -> Source:
     path = Path(path)
-    f = open_text(path)
+    f = open_text(path, ALLOWED)
     samples = []  # (t, dict or None for "not connected")
     t = None
     cur = None

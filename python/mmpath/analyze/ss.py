@@ -144,7 +144,7 @@ def parse_socket(line: str) -> dict | None:
 
 def read(path) -> Source:
     path = Path(path)
-    f = open_text(path)
+    f = open_text(path, ALLOWED)
     rows = []
     t = None
     nmarks = 0

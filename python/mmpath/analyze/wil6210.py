@@ -53,7 +53,7 @@ def looks_like(head: str) -> bool:
 
 def read(path) -> Source:
     path = Path(path)
-    with open_text(path) as f:
+    with open_text(path, ALLOWED) as f:
         text = f.read()
     try:
         cols = _core.parse_wil6210_log(text, str(path))

@@ -22,6 +22,7 @@ import json
 import os
 import platform
 import subprocess
+import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -36,7 +37,7 @@ from ..outputs import staged_folder
 from ..progress import Progress
 from ..scenario import Overrides, ScenarioSpec, load_scenario, one_variant
 from ..spelling import PYTHON, Spelling
-from . import capacity, checks, delay, holds, ktrace, netns, shaper, tcpconf, traffic
+from . import capacity, checks, delay, holds, ktrace, netns, reaper, shaper, tcpconf, traffic
 from .errors import EmuError
 
 __all__ = ["EmuError", "EmuResult", "FlowResult", "run"]
@@ -113,6 +114,7 @@ def run(scenario: ScenarioSpec, overrides: Overrides = None, seed: int | None = 
     checks.machine(need_mptcp="mptcp" in kinds, need_delay=any(d > 0 for d in delays_us) or bool(holds_ns))
     if kernel_trace:
         ktrace.check()
+    _remove_dead_runs()
     directions = sorted({f.get("direction", "download") for f in flows})
     for i, f in enumerate(flows):
         start, stop = _span(f, sc.duration_s)
@@ -122,48 +124,53 @@ def run(scenario: ScenarioSpec, overrides: Overrides = None, seed: int | None = 
     paths = cfg["path"]
     names = [str(p["name"]) for p in paths]
     # The capacity without what is held (scans, wired down steps and stalls, and a wired trace's
-    # downs and stalls): held, not shaped (holds.without_held).
-    with tempfile.TemporaryDirectory(prefix="mmpath-probe-") as probe_dir:
-        probe_cfg = holds.without_held(cfg, holds.traced_wired_probes(cfg, sc.duration_s, probe_dir))
-        caps = _capacities(probe_cfg, names, directions, sc.duration_s, sc.seed, tcp=kinds != {"udp"})
-    mtus = [int(p.get("mtu_bytes") or 1500) for p in paths]
-    backup: set[str] = set()
-    mp = next((f for f in flows if f["kind"] == "mptcp"), None)
-    if mp is not None:
-        # The normalized scenario lists them for either mode (backup: all but the first path by
-        # default; fullmesh: the ones given, e.g. a full mesh with an 11ac backup subflow).
-        backup = set(mp.get("backup_paths") or (names[1:] if mp.get("mode") == "backup" else []))
+    # downs and stalls): held, not shaped (holds.without_held). The run's record and watchdog
+    # (reaper.py) from here on, its temporary folders named after it: a hard kill leaves nothing.
+    with reaper.Guard() as guard:
+        with tempfile.TemporaryDirectory(prefix=f"{guard.owner.tag}-probe-") as probe_dir:
+            probe_cfg = holds.without_held(cfg, holds.traced_wired_probes(cfg, sc.duration_s, probe_dir))
+            caps = _capacities(probe_cfg, names, directions, sc.duration_s, sc.seed, tcp=kinds != {"udp"})
+        mtus = [int(p.get("mtu_bytes") or 1500) for p in paths]
+        backup: set[str] = set()
+        mp = next((f for f in flows if f["kind"] == "mptcp"), None)
+        if mp is not None:
+            # The normalized scenario lists them for either mode (backup: all but the first path by
+            # default; fullmesh: the ones given, e.g. a full mesh with an 11ac backup subflow).
+            backup = set(mp.get("backup_paths") or (names[1:] if mp.get("mode") == "backup" else []))
 
-    out_path = Path(out) if out is not None else None
-    # Written into a staging folder that replaces `out` only when everything worked (nothing
-    # half-written); without `out`, a temporary folder that goes away.
-    with (staged_folder(out_path) if out_path is not None else tempfile.TemporaryDirectory()) as tmp:
-        tmp = Path(tmp)
-        bar = Progress(max(stop for _, stop in (_span(f, sc.duration_s) for f in flows)), enabled=progress,
-                       label="emulating")
-        try:
-            res = _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp, capture, delays_us, bar,
-                           kernel_trace, holds_ns)
-        finally:
-            bar.close()
-        if variant is not None:
-            res.meta = {"scenario": res.meta["scenario"], "variant": variant, **res.meta}
-        if out_path is not None:
-            def write_meta() -> None:
-                (tmp / "emu.json").write_text(json.dumps(res.meta, indent=2, default=str) + "\n", encoding="utf-8")
-
-            # The folder is analyzed as `mmpath analyze DIR` reads an emulator folder
-            # (analyze/sources.py emu_folder): iperf3 clients, captures, ss.log, and the capacity
-            # traces placed at the shaper's start (emu.json t0_unix), so the report shades the
-            # outages under the traffic.
-            write_meta()
+        out_path = Path(out) if out is not None else None
+        # Written into a staging folder that replaces `out` only when everything worked (nothing
+        # half-written); without `out`, a temporary folder that goes away.
+        with (staged_folder(out_path) if out_path is not None
+              else tempfile.TemporaryDirectory(prefix=f"{guard.owner.tag}-run-")) as tmp:
+            tmp = Path(tmp)
+            guard.add_folder(tmp)
+            bar = Progress(max(stop for _, stop in (_span(f, sc.duration_s) for f in flows)), enabled=progress,
+                           label="emulating")
             try:
-                res.analysis = analyze([str(tmp)], out=tmp / "analysis", names_relative_to=tmp)
-            except Exception as e:  # noqa: BLE001 - the raw outputs stand without the analysis
-                res.meta["analysis_error"] = f"{type(e).__name__}: {' '.join(str(e).split())}"
+                res = _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp, capture, delays_us, bar,
+                               kernel_trace, holds_ns)
+            finally:
+                bar.close()
+            if variant is not None:
+                res.meta = {"scenario": res.meta["scenario"], "variant": variant, **res.meta}
+            if out_path is not None:
+                def write_meta() -> None:
+                    (tmp / "emu.json").write_text(json.dumps(res.meta, indent=2, default=str) + "\n",
+                                                  encoding="utf-8")
+
+                # The folder is analyzed as `mmpath analyze DIR` reads an emulator folder
+                # (analyze/sources.py emu_folder): iperf3 clients, captures, ss.log, and the
+                # capacity traces placed at the shaper's start (emu.json t0_unix), so the report
+                # shades the outages under the traffic.
                 write_meta()
-            res.out = out_path
-    return res
+                try:
+                    res.analysis = analyze([str(tmp)], out=tmp / "analysis", names_relative_to=tmp)
+                except Exception as e:  # noqa: BLE001 - the raw outputs stand without the analysis
+                    res.meta["analysis_error"] = f"{type(e).__name__}: {' '.join(str(e).split())}"
+                    write_meta()
+                res.out = out_path
+        return res
 
 
 def pick_variant(scenario: ScenarioSpec, overrides: Overrides = None, seed: int | None = None,
@@ -184,6 +191,14 @@ def pick_variant(scenario: ScenarioSpec, overrides: Overrides = None, seed: int 
         return one_variant(scenario, overrides, seed, variant, spelling)
     except ScenarioError as e:
         raise EmuError(str(e)) from None
+
+
+def _remove_dead_runs() -> None:
+    """Removes what earlier runs that died (a hard kill whose watchdog died too) left, saying so
+    on stderr: their namespaces, temporary folders and kernel-trace instances (reaper.clean)."""
+    removed, _ = reaper.clean()
+    for line in removed:
+        print(f"mmpath emu: {line}", file=sys.stderr)
 
 
 def _capacities(cfg: dict[str, Any], names: list[str], directions: list[str], duration_s: float, seed: int,

@@ -1,5 +1,5 @@
 """`mmpath emu run SCENARIO [--variant NAME] [--set KEY=VALUE ...] [--seed N] [--out DIR] [--no-capture]
-[--kernel-trace] [--compare]`.
+[--kernel-trace] [--compare]`; `mmpath emu clean [--dry-run]` (what dead runs left, reaper.py).
 
 Exit status: 0 when the emulation ran, 2 for a scenario, flag or machine it cannot run (one line
 saying what is missing and what is allowed; nothing is written), 1 if iperf3 itself failed.
@@ -42,6 +42,15 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="record the kernel's MPTCP scheduling passes, MPTCP timer and TCP retransmissions "
                         "(ftrace tracepoints) into kernel-trace.txt")
     r.set_defaults(func=run)
+    c = sub.add_parser(
+        "clean", help="remove what emulator runs that died left (namespaces, temporary folders)",
+        description="Remove what emulator runs killed hard (kill -9, the OOM killer) left behind: their network "
+                    "namespaces (with their veths, HTB qdiscs and NFQUEUE rules), the processes still in them, "
+                    "their temporary and staging folders and kernel-trace instances. A run is dead when no process "
+                    "has its PID with its start time; a running emulation's are kept. Lists each thing (needs root "
+                    "but with --dry-run). `mmpath emu run` does the same before it starts.")
+    c.add_argument("--dry-run", action="store_true", help="only list what would be removed")
+    c.set_defaults(func=clean)
     p.set_defaults(func=_usage(p))
     return p
 
@@ -49,13 +58,29 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 def _usage(p: argparse.ArgumentParser):
     def f(args: argparse.Namespace) -> int:
         p.print_usage(sys.stderr)
-        print_error("error: emu needs a command (run)")
+        print_error("error: emu needs a command (run, clean)")
         return 2
     return f
 
 
 def _interrupt(signum, frame) -> None:
     raise KeyboardInterrupt
+
+
+def clean(args: argparse.Namespace) -> int:
+    import os
+
+    from . import reaper
+
+    if os.geteuid() != 0 and not args.dry_run:
+        print_error("error: emu clean needs root (network namespaces): run as root, or list with --dry-run")
+        return 2
+    removed, kept = reaper.clean(dry_run=args.dry_run)
+    for line in removed + kept:
+        print(line)
+    if not removed:
+        print("nothing to remove: no namespace, temporary folder or kernel-trace instance of a dead emulator run")
+    return 0
 
 
 def run(args: argparse.Namespace) -> int:

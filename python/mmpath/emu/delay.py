@@ -32,6 +32,7 @@ from typing import Any
 
 from .errors import EmuError
 from .netns import Topology, sh
+from .reaper import popen
 
 BINARY = "mmpath-delay"
 # The real-time priority of the delay line: above iperf3 and tcpdump (SCHED_OTHER), below the
@@ -118,8 +119,8 @@ class DelayLine:
 
     def _launch(self, ns: str, argv: list[str]) -> str:
         """Starts the line; '' once it reports ready, else why not."""
-        self.proc = subprocess.Popen(["ip", "netns", "exec", ns, *argv], stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, text=True)
+        self.proc = popen(["ip", "netns", "exec", ns, *argv], stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True)
         ready, _, _ = select.select([self.proc.stdout], [], [], READY_TIMEOUT_S)
         line = self.proc.stdout.readline() if ready else ""
         if line.strip() == "ready":

@@ -23,11 +23,11 @@ this machine during the run is recorded too (the lines name the task).
 
 from __future__ import annotations
 
-import os
 import subprocess
 from pathlib import Path
 
 from .errors import EmuError
+from . import reaper
 
 TRACEFS = Path("/sys/kernel/tracing")
 EVENTS = ("mptcp/mptcp_subflow_get_send", "tcp/tcp_retransmit_skb", "tcp/tcp_cong_state_set")
@@ -75,7 +75,7 @@ class KernelTrace:
     """One ftrace instance recording EVENTS and the MPTCP timer while the emulation runs."""
 
     def __init__(self) -> None:
-        self.dir = TRACEFS / "instances" / f"mmpath-{os.getpid()}"
+        self.dir = TRACEFS / "instances" / reaper.tag()  # named after its owner (reaper.py)
 
     def start(self) -> None:
         check()

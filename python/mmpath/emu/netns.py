@@ -14,12 +14,12 @@ but the first (which carries the initial subflow) is a client endpoint with the 
 
 from __future__ import annotations
 
-import os
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import EmuError
+from . import reaper
 
 
 def read_proc(path: str) -> str | None:
@@ -33,7 +33,7 @@ def read_proc(path: str) -> str | None:
 def sh(*args: str, ns: str | None = None, check: bool = True, timeout: float = 20.0) -> str:
     cmd = (["ip", "netns", "exec", ns] if ns else []) + list(args)
     try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        p = reaper.run(cmd, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         raise EmuError(f"`{' '.join(cmd)}` did not finish in {timeout:g} s") from None
     if check and p.returncode != 0:
@@ -108,7 +108,7 @@ def build(path_names: list[str], mtus: list[int], mptcp: bool, backup: set[str],
     """`mptcp_paths`: the MPTCP flow's `paths`, in order (default: every path); its first path
     carries the initial subflow, each other one gets a client endpoint. `backbone_mtu`: the
     backbone's MTU when it is a link of its own (else the largest path MTU, so it never binds)."""
-    topo = Topology(tag=f"mmpath{os.getpid()}", backbone_mtu=backbone_mtu)
+    topo = Topology(tag=reaper.tag(), backbone_mtu=backbone_mtu)
     mptcp_paths = list(path_names) if mptcp_paths is None else list(mptcp_paths)
     try:
         for ns in (topo.srv, topo.ap, topo.cli):

@@ -33,6 +33,7 @@ import time
 from .capacity import Capacity
 from .errors import EmuError
 from .netns import sh
+from .reaper import popen
 
 # Going down swaps the leaf FIFO for a new empty one (the other handle): a replaced qdisc is
 # destroyed with whatever it held, so the frames queued when the link broke are lost, as a
@@ -149,9 +150,10 @@ class Shaper:
 
     def _proc(self, ns: str) -> subprocess.Popen:
         if ns not in self._procs:
-            self._procs[ns] = subprocess.Popen(["ip", "netns", "exec", ns, "tc", "-force", "-batch", "-"],
-                                               stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                                               stderr=subprocess.DEVNULL, text=True)
+            # Started from the main thread (start()), which outlives it: it dies with the run (reaper.py).
+            self._procs[ns] = popen(["ip", "netns", "exec", ns, "tc", "-force", "-batch", "-"],
+                                    stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                    stderr=subprocess.DEVNULL, text=True)
         return self._procs[ns]
 
     def start(self, at: float | None = None) -> float:
@@ -162,9 +164,9 @@ class Shaper:
         for ifaces, _ in self.pauses:
             for ns, *_ in ifaces:
                 if ns not in self._kickers:
-                    self._kickers[ns] = subprocess.Popen(["ip", "netns", "exec", ns, sys.executable, "-c", KICK],
-                                                         stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                                                         stderr=subprocess.DEVNULL, text=True)
+                    self._kickers[ns] = popen(["ip", "netns", "exec", ns, sys.executable, "-c", KICK],
+                                              stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                              stderr=subprocess.DEVNULL, text=True)
         t0 = time.monotonic() if at is None else at
         self._thread = threading.Thread(target=self._run, args=(t0,), daemon=True)
         self._thread.start()

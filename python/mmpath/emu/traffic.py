@@ -16,6 +16,7 @@ from typing import Any
 from . import tcpconf
 from .errors import EmuError
 from .netns import Topology, sh
+from .reaper import popen
 
 PORT = 5201
 # iperf3 -l for UDP: one datagram per packet at the path's MTU (IPv4 20 + UDP 8 bytes of headers).
@@ -29,8 +30,8 @@ def _mptcp(cmd: list[str], on: bool) -> list[str]:
 
 def start_server(topo: Topology, mptcp: bool, log: Path, port: int = PORT) -> subprocess.Popen:
     cmd = _mptcp(["iperf3", "-s", "-1", "-J", "-p", str(port), "--logfile", str(log)], mptcp)
-    p = subprocess.Popen(["ip", "netns", "exec", topo.srv, *cmd], stdout=subprocess.DEVNULL,
-                         stderr=subprocess.PIPE, text=True)
+    p = popen(["ip", "netns", "exec", topo.srv, *cmd], stdout=subprocess.DEVNULL,
+              stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 5
     while time.monotonic() < deadline:
         if f":{port}" in sh("ss", "-Hltn", ns=topo.srv, check=False):
@@ -102,7 +103,7 @@ class Client(threading.Thread):
         with self._lock:
             if self._cancel.is_set():
                 return
-            self._proc = subprocess.Popen(self.cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            self._proc = popen(self.cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
             out, err = self._proc.communicate(timeout=self.timeout_s)
         except subprocess.TimeoutExpired:
@@ -128,9 +129,9 @@ def start_captures(topo: Topology, out: Path) -> list[tuple[subprocess.Popen, Pa
     caps = []
     for link in topo.paths:
         f = out / f"{link.name}.pcap"
-        p = subprocess.Popen(["ip", "netns", "exec", topo.cli, "tcpdump", "-i", link.cli_if, "-s",
-                              str(CAPTURE_SNAPLEN), "-U", "-w", str(f), "tcp or udp"],
-                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        p = popen(["ip", "netns", "exec", topo.cli, "tcpdump", "-i", link.cli_if, "-s",
+                   str(CAPTURE_SNAPLEN), "-U", "-w", str(f), "tcp or udp"],
+                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         caps.append((p, f))
     # tcpdump prints "listening on" once its socket is open; give it a moment.
     time.sleep(0.3)

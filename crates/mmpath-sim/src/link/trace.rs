@@ -94,14 +94,32 @@ impl fmt::Display for TraceError {
 
 impl std::error::Error for TraceError {}
 
-/// Reads and parses a trace file; errors name the file by `path` as given.
+/// Reads and parses a trace file; errors name the file by `path` as given. A file larger than
+/// lex::MAX_BYTES is refused before it is read, a compressed or binary one on its first bytes
+/// (lex::HEAD_BYTES), before the rest.
 pub fn load(path: &Path, format: TraceFormat, opts: &TraceOpts) -> Result<Trace, TraceError> {
+    use std::io::Read;
+
     let label = path.display().to_string();
     let file_err = |message: String| TraceError { file: label.clone(), line: None, message };
     if path.is_dir() {
         return Err(file_err("is a directory (allowed: a trace file)".into()));
     }
-    let bytes = std::fs::read(path).map_err(|e| file_err(format!("cannot read the file: {e}")))?;
+    let cannot = |e: std::io::Error| file_err(format!("cannot read the file: {e}"));
+    let too_large = |size: String| {
+        file_err(format!(
+            "{size}: too large for a trace (allowed: at most {} bytes, 4 GiB, more than a day of 1 ms rows; cut \
+             or resample the trace)",
+            lex::MAX_BYTES
+        ))
+    };
+    let mut file = std::fs::File::open(path).map_err(cannot)?;
+    let size = file.metadata().map_err(cannot)?.len();
+    if size > lex::MAX_BYTES {
+        return Err(too_large(format!("{size} bytes")));
+    }
+    let mut bytes = Vec::new();
+    (&mut file).take(lex::HEAD_BYTES).read_to_end(&mut bytes).map_err(cannot)?;
     if let Some(kind) = compressed(&bytes) {
         return Err(file_err(format!(
             "{kind}-compressed (allowed: an uncompressed text file; decompress it first, e.g. with {})",
@@ -114,12 +132,33 @@ pub fn load(path: &Path, format: TraceFormat, opts: &TraceOpts) -> Result<Trace,
             }
         )));
     }
+    if let Err(e) = std::str::from_utf8(&bytes) {
+        // A character cut by the end of the first bytes is read whole with the rest.
+        if e.error_len().is_some() {
+            let line = bytes[..e.valid_up_to()].iter().filter(|&&b| b == b'\n').count() + 1;
+            return Err(not_utf8(&label, line));
+        }
+    }
+    if let Some(at) = bytes.iter().position(|&b| b == 0) {
+        return Err(file_err(format!(
+            "binary data, not text (a NUL byte at offset {at}) (allowed: a text file in the {format} trace format)"
+        )));
+    }
+    // The rest (a pipe or a device has no size to check first: read up to one byte past the bound).
+    file.take(lex::MAX_BYTES + 1 - bytes.len() as u64).read_to_end(&mut bytes).map_err(cannot)?;
+    if bytes.len() as u64 > lex::MAX_BYTES {
+        return Err(too_large(format!("more than {} bytes", lex::MAX_BYTES)));
+    }
     let text = String::from_utf8(bytes).map_err(|e| {
         let at = e.utf8_error().valid_up_to();
         let line = e.as_bytes()[..at].iter().filter(|&&b| b == b'\n').count() + 1;
-        TraceError { file: label.clone(), line: Some(line), message: "not UTF-8 text (allowed: a text file)".into() }
+        not_utf8(&label, line)
     })?;
     parse(&text, &label, format, opts)
+}
+
+fn not_utf8(label: &str, line: usize) -> TraceError {
+    TraceError { file: label.to_string(), line: Some(line), message: "not UTF-8 text (allowed: a text file)".into() }
 }
 
 /// The kind of compressed file `bytes` starts like, by its magic number.
@@ -137,7 +176,7 @@ fn compressed(bytes: &[u8]) -> Option<&'static str> {
 /// Parses trace text; `file_label` names it in errors.
 pub fn parse(text: &str, file_label: &str, format: TraceFormat, opts: &TraceOpts) -> Result<Trace, TraceError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let cx = Ctx { file: file_label };
+    let cx = Ctx { file: file_label, max_rows: lex::MAX_ROWS };
     parse_as(text, &cx, format, opts).map_err(|mut e| {
         // A file refused on its first line (a Mahimahi trace given as the default `csv`, a
         // NUWiNS log without `format = "wil6210"`) may read as another format: say which.
@@ -208,6 +247,64 @@ mod tests {
             assert!(e.message.starts_with(&format!("{kind}-compressed (allowed: an uncompressed text file")), "{e}");
             assert!(e.message.contains(tool), "{e}");
         }
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    /// A binary file is refused on its first bytes: a pipe that sends a few KiB of them and then
+    /// nothing (never an end of file) is refused at once, not read to its end. A file above the
+    /// size bound is refused by its size, unread (a sparse file: no disk space).
+    #[test]
+    fn binary_and_huge_files_are_refused_before_they_are_read() {
+        let dir = std::env::temp_dir().join(format!("mmpath-trace-bounds-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let fifo = dir.join("t.fifo");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status().is_ok_and(|s| s.success());
+        if made {
+            let w = fifo.clone();
+            let writer = std::thread::spawn(move || {
+                use std::io::Write;
+                let mut f = std::fs::OpenOptions::new().write(true).open(w).unwrap();
+                let mut junk = b"t_s,rate_mbps\n".to_vec();
+                junk.extend((0..20_000u32).map(|i| (i % 128) as u8));
+                let _ = f.write_all(&junk);
+                // Held open: a reader that wants the whole file would wait here.
+                std::thread::sleep(std::time::Duration::from_secs(30));
+            });
+            let t = std::time::Instant::now();
+            let e = load(&fifo, TraceFormat::Csv, &opts()).unwrap_err();
+            assert!(t.elapsed() < std::time::Duration::from_secs(10), "{e}");
+            assert_eq!(e.line, None, "{e}");
+            assert!(e.message.starts_with("binary data, not text (a NUL byte at offset 14)"), "{e}");
+            assert!(e.message.ends_with("(allowed: a text file in the csv trace format)"), "{e}");
+            drop(writer);
+        }
+        let f = dir.join("huge.csv");
+        {
+            use std::io::Write;
+            let mut h = std::fs::File::create(&f).unwrap();
+            h.write_all(b"t_s,rate_mbps\n0,1\n").unwrap();
+            h.set_len(lex::MAX_BYTES + 1).unwrap();
+        }
+        let e = load(&f, TraceFormat::Csv, &opts()).unwrap_err();
+        assert_eq!(e.line, None);
+        assert_eq!(
+            e.message,
+            "4294967297 bytes: too large for a trace (allowed: at most 4294967296 bytes, 4 GiB, more than a day of \
+             1 ms rows; cut or resample the trace)"
+        );
+        // Not UTF-8 in the first bytes: the line, before the rest is read.
+        std::fs::write(&f, b"t_s,rate_mbps\n0,1\n\xff\xfe,2\n").unwrap();
+        let e = load(&f, TraceFormat::Csv, &opts()).unwrap_err();
+        assert_eq!((e.line, e.message.as_str()), (Some(3), "not UTF-8 text (allowed: a text file)"), "{e}");
+        // A character cut by the end of the first bytes is fine.
+        let mut text = b"t_s,rate_mbps\n".to_vec();
+        while text.len() < lex::HEAD_BYTES as usize - 1 {
+            text.extend_from_slice(b"# comment\n");
+        }
+        text.truncate(lex::HEAD_BYTES as usize - 1);
+        text.extend_from_slice("é\n0,1\n".as_bytes());
+        std::fs::write(&f, &text).unwrap();
+        assert!(load(&f, TraceFormat::Csv, &opts()).is_ok());
         std::fs::remove_dir_all(&dir).ok();
     }
 

@@ -22,9 +22,9 @@ impl Scenario {
             }
         }
         // Upper bounds that only catch typos (a rate or delay off by many powers of ten), far
-        // beyond any link mmpath models: a 10 Tbit/s rate; a delay, as every time, at most one
-        // day (the longest run, time::MAX_USER_SECS).
-        const MAX_RATE_MBPS: f64 = 1e7;
+        // beyond any link mmpath models: a 10 Tbit/s rate (bounds.rs, which traces' rates share);
+        // a delay, as every time, at most one day (the longest run, time::MAX_USER_SECS).
+        use crate::bounds::MAX_RATE_MBPS;
         fn rate(field: &str, v: f64, zero_ok: bool) -> Result<(), ScenarioError> {
             if zero_ok {
                 nonneg(field, v)?

@@ -5,6 +5,7 @@
 
 use super::lex::{is_comment, numbered_lines, parse_decimal_scaled, parse_finite_f32, parse_int_in, show, Ctx};
 use super::{push_step, ChannelState, Trace, TraceError, TraceFormat, TraceStep};
+use crate::bounds::{MAX_RATE_BPS, MAX_RATE_MBPS};
 use crate::time::{Time, MAX_USER_SECS};
 
 pub(super) const CSV_COLUMNS: [&str; 7] = ["t_s", "rate_mbps", "mcs", "link_up", "rssi_dbm", "snr_db", "sector"];
@@ -73,7 +74,8 @@ pub(super) fn parse_csv(text: &str, cx: &Ctx) -> Result<Trace, TraceError> {
 
     let mut steps: Vec<TraceStep> = Vec::new();
     let mut prev_t: Option<(u64, &str)> = None;
-    for (n, line) in lines {
+    for (rows, (n, line)) in lines.enumerate() {
+        cx.check_rows(rows + 1, n)?;
         let cells: Vec<&str> = line.split(',').map(str::trim).collect();
         if cells.len() != cols.len() {
             return Err(cx.err(
@@ -123,15 +125,26 @@ pub(super) fn parse_csv(text: &str, cx: &Ctx) -> Result<Trace, TraceError> {
             match col {
                 CsvCol::T => {}
                 CsvCol::Rate => {
-                    let bps = parse_decimal_scaled(cell, 6)
-                        .ok_or_else(|| bad("rate_mbps", "a number of Mbit/s >= 0; 0 = stalled"))?;
+                    let bps = parse_decimal_scaled(cell, 6).ok_or_else(|| {
+                        bad("rate_mbps", &format!("a number of Mbit/s from 0 to {MAX_RATE_MBPS:e}; 0 = stalled"))
+                    })?;
                     if bps < 0 {
                         return Err(cx.err(
                             n,
                             format!("column rate_mbps: negative rate {} (allowed: >= 0; 0 = stalled)", show(cell)),
                         ));
                     }
-                    let bps = u64::try_from(bps).map_err(|_| bad("rate_mbps", "a rate below 1.8e13 Mbit/s"))?;
+                    // The bound on every rate (bounds.rs), as on a path's rate_mbps.
+                    let bps = u64::try_from(bps).ok().filter(|&b| b <= MAX_RATE_BPS).ok_or_else(|| {
+                        cx.err(
+                            n,
+                            format!(
+                                "column rate_mbps: {} is above {MAX_RATE_MBPS:e} Mbit/s (allowed: 0 to \
+                                 {MAX_RATE_MBPS:e} Mbit/s, as a path's rate_mbps; 0 = stalled)",
+                                show(cell)
+                            ),
+                        )
+                    })?;
                     step.set.rate_bps = Some(bps);
                 }
                 CsvCol::Mcs => {
@@ -185,6 +198,40 @@ fn csv_time(cell: &str) -> Result<u64, String> {
 mod tests {
     use super::*;
     use crate::link::trace::testkit::*;
+
+    /// Rates share the scenario's bound (bounds.rs): 1e7 Mbit/s is the most, said at the row.
+    #[test]
+    fn csv_rate_above_the_bound_is_refused() {
+        let t = p("t_s,rate_mbps\n0,1e7\n", TraceFormat::Csv).unwrap();
+        assert_eq!(t.steps[0].set.rate_bps, Some(MAX_RATE_BPS));
+        for cell in ["1e9", "10000000.000001", "1e30"] {
+            let e = err(&format!("t_s,rate_mbps\n0,1\n1,{cell}\n"), TraceFormat::Csv);
+            assert_eq!(e.line, Some(3), "{e}");
+            assert_eq!(
+                e.message,
+                format!(
+                    "column rate_mbps: `{cell}` is above 1e7 Mbit/s (allowed: 0 to 1e7 Mbit/s, as a path's \
+                     rate_mbps; 0 = stalled)"
+                )
+            );
+        }
+        let e = err("t_s,rate_mbps\n0,1e300\n", TraceFormat::Csv);
+        assert!(e.message.ends_with("is not valid (allowed: a number of Mbit/s from 0 to 1e7; 0 = stalled)"), "{e}");
+    }
+
+    /// At most MAX_ROWS rows (a day of 1 ms rows), said at the first row past it; comments and
+    /// blank lines are not rows. Shown with a bound of 3 (86.4 million rows is too many for a test).
+    #[test]
+    fn csv_rows_are_bounded() {
+        assert_eq!(crate::link::trace::lex::MAX_ROWS, 86_400_000);
+        let cx = Ctx { file: "t.csv", max_rows: 3 };
+        assert!(parse_csv("t_s,rate_mbps\n0,1\n# c\n\n1,2\n2,3\n", &cx).is_ok());
+        let e = parse_csv("t_s,rate_mbps\n0,1\n# c\n\n1,2\n2,3\n3,4\n", &cx).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "t.csv:7: more than 3 rows (allowed: at most 3, a day of 1 ms rows; cut or resample the trace)"
+        );
+    }
 
     #[test]
     fn csv_good() {

@@ -5,8 +5,26 @@
 
 use super::TraceError;
 
+/// The most rows of steps a CSV or wil6210 trace may have: a day (the longest run,
+/// time::MAX_USER_SECS) of 1 ms rows, 86.4 million. No trace mmpath replays is finer than 1 ms
+/// (wil6210 logs are per 10 ms, channel records per change) nor longer than a day, so a file
+/// with more is not a trace; its steps (~48 bytes each) would take over 4 GB of memory.
+/// (A Mahimahi trace's lines are packets, not steps: counted per bin as they are read, bounded
+/// by MAX_BYTES and its one-day time bound.)
+pub(super) const MAX_ROWS: usize = 86_400_000;
+
+/// The largest trace file read, in bytes: 4 GiB. A day of 1 ms CSV rows with every column
+/// (`86399.999,2310.5,12,1,-54.5,20.5,63`, ~36 bytes) is ~3.1 GB; a 10-minute Mahimahi trace at
+/// 2 Gbit/s (100 million lines) ~0.9 GB. A larger file is refused before it is read.
+pub(super) const MAX_BYTES: u64 = 4 << 30;
+
+/// The first bytes of a file, read to tell text from a binary or compressed file before the rest.
+pub(super) const HEAD_BYTES: u64 = 8192;
+
 pub(super) struct Ctx<'a> {
     pub(super) file: &'a str,
+    /// MAX_ROWS but in the parsers' own tests.
+    pub(super) max_rows: usize,
 }
 
 impl Ctx<'_> {
@@ -15,6 +33,19 @@ impl Ctx<'_> {
     }
     pub(super) fn file_err(&self, message: impl Into<String>) -> TraceError {
         TraceError { file: self.file.to_string(), line: None, message: message.into() }
+    }
+    /// The error for a trace whose row at `line` is one more than `max_rows` (MAX_ROWS).
+    pub(super) fn check_rows(&self, rows: usize, line: usize) -> Result<(), TraceError> {
+        if rows <= self.max_rows {
+            return Ok(());
+        }
+        Err(self.err(
+            line,
+            format!(
+                "more than {} rows (allowed: at most {}, a day of 1 ms rows; cut or resample the trace)",
+                self.max_rows, self.max_rows
+            ),
+        ))
     }
 }
 

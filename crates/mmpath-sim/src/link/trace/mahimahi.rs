@@ -7,6 +7,7 @@
 
 use super::lex::{numbered_lines, parse_decimal_scaled, show, Ctx};
 use super::{ChannelState, Trace, TraceError, TraceFormat, TraceStep};
+use crate::bounds::{MAX_RATE_BPS, MAX_RATE_MBPS};
 use crate::time::Time;
 
 /// Options for formats that need them (Mahimahi).
@@ -42,6 +43,8 @@ pub(super) fn parse_mahimahi(text: &str, cx: &Ctx, opts: &TraceOpts) -> Result<T
     // One pass over the lines, keeping only the opportunities per bin (sparse, in time order):
     // a 10-minute trace at 1 Gbit/s is 50 million lines, which must not be held as a list.
     let mut counts: Vec<(u64, u64)> = Vec::new();
+    // Each bin's first line, for the message of a bin above the largest rate.
+    let mut firsts: Vec<usize> = Vec::new();
     // The latest timestamp, its line, and how many lines carry it.
     let mut last: Option<(u64, usize, u64)> = None;
     // A blank line seen since the latest timestamp: an error only if another timestamp follows.
@@ -84,7 +87,10 @@ pub(super) fn parse_mahimahi(text: &str, cx: &Ctx, opts: &TraceOpts) -> Result<T
         let k = v * 1_000_000 / bin; // v <= MAX_MS: no overflow
         match counts.last_mut() {
             Some((kk, c)) if *kk == k => *c += 1,
-            _ => counts.push((k, 1)),
+            _ => {
+                counts.push((k, 1));
+                firsts.push(n);
+            }
         }
     }
     let Some((last, last_line, at_last)) = last else {
@@ -108,10 +114,14 @@ pub(super) fn parse_mahimahi(text: &str, cx: &Ctx, opts: &TraceOpts) -> Result<T
     *c -= at_last;
     if *c == 0 {
         counts.pop();
+        firsts.pop();
     }
     match counts.first_mut() {
         Some((0, c)) => *c += at_last,
-        _ => counts.insert(0, (0, at_last)),
+        _ => {
+            counts.insert(0, (0, at_last));
+            firsts.insert(0, last_line);
+        }
     }
     let rate = |k: u64, c: u64| -> u64 {
         let start = k * bin;
@@ -127,11 +137,27 @@ pub(super) fn parse_mahimahi(text: &str, cx: &Ctx, opts: &TraceOpts) -> Result<T
         }
     };
     let mut next = 0u64;
-    for (k, c) in counts {
+    for ((k, c), first) in counts.into_iter().zip(firsts) {
         if k > next {
             push(next, 0);
         }
-        push(k, rate(k, c));
+        let r = rate(k, c);
+        // The bound on every rate (bounds.rs), as on a path's rate_mbps.
+        if r > MAX_RATE_BPS {
+            let (from, to) = (k * bin, (k * bin).saturating_add(bin).min(period));
+            return Err(cx.err(
+                first,
+                format!(
+                    "{c} opportunities of {} bytes from {} ms to {} ms are {:.4e} Mbit/s (allowed: at most \
+                     {MAX_RATE_MBPS:e} Mbit/s, as a path's rate_mbps)",
+                    opts.bytes_per_opportunity,
+                    Time(from).ms_f64(),
+                    Time(to).ms_f64(),
+                    r as f64 / 1e6
+                ),
+            ));
+        }
+        push(k, r);
         next = k + 1;
     }
     if next < nbins {
@@ -174,6 +200,30 @@ mod tests {
     /// Bits per second of `n` 1504-byte opportunities in `ms` milliseconds.
     fn bps(n: u64, ms: u64) -> u64 {
         n * 1504 * 8 * 1000 / ms
+    }
+
+    /// A bin's opportunities share the scenario's rate bound (bounds.rs): 1e7 Mbit/s at most,
+    /// said at the bin's first line. 831,117 packets of 1504 bytes in 1 ms are 9.99999e6 Mbit/s;
+    /// one more is over.
+    #[test]
+    fn a_bin_above_the_rate_bound_is_refused() {
+        let o = TraceOpts { bin: Time::from_ms(1), ..TraceOpts::default() };
+        let trace = |n: usize| format!("1\n{}5\n", "2\n".repeat(n));
+        let t = parse(&trace(831_117), "m.trace", TraceFormat::Mahimahi, &o).unwrap();
+        assert!(t.steps.iter().all(|s| s.set.rate_bps.unwrap() <= MAX_RATE_BPS));
+        let e = parse(&trace(831_118), "m.trace", TraceFormat::Mahimahi, &o).unwrap_err();
+        assert_eq!(e.line, Some(2), "{e}");
+        assert_eq!(
+            e.message,
+            "831118 opportunities of 1504 bytes from 2 ms to 3 ms are 1.0000e7 Mbit/s (allowed: at most 1e7 \
+             Mbit/s, as a path's rate_mbps)"
+        );
+        // Large opportunities too (bytes_per_opportunity); the last line's opportunity counts in
+        // bin 0, the start of the next pass.
+        let o = TraceOpts { bin: Time::from_ms(1), bytes_per_opportunity: u32::MAX };
+        let e = parse("0\n0\n0\n0\n5\n", "m.trace", TraceFormat::Mahimahi, &o).unwrap_err();
+        assert_eq!(e.line, Some(1), "{e}");
+        assert!(e.message.starts_with("5 opportunities of 4294967295 bytes from 0 ms to 1 ms are 1.7180e8"), "{e}");
     }
 
     #[test]

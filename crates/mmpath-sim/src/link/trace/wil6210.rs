@@ -355,6 +355,7 @@ fn wil_rows<'a>(text: &'a str, cx: &Ctx) -> Result<WilRows<'a>, TraceError> {
 
     let mut rows: Vec<WilRow> = Vec::new();
     for (n, line) in lines {
+        cx.check_rows(rows.len() + 1, n)?;
         let cells = wil_cells(line, sep);
         if cells.len() != cols.len() {
             return Err(cx.err(
@@ -441,6 +442,17 @@ mod tests {
 
     fn wil_step(ms: u64, mcs: Option<u8>, sector: Option<u16>, up: Option<bool>, rssi: Option<f32>) -> TraceStep {
         TraceStep::new(Time::from_ms(ms), ChannelState { mcs, sector, up, rssi_dbm: rssi, ..Default::default() })
+    }
+
+    /// At most MAX_ROWS data rows, as in CSV (shown with a bound of 2).
+    #[test]
+    fn wil_rows_are_bounded() {
+        let cx = Ctx { file: "w.csv", max_rows: 2 };
+        let log = "MCS,Link_Status\n9,connected\n8,connected\n";
+        assert!(parse_wil6210(log, &cx).is_ok());
+        let e = parse_wil6210(&format!("{log}7,connected\n"), &cx).unwrap_err();
+        assert_eq!(e.line, Some(4), "{e}");
+        assert!(e.message.starts_with("more than 2 rows (allowed: at most 2, a day of 1 ms rows"), "{e}");
     }
 
     #[test]

@@ -79,7 +79,8 @@ mod tests {
             TraceStep::new(Time::from_secs(80_000), ChannelState { rate_bps: Some(1), mcs: Some(31), ..none }),
             TraceStep::new(
                 Time(86_399_000_000_001),
-                ChannelState { rate_bps: Some(u64::MAX), sector: Some(65535), ..none },
+                // The largest rate a trace may hold (bounds.rs), as a path's rate_mbps.
+                ChannelState { rate_bps: Some(crate::bounds::MAX_RATE_BPS), sector: Some(65535), ..none },
             ),
             // The latest time a trace may hold: one day (time.rs MAX_USER_SECS), the longest run.
             TraceStep::new(Time::from_secs(86_400), none),
