@@ -16,7 +16,8 @@ use std::path::Path;
 
 /// The layers, lowest first. A top-level module may use the ones in lower layers only; modules
 /// of one layer do not use each other. The crate root (lib.rs) only re-exports, above them all.
-/// - `time`: the clock; `packet`, `engine` (event queue, RNG streams), `trace` (columnar
+/// - `time`, `bounds`: the clock, and the typo bounds on user values; `packet`, `engine` (event
+///   queue, RNG streams), `trace` (columnar
 ///   records): the simulator's vocabulary;
 /// - `scenario`: the scenario file as plain data; it configures everything above it and depends
 ///   on none of it (each component fills and checks its own section, `sections`);
@@ -26,7 +27,7 @@ use std::path::Path;
 /// - `sections`: each component's defaults and checks, plugged into the scenario model;
 /// - `sim`: the topology and the event loop.
 const LAYERS: &[&[&str]] = &[
-    &["time"],
+    &["time", "bounds"],
     &["packet", "engine", "trace"],
     &["scenario"],
     &["energy"],

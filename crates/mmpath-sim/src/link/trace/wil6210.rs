@@ -244,7 +244,7 @@ pub struct Wil6210Log {
 /// Reads a wil6210 log with the same rules and errors as a wil6210 trace (docs/traces.md).
 pub fn read_wil6210_log(text: &str, file_label: &str) -> Result<Wil6210Log, TraceError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let cx = Ctx { file: file_label };
+    let cx = Ctx { file: file_label, max_rows: super::lex::MAX_ROWS };
     let WilRows { rows, times, .. } = wil_rows(text, &cx)?;
     let has_time = rows.first().is_some_and(|r| r.time.is_some());
     Ok(Wil6210Log {
