@@ -17,8 +17,7 @@ use std::path::Path;
 /// The layers, lowest first. A top-level module may use the ones in lower layers only; modules
 /// of one layer do not use each other. The crate root (lib.rs) only re-exports, above them all.
 /// - `time`, `bounds`: the clock, and the typo bounds on user values; `packet`, `engine` (event
-///   queue, RNG streams), `trace` (columnar
-///   records): the simulator's vocabulary;
+///   queue, RNG streams), `trace` (columnar records): the simulator's vocabulary;
 /// - `scenario`: the scenario file as plain data; it configures everything above it and depends
 ///   on none of it (each component fills and checks its own section, `sections`);
 /// - `energy`: power models (the 802.11 medium meters its radio with them);
