@@ -46,7 +46,7 @@ pub use packets::ReadRule;
 pub use sndbuf::ConnSndbuf;
 
 use super::conn::{MapQueue, Reassembly, ReinjectQueue};
-use super::coupled::CoupledName;
+use super::coupled::{self, CoupledName, Coupling};
 use super::sched::{SchedAction, Scheduler, SubflowView};
 use crate::app::App;
 use crate::packet::Packet;
@@ -246,6 +246,9 @@ pub struct ConnCfg {
     pub sndbuf_rule: ConnSndbuf,
     /// MP_PRIO changes: (time, subflow, backup).
     pub prio: Vec<(Time, usize, bool)>,
+    /// Coupled congestion control: the coupling the subflows' controllers borrow (built with
+    /// them, mptcp/coupled.rs); None when uncoupled.
+    pub coupling: Option<Box<Coupling>>,
 }
 
 pub struct Connection {
@@ -308,8 +311,11 @@ pub struct Connection {
     /// New data chunks in DSN order: (end DSN, subflow that first carried it); the front is
     /// the head-of-line chunk once data ACKs pop what they cover.
     carriers: std::collections::VecDeque<(u64, u8)>,
-    /// What the last call asks of whoever runs the connection, in order (`effects`).
+    /// What the last call asks of whoever runs the connection, in order (`take_effects`).
     effects: Vec<Effect>,
+    /// The coupled congestion control's one object for the connection, lent to a subflow's
+    /// controller for each call into its sender (`with_sender`); None when uncoupled.
+    coupling: Option<Box<Coupling>>,
 }
 
 impl Connection {
@@ -349,7 +355,29 @@ impl Connection {
             app_done: false,
             carriers: std::collections::VecDeque::with_capacity(1024),
             effects: Vec::with_capacity(8),
+            coupling: cfg.coupling,
         }
+    }
+
+    /// Runs `f` on subflow `j`'s sender, with the coupling lent to its controller for the call
+    /// (coupled congestion control): every call into a subflow's sender that may reach its
+    /// congestion control goes through here (ACKs, timers, sending, a restored window).
+    fn with_sender<R>(
+        &mut self,
+        j: usize,
+        io: &mut impl SubflowIo,
+        f: impl FnOnce(&mut TcpSender, &mut Vec<Packet>) -> R,
+    ) -> R {
+        let (s, out) = io.sender_out(self.subs[j].flow);
+        let coupled = self.coupling.is_some();
+        if coupled {
+            coupled::lend(s.cc_mut(), &mut self.coupling);
+        }
+        let r = f(s, out);
+        if coupled {
+            coupled::lend(s.cc_mut(), &mut self.coupling);
+        }
+        r
     }
 
     /// What the connection asked for since the effects were last taken, in order. Give the

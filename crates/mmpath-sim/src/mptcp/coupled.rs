@@ -3,11 +3,14 @@
 //! (multipath-tcp/mptcp net/mptcp/mptcp_coupled.c, mptcp_olia.c, mptcp_balia.c). Read for their
 //! rules; the code here is ours.
 //!
-//! Integration: every subflow's TCP sender owns one `Box<dyn CongestionControl>` from
-//! `build(kind, n_subflows)`; the n controllers share one `Arc<Mutex<Shared>>` holding what
-//! the coupled rules need about *all* subflows (cwnd, ssthresh, CA state, smoothed RTT, OLIA's
-//! loss positions). Each controller refreshes its own entry from the `Window` and `AckInfo` it
-//! is given on every callback, so the others see it at their next ACK.
+//! Integration: what the coupled rules need about *all* subflows (cwnd, ssthresh, CA state,
+//! smoothed RTT, OLIA's loss positions) is one object per connection, `Coupling`, which the
+//! connection owns. Every subflow's TCP sender owns one `Box<dyn CongestionControl>` from
+//! `build(kind, n_subflows)`, a `Coupled` controller that holds the coupling only while the
+//! connection lends it (`lend`) for a call into that subflow's sender: the subflows run one at
+//! a time, so the object is never shared and needs no lock. Each controller refreshes its own
+//! entry from the `Window` and `AckInfo` it is given on every callback, so the others see it
+//! at their next ACK.
 //!
 //! Common rules (all three sources):
 //! - A subflow counts ("can send", `cnt_established`) once it has an RTT sample
@@ -28,8 +31,6 @@
 //!   the current shared state on every call instead of being cached between increments.
 //! - OLIA's fractional counter is kept as f64 (the source truncates each step to 1/1024,
 //!   which makes it grow slower than its own formula, e.g. 11 ACKs instead of 10 at cwnd 10).
-
-use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::tcp::cc::{AckInfo, CaState, CongestionControl, Window};
 use crate::time::Time;
@@ -78,32 +79,39 @@ impl Sub {
     }
 }
 
-/// The connection-wide state the controllers of one MPTCP connection share.
+/// One connection's coupled increase: what the coupled rules know about each of its subflows.
+/// The connection owns it and lends it to one subflow's controller at a time (`lend`).
 #[derive(Debug)]
-pub struct Shared {
+pub struct Coupling {
     subs: Vec<Sub>,
 }
 
-/// One subflow's coupled congestion control.
+/// One subflow's coupled congestion control: its own counter, and the connection's coupling
+/// while lent.
 pub struct Coupled {
     kind: CoupledName,
     idx: usize,
-    shared: Arc<Mutex<Shared>>,
+    lent: Option<Box<Coupling>>,
     /// OLIA's mptcp_snd_cwnd_cnt, in packets (source: units of 1/1024).
     olia_cnt: f64,
 }
 
-/// One controller per subflow, sharing the connection's state; subflow i's sender gets
-/// element i. `kind` is a coupled one (an uncoupled connection's subflows each build the
-/// flow's own `cc`).
-pub fn build(kind: CoupledName, n_subflows: usize) -> Vec<Box<dyn CongestionControl>> {
+/// One controller per subflow (subflow i's sender gets element i) and the connection's
+/// coupling they borrow in turn. `kind` is a coupled one (an uncoupled connection's subflows
+/// each build the flow's own `cc`).
+pub fn build(kind: CoupledName, n_subflows: usize) -> (Vec<Box<dyn CongestionControl>>, Box<Coupling>) {
     assert!(kind != CoupledName::Uncoupled, "uncoupled subflows build their own controllers");
-    let shared = Arc::new(Mutex::new(Shared { subs: vec![Sub::new(); n_subflows] }));
-    (0..n_subflows)
-        .map(|idx| {
-            Box::new(Coupled { kind, idx, shared: Arc::clone(&shared), olia_cnt: 0.0 }) as Box<dyn CongestionControl>
-        })
-        .collect()
+    let ccs = (0..n_subflows)
+        .map(|idx| Box::new(Coupled { kind, idx, lent: None, olia_cnt: 0.0 }) as Box<dyn CongestionControl>)
+        .collect();
+    (ccs, Box::new(Coupling { subs: vec![Sub::new(); n_subflows] }))
+}
+
+/// Lends the coupling in `slot` to subflow controller `cc` (built by `build`), or, called again,
+/// takes it back: the two swap.
+pub fn lend(cc: &mut dyn CongestionControl, slot: &mut Option<Box<Coupling>>) {
+    let c = cc.as_any_mut().and_then(|a| a.downcast_mut::<Coupled>()).expect("a coupled subflow's controller");
+    std::mem::swap(&mut c.lent, slot);
 }
 
 /// LIA's alpha as RFC 6356 defines it: cwnd_total x max_i(cwnd_i / rtt_i^2) /
@@ -115,13 +123,13 @@ pub fn lia_alpha(paths: &[(u32, f64)]) -> f64 {
     total * max / (sum * sum)
 }
 
-impl Coupled {
-    fn lock(&self) -> MutexGuard<'_, Shared> {
-        // A poisoned lock means another subflow's controller panicked; the state is plain data.
-        self.shared.lock().unwrap_or_else(|e| e.into_inner())
-    }
+/// The coupling a controller holds while its connection lends it.
+fn lent(slot: &mut Option<Box<Coupling>>) -> &mut Coupling {
+    slot.as_deref_mut().expect("the connection lends its coupling for every call into a coupled subflow")
+}
 
-    fn sync(sh: &mut Shared, idx: usize, w: &Window) {
+impl Coupled {
+    fn sync(sh: &mut Coupling, idx: usize, w: &Window) {
         let s = &mut sh.subs[idx];
         s.cwnd = w.cwnd;
         s.ssthresh = w.ssthresh;
@@ -131,7 +139,7 @@ impl Coupled {
     /// ACKed packets, i.e. min(alpha / cwnd_total, 1 / cwnd_i) per packet (RFC 6356 section 3),
     /// never faster than uncoupled Reno on the same subflow. The source computes
     /// cwnd_total / alpha as 2^12 / alpha_scaled = (sum cwnd_i / rtt_i)^2 / max(cwnd_i / rtt_i^2).
-    fn lia_acks_per_increment(sh: &Shared, cwnd: u32) -> u32 {
+    fn lia_acks_per_increment(sh: &Coupling, cwnd: u32) -> u32 {
         let counted = sh.subs.iter().filter(|s| s.counted());
         if counted.clone().count() <= 1 {
             return cwnd;
@@ -154,7 +162,7 @@ impl Coupled {
     /// largest inter-loss distance / rtt^2, M = paths with the largest cwnd. If B \ M is empty
     /// every epsilon is 0; otherwise paths in B \ M get 1 / (n |B \ M|), paths in M get
     /// -1 / (n |M|), the rest 0 (n = counted subflows).
-    fn olia_epsilon(sh: &Shared, idx: usize) -> f64 {
+    fn olia_epsilon(sh: &Coupling, idx: usize) -> f64 {
         let counted = || sh.subs.iter().filter(|s| s.counted());
         let n = counted().count();
         let max_cwnd = counted().map(|s| s.crt_cwnd()).max().unwrap_or(0);
@@ -189,7 +197,7 @@ impl Coupled {
     /// OLIA's per-ACK increase for subflow `idx` (mptcp_olia.c mptcp_olia_cong_avoid):
     /// (w_i / rtt_i^2) / (sum_p w_p / rtt_p)^2 + epsilon_i / w_i, with w_p the "current" cwnd
     /// (ssthresh during fast recovery) and w_i the subflow's cwnd.
-    fn olia_increase(sh: &Shared, idx: usize, cwnd: u32) -> f64 {
+    fn olia_increase(sh: &Coupling, idx: usize, cwnd: u32) -> f64 {
         let me = &sh.subs[idx];
         if !me.counted() || cwnd == 0 {
             return 1.0 / cwnd.max(1) as f64;
@@ -207,7 +215,7 @@ impl Coupled {
     /// BALIA (mptcp_balia.c mptcp_balia_recalc_ai): with x_p = w_p / rtt_p,
     /// +1 per ai = (sum x)^2 x 10 x w_i / ((x_i + x_max)(4 x_i + x_max)) ACKed packets, i.e.
     /// x_i / (rtt_i (sum x)^2) x (1 + a_i) / 2 x (4 + a_i) / 5 per packet, a_i = x_max / x_i.
-    fn balia_acks_per_increment(sh: &Shared, idx: usize, cwnd: u32) -> u32 {
+    fn balia_acks_per_increment(sh: &Coupling, idx: usize, cwnd: u32) -> u32 {
         let me = &sh.subs[idx];
         let counted = sh.subs.iter().filter(|s| s.counted());
         if counted.clone().count() <= 1 || !me.counted() {
@@ -235,7 +243,7 @@ impl Coupled {
 
     /// BALIA's decrease md = (cwnd >> 1) x min(alpha, 1.5) with alpha = x_max / x_i truncated
     /// to an integer as the source's div64_u64 does, 1.5 = (3 << 10) >> 1 in its fixed point.
-    fn balia_md(sh: &Shared, idx: usize, cwnd: u32) -> u32 {
+    fn balia_md(sh: &Coupling, idx: usize, cwnd: u32) -> u32 {
         let me = &sh.subs[idx];
         let max = sh.subs.iter().filter(|s| s.counted()).map(balia_rate).max().unwrap_or(0);
         let x_i = balia_rate(me);
@@ -262,10 +270,13 @@ impl CongestionControl for Coupled {
         self.kind.name()
     }
 
+    fn as_any_mut(&mut self) -> Option<&mut dyn std::any::Any> {
+        Some(self)
+    }
+
     fn cong_avoid(&mut self, w: &mut Window, ack: &AckInfo) {
-        let shared = Arc::clone(&self.shared);
-        let mut sh = shared.lock().unwrap_or_else(|e| e.into_inner());
-        Self::sync(&mut sh, self.idx, w);
+        let sh = lent(&mut self.lent);
+        Self::sync(sh, self.idx, w);
         if self.kind == CoupledName::Olia {
             let s = &mut sh.subs[self.idx];
             if !s.loss_init {
@@ -276,7 +287,7 @@ impl CongestionControl for Coupled {
         let mut acked = ack.acked;
         if w.in_slow_start() {
             acked = w.slow_start(acked);
-            Self::sync(&mut sh, self.idx, w);
+            Self::sync(sh, self.idx, w);
             if acked == 0 {
                 return;
             }
@@ -284,15 +295,15 @@ impl CongestionControl for Coupled {
         match self.kind {
             CoupledName::Uncoupled => unreachable!("`build` makes coupled controllers only"),
             CoupledName::Lia => {
-                let n = Self::lia_acks_per_increment(&sh, w.cwnd);
+                let n = Self::lia_acks_per_increment(sh, w.cwnd);
                 w.cong_avoid_ai(n, acked);
             }
             CoupledName::Balia => {
-                let n = Self::balia_acks_per_increment(&sh, self.idx, w.cwnd);
+                let n = Self::balia_acks_per_increment(sh, self.idx, w.cwnd);
                 w.cong_avoid_ai(n, acked);
             }
             CoupledName::Olia => {
-                let inc = Self::olia_increase(&sh, self.idx, w.cwnd);
+                let inc = Self::olia_increase(sh, self.idx, w.cwnd);
                 self.olia_cnt += inc * acked as f64;
                 // Source thresholds: +-((1 << 10) - 1) in units of 1/1024. The source resets the
                 // counter to 0 (its step is at most one ACK's worth); counting ACKed packets, we
@@ -307,12 +318,12 @@ impl CongestionControl for Coupled {
                 }
             }
         }
-        Self::sync(&mut sh, self.idx, w);
+        Self::sync(sh, self.idx, w);
     }
 
     fn ssthresh(&mut self, w: &Window) -> u32 {
-        let mut sh = self.lock();
-        Self::sync(&mut sh, self.idx, w);
+        let sh = lent(&mut self.lent);
+        Self::sync(sh, self.idx, w);
         let reno = (w.cwnd >> 1).max(2);
         match self.kind {
             CoupledName::Uncoupled => unreachable!("`build` makes coupled controllers only"),
@@ -322,7 +333,7 @@ impl CongestionControl for Coupled {
                 if counted <= 1 {
                     reno
                 } else {
-                    let md = Self::balia_md(&sh, self.idx, w.cwnd);
+                    let md = Self::balia_md(sh, self.idx, w.cwnd);
                     w.cwnd.saturating_sub(md).max(1)
                 }
             }
@@ -330,8 +341,8 @@ impl CongestionControl for Coupled {
     }
 
     fn on_rtt(&mut self, w: &mut Window, ack: &AckInfo) {
-        let mut sh = self.lock();
-        Self::sync(&mut sh, self.idx, w);
+        let sh = lent(&mut self.lent);
+        Self::sync(sh, self.idx, w);
         let s = &mut sh.subs[self.idx];
         if let Some(rtt) = ack.rtt {
             let sample = rtt.ns().max(1);
@@ -354,8 +365,8 @@ impl CongestionControl for Coupled {
     }
 
     fn on_state(&mut self, w: &mut Window, _now: Time, state: CaState) {
-        let mut sh = self.lock();
-        Self::sync(&mut sh, self.idx, w);
+        let sh = lent(&mut self.lent);
+        Self::sync(sh, self.idx, w);
         let s = &mut sh.subs[self.idx];
         // OLIA mptcp_olia_set_state: entering Loss / Recovery marks a loss (the source's
         // `!icsk_retransmits` keeps repeated RTO backoffs from marking again; we mark only on
@@ -390,13 +401,58 @@ mod tests {
         }
     }
 
+    /// The controllers `build` makes and their coupling, lent for each call as a connection
+    /// lends it (`at`).
+    struct Set {
+        ccs: Vec<Box<dyn CongestionControl>>,
+        coupling: Option<Box<Coupling>>,
+    }
+
+    /// Controller `i` with the coupling lent until dropped.
+    struct Lent<'a> {
+        set: &'a mut Set,
+        i: usize,
+    }
+
+    impl Set {
+        fn new(kind: CoupledName, n: usize) -> Set {
+            let (ccs, coupling) = build(kind, n);
+            Set { ccs, coupling: Some(coupling) }
+        }
+
+        fn at(&mut self, i: usize) -> Lent<'_> {
+            lend(self.ccs[i].as_mut(), &mut self.coupling);
+            Lent { set: self, i }
+        }
+    }
+
+    impl Drop for Lent<'_> {
+        fn drop(&mut self) {
+            let set = &mut *self.set;
+            lend(set.ccs[self.i].as_mut(), &mut set.coupling);
+        }
+    }
+
+    impl std::ops::Deref for Lent<'_> {
+        type Target = dyn CongestionControl;
+        fn deref(&self) -> &Self::Target {
+            self.set.ccs[self.i].as_ref()
+        }
+    }
+
+    impl std::ops::DerefMut for Lent<'_> {
+        fn deref_mut(&mut self) -> &mut Self::Target {
+            self.set.ccs[self.i].as_mut()
+        }
+    }
+
     /// Controllers with windows in congestion avoidance and one RTT sample each.
-    fn setup(kind: CoupledName, paths: &[(u32, u64)]) -> (Vec<Box<dyn CongestionControl>>, Vec<Window>) {
-        let mut ccs = build(kind, paths.len());
+    fn setup(kind: CoupledName, paths: &[(u32, u64)]) -> (Set, Vec<Window>) {
+        let mut ccs = Set::new(kind, paths.len());
         let mut ws = Vec::new();
         for (i, &(cwnd, rtt_ms)) in paths.iter().enumerate() {
             let mut w = Window { cwnd, ssthresh: 1, cwnd_cnt: 0 };
-            ccs[i].on_rtt(&mut w, &ack(1, Some(rtt_ms), 0));
+            ccs.at(i).on_rtt(&mut w, &ack(1, Some(rtt_ms), 0));
             ws.push(w);
         }
         (ccs, ws)
@@ -428,12 +484,12 @@ mod tests {
         // subflow 0: one packet per cwnd_total / alpha = 22.5 -> 22 ACKs (source floors),
         // instead of Reno's 10.
         let (mut ccs, mut ws) = setup(CoupledName::Lia, &[(10, 10), (20, 40)]);
-        assert_eq!(acks_to_change(ccs[0].as_mut(), &mut ws[0]), 22);
+        assert_eq!(acks_to_change(&mut *ccs.at(0), &mut ws[0]), 22);
         assert_eq!(ws[0].cwnd, 11);
         // Subflow 1: min(0.0444, 1/20) -> also the coupled term.
-        ccs[1].on_rtt(&mut ws[1], &ack(1, Some(40), 0));
+        ccs.at(1).on_rtt(&mut ws[1], &ack(1, Some(40), 0));
         let mut w1 = ws[1];
-        let n = acks_to_change(ccs[1].as_mut(), &mut w1);
+        let n = acks_to_change(&mut *ccs.at(1), &mut w1);
         // Subflow 0 grew to 11: sum w/rtt = 1.6, max w/rtt^2 = 0.11 -> 2.56 / 0.11 = 23.27.
         assert_eq!(n, 23);
     }
@@ -443,14 +499,14 @@ mod tests {
         // Subflow 0: cwnd 100 @ 100 ms beside cwnd 10 @ 1 ms: cwnd_total / alpha =
         // 11^2 / 10 = 12.1 < cwnd_0, so the Reno cap (1 / cwnd_0) binds: 100 ACKs.
         let (mut ccs, mut ws) = setup(CoupledName::Lia, &[(100, 100), (10, 1)]);
-        assert_eq!(acks_to_change(ccs[0].as_mut(), &mut ws[0]), 100);
+        assert_eq!(acks_to_change(&mut *ccs.at(0), &mut ws[0]), 100);
         // Over many ACKs on many windows, never more than Reno.
         for (w0, r0, w1, r1) in [(10, 10, 10, 10), (50, 5, 7, 80), (3, 1, 300, 1), (1000, 20, 20, 200)] {
             let (mut ccs, mut ws) = setup(CoupledName::Lia, &[(w0, r0), (w1, r1)]);
             let mut reno = ws[0];
             let mut lia = ws.remove(0);
             for _ in 0..5000 {
-                ccs[0].cong_avoid(&mut lia, &ack(1, None, 0));
+                ccs.at(0).cong_avoid(&mut lia, &ack(1, None, 0));
                 Reno.cong_avoid(&mut reno, &ack(1, None, 0));
                 assert!(lia.cwnd <= reno.cwnd, "{w0} {r0} {w1} {r1}: {} > {}", lia.cwnd, reno.cwnd);
             }
@@ -464,29 +520,29 @@ mod tests {
         // n = 2: eps_0 = +1/2, eps_1 = -1/2. sum w/rtt = 3 per ms:
         //   inc_0 = 10 / 30^2 + 0.5 / 10 = 0.06111 -> 17 ACKs to reach 1023/1024;
         //   inc_1 = 20 / 30^2 - 0.5 / 20 = -0.002778 -> cwnd - 1 after 360 ACKs.
-        let mut ccs = build(CoupledName::Olia, 2);
+        let mut ccs = Set::new(CoupledName::Olia, 2);
         let mut ws = [Window { cwnd: 10, ssthresh: 1, cwnd_cnt: 0 }, Window { cwnd: 20, ssthresh: 1, cwnd_cnt: 0 }];
         for (i, interval) in [(0usize, 1_000_000u64), (1, 100_000)] {
-            ccs[i].on_rtt(&mut ws[i], &ack(1, Some(10), 0));
-            ccs[i].on_rtt(&mut ws[i], &ack(1, Some(10), interval));
-            ccs[i].on_state(&mut ws[i], Time::ZERO, CaState::Recovery);
-            ccs[i].on_state(&mut ws[i], Time::ZERO, CaState::Open);
+            ccs.at(i).on_rtt(&mut ws[i], &ack(1, Some(10), 0));
+            ccs.at(i).on_rtt(&mut ws[i], &ack(1, Some(10), interval));
+            ccs.at(i).on_state(&mut ws[i], Time::ZERO, CaState::Recovery);
+            ccs.at(i).on_state(&mut ws[i], Time::ZERO, CaState::Open);
         }
         let mut w0 = ws[0];
         let a = |una| ack(1, None, una);
         let mut n0 = 0;
         while w0.cwnd == 10 {
-            ccs[0].cong_avoid(&mut w0, &a(1_000_000));
+            ccs.at(0).cong_avoid(&mut w0, &a(1_000_000));
             n0 += 1;
         }
         assert_eq!((n0, w0.cwnd), (17, 11));
         // Put subflow 0 back at 10 for subflow 1's computation.
         let mut w0b = ws[0];
-        ccs[0].on_rtt(&mut w0b, &ack(1, None, 1_000_000));
+        ccs.at(0).on_rtt(&mut w0b, &ack(1, None, 1_000_000));
         let mut w1 = ws[1];
         let mut n1 = 0;
         while w1.cwnd == 20 {
-            ccs[1].cong_avoid(&mut w1, &a(100_000));
+            ccs.at(1).cong_avoid(&mut w1, &a(100_000));
             n1 += 1;
         }
         assert_eq!((n1, w1.cwnd), (360, 19));
@@ -498,7 +554,7 @@ mod tests {
         // every path is also in M, so B \ M is empty and eps = 0: the increase is
         // w_i / (rtt_i sum w / rtt)^2 = 10 / 20^2 = 1/40 -> 40 ACKs (Reno: 10).
         let (mut ccs, mut ws) = setup(CoupledName::Olia, &[(10, 10), (10, 10)]);
-        assert_eq!(acks_to_change(ccs[0].as_mut(), &mut ws[0]), 40);
+        assert_eq!(acks_to_change(&mut *ccs.at(0), &mut ws[0]), 40);
     }
 
     #[test]
@@ -509,18 +565,19 @@ mod tests {
         let (mut ccs, mut ws) = setup(CoupledName::Balia, &[(10, 10), (40, 20)]);
         // md_0: alpha = 2 / 1 = 2 -> min(2, 1.5) x 5 = 7 (fixed point) -> ssthresh 3.
         // md_1: alpha = 1 -> 20 -> ssthresh 20.
-        assert_eq!(ccs[0].ssthresh(&ws[0]), 3);
-        assert_eq!(ccs[1].ssthresh(&ws[1]), 20);
+        assert_eq!(ccs.at(0).ssthresh(&ws[0]), 3);
+        assert_eq!(ccs.at(1).ssthresh(&ws[1]), 20);
         let mut w1 = ws[1];
-        assert_eq!(acks_to_change(ccs[1].as_mut(), &mut w1), 90);
-        ccs[1].on_rtt(&mut ws[1], &ack(1, None, 0)); // back to cwnd 40 in the shared state
-        assert_eq!(acks_to_change(ccs[0].as_mut(), &mut ws[0]), 50);
+        assert_eq!(acks_to_change(&mut *ccs.at(1), &mut w1), 90);
+        ccs.at(1).on_rtt(&mut ws[1], &ack(1, None, 0)); // back to cwnd 40 in the shared state
+        assert_eq!(acks_to_change(&mut *ccs.at(0), &mut ws[0]), 50);
     }
 
     #[test]
     fn one_subflow_is_reno() {
         for kind in [CoupledName::Lia, CoupledName::Olia, CoupledName::Balia] {
-            let mut cc = build(kind, 1).pop().unwrap();
+            let mut ccs = Set::new(kind, 1);
+            let mut cc = ccs.at(0);
             let mut w = Window::new(10);
             let mut r = Window::new(10);
             cc.on_rtt(&mut w, &ack(1, Some(10), 0));
@@ -553,7 +610,8 @@ mod tests {
 
     #[test]
     fn olia_one_subflow_single_acks_match_reno_exactly() {
-        let mut cc = build(CoupledName::Olia, 1).pop().unwrap();
+        let mut ccs = Set::new(CoupledName::Olia, 1);
+        let mut cc = ccs.at(0);
         let mut w = Window { cwnd: 10, ssthresh: 5, cwnd_cnt: 0 };
         let mut r = w;
         cc.on_rtt(&mut w, &ack(1, Some(10), 0));
@@ -567,11 +625,36 @@ mod tests {
     #[test]
     fn a_subflow_without_rtt_sample_is_not_coupled() {
         // Only subflow 0 has an RTT sample: LIA behaves like Reno on it (10 ACKs at cwnd 10).
-        let mut ccs = build(CoupledName::Lia, 2);
+        let mut ccs = Set::new(CoupledName::Lia, 2);
         let mut w = Window { cwnd: 10, ssthresh: 1, cwnd_cnt: 0 };
-        ccs[0].on_rtt(&mut w, &ack(1, Some(10), 0));
+        ccs.at(0).on_rtt(&mut w, &ack(1, Some(10), 0));
         let mut w1 = Window { cwnd: 10, ssthresh: 1, cwnd_cnt: 0 };
-        ccs[1].on_rtt(&mut w1, &ack(1, None, 0));
-        assert_eq!(acks_to_change(ccs[0].as_mut(), &mut w), 10);
+        ccs.at(1).on_rtt(&mut w1, &ack(1, None, 0));
+        assert_eq!(acks_to_change(&mut *ccs.at(0), &mut w), 10);
+    }
+
+    /// The coupling is one object per connection, not shared: a controller called without it
+    /// lent has nothing to couple with.
+    #[test]
+    #[should_panic(expected = "lends its coupling")]
+    fn a_controller_without_the_coupling_lent_cannot_run() {
+        let (mut ccs, _coupling) = build(CoupledName::Lia, 2);
+        let mut w = Window::new(10);
+        ccs[0].on_rtt(&mut w, &ack(1, Some(10), 0));
+    }
+
+    /// Lending swaps: the connection's slot is empty while a controller holds the coupling.
+    #[test]
+    fn lending_moves_the_one_coupling_back_and_forth() {
+        let (mut ccs, coupling) = build(CoupledName::Olia, 2);
+        let mut slot = Some(coupling);
+        lend(ccs[1].as_mut(), &mut slot);
+        assert!(slot.is_none());
+        let mut w = Window::new(10);
+        ccs[1].on_rtt(&mut w, &ack(1, Some(10), 0));
+        lend(ccs[1].as_mut(), &mut slot);
+        let c = slot.expect("back with the connection");
+        assert_eq!(c.subs[1].srtt_ns, 10_000_000, "subflow 1's sample is in the one coupling");
+        assert_eq!(c.subs[0].srtt_ns, 0);
     }
 }

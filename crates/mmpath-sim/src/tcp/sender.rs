@@ -286,6 +286,11 @@ impl TcpSender {
         self.cc.sndbuf_expand()
     }
 
+    /// The congestion control, for an owner that lends it state (mptcp/coupled.rs `lend`).
+    pub fn cc_mut(&mut self) -> &mut dyn CongestionControl {
+        self.cc.as_mut()
+    }
+
     pub fn cc_name(&self) -> &'static str {
         self.cc.name()
     }

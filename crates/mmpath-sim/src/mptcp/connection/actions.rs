@@ -84,8 +84,7 @@ impl Connection {
         let Some(st) = self.subs.get_mut(j) else { return };
         let Some((cwnd, ssthresh)) = st.pre_loss.take() else { return };
         st.pf = false;
-        let (s, out) = io.sender_out(st.flow);
-        s.restore_window(now, cwnd, ssthresh, out);
+        self.with_sender(j, io, |s, out| s.restore_window(now, cwnd, ssthresh, out));
     }
 
     /// Takes the subflow's unsent queue back to the connection (to be sent elsewhere first).

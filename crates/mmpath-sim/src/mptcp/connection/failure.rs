@@ -13,9 +13,11 @@ impl Connection {
     /// Subflow `j`'s sender timer is due: the sender runs it; on an RTO, the kernel's failure
     /// handling, then a push.
     pub fn on_sender_timer(&mut self, now: Time, j: usize, io: &mut impl SubflowIo) {
-        let (s, out) = io.sender_out(self.subs[j].flow);
-        let before = SenderSnapshot::of(s);
-        s.on_timer(now, out);
+        let before = self.with_sender(j, io, |s, out| {
+            let before = SenderSnapshot::of(s);
+            s.on_timer(now, out);
+            before
+        });
         self.after_sender_timer(now, j, before, io);
     }
 

@@ -108,9 +108,11 @@ impl Connection {
     /// window, and the subflow's state. Returns whether the data ACK advanced, for `after_ack`,
     /// which the caller calls next (a scan held for this subflow may start in between).
     pub fn on_ack(&mut self, now: Time, j: usize, p: &Packet, io: &mut impl SubflowIo) -> bool {
-        let (s, out) = io.sender_out(self.subs[j].flow);
-        let prior_una = s.snd_una;
-        s.on_ack(now, p, out);
+        let prior_una = self.with_sender(j, io, |s, out| {
+            let prior_una = s.snd_una;
+            s.on_ack(now, p, out);
+            prior_una
+        });
         let data_advanced = p.data_ack > self.data_una;
         if data_advanced {
             self.data_una = p.data_ack.min(self.data_nxt);

@@ -189,12 +189,12 @@ impl Connection {
     pub(super) fn give(&mut self, now: Time, j: usize, dsn: u64, len: u64, io: &mut impl SubflowIo) {
         let st = &mut self.subs[j];
         st.scheduled_bytes += len;
-        let (s, out) = io.sender_out(st.flow);
+        let s = io.sender_out(st.flow).0;
         let sseq = s.app_limit();
         if !st.maps.push(sseq, dsn, len) {
             s.mark_boundary(sseq);
         }
         s.set_app_limit(sseq + len);
-        s.try_send(now, out);
+        self.with_sender(j, io, |s, out| s.try_send(now, out));
     }
 }

@@ -117,6 +117,7 @@ pub(super) fn connection(kernel: Kernel, sched: SchedName, backup: &[bool], wind
         sndbuf: 1 << 30,
         sndbuf_rule: ConnSndbuf::Fixed,
         prio: Vec::new(),
+        coupling: None,
     };
     let io = Endpoints { senders, receivers, out: Vec::new(), up: vec![true; n], sent: Vec::new(), timers: Vec::new() };
     (Connection::new(cfg, subs), io)

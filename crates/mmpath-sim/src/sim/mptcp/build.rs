@@ -80,13 +80,17 @@ pub(in crate::sim) fn build(
     let pairs = address_pairs(names.len(), f.subflows.unwrap_or(SubflowLayout::PerPath));
     let cc_kind = f.cc.unwrap_or(CcKind::Cubic);
     let coupled = f.coupled.unwrap_or(CoupledName::Uncoupled);
-    let mut ccs: Vec<Box<dyn CongestionControl>> = match coupled {
+    let (mut ccs, coupling): (Vec<Box<dyn CongestionControl>>, _) = match coupled {
         // Each subflow's controller gets its own random stream (BBR's ProbeBW start phase),
         // labelled by the internal flow it will be.
         CoupledName::Uncoupled => {
-            (0..pairs.len()).map(|j| cc::build_seeded(cc_kind, t, seed, (flows.len() + j) as u16)).collect()
+            let ccs = (0..pairs.len()).map(|j| cc::build_seeded(cc_kind, t, seed, (flows.len() + j) as u16));
+            (ccs.collect(), None)
         }
-        kind => coupled::build(kind, pairs.len()),
+        kind => {
+            let (ccs, coupling) = coupled::build(kind, pairs.len());
+            (ccs, Some(coupling))
+        }
     };
     // The connection's buffers. Receive: SO_RCVBUF as given, or the ceiling Linux's
     // autotuning reaches (half of tcp_rmem[2] is window, as for a single TCP socket). Send:
@@ -215,6 +219,7 @@ pub(in crate::sim) fn build(
         sndbuf,
         sndbuf_rule,
         prio,
+        coupling,
     };
     Connection::new(cfg, subs)
 }

@@ -199,6 +199,11 @@ pub trait CongestionControl: Send + Sync {
     fn mode_name(&self) -> Option<&'static str> {
         None
     }
+    /// The controller itself, for an owner that lends it state between calls (an MPTCP
+    /// connection's coupled controllers, mptcp/coupled.rs `lend`); None for the others.
+    fn as_any_mut(&mut self) -> Option<&mut dyn std::any::Any> {
+        None
+    }
 }
 
 /// Builds the algorithm a scenario names (config = factory), with a fixed random seed.
