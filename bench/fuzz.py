@@ -10,7 +10,8 @@ atheris in the venv (`.venv/bin/pip install atheris`) for the Python ones. Each 
 one job (-jobs/-workers not set); seeds are the repository's own fixtures, copied (cut to
 SEED_BYTES) into target/fuzz/seeds/TARGET; the corpus each run grows is kept in
 target/fuzz/corpus/TARGET, and any crashing input in target/fuzz/artifacts/TARGET/. A crash is
-then made a regression test (bench/README.md, "Fuzzing").
+then made a regression test (bench/README.md, "Fuzzing"). The Rust targets build into
+target/fuzz/build.
 """
 
 from __future__ import annotations
@@ -96,7 +97,10 @@ def run_target(target: str, budget: int, rss_mb: int, timeout_s: int) -> dict:
     before = set(artifacts.iterdir())
     with tempfile.TemporaryDirectory(prefix="mmpath-fuzz-") as tmp:
         if target in RUST:
-            cmd = ["cargo", "+nightly", "fuzz", "run", target, str(corpus), str(seeds), "--", *flags]
+            # The build goes under the repository's target/ (not crates/, whose .rs files the
+            # Makefile watches; `make clean` removes it).
+            cmd = ["cargo", "+nightly", "fuzz", "run", "--target-dir", str(WORK / "build"), target, str(corpus),
+                   str(seeds), "--", *flags]
             cwd = FUZZ.parent
         else:
             cmd = [sys.executable, str(ROOT / "bench" / "fuzz_py.py"), target, *flags, str(corpus), str(seeds)]
