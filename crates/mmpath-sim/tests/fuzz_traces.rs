@@ -420,5 +420,7 @@ proptest! {
             }
         }
         std::fs::remove_file(&path).unwrap();
+        // Leave no folder behind (the next case makes it again).
+        std::fs::remove_dir(&dir).unwrap();
     }
 }

@@ -47,9 +47,19 @@ fn tidy(msg: &str) -> String {
 fn non_finite_at(json: &str, line: usize, column: usize) -> Option<(std::ops::Range<usize>, &'static str)> {
     let line_start: usize = json.split('\n').take(line.saturating_sub(1)).map(|l| l.len() + 1).sum();
     let text = json.get(line_start..)?.split('\n').next()?;
-    let at = column.saturating_sub(1).min(text.len());
-    // The column points at the token's first byte or just past it; look at both.
-    let from = text[..at].rfind(|c: char| !c.is_ascii_alphanumeric() && c != '-').map_or(0, |i| i + 1);
+    let mut at = column.saturating_sub(1).min(text.len());
+    // Never cut a character (defensive): a column inside one steps back to its first byte.
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    // The column points at the token's first byte or just past it; look at both. The token
+    // starts after the last character that cannot be in it, which may be several bytes long
+    // (found by fuzzing: `+ 1` after a two-byte character sliced it in two, a panic).
+    let from = text[..at]
+        .char_indices()
+        .rev()
+        .find(|&(_, c)| !c.is_ascii_alphanumeric() && c != '-')
+        .map_or(0, |(i, c)| i + c.len_utf8());
     let len = text[from..].find(|c: char| !c.is_ascii_alphanumeric() && c != '-').unwrap_or(text.len() - from);
     let toml = match &text[from..from + len] {
         "NaN" => "nan",
@@ -166,6 +176,19 @@ mod tests {
         // A name given as a number keeps its own message.
         let m = fails(r#"{"path":[{"rate_mbps":5}],"flow":[{"kind":"mptcp","mode":3}]}"#);
         assert!(m.contains("expected a name in quotes"), "{m}");
+    }
+
+    #[test]
+    fn syntax_error_inside_a_multibyte_character_is_an_error() {
+        // Found by the cargo-fuzz target scenario_json (bench/README.md, "Fuzzing"): at a syntax
+        // error just after a two-byte character (here a NUL in a key), looking back for a NaN
+        // token took the byte after that character's first as the token's start: a panic.
+        let crash = "{\"n0ame MCS 8 + 1\u{3de}h\u{0}80 MHz 2x2s at t = 4 s\", \"durati_s\": 12.00.9x\"}]}";
+        let m = fails(crash);
+        assert!(m.contains("control character"), "{m}");
+        for json in ["{\"\u{3de}\u{0}\"}", "{\"a\u{3de}\u{1}\": 1}", "{\"\u{1F600}\u{7}\": NaN}"] {
+            assert!(!fails(json).is_empty(), "{json:?}");
+        }
     }
 
     #[test]

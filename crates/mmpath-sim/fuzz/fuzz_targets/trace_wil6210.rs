@@ -1,0 +1,15 @@
+//! The wil6210 trace parser: any text given to `link::trace::parse` as a wil6210 trace must give a
+//! trace or one `TraceError`, never a panic, a hang or a huge allocation.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use mmpath_sim::link::trace::{parse, TraceFormat, TraceOpts};
+
+fuzz_target!(|data: &[u8]| {
+    // `load` refuses text that is not UTF-8 before parsing (its own unit tests); parse the rest.
+    if let Ok(text) = std::str::from_utf8(data) {
+        if let Err(e) = parse(text, "fuzz", TraceFormat::Wil6210, &TraceOpts::default()) {
+            let _ = e.to_string();
+        }
+    }
+});
