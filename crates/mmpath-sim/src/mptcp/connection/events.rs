@@ -56,3 +56,37 @@ impl Connection {
         self.push(now, io);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::testkit::*;
+
+    /// Five segments on subflow 0 (v0.9x, minRTT), then subflow 1, a backup, joined; `prio`
+    /// changes the backup flags at 10 ms (MP_PRIO, RFC 8684 3.3.8), after which 5 more segments
+    /// are written. Returns how many data segments each subflow carried in all.
+    fn after_prio(prio: Vec<(Time, usize, bool)>) -> (usize, usize) {
+        let (mut cn, mut io) = connection(Kernel::V09x, SchedName::Minrtt, &[false, true], 1 << 20);
+        write(&mut cn, &mut io, Time::ZERO, 5 * MSS as u64);
+        assert_eq!((io.data_on(0).len(), io.data_on(1).len()), (5, 0));
+        cn.subs[1].established = true;
+        cn.prio = prio;
+        cn.on_prio(ms(10), &mut io);
+        settle(&mut cn, &mut io, ms(10));
+        write(&mut cn, &mut io, ms(11), 10 * MSS as u64);
+        (io.data_on(0).len(), io.data_on(1).len())
+    }
+
+    /// Without a priority change the backup idles and subflow 0 takes the new data; once
+    /// MP_PRIO swaps the flags (0 a backup, 1 not), the new data goes to subflow 1 instead.
+    #[test]
+    fn mp_prio_moves_new_data_to_the_subflow_made_regular() {
+        let (on0, on1) = after_prio(Vec::new());
+        assert_eq!((on0, on1), (10, 0), "no MP_PRIO: the backup idles");
+        let (on0, on1) = after_prio(vec![(ms(10), 0, true), (ms(10), 1, false)]);
+        assert_eq!(on0, 5, "subflow 0, now a backup, gets no new data");
+        assert_eq!(on1, 5, "the new data goes to subflow 1");
+        // A change due at another instant is not applied at 10 ms.
+        let (on0, on1) = after_prio(vec![(ms(20), 0, true), (ms(20), 1, false)]);
+        assert_eq!((on0, on1), (10, 0));
+    }
+}
