@@ -30,8 +30,6 @@ from .model import Source
 ALLOWED = ("`iw dev IF station dump` / `iw dev IF link` output with a timestamp line before each "
            "sample (`# mmpath-capture iw t=UNIX_SECONDS`, or " + stamps.FORMS + "), or `station dump` "
            "output alone, timed by its `current time: N ms` lines (iw >= 5.4)")
-_MARK = re.compile(r"^#\s*mmpath-capture\s+iw\s+t=([0-9.]+)")
-_BARE_T = re.compile(r"^\s*([0-9]{9,11}(?:\.[0-9]+)?)\s*$")
 _STA = re.compile(r"^(Station|Connected to)\s+([0-9a-fA-F:]{17})(?:\s+\(on\s+(\S+)\))?")
 _RATE = re.compile(r"([0-9.]+)\s*MBit/s(.*)")
 _MCS = re.compile(r"(?:^|\s)(?:[A-Z]+-)?MCS\s+([0-9]+)")
@@ -40,7 +38,7 @@ _SIG = re.compile(r"(-?[0-9.]+)")
 
 def looks_like(head: str) -> bool:
     lines = head.splitlines()[:8]
-    return any(_MARK.match(ln) for ln in lines) or any(_STA.match(ln) or ln.startswith("Not connected")
+    return any(stamps.is_capture_mark(ln, "iw") for ln in lines) or any(_STA.match(ln) or ln.startswith("Not connected")
                                                        for ln in lines)
 
 
@@ -65,8 +63,9 @@ def read(path) -> Source:
     with f:
         for lineno, raw in enumerate(f, 1):
             line = raw.rstrip("\n")
-            m = _MARK.match(line) or _BARE_T.match(line)
-            ts = float(m.group(1)) if m else _stamp(clock, lineno, line)
+            ts = stamps.quick(line, "iw")
+            if ts is None:
+                ts = _stamp(clock, lineno, line)
             if ts is not None:
                 if unstamped is not None:
                     raise AnalyzeInputError(path, "station data before any timestamp line", ALLOWED, line=unstamped)

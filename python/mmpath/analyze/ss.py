@@ -29,8 +29,6 @@ from .model import Source
 
 ALLOWED = ("`ss -tin`/`ss -tinO` output with a timestamp line before each sample "
            "(`# mmpath-capture ss t=UNIX_SECONDS` as `mmpath capture` writes, or " + stamps.FORMS + ")")
-_MARK = re.compile(r"^#\s*mmpath-capture\s+ss\s+t=([0-9.]+)")
-_BARE_T = re.compile(r"^\s*([0-9]{9,11}(?:\.[0-9]+)?)\s*$")
 _STATES = {"ESTAB", "SYN-SENT", "SYN-RECV", "FIN-WAIT-1", "FIN-WAIT-2", "TIME-WAIT", "CLOSE-WAIT",
            "LAST-ACK", "LISTEN", "CLOSING", "UNCONN", "CLOSED"}
 _FLAGS = {"ts", "sack", "ecn", "ecnseen", "fastopen", "app_limited", "tcp-ulp-mptcp", "tcp-ulp-tls",
@@ -50,7 +48,7 @@ def _is_header(line: str) -> bool:
 
 def looks_like(head: str) -> bool:
     lines = head.splitlines()[:5]
-    if any(_MARK.match(ln) for ln in lines) or any(_is_header(ln) for ln in lines):
+    if any(stamps.is_capture_mark(ln, "ss") for ln in lines) or any(_is_header(ln) for ln in lines):
         return True
     # `ss -H` (no header line) under timestamp lines: a timestamp, then a TCP socket line (anywhere
     # in the head: the samples before the test starts list no socket).
@@ -153,8 +151,9 @@ def read(path) -> Source:
     with f:
         for lineno, raw in enumerate(f, 1):
             line = raw.rstrip("\n")
-            m = _MARK.match(line) or _BARE_T.match(line)
-            ts = float(m.group(1)) if m else _stamp(clock, lineno, line)
+            ts = stamps.quick(line, "ss")
+            if ts is None:
+                ts = _stamp(clock, lineno, line)
             if ts is not None:
                 if pending is not None:
                     r = parse_socket(pending)

@@ -25,6 +25,7 @@ clearly meant as a time but is not one of the forms above (the caller names file
 from __future__ import annotations
 
 import re
+import sys
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
@@ -54,6 +55,22 @@ _DMY = re.compile(r"^(?:" + _DAYS + r"\s+)?(?P<d>\d{1,2})\s+(?P<mon>[a-z]{3})[a-
                   + r"(?:\s*(?P<ampm>AM|PM))?(?:\s+" + _ZONE + r")?$", re.I)
 # What a time was probably meant to be: hh:mm[:ss] or a date somewhere on the line.
 _TIMELIKE = re.compile(r"(?<![\d:])\d{1,2}:\d{2}(?![\d])|\d{4}-\d{2}-\d{2}")
+
+# The two forms a loop's reader meets on nearly every sample, read without the general parser:
+# what `mmpath capture` writes for TOOL and a bare Unix time in seconds (`date +%s[.%N]`).
+_BARE_SECONDS = re.compile(r"^\s*([0-9]{9,11}(?:\.[0-9]+)?)\s*$")
+_CAPTURE_MARKS = {tool: re.compile(rf"^#\s*mmpath-capture\s+{tool}\s+t=([0-9.]+)") for tool in ("ss", "iw")}
+
+
+def quick(line: str, tool: str) -> float | None:
+    """The time of `mmpath capture`'s mark for `tool` ("ss" or "iw") or of a bare Unix time in
+    seconds; None for any other line (which the caller then gives to `LineClock.at`)."""
+    m = _CAPTURE_MARKS[tool].match(line) or _BARE_SECONDS.match(line)
+    return float(m.group(1)) if m else None
+
+
+def is_capture_mark(line: str, tool: str) -> bool:
+    return _CAPTURE_MARKS[tool].match(line) is not None
 _NUMLIKE = re.compile(r"^\d+(?:[.,]\d+)?$")
 
 
@@ -186,7 +203,6 @@ class LineClock:
 
     def warn(self) -> None:
         if self.naive:
-            import sys
             print(f"mmpath analyze: warning: {self.path}: its timestamp lines name no timezone, so they are "
                   f"read as UTC (record `date -Ins` or `date +%s.%N`, or shift it with --offset "
                   f"{self.path}=SECONDS)", file=sys.stderr)
