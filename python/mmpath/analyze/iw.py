@@ -38,8 +38,8 @@ _SIG = re.compile(r"(-?[0-9.]+)")
 
 def looks_like(head: str) -> bool:
     lines = head.splitlines()[:8]
-    return any(stamps.is_capture_mark(ln, "iw") for ln in lines) or any(_STA.match(ln) or ln.startswith("Not connected")
-                                                       for ln in lines)
+    return any(stamps.is_capture_mark(ln, "iw") or _STA.match(ln) or ln.startswith("Not connected")
+               for ln in lines)
 
 
 def _finish(cur, out):
