@@ -49,8 +49,8 @@ EXPECTED = {
         "CI 0.000 % -- fails: ACI MCS 6 normalized mean = 1.00 < 0.800 ACI MCS 7 normalized mean = 1.00"
         " < 0.800 ACI MCS 8 normalized mean = 1.000 < 0.800 ACI MCS 9 normalized mean = 1.000 < 0.800 A"
         "CI MCS 8 UDP mean = 1531 Mbit/s, paper 1000 Mbit/s (within 15%: 850..1150) ACI MCS 9 UDP mean "
-        "= 1618 Mbit/s, paper 1000 Mbit/s (within 15%: 850..1150) ACI largest lost-packet share (any MC"
-        "S, any run) = 0.000 %, paper 1.00..."),
+        "= 1618 Mbit/s, paper 1000 Mbit/s (within 15%: 850..1150) CCI largest lost-packet share (any MC"
+        "S, any run) = 0.000 %, paper's range 2.50..7.50 % (criteria review 2026-12-05)"),
     "000-concurrent": _xfail(
         "fast mode: link 2 share of its interference-free mean: UDP ACI 1.00, CCI 0.500; TCP ACI 1.00, "
         "CCI 0.600 -- fails: UDP link 2 ACI / interference-free mean = 1.00, paper 0.500 (within 15%: 0"
@@ -82,11 +82,7 @@ EXPECTED = {
         "20)"),
     "003-buffers": None,
     "003-probertt": None,
-    "003-blockage": _xfail(
-        "fast mode: 1 s blockage: re-saturated after Cubic 28.6 s, BBR 1.15 s, Reno 33.5 s, Vegas 33.5 "
-        "s; 5 s blockage: re-saturated after Cubic 29.5 s, BBR 2.80 s, Reno 29.5 s, Vegas 29.5 s; 5 s b"
-        "lockage: PHY back after 0.000 s, Cubic cwnd at +5 s 0.532 of its pre-outage mean -- fails: 5 s"
-        " blockage: Cubic cwnd 5 s after restoration / pre-outage cwnd = 0.532 < 0.5 (stays low)"),
+    "003-blockage": None,
 }
 
 

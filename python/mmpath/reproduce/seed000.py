@@ -89,6 +89,10 @@ def interferer(channel: str) -> dict[str, Any]:
 
 
 INTERFERENCE = {"none": None, "ACI": "adjacent", "CCI": "same"}
+# Fig. 6's largest lost-packet shares as the criteria review of 2026-12-05 reads them
+# (docs/reproduce.md): ACI "up to ~1 %" at most 2 %; CCI "nearly 5 %" within 2.5-7.5 %.
+ACI_LOSS_MAX_PCT = 2.0
+CCI_LOSS_PCT = (2.5, 7.5)
 
 
 def measure_flow(res, point: Point, mode: Mode) -> dict[str, Any]:
@@ -427,10 +431,14 @@ def _check_interf(runs: pd.DataFrame, mode: Mode):
     for m, a, b in zip(MCS_ALL, norm["ACI"], norm["CCI"]):
         c.below(f"MCS {m}: CCI normalized mean", b, a, bound_text=f"ACI {fmt(a)}")
     worst = {}
-    for k, paper_max in (("ACI", 1.0), ("CCI", 5.0)):
+    # The paper's "up to ~1 %" (ACI) and "nearly 5 %" (CCI) are read off a bar chart: the criteria
+    # review of 2026-12-05 (docs/reproduce.md) bounds ACI's at 2 % and puts CCI's between half and
+    # one and a half times the figure read off the chart.
+    for k in ("ACI", "CCI"):
         loss = _by(runs, "air_loss_pct", interference=k)
         worst[k] = float(loss.max()) if len(loss) else np.nan
-        c.within(f"{k} largest lost-packet share (any MCS, any run)", worst[k], paper_max, "%")
+    c.at_most("ACI largest lost-packet share (any MCS, any run)", worst["ACI"], ACI_LOSS_MAX_PCT, "%")
+    c.inside("CCI largest lost-packet share (any MCS, any run)", worst["CCI"], *CCI_LOSS_PCT, "%")
     text = ("normalized mean MCS 1-9: ACI " + ", ".join(fmt(v) for v in norm["ACI"])
             + "; CCI " + ", ".join(fmt(v) for v in norm["CCI"])
             + f"; worst loss ACI {fmt(worst['ACI'])} %, CCI {fmt(worst['CCI'])} %")
@@ -447,7 +455,8 @@ claim(Claim(
     criterion="normalized = run / best interference-free run at that MCS (eq. 1). ACI mean >= 0.8 at MCS 1-5, "
               "< 0.8 at 6-9; CCI mean >= 0.8 at MCS 1, < 0.8 at 2-9; ACI UDP mean at MCS 8, 9 within 15% "
               "of 1000 Mbit/s; CCI UDP mean < 1000 at every MCS; CCI normalized < ACI at every MCS; the "
-              "largest air loss of any run within 15% of 1 % (ACI) and 5 % (CCI)",
+              "largest air loss of any run <= 2 % (ACI) and 2.5-7.5 % (CCI: half to one and a half times the "
+              "~5 % read off Fig. 6; criteria review 2026-12-05)",
     check=_check_interf,
 ))
 

@@ -507,6 +507,9 @@ def _argmin(rs, ys, keep=lambda r: True):
     return min(cand)[1] if cand else None
 
 
+ENERGY_COST_MAX = 0.05  # 002-energy-backlogged: the dual path's extra nJ/bit over 11ad alone, at most
+
+
 def _check_backlogged(runs: pd.DataFrame, mode: Mode):
     c = Checks()
     parts = []
@@ -526,7 +529,13 @@ def _check_backlogged(runs: pd.DataFrame, mode: Mode):
                 k, k100 = rs.index(t_opt), rs.index(100)
                 c.within("downlink throughput gain of the optimal ratio over 11ad alone (fraction)",
                          thr[k] / thr[k100] - 1, 0.32)
-                c.within("downlink energy-per-bit increase over 11ad alone (fraction)", nj[k] / nj[k100] - 1, 0.014)
+                # The paper's "slightly lower energy cost" for 11ad alone (+1.4 %): higher by more
+                # than 0 and at most 5 % (criteria review of 2026-12-05, docs/reproduce.md; a 15 %
+                # band around 1.4 % would be 0.2 points, finer than anything the paper measured).
+                cost = nj[k] / nj[k100] - 1
+                c.add(f"downlink energy-per-bit increase of the optimal ratio over 11ad alone = {fmt(cost * 100, '%')}, "
+                      f"paper +1.4 % (more than 0, at most {fmt(ENERGY_COST_MAX * 100, '%')})",
+                      bool(np.isfinite(cost) and 0 < cost <= ENERGY_COST_MAX))
         else:
             c.add(f"uplink: throughput-optimal ratio {t_opt} is 70 (+-{RATIO_TOL})", abs(t_opt - 70) <= RATIO_TOL)
             c.add(f"uplink: energy-optimal dual-path ratio {e_opt} is 90 (+-{RATIO_TOL}); nJ/bit "
@@ -542,7 +551,8 @@ claim(Claim(
     paper="Section 4.2, Fig. 4: downlink 73:27 maximises throughput and minimises nJ/bit among dual-path ratios, "
           "+32 % throughput for +1.4 % nJ/bit over 100:0; uplink throughput-optimal 70:30, energy-optimal 90:10",
     criterion="backlogged FixedRatio sweep (mean of runs): downlink argmin nJ/bit over 0<r<100 == argmax "
-              "throughput, and the gain / cost over 100:0 within 15% of 0.32 / 0.014; uplink argmax throughput "
+              "throughput, its throughput gain over 100:0 within 15% of 0.32 and its nJ/bit higher than 100:0's by "
+              "more than 0 and at most 5 % (criteria review 2026-12-05); uplink argmax throughput "
               "within 5 of 70 and argmin nJ/bit over 0<r<100 within 5 of 90",
     check=_check_backlogged, needs=lambda k: k.get("demand") == 0,
 ))
