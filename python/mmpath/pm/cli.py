@@ -1,0 +1,139 @@
+"""`mmpath-pm` / `mmpath pm`: the path-manager daemon's command line (docs/path-manager.md).
+
+Exit status: 0 after SIGINT / SIGTERM with the kernel's path-manager setting restored; 2 for a
+flag, machine or namespace it cannot run on (one line saying what is wrong and what is allowed;
+nothing changed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from .. import _core
+from ..cliargs import SuggestingParser, print_error
+from ..errors import MmpathError
+from .daemon import Daemon, JsonLog, LinkEvents, PolicyFactory, core_policy, serve
+from .events import Translator
+from .netlink import Commands, Events
+from .system import (Lock, PmError, PmSetting, enter_netns, link_states, require_mptcp, require_root,
+                     resolve_paths)
+
+# The policies of the Rust core (crates/mmpath-sim/src/mptcp/pm/mod.rs, PmName); the "## Policies"
+# section of docs/path-manager.md says what each does.
+POLICIES = ("kernel", "fast-failback", "link-aware-backup", "recreate")
+
+DESCRIPTION = (
+    "Run an MPTCP path-manager policy against this machine's kernel: set the namespace's path manager "
+    "to userspace (net.mptcp.pm_type = 1), listen to MPTCP and link events, carry out the policy's "
+    "actions over the mptcp_pm netlink family, restore the setting on SIGINT / SIGTERM. Needs root. "
+    "docs/path-manager.md.")
+
+
+def _paths(text: str) -> list[str]:
+    names = [n.strip() for n in text.split(",")]
+    if not names or any(not n for n in names) or len(set(names)) != len(names):
+        raise argparse.ArgumentTypeError(f"must be interface names separated by commas, each once (got {text!r})")
+    return names
+
+
+def _indexes(text: str) -> list[int]:
+    try:
+        out = [int(n) for n in text.split(",") if n.strip()]
+    except ValueError:
+        out = [-1]
+    if any(n < 0 for n in out):
+        raise argparse.ArgumentTypeError(f"must be path indexes (0, 1, ...) separated by commas (got {text!r})")
+    return out
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--policy", required=True, choices=POLICIES, metavar="NAME",
+                   help=f"the policy: {', '.join(POLICIES)}")
+    p.add_argument("--paths", required=True, type=_paths, metavar="IF0,IF1,...",
+                   help="the interfaces of the policy's paths 0, 1, ... in order (e.g. eth0,wlan0)")
+    p.add_argument("--backup-paths", type=_indexes, default=[], metavar="K,...",
+                   help="paths whose subflows carry the backup flag from the start (indexes)")
+    p.add_argument("--netns", metavar="NAME", help="the network namespace to manage (default: the host's)")
+    p.add_argument("--dry-run", action="store_true",
+                   help="change nothing: keep the kernel's path manager, print the actions and commands")
+    p.add_argument("--log", metavar="FILE", help="append every event, action and command to FILE (JSON lines)")
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    p = subparsers.add_parser("pm", help="run an MPTCP path-manager policy on this machine's kernel (root)",
+                              description=DESCRIPTION)
+    add_arguments(p)
+    p.set_defaults(func=run)
+    return p
+
+
+def run(args: argparse.Namespace, factory: PolicyFactory = core_policy) -> int:
+    where = f"namespace {args.netns}" if args.netns else "the host's namespace"
+    bad = [k for k in args.backup_paths if k >= len(args.paths)]
+    if bad:
+        raise PmError(f"--backup-paths: path {bad[0]} does not exist (--paths names {len(args.paths)}: 0 to "
+                      f"{len(args.paths) - 1})")
+    require_root()
+    if factory is core_policy and not hasattr(_core, "PathManagerPolicy"):
+        raise PmError("this build of mmpath has no path-manager policies (_core.PathManagerPolicy); run `make setup`")
+    enter_netns(args.netns)
+    require_mptcp(where)
+    paths = resolve_paths(args.paths, where)
+    lock = None if args.dry_run else Lock(where)
+    setting = PmSetting()
+    log = JsonLog(args.log, echo=args.dry_run)
+    commands = events = links = None
+    try:
+        params = {"backup_paths": list(args.backup_paths)} if args.backup_paths else None
+        try:
+            factory(args.policy, params)  # an unknown name or parameter fails here, before any change
+        except ValueError as e:
+            raise PmError(f"--policy {args.policy}: {e}") from None
+        events, links = Events(), LinkEvents()
+        if not args.dry_run:
+            commands = Commands()
+            setting.set_userspace()
+        start = time.monotonic()
+        log({"t_s": 0.0, "type": "start", "policy": args.policy, "netns": args.netns, "dry_run": args.dry_run,
+             "paths": [vars(p) for p in paths], "backup_paths": args.backup_paths,
+             "path_manager": {"sysctl": f"net.mptcp.{setting.key}", "was": setting.old}})
+        tr = Translator(paths, set(args.backup_paths))
+        send = None if commands is None else (lambda cmd: commands.send(cmd.msg))
+        daemon = Daemon(tr, args.policy, params, send, log, factory)
+        print_error(f"pm: policy {args.policy} on {where}, paths "
+                    f"{', '.join(f'{p.index}={p.ifname} ({p.addr})' for p in paths)}"
+                    f"{' (dry run)' if args.dry_run else ''}; stop with Ctrl-C")
+        serve(daemon, events, links, link_states(paths), start)
+        log({"t_s": time.monotonic() - start, "type": "stop", "restored": setting.changed})
+    finally:
+        try:
+            setting.restore()
+        finally:
+            for s in (commands, events, links, lock):
+                if s is not None:
+                    s.close()
+            log.close()
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = SuggestingParser(prog="mmpath-pm", description=DESCRIPTION)
+    add_arguments(p)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return run(args)
+    except MmpathError as e:
+        print_error(f"error: {e}")
+        return 2
+    except KeyboardInterrupt:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
