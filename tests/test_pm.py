@@ -107,6 +107,15 @@ def test_a_subflow_the_daemon_closed_is_not_an_error_for_the_policy():
         {"kind": "subflow_closed", "path": 1, "subflow": 1, "error": False}]
 
 
+def test_a_dual_stack_sockets_mapped_addresses_are_its_ipv4_paths():
+    tr = Translator(PATHS)
+    mapped = conn_attrs(family=socket.AF_INET6, saddr6="::ffff:10.199.1.2", daddr6="::ffff:" + SERVER)
+    del mapped["saddr4"], mapped["daddr4"]
+    assert feed(tr, "CREATED", **mapped) == [{"kind": "conn_created", "path": 0}]
+    (cmd,) = tr.commands(TOKEN, {"kind": "create_subflow", "path": 1})
+    assert wire(cmd)["addr_remote"]["addr4"] == SERVER
+
+
 def test_connections_not_on_our_paths_and_server_sides_are_ignored():
     tr = Translator(PATHS)
     assert feed(tr, "CREATED", **conn_attrs(saddr4="127.0.0.1", if_idx=1)) == []
@@ -133,6 +142,9 @@ def test_create_subflow_is_subflow_create_from_the_paths_address_to_the_server()
     assert got["command"] == "SUBFLOW_CREATE" and got["token"] == TOKEN
     assert got["addr"] == {"family": socket.AF_INET, "addr4": "10.199.2.2", "id": 2, "if_idx": 8}
     assert got["addr_remote"] == {"family": socket.AF_INET, "addr4": SERVER, "port": 5201}
+    # The command's port is host-order (pm_netlink.c: htons(nla_get_u16(...))), unlike the
+    # events': MPTCP_PM_ADDR_ATTR_PORT = 5, 5201 = 0x1451 little-endian on this machine.
+    assert (bytes.fromhex("060005005114") if socket.htons(1) != 1 else bytes.fromhex("060005001451")) in bytes(cmd.msg.data)
 
 
 def test_a_backup_path_gets_its_subflows_with_the_backup_flag():

@@ -67,9 +67,16 @@ class Command:
         return netlink.describe(self.msg)
 
 
+def _v4(addr: str | None) -> str | None:
+    """An IPv4-mapped IPv6 address (a dual-stack socket's, as the events give it) as IPv4."""
+    if addr is not None and addr.lower().startswith("::ffff:") and "." in addr:
+        return addr[7:]
+    return addr
+
+
 def _endpoints(attrs: dict) -> tuple[Endpoint, Endpoint] | None:
-    saddr = attrs.get("saddr4") or attrs.get("saddr6")
-    daddr = attrs.get("daddr4") or attrs.get("daddr6")
+    saddr = _v4(attrs.get("saddr4") or attrs.get("saddr6"))
+    daddr = _v4(attrs.get("daddr4") or attrs.get("daddr6"))
     if saddr is None or daddr is None:
         return None
     return (Endpoint(saddr, attrs.get("sport", 0), attrs.get("loc_id", 0), ifindex=attrs.get("if_idx", 0)),

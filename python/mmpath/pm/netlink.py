@@ -16,7 +16,7 @@ from __future__ import annotations
 import socket
 from dataclasses import dataclass
 
-from pyroute2.netlink import NLM_F_ACK, NLM_F_REQUEST, genlmsg, nla
+from pyroute2.netlink import NETLINK_GENERIC, NLM_F_ACK, NLM_F_REQUEST, genlmsg, nla
 from pyroute2.netlink.generic import GenericNetlinkSocket
 
 FAMILY_NAME = "mptcp_pm"
@@ -57,7 +57,10 @@ class _address(nla):
         ("MPTCP_PM_ADDR_ATTR_ID", "uint8"),
         ("MPTCP_PM_ADDR_ATTR_ADDR4", "ip4addr"),  # u32, big-endian
         ("MPTCP_PM_ADDR_ATTR_ADDR6", "ip6addr"),
-        ("MPTCP_PM_ADDR_ATTR_PORT", "be16"),
+        # Host byte order, unlike the events' ports: pm_netlink.c reads it with
+        # htons(nla_get_u16(...)) (the spec said big-endian until the kernel commit "netlink:
+        # specs: mptcp: fix port endianness" corrected it).
+        ("MPTCP_PM_ADDR_ATTR_PORT", "uint16"),
         ("MPTCP_PM_ADDR_ATTR_FLAGS", "uint32"),
         ("MPTCP_PM_ADDR_ATTR_IF_IDX", "int32"),
     )
@@ -252,7 +255,7 @@ class Events:
             group = disc.mcast_groups[EVENTS_GROUP]
         finally:
             disc.close()
-        self.sock = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, socket.NETLINK_GENERIC)
+        self.sock = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, NETLINK_GENERIC)
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 20)
         self.sock.bind((0, 0))
         # SOL_NETLINK (270), NETLINK_ADD_MEMBERSHIP (1): include/uapi/linux/netlink.h.
