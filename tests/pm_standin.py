@@ -35,8 +35,10 @@ class StandIn:
         return list(self.timer_actions)
 
 
-# The root test's script: the subflow the daemon opens on path 1 is made backup (SET_FLAGS).
-DEFAULT_SCRIPT = {("subflow_established", 1): [{"kind": "set_backup", "path": 1}]}
+# The root test's script: the subflow the daemon opens on path 1 is made backup (SET_FLAGS); path 0
+# coming back gets a fresh subflow (bench/pm_failback.py --daemon-script checks its plumbing).
+DEFAULT_SCRIPT = {("subflow_established", 1): [{"kind": "set_backup", "path": 1}],
+                  ("link_up", 0): [{"kind": "create_subflow", "path": 0}]}
 
 
 if __name__ == "__main__":
