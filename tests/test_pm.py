@@ -12,7 +12,7 @@ import socket
 import pytest
 from pyroute2.netlink.exceptions import NetlinkError
 
-from mmpath.pm import netlink, system
+from mmpath.pm import netlink, system, wifi
 from mmpath.pm.cli import main as pm_main
 from mmpath.pm.daemon import Daemon
 from mmpath.pm.events import Path, Translator
@@ -350,3 +350,52 @@ def test_a_second_daemon_on_a_namespace_is_refused_with_the_firsts_pid(monkeypat
     finally:
         first.close()
     system.Lock("namespace x").close()  # free again once the first one is gone
+
+
+# --------------------------------------------------------------------------- nl80211
+
+
+def station(signal=None, signal_avg=None, rate=None) -> "object":
+    """A NL80211_CMD_NEW_STATION message as the kernel sends it: encoded and decoded by pyroute2."""
+    from pyroute2.netlink.nl80211 import nl80211cmd
+
+    info = []
+    if signal is not None:
+        info.append(("NL80211_STA_INFO_SIGNAL", signal))
+    if signal_avg is not None:
+        info.append(("NL80211_STA_INFO_SIGNAL_AVG", signal_avg))
+    if rate is not None:
+        info.append(("NL80211_STA_INFO_TX_BITRATE", {"attrs": list(rate.items())}))
+    msg = nl80211cmd()
+    msg["cmd"] = 19  # NL80211_CMD_NEW_STATION
+    msg["attrs"] = [("NL80211_ATTR_IFINDEX", 8), ("NL80211_ATTR_STA_INFO", {"attrs": info})]
+    msg["header"]["type"] = 0x1C
+    msg.encode()
+    back = nl80211cmd(bytes(msg.data))
+    back.decode()
+    return back
+
+
+def test_a_stations_signal_and_mcs():
+    # The driver's average when it gives one, else the last frame's; the MCS of the PHY in use.
+    assert wifi.station_quality(station(-61, -63, {"NL80211_RATE_INFO_MCS": 9})) == (-63.0, 9)
+    assert wifi.station_quality(station(-70, None, {"NL80211_RATE_INFO_VHT_MCS": 7})) == (-70.0, 7)
+    assert wifi.station_quality(station(-55)) == (-55.0, None)
+    assert wifi.station_quality(station()) == (None, None)
+
+
+def test_link_quality_events_only_on_a_change():
+    tr = Translator(PATHS)
+    assert tr.on_quality(8, -63.0, 9) == [{"kind": "link_quality", "path": 1, "signal_dbm": -63.0, "mcs": 9}]
+    assert tr.on_quality(8, -63.0, 9) == []
+    assert tr.on_quality(8, -67.0, None) == [{"kind": "link_quality", "path": 1, "signal_dbm": -67.0}]
+    assert tr.on_quality(8, None, None) == [] and tr.on_quality(99, -50.0, 1) == []
+
+
+def test_link_quality_reaches_the_policies():
+    kernel, policies = FakeKernel(), []
+    d, log = daemon(kernel, policies)
+    run_events(d, ("CREATED", conn_attrs()))
+    d.on_quality(1.5, 8, -70.0, 2)
+    assert policies[0].heard[-1] == (1.5, {"kind": "link_quality", "path": 1, "signal_dbm": -70.0, "mcs": 2})
+    assert log[-2]["type"] == "link_quality"

@@ -19,6 +19,7 @@ from .events import Translator
 from .netlink import Commands, Events
 from .system import (Lock, PmError, PmSetting, enter_netns, link_states, require_mptcp, require_root,
                      resolve_paths)
+from .wifi import Stations
 
 # The policies of the Rust core (crates/mmpath-sim/src/mptcp/pm/mod.rs, PmName); the "## Policies"
 # section of docs/path-manager.md says what each does.
@@ -84,14 +85,14 @@ def run(args: argparse.Namespace, factory: PolicyFactory = core_policy) -> int:
     lock = None if args.dry_run else Lock(where)
     setting = PmSetting()
     log = JsonLog(args.log, echo=args.dry_run)
-    commands = events = links = None
+    commands = events = links = stations = None
     try:
         params = {"backup_paths": list(args.backup_paths)} if args.backup_paths else None
         try:
             factory(args.policy, params)  # an unknown name or parameter fails here, before any change
         except ValueError as e:
             raise PmError(f"--policy {args.policy}: {e}") from None
-        events, links = Events(), LinkEvents()
+        events, links, stations = Events(), LinkEvents(), Stations(paths)
         if not args.dry_run:
             commands = Commands()
             setting.set_userspace()
@@ -105,13 +106,13 @@ def run(args: argparse.Namespace, factory: PolicyFactory = core_policy) -> int:
         print_error(f"pm: policy {args.policy} on {where}, paths "
                     f"{', '.join(f'{p.index}={p.ifname} ({p.addr})' for p in paths)}"
                     f"{' (dry run)' if args.dry_run else ''}; stop with Ctrl-C")
-        serve(daemon, events, links, link_states(paths), start)
+        serve(daemon, events, links, link_states(paths), start, stations)
         log({"t_s": time.monotonic() - start, "type": "stop", "restored": setting.changed})
     finally:
         try:
             setting.restore()
         finally:
-            for s in (commands, events, links, lock):
+            for s in (commands, events, links, stations, lock):
                 if s is not None:
                     s.close()
             log.close()

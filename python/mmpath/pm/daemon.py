@@ -23,6 +23,12 @@ from pyroute2.netlink.rtnl.ifinfmsg import ifinfmsg
 
 from .. import _core
 from .events import Command, Translator
+from .wifi import Stations
+
+# How often the wireless paths' stations are read: the driver's averaged signal takes a new sample
+# with each beacon, every 102.4 ms at the default dot11BeaconPeriod of 100 TU (IEEE 802.11-2020,
+# 11.1.3); reading faster would read the same value.
+STATION_POLL_S = 0.1024
 
 # include/uapi/linux/if.h: the interface is up (administratively) and has carrier.
 IFF_UP = 0x1
@@ -81,6 +87,12 @@ class Daemon:
     def on_link(self, now_s: float, ifindex: int, up: bool) -> None:
         for ev in self.tr.on_link(ifindex, up):
             self.log({"t_s": now_s, "type": "link", "ifindex": ifindex, "up": up})
+            for token in list(self.policies):
+                self._feed(now_s, token, ev)
+
+    def on_quality(self, now_s: float, ifindex: int, signal_dbm: float | None, mcs: int | None) -> None:
+        for ev in self.tr.on_quality(ifindex, signal_dbm, mcs):
+            self.log({"t_s": now_s, "type": "link_quality", "ifindex": ifindex, "signal_dbm": signal_dbm, "mcs": mcs})
             for token in list(self.policies):
                 self._feed(now_s, token, ev)
 
@@ -174,7 +186,7 @@ class JsonLog:
 
 
 def serve(daemon: Daemon, events: Any, links: LinkEvents, initial_links: list[tuple[int, bool]],
-          start: float) -> None:
+          start: float, stations: Stations | None = None) -> None:
     """Runs until SIGINT or SIGTERM (which it then leaves to their defaults)."""
     stop = []
     rfd, wfd = os.pipe()
@@ -188,10 +200,15 @@ def serve(daemon: Daemon, events: Any, links: LinkEvents, initial_links: list[tu
     try:
         for ifindex, up in initial_links:
             daemon.on_link(time.monotonic() - start, ifindex, up)
+        next_poll = 0.0 if stations is not None and stations.paths else None
         while not stop:
             now = time.monotonic() - start
-            at = daemon.deadline()
-            wait = None if at is None else max(0.0, at - now)
+            if next_poll is not None and now >= next_poll:
+                for ifindex, signal_dbm, mcs in stations.poll():
+                    daemon.on_quality(now, ifindex, signal_dbm, mcs)
+                next_poll = now + STATION_POLL_S
+            times = [t for t in (daemon.deadline(), next_poll) if t is not None]
+            wait = max(0.0, min(times) - now) if times else None
             try:
                 ready, _, _ = select.select([events, links, rfd], [], [], wait)
             except InterruptedError:

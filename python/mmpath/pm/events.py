@@ -93,6 +93,7 @@ class Translator:
         self.backup = set(backup_paths)  # paths whose subflows carry the backup flag now
         self.conns: dict[int, Connection] = {}
         self.link_up: dict[int, bool] = {}
+        self.quality: dict[int, tuple[float | None, int | None]] = {}
 
     # ------------------------------------------------------------------ paths
 
@@ -117,6 +118,20 @@ class Translator:
         if not known and up:
             return []  # the first report of a link that is up: nothing changed
         return [{"kind": "link_up" if up else "link_down", "path": path}]
+
+    def on_quality(self, ifindex: int, signal_dbm: float | None, mcs: int | None) -> list[dict]:
+        """A wireless path's station (nl80211): a link_quality event when the signal or the MCS
+        changed since the last report, with the ones known."""
+        path = self.path_of(ifindex=ifindex)
+        if path is None or (signal_dbm is None and mcs is None) or self.quality.get(path) == (signal_dbm, mcs):
+            return []
+        self.quality[path] = (signal_dbm, mcs)
+        ev: dict = {"kind": "link_quality", "path": path}
+        if signal_dbm is not None:
+            ev["signal_dbm"] = signal_dbm
+        if mcs is not None:
+            ev["mcs"] = mcs
+        return [ev]
 
     # ------------------------------------------------------------------ kernel events
 
