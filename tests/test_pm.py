@@ -399,3 +399,29 @@ def test_link_quality_reaches_the_policies():
     d.on_quality(1.5, 8, -70.0, 2)
     assert policies[0].heard[-1] == (1.5, {"kind": "link_quality", "path": 1, "signal_dbm": -70.0, "mcs": 2})
     assert log[-2]["type"] == "link_quality"
+
+
+def test_policy_parameters_are_checked_before_anything_changes(monkeypatch, capsys):
+    # The stand-in refuses what the core's binding would; the line names the policy.
+    def strict(name, params):
+        if params and set(params) - {"hold_s"}:
+            raise ValueError(f"{name} params: {sorted(set(params) - {'hold_s'})[0]!r} is unknown (allowed: hold_s)")
+        return StandIn(name, params)
+
+    from mmpath.pm import cli
+
+    monkeypatch.setattr(cli, "require_root", lambda: None)
+    monkeypatch.setattr(cli, "enter_netns", lambda name: None)
+    monkeypatch.setattr(cli, "require_mptcp", lambda where: None)
+    monkeypatch.setattr(cli, "resolve_paths", lambda names, where: PATHS)
+    monkeypatch.setattr(cli, "Lock", lambda where: pytest.fail("took the lock before checking the policy"))
+    args = cli.build_parser().parse_args(["--policy", "recreate", "--paths", "p0c,p1c", "--param", "hold=1"])
+    with pytest.raises(system.PmError, match=r"--policy recreate: recreate params: 'hold' is unknown \(allowed: hold_s\)"):
+        cli.run(args, factory=strict)
+    # --backup-paths goes to a policy only when it reads it.
+    args = cli.build_parser().parse_args(["--policy", "recreate", "--paths", "p0c,p1c", "--backup-paths", "1",
+                                          "--param", "hold_s=0.5"])
+    assert cli._policy_params(strict, args) == {"hold_s": 0.5}
+    with pytest.raises(SystemExit):
+        cli.build_parser().parse_args(["--policy", "recreate", "--paths", "a", "--param", "hold_s"])
+    assert "must be KEY=VALUE" in capsys.readouterr().err

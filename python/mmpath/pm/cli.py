@@ -8,13 +8,14 @@ nothing changed).
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 
 from .. import _core
 from ..cliargs import SuggestingParser, print_error
 from ..errors import MmpathError
-from .daemon import Daemon, JsonLog, LinkEvents, PolicyFactory, core_policy, serve
+from .daemon import Daemon, JsonLog, LinkEvents, PolicyFactory, Signals, core_policy, serve
 from .events import Translator
 from .netlink import Commands, Events
 from .system import (Lock, PmError, PmSetting, enter_netns, link_states, require_mptcp, require_root,
@@ -49,6 +50,17 @@ def _indexes(text: str) -> list[int]:
     return out
 
 
+def _param(text: str) -> tuple[str, object]:
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise argparse.ArgumentTypeError(f"must be KEY=VALUE, e.g. hold_s=0.5 (got {text!r})")
+    try:
+        return key.strip(), json.loads(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{key.strip()}: VALUE must be a number or a list like [1, 2] "
+                                         f"(got {value!r})") from None
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--policy", required=True, choices=POLICIES, metavar="NAME",
                    help=f"the policy: {', '.join(POLICIES)}")
@@ -56,6 +68,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="the interfaces of the policy's paths 0, 1, ... in order (e.g. eth0,wlan0)")
     p.add_argument("--backup-paths", type=_indexes, default=[], metavar="K,...",
                    help="paths whose subflows carry the backup flag from the start (indexes)")
+    p.add_argument("--param", dest="params", type=_param, action="append", default=[], metavar="KEY=VALUE",
+                   help="a policy parameter, e.g. hold_s=0.5 or leave_dbm=-66 (repeatable; docs/path-manager.md)")
     p.add_argument("--netns", metavar="NAME", help="the network namespace to manage (default: the host's)")
     p.add_argument("--dry-run", action="store_true",
                    help="change nothing: keep the kernel's path manager, print the actions and commands")
@@ -82,23 +96,25 @@ def run(args: argparse.Namespace, factory: PolicyFactory = core_policy) -> int:
     enter_netns(args.netns)
     require_mptcp(where)
     paths = resolve_paths(args.paths, where)
+    params = _policy_params(factory, args)
     lock = None if args.dry_run else Lock(where)
-    setting = PmSetting()
-    log = JsonLog(args.log, echo=args.dry_run)
-    commands = events = links = stations = None
     try:
-        params = {"backup_paths": list(args.backup_paths)} if args.backup_paths else None
-        try:
-            factory(args.policy, params)  # an unknown name or parameter fails here, before any change
-        except ValueError as e:
-            raise PmError(f"--policy {args.policy}: {e}") from None
+        log = JsonLog(args.log, echo=args.dry_run)  # a --log that cannot be written is refused here
+    except PmError:
+        if lock is not None:
+            lock.close()
+        raise
+    setting = signals = commands = events = links = stations = None
+    try:
+        setting = PmSetting()
+        signals = Signals()
         events, links, stations = Events(), LinkEvents(), Stations(paths)
         if not args.dry_run:
             commands = Commands()
             setting.set_userspace()
         start = time.monotonic()
         log({"t_s": 0.0, "type": "start", "policy": args.policy, "netns": args.netns, "dry_run": args.dry_run,
-             "paths": [vars(p) for p in paths], "backup_paths": args.backup_paths,
+             "paths": [vars(p) for p in paths], "backup_paths": args.backup_paths, "params": params,
              "path_manager": {"sysctl": f"net.mptcp.{setting.key}", "was": setting.old}})
         tr = Translator(paths, set(args.backup_paths))
         send = None if commands is None else (lambda cmd: commands.send(cmd.msg))
@@ -106,17 +122,38 @@ def run(args: argparse.Namespace, factory: PolicyFactory = core_policy) -> int:
         print_error(f"pm: policy {args.policy} on {where}, paths "
                     f"{', '.join(f'{p.index}={p.ifname} ({p.addr})' for p in paths)}"
                     f"{' (dry run)' if args.dry_run else ''}; stop with Ctrl-C")
-        serve(daemon, events, links, link_states(paths), start, stations)
-        log({"t_s": time.monotonic() - start, "type": "stop", "restored": setting.changed})
+        serve(daemon, events, links, link_states(paths), start, signals, stations)
+        changed = setting.changed
+        setting.restore()
+        log({"t_s": time.monotonic() - start, "type": "stop", "restored": changed})
     finally:
         try:
-            setting.restore()
+            if setting is not None:
+                setting.restore()
         finally:
-            for s in (commands, events, links, stations, lock):
+            for s in (commands, events, links, stations, signals, lock):
                 if s is not None:
                     s.close()
             log.close()
     return 0
+
+
+def _policy_params(factory: PolicyFactory, args: argparse.Namespace) -> dict | None:
+    """The policy's parameters (--param, and --backup-paths as `backup_paths` for a policy that
+    reads it: the daemon gives the backup flag at the join itself), checked by building the
+    policy once: an unknown name or parameter fails here, before anything is changed."""
+    params = dict(args.params)
+    if args.backup_paths and "backup_paths" not in params:
+        try:
+            factory(args.policy, {**params, "backup_paths": list(args.backup_paths)})
+            params["backup_paths"] = list(args.backup_paths)
+        except ValueError:
+            pass  # this policy does not read it; the error, if another, comes below
+    try:
+        factory(args.policy, params or None)
+    except ValueError as e:
+        raise PmError(f"--policy {args.policy}: {e}") from None
+    return params or None
 
 
 def build_parser() -> argparse.ArgumentParser:

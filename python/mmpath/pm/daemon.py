@@ -23,6 +23,7 @@ from pyroute2.netlink.rtnl.ifinfmsg import ifinfmsg
 
 from .. import _core
 from .events import Command, Translator
+from .system import PmError
 from .wifi import Stations
 
 # How often the wireless paths' stations are read: the driver's averaged signal takes a new sample
@@ -169,7 +170,10 @@ class JsonLog:
     actions and commands on stdout."""
 
     def __init__(self, path: str | None, echo: bool) -> None:
-        self.f = open(path, "a", buffering=1) if path else None
+        try:
+            self.f = open(path, "a", buffering=1) if path else None
+        except OSError as e:
+            raise PmError(f"--log: cannot write {path}: {e.strerror or e}") from None
         self.echo = echo
 
     def __call__(self, rec: dict) -> None:
@@ -185,50 +189,67 @@ class JsonLog:
             self.f.close()
 
 
-def serve(daemon: Daemon, events: Any, links: LinkEvents, initial_links: list[tuple[int, bool]],
-          start: float, stations: Stations | None = None) -> None:
-    """Runs until SIGINT or SIGTERM (which it then leaves to their defaults)."""
-    stop = []
-    rfd, wfd = os.pipe()
-    os.set_blocking(wfd, False)
+class Signals:
+    """SIGINT and SIGTERM as a flag and a readable pipe for select(), from before the daemon
+    changes anything until it has put everything back (a signal in between must not kill it with
+    the path manager switched)."""
 
-    def handler(signum, _frame):
-        stop.append(signum)
+    def __init__(self) -> None:
+        self.stop: list[int] = []
+        self.rfd, self.wfd = os.pipe()
+        os.set_blocking(self.wfd, False)
+        os.set_blocking(self.rfd, False)
+        self.old = {s: signal.signal(s, self._handler) for s in (signal.SIGINT, signal.SIGTERM)}
+        self.old_wakeup = signal.set_wakeup_fd(self.wfd)
 
-    old = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
-    old_wakeup = signal.set_wakeup_fd(wfd)
-    try:
-        for ifindex, up in initial_links:
-            daemon.on_link(time.monotonic() - start, ifindex, up)
-        next_poll = 0.0 if stations is not None and stations.paths else None
-        while not stop:
-            now = time.monotonic() - start
-            if next_poll is not None and now >= next_poll:
-                for ifindex, signal_dbm, mcs in stations.poll():
-                    daemon.on_quality(now, ifindex, signal_dbm, mcs)
-                next_poll = now + STATION_POLL_S
-            times = [t for t in (daemon.deadline(), next_poll) if t is not None]
-            wait = max(0.0, min(times) - now) if times else None
-            try:
-                ready, _, _ = select.select([events, links, rfd], [], [], wait)
-            except InterruptedError:
-                continue
-            now = time.monotonic() - start
-            if events in ready:
-                for name, attrs in events.read():
-                    daemon.on_kernel_event(now, name, attrs)
-            if links in ready:
-                for ifindex, up in links.read():
-                    daemon.on_link(now, ifindex, up)
-            if rfd in ready:
-                os.read(rfd, 512)
-            at = daemon.deadline()
-            if at is not None and at <= time.monotonic() - start:
-                daemon.on_timer(time.monotonic() - start)
-    finally:
-        signal.set_wakeup_fd(old_wakeup)
-        for s, h in old.items():
+    def _handler(self, signum, _frame) -> None:
+        self.stop.append(signum)
+
+    def fileno(self) -> int:
+        return self.rfd
+
+    def drain(self) -> None:
+        try:
+            os.read(self.rfd, 512)
+        except BlockingIOError:
+            pass
+
+    def close(self) -> None:
+        signal.set_wakeup_fd(self.old_wakeup)
+        for s, h in self.old.items():
             signal.signal(s, h)
-        os.close(rfd)
-        os.close(wfd)
+        os.close(self.rfd)
+        os.close(self.wfd)
+
+
+def serve(daemon: Daemon, events: Any, links: LinkEvents, initial_links: list[tuple[int, bool]],
+          start: float, signals: Signals, stations: Stations | None = None) -> None:
+    """Runs until SIGINT or SIGTERM (`signals`)."""
+    for ifindex, up in initial_links:
+        daemon.on_link(time.monotonic() - start, ifindex, up)
+    next_poll = 0.0 if stations is not None and stations.paths else None
+    while not signals.stop:
+        now = time.monotonic() - start
+        if next_poll is not None and now >= next_poll:
+            for ifindex, signal_dbm, mcs in stations.poll():
+                daemon.on_quality(now, ifindex, signal_dbm, mcs)
+            next_poll = now + STATION_POLL_S
+        times = [t for t in (daemon.deadline(), next_poll) if t is not None]
+        wait = max(0.0, min(times) - now) if times else None
+        try:
+            ready, _, _ = select.select([events, links, signals], [], [], wait)
+        except InterruptedError:
+            continue
+        now = time.monotonic() - start
+        if events in ready:
+            for name, attrs in events.read():
+                daemon.on_kernel_event(now, name, attrs)
+        if links in ready:
+            for ifindex, up in links.read():
+                daemon.on_link(now, ifindex, up)
+        if signals in ready:
+            signals.drain()
+        at = daemon.deadline()
+        if at is not None and at <= time.monotonic() - start:
+            daemon.on_timer(time.monotonic() - start)
     sys.stdout.flush()
