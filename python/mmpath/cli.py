@@ -16,7 +16,7 @@ from .cliargs import SuggestingParser, print_error
 from .compare import best, compare, format_table as format_compare_table
 from .emu.cli import add_parser as add_emu_parser  # `mmpath emu run`: emu/
 from .errors import MmpathError
-from .pm.cli import add_parser as add_pm_parser  # `mmpath pm`: pm/ (also `mmpath-pm`)
+from .pm.args import add_parser as add_pm_parser  # `mmpath pm`: pm/ (also `mmpath-pm`)
 from .outputs import check_out_folder, safe_dir_name, summary_json
 from .reproduce_cli import add_parser as add_reproduce_parser  # `mmpath reproduce`: reproduce_cli.py
 from .scenario import bundled_scenarios, describe, load_scenario, one_variant
