@@ -8,6 +8,7 @@ loop around it: select() over the event sockets, the policies' timers, SIGINT / 
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import select
@@ -23,7 +24,7 @@ from pyroute2.netlink.rtnl.ifinfmsg import ifinfmsg
 
 from .. import _core
 from .events import Command, Translator
-from .system import PmError
+from .system import PmError, link_states
 from .wifi import Stations
 
 # How often the wireless paths' stations are read: the driver's averaged signal takes a new sample
@@ -147,7 +148,12 @@ class LinkEvents:
         return self.sock.fileno()
 
     def read(self) -> list[tuple[int, bool]]:
-        data = self.sock.recv(1 << 16)
+        try:
+            data = self.sock.recv(1 << 16)
+        except OSError as e:
+            if e.errno == errno.ENOBUFS:  # link changes were dropped: re-read every path's state
+                return [(-1, False)]
+            raise
         out, offset = [], 0
         while offset + 16 <= len(data):
             msg = ifinfmsg(data[offset:])
@@ -246,7 +252,11 @@ def serve(daemon: Daemon, events: Any, links: LinkEvents, initial_links: list[tu
                 daemon.on_kernel_event(now, name, attrs)
         if links in ready:
             for ifindex, up in links.read():
-                daemon.on_link(now, ifindex, up)
+                if ifindex < 0:
+                    for idx, now_up in link_states(daemon.tr.paths):
+                        daemon.on_link(now, idx, now_up)
+                else:
+                    daemon.on_link(now, ifindex, up)
         if signals in ready:
             signals.drain()
         at = daemon.deadline()

@@ -13,6 +13,7 @@ Addresses are {"family", "addr", "port", "id", "flags", "ifindex"} dicts (Endpoi
 
 from __future__ import annotations
 
+import errno
 import socket
 from dataclasses import dataclass
 
@@ -265,7 +266,14 @@ class Events:
         return self.sock.fileno()
 
     def read(self) -> list[tuple[str, dict]]:
-        return decode_event(self.sock.recv(1 << 16))
+        """The events of one datagram; [("OVERRUN", {})] when the kernel dropped events because
+        this socket's buffer was full (ENOBUFS, netlink(7)): the daemon logs it and goes on."""
+        try:
+            return decode_event(self.sock.recv(1 << 16))
+        except OSError as e:
+            if e.errno == errno.ENOBUFS:
+                return [("OVERRUN", {})]
+            raise
 
     def close(self) -> None:
         self.sock.close()
