@@ -2,7 +2,9 @@
 two paths between the client and the AP), an MPTCP iperf3 through them, the daemon on the client
 namespace with the stand-in policy (tests/pm_standin.py: the subflow on path 1 is made backup).
 The daemon, not the kernel, opens the path-1 subflow (the userspace path manager opens none), the
-server's kernel hears the MP_PRIO, and SIGTERM restores the namespace's path-manager setting."""
+server's kernel hears the MP_PRIO, and SIGTERM restores the namespace's path-manager setting. Then
+the core's fast-failback policy (`python -m mmpath.pm.cli`) on a path that loses carrier and
+comes back."""
 
 from __future__ import annotations
 
@@ -134,4 +136,42 @@ def test_a_dry_run_prints_the_actions_and_keeps_the_kernels_pm(topo, tmp_path):
     assert d.returncode == 0, err
     printed = [json.loads(line) for line in out.splitlines()]
     assert any(r["type"] == "command" and r.get("dry_run") for r in printed), out
+    assert _pm(topo.cli) == "kernel"
+
+
+def test_the_cores_fast_failback_rejoins_a_returning_path_and_retires_the_old_subflow(topo, tmp_path):
+    # The policy of the core (`mmpath-pm`, not the stand-in): path 0 loses carrier (the AP's end
+    # of its veth goes down) and comes back during an upload; the daemon opens a fresh subflow on
+    # it and, once the kernel reports it established, closes the old one.
+    log = tmp_path / "pm.jsonl"
+    srv = subprocess.Popen(["ip", "netns", "exec", topo.srv, "mptcpize", "run", "iperf3", "-s", "-1"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    d = subprocess.Popen([sys.executable, "-m", "mmpath.pm.cli", "--policy", "fast-failback", "--paths", "p0c,p1c",
+                          "--netns", topo.cli, "--log", str(log)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)
+    try:
+        assert _wait_for(lambda: log.exists() and _pm(topo.cli) == "userspace"), "the daemon did not start"
+        cli = subprocess.Popen(["ip", "netns", "exec", topo.cli, "mptcpize", "run", "iperf3", "-c",
+                                netns.SERVER_ADDR, "-t", "4"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        time.sleep(1.0)
+        netns.sh("ip", "link", "set", topo.paths[0].ap_if, "down", ns=topo.ap)
+        time.sleep(1.0)
+        netns.sh("ip", "link", "set", topo.paths[0].ap_if, "up", ns=topo.ap)
+        assert cli.wait(timeout=60) == 0
+    finally:
+        d.send_signal(signal.SIGTERM)
+        _out, err = d.communicate(timeout=30)
+        srv.kill()
+        srv.wait()
+    assert d.returncode == 0 and "Traceback" not in err, err
+    recs = [json.loads(line) for line in log.read_text().splitlines()]
+    up = next(r["t_s"] for r in recs if r["type"] == "link" and r["up"])
+    after = [r for r in recs if r["t_s"] >= up]
+    acts = [(r["source"], r["action"]) for r in after if r["type"] == "action"]
+    assert ("policy", {"kind": "create_subflow", "path": 0}) in acts, acts
+    fresh = [r for r in after if r["type"] == "kernel_event" and r["event"] == "SUB_ESTABLISHED"
+             and r["attrs"]["saddr4"] == topo.paths[0].cli_addr]
+    assert fresh, after
+    destroys = [r for r in after if r["type"] == "command" and r["command"]["command"] == "SUBFLOW_DESTROY"]
+    assert destroys and all(r["ok"] for r in destroys), destroys
     assert _pm(topo.cli) == "kernel"
