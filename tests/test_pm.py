@@ -425,3 +425,28 @@ def test_policy_parameters_are_checked_before_anything_changes(monkeypatch, caps
     with pytest.raises(SystemExit):
         cli.build_parser().parse_args(["--policy", "recreate", "--paths", "a", "--param", "hold_s"])
     assert "must be KEY=VALUE" in capsys.readouterr().err
+
+
+def test_a_returning_link_gets_its_stale_neighbours_reset_before_the_policy_acts():
+    order: list[str] = []
+    kernel = FakeKernel()
+
+    def send(cmd):
+        order.append(cmd.describe()["command"])
+        kernel(cmd)
+
+    def returned(ifindex):
+        order.append(f"reset {ifindex}")
+        return ["10.199.1.1"]
+
+    log: list[dict] = []
+    d = Daemon(Translator(PATHS), "fast-failback", None, send, log.append,
+               lambda n, p: StandIn(n, p, {("link_up", 0): [{"kind": "create_subflow", "path": 0}]}), returned)
+    d.on_link(0.1, 7, True)  # the first report of an up link: not a return
+    run_events(d, ("CREATED", conn_attrs()), ("ESTABLISHED", conn_attrs()))
+    order.clear()
+    d.on_link(2.0, 7, False)
+    d.on_link(7.0, 7, True)
+    assert order == ["reset 7", "SUBFLOW_CREATE"]
+    assert [r for r in log if r["type"] == "neighbours_reset"] == [
+        {"t_s": 7.0, "type": "neighbours_reset", "ifindex": 7, "addrs": ["10.199.1.1"]}]

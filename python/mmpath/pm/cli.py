@@ -19,7 +19,7 @@ from .daemon import Daemon, JsonLog, LinkEvents, PolicyFactory, Signals, core_po
 from .events import Translator
 from .netlink import Commands, Events
 from .system import (Lock, PmError, PmSetting, enter_netns, link_states, require_mptcp, require_root,
-                     resolve_paths)
+                     reset_neighbours, resolve_paths)
 from .wifi import Stations
 
 def run(args: argparse.Namespace, factory: PolicyFactory = core_policy) -> int:
@@ -56,7 +56,8 @@ def run(args: argparse.Namespace, factory: PolicyFactory = core_policy) -> int:
              "path_manager": {"sysctl": f"net.mptcp.{setting.key}", "was": setting.old}})
         tr = Translator(paths, set(args.backup_paths))
         send = None if commands is None else (lambda cmd: commands.send(cmd.msg))
-        daemon = Daemon(tr, args.policy, params, send, log, factory)
+        daemon = Daemon(tr, args.policy, params, send, log, factory,
+                        None if args.dry_run else reset_neighbours)
         print_error(f"pm: policy {args.policy} on {where}, paths "
                     f"{', '.join(f'{p.index}={p.ifname} ({p.addr})' for p in paths)}"
                     f"{' (dry run)' if args.dry_run else ''}; stop with Ctrl-C")

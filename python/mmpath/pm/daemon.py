@@ -55,9 +55,13 @@ def core_policy(name: str, params: dict | None) -> Policy:
 class Daemon:
     def __init__(self, translator: Translator, policy: str, params: dict | None,
                  send: Callable[[Command], None] | None, log: Callable[[dict], None],
-                 factory: PolicyFactory = core_policy) -> None:
+                 factory: PolicyFactory = core_policy,
+                 link_returned: Callable[[int], list[str]] | None = None) -> None:
         """`send`: carries out one command (raises on the kernel's refusal); None: a dry run,
-        the commands are only logged."""
+        the commands are only logged. `link_returned(ifindex)`: what the machine needs when a
+        path's link is back, before the policy hears it (system.reset_neighbours); it returns
+        what it removed, for the log."""
+        self.link_returned = link_returned
         self.tr = translator
         self.policy_name, self.params = policy, params
         self.send, self.log, self.factory = send, log, factory
@@ -89,6 +93,10 @@ class Daemon:
     def on_link(self, now_s: float, ifindex: int, up: bool) -> None:
         for ev in self.tr.on_link(ifindex, up):
             self.log({"t_s": now_s, "type": "link", "ifindex": ifindex, "up": up})
+            if up and self.link_returned is not None:
+                gone = self.link_returned(ifindex)
+                if gone:
+                    self.log({"t_s": now_s, "type": "neighbours_reset", "ifindex": ifindex, "addrs": gone})
             for token in list(self.policies):
                 self._feed(now_s, token, ev)
 

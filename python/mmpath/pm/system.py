@@ -10,6 +10,7 @@ import socket
 from pathlib import Path as FsPath
 
 from pyroute2 import IPRoute
+from pyroute2.netlink.exceptions import NetlinkError
 from pyroute2.netns import setns
 
 from ..errors import MmpathError
@@ -153,3 +154,29 @@ def link_states(paths: list[Path]) -> list[tuple[int, bool]]:
             flags = links[0]["flags"] if links else 0
             out.append((p.ifindex, bool(flags & 0x1) and bool(flags & 0x10000)))
     return out
+
+
+# include/uapi/linux/neighbour.h: a resolution under way (no answer yet), or given up.
+NUD_INCOMPLETE = 0x01
+NUD_FAILED = 0x20
+
+
+def reset_neighbours(ifindex: int) -> list[str]:
+    """Deletes the interface's neighbour entries that are resolving or failed, and returns their
+    addresses. While the carrier was down, a packet toward the gateway started an ARP / ND
+    resolution whose requests went nowhere; at the return the entry is still INCOMPLETE and its
+    next request waits for the entry's retransmit timer (retrans_time_ms, 1000 ms by default:
+    Documentation/networking/ip-sysctl.rst; net/core/neighbour.c, neigh_timer_handler), so a new
+    subflow's SYN waits in its queue for up to a second. A fresh entry solicits at once
+    (neighbour.c, __neigh_event_send)."""
+    gone = []
+    with IPRoute() as ipr:
+        for n in ipr.get_neighbours(ifindex=ifindex):
+            if n["state"] & (NUD_INCOMPLETE | NUD_FAILED):
+                dst = n.get_attr("NDA_DST")
+                try:
+                    ipr.neigh("del", dst=dst, ifindex=ifindex)
+                    gone.append(dst)
+                except NetlinkError:
+                    pass  # gone meanwhile
+    return gone
