@@ -427,7 +427,7 @@ def test_policy_parameters_are_checked_before_anything_changes(monkeypatch, caps
     assert "must be KEY=VALUE" in capsys.readouterr().err
 
 
-def test_a_returning_link_gets_its_stale_neighbours_reset_before_the_policy_acts():
+def test_a_returning_links_stale_neighbours_are_reset_before_its_first_new_subflow_only():
     order: list[str] = []
     kernel = FakeKernel()
 
@@ -450,3 +450,11 @@ def test_a_returning_link_gets_its_stale_neighbours_reset_before_the_policy_acts
     assert order == ["reset 7", "SUBFLOW_CREATE"]
     assert [r for r in log if r["type"] == "neighbours_reset"] == [
         {"t_s": 7.0, "type": "neighbours_reset", "ifindex": 7, "addrs": ["10.199.1.1"]}]
+    # A policy that opens nothing on the return (the old subflow's queued packets are kept), and
+    # a path that did not go down, get no reset.
+    order.clear()
+    d.policies[TOKEN].script = {}
+    d.on_link(8.0, 7, False)
+    d.on_link(9.0, 7, True)
+    d._carry_out(9.5, TOKEN, {"kind": "create_subflow", "path": 1}, "policy")
+    assert order == ["SUBFLOW_CREATE"]

@@ -58,10 +58,11 @@ class Daemon:
                  factory: PolicyFactory = core_policy,
                  link_returned: Callable[[int], list[str]] | None = None) -> None:
         """`send`: carries out one command (raises on the kernel's refusal); None: a dry run,
-        the commands are only logged. `link_returned(ifindex)`: what the machine needs when a
-        path's link is back, before the policy hears it (system.reset_neighbours); it returns
+        the commands are only logged. `link_returned(ifindex)`: what the machine needs before the
+        first new subflow on a path whose link came back (system.reset_neighbours); it returns
         what it removed, for the log."""
         self.link_returned = link_returned
+        self.returned: set[int] = set()  # paths whose link came back and have no new subflow since
         self.tr = translator
         self.policy_name, self.params = policy, params
         self.send, self.log, self.factory = send, log, factory
@@ -93,10 +94,7 @@ class Daemon:
     def on_link(self, now_s: float, ifindex: int, up: bool) -> None:
         for ev in self.tr.on_link(ifindex, up):
             self.log({"t_s": now_s, "type": "link", "ifindex": ifindex, "up": up})
-            if up and self.link_returned is not None:
-                gone = self.link_returned(ifindex)
-                if gone:
-                    self.log({"t_s": now_s, "type": "neighbours_reset", "ifindex": ifindex, "addrs": gone})
+            (self.returned.add if up else self.returned.discard)(ev["path"])
             for token in list(self.policies):
                 self._feed(now_s, token, ev)
 
@@ -129,6 +127,18 @@ class Daemon:
 
     def _carry_out(self, now_s: float, token: int, action: dict, source: str) -> None:
         self.log({"t_s": now_s, "type": "action", "token": token, "source": source, "action": action})
+        path = action.get("path")
+        if action.get("kind") == "create_subflow" and path in self.returned:
+            # The first new subflow on a path since its link came back: its SYN must not wait
+            # behind a neighbour resolution begun while the link was down (system.reset_neighbours).
+            # Only then: the old subflow's packets queued on that entry are dropped with it, which
+            # costs a policy that keeps the old subflow its next retransmission timeout.
+            self.returned.discard(path)
+            if self.link_returned is not None:
+                ifindex = self.tr.paths[path].ifindex
+                gone = self.link_returned(ifindex)
+                if gone:
+                    self.log({"t_s": now_s, "type": "neighbours_reset", "ifindex": ifindex, "addrs": gone})
         for cmd in self.tr.commands(token, action):
             rec: dict[str, Any] = {"t_s": now_s, "type": "command", "token": token, "command": cmd.describe()}
             if self.send is None:
