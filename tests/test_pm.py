@@ -6,6 +6,7 @@ command line's refusals. The daemon on the real kernel is tests/test_pm_root.py.
 from __future__ import annotations
 
 import errno
+import json
 import os
 import socket
 
@@ -458,3 +459,22 @@ def test_a_returning_links_stale_neighbours_are_reset_before_its_first_new_subfl
     d.on_link(9.0, 7, True)
     d._carry_out(9.5, TOKEN, {"kind": "create_subflow", "path": 1}, "policy")
     assert order == ["SUBFLOW_CREATE"]
+
+
+def test_a_killed_daemons_setting_is_restored_by_the_next_one(tmp_path, monkeypatch):
+    d = tmp_path / "mptcp"
+    d.mkdir()
+    (d / "path_manager").write_text("kernel\n")
+    monkeypatch.setattr(system, "SYSCTL", d)
+    state = tmp_path / "run" / "ns.json"
+    first = system.PmSetting(state)
+    first.set_userspace()
+    assert json.loads(state.read_text())["was"] == "kernel"
+    # Killed here: no restore. The next daemon puts the value back before reading it.
+    second = system.PmSetting(state)
+    assert second.recovered == "kernel" and second.old == "kernel" and not state.exists()
+    assert (d / "path_manager").read_text().strip() == "kernel"
+    second.set_userspace()
+    second.restore()
+    assert (d / "path_manager").read_text().strip() == "kernel" and not state.exists()
+    assert not state.parent.exists()  # nothing left behind

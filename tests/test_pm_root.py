@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from mmpath.emu import netns
+from mmpath.pm import system
 
 TOOLS = ("ip", "iperf3", "mptcpize")
 _missing = [t for t in TOOLS if shutil.which(t) is None]
@@ -175,3 +176,22 @@ def test_the_cores_fast_failback_rejoins_a_returning_path_and_retires_the_old_su
     destroys = [r for r in after if r["type"] == "command" and r["command"]["command"] == "SUBFLOW_DESTROY"]
     assert destroys and all(r["ok"] for r in destroys), destroys
     assert _pm(topo.cli) == "kernel"
+
+
+def test_after_a_kill_9_the_next_daemon_restores_the_setting(topo, tmp_path):
+    log = tmp_path / "pm.jsonl"
+    d = _daemon("--paths", "p0c,p1c", "--netns", topo.cli, log=log)
+    assert _wait_for(lambda: log.exists() and _pm(topo.cli) == "userspace"), "the daemon did not start"
+    d.kill()  # SIGKILL: no chance to restore
+    d.communicate(timeout=30)
+    assert _pm(topo.cli) == "userspace"
+    log.unlink()
+    d = _daemon("--paths", "p0c,p1c", "--netns", topo.cli, log=log)
+    assert _wait_for(lambda: log.exists() and _pm(topo.cli) == "userspace"), "the second daemon did not start"
+    d.send_signal(signal.SIGTERM)
+    _out, err = d.communicate(timeout=30)
+    assert d.returncode == 0, err
+    assert "ended without restoring net.mptcp.path_manager; set it back to kernel" in err, err
+    # What the first one found, not the userspace it left.
+    assert _pm(topo.cli) == "kernel"
+    assert not system.state_file(topo.cli).exists()

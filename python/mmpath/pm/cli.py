@@ -19,7 +19,7 @@ from .daemon import Daemon, JsonLog, LinkEvents, PolicyFactory, Signals, core_po
 from .events import Translator
 from .netlink import Commands, Events
 from .system import (Lock, PmError, PmSetting, enter_netns, link_states, require_mptcp, require_root,
-                     reset_neighbours, resolve_paths)
+                     reset_neighbours, resolve_paths, state_file)
 from .wifi import Stations
 
 def run(args: argparse.Namespace, factory: PolicyFactory = core_policy) -> int:
@@ -44,7 +44,10 @@ def run(args: argparse.Namespace, factory: PolicyFactory = core_policy) -> int:
         raise
     setting = signals = commands = events = links = stations = None
     try:
-        setting = PmSetting()
+        setting = PmSetting(None if args.dry_run else state_file(args.netns))
+        if setting.recovered is not None:
+            print_error(f"pm: a daemon before this one on {where} ended without restoring "
+                        f"net.mptcp.{setting.key}; set it back to {setting.recovered}")
         signals = Signals()
         events, links, stations = Events(), LinkEvents(), Stations(paths)
         if not args.dry_run:

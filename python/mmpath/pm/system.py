@@ -5,6 +5,7 @@ interfaces of the paths. Then the one change it makes (the namespace's path mana
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 from pathlib import Path as FsPath
@@ -18,6 +19,7 @@ from .events import Path
 
 NETNS_DIR = FsPath("/run/netns")  # where `ip netns add` keeps its namespaces (iproute2)
 SYSCTL = FsPath("/proc/sys/net/mptcp")
+STATE_DIR = FsPath("/run/mmpath-pm")  # root's, like /run/netns
 
 
 class PmError(MmpathError):
@@ -100,19 +102,40 @@ class PmSetting:
     """The namespace's path manager: set to userspace, and back to what it was. Kernels >= 6.15
     name it net.mptcp.path_manager ("kernel" / "userspace"), earlier ones (>= 5.19) only
     net.mptcp.pm_type (0 / 1); on kernels with both they are two views of one setting
-    (Documentation/networking/mptcp-sysctl.rst), so the one written is the one restored."""
+    (Documentation/networking/mptcp-sysctl.rst), so the one written is the one restored.
 
-    def __init__(self) -> None:
+    A daemon killed outright (SIGKILL, the OOM killer) cannot restore it, so the value it found
+    is written first to `state` (STATE_DIR/<namespace>.json, removed on restore); the next
+    daemon on the namespace (it holds the lock, so the other one is gone) restores from it before
+    it reads the setting (`recovered`: the value put back)."""
+
+    def __init__(self, state: FsPath | None = None) -> None:
         if read_sysctl("path_manager") is not None:
             self.key, self.userspace = "path_manager", "userspace"
         else:
             self.key, self.userspace = "pm_type", "1"
+        self.state = state
+        self.recovered: str | None = None
+        if state is not None and state.exists():
+            try:
+                left = json.loads(state.read_text())
+                key, was = left["sysctl"], left["was"]
+            except (OSError, ValueError, KeyError, TypeError):
+                key = was = None
+            if key in ("path_manager", "pm_type") and isinstance(was, str) and read_sysctl(key) is not None:
+                self.key = key
+                self._write(was)
+                self.recovered = was
+            state.unlink(missing_ok=True)
         self.old = read_sysctl(self.key) or ""
         self.changed = False
 
     def set_userspace(self) -> None:
         if self.old == self.userspace:
             return
+        if self.state is not None:
+            self.state.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            self.state.write_text(json.dumps({"sysctl": self.key, "was": self.old, "pid": os.getpid()}) + "\n")
         self._write(self.userspace)
         self.changed = True
 
@@ -120,12 +143,23 @@ class PmSetting:
         if self.changed:
             self._write(self.old)
             self.changed = False
+            if self.state is not None:
+                self.state.unlink(missing_ok=True)
+                try:
+                    self.state.parent.rmdir()  # the last daemon's leaves nothing behind
+                except OSError:
+                    pass  # another namespace's daemon still runs
 
     def _write(self, value: str) -> None:
         try:
             (SYSCTL / self.key).write_text(value + "\n")
         except OSError as e:
             raise PmError(f"could not set net.mptcp.{self.key} = {value}: {e.strerror or e}") from None
+
+
+def state_file(netns: str | None) -> FsPath:
+    """Where a daemon on this namespace keeps the path-manager value it found (PmSetting)."""
+    return STATE_DIR / f"{netns or '.host'}.json"
 
 
 def resolve_paths(names: list[str], where: str) -> list[Path]:
