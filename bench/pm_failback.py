@@ -13,6 +13,8 @@ are lost at once (the AP drops what it forwards to and from the path, iptables),
 interface loses carrier only when the driver declares the link lost, after
 IEEE80211_BEACON_LOSS_COUNT (7) missed beacons of 102.4 ms (net/mac80211/mlme.c; the policies'
 `hold` cites the same fact), and at the return carrier and packets come back together.
+`--cut remote` drops the packets only: the client's carrier never changes (a loss beyond the
+client's radio, or a blockage its driver does not report), so the daemon hears nothing.
 
 Measured, per run: `first_data_s`, the time from the link's return until path 0 has carried one
 full-size segment (1500 bytes) more than at its return; `recovered_s`, until the first 50 ms bin
@@ -123,20 +125,22 @@ def one_run(pm: str, policy: str, rate_mbit: int, cut_at: float, cut_s: float, t
         ap_if = topo.paths[0].ap_if
         drops = [["FORWARD", "-i", ap_if, "-j", "DROP"], ["FORWARD", "-o", ap_if, "-j", "DROP"]]
         time.sleep(max(0.0, t0 + cut_at - time.monotonic()))
-        if cut == "beacon-loss":
+        if cut in ("beacon-loss", "remote"):
             for rule in drops:
                 netns.sh("iptables", "-I", *rule, ns=topo.ap)
             t_down = time.monotonic()
-            time.sleep(max(0.0, t_down + BEACON_LOSS_S - time.monotonic()))
-            netns.sh("ip", "link", "set", ap_if, "down", ns=topo.ap)
+            if cut == "beacon-loss":
+                time.sleep(max(0.0, t_down + BEACON_LOSS_S - time.monotonic()))
+                netns.sh("ip", "link", "set", ap_if, "down", ns=topo.ap)
         else:
             netns.sh("ip", "link", "set", ap_if, "down", ns=topo.ap)
             t_down = time.monotonic()
         time.sleep(max(0.0, t_down + cut_s - time.monotonic()))
-        if cut == "beacon-loss":  # the drops go first: the carrier's return is the link's
+        if cut in ("beacon-loss", "remote"):  # the drops go first: the carrier's return is the link's
             for rule in drops:
                 netns.sh("iptables", "-D", *rule, ns=topo.ap)
-        netns.sh("ip", "link", "set", ap_if, "up", ns=topo.ap)
+        if cut != "remote":
+            netns.sh("ip", "link", "set", ap_if, "up", ns=topo.ap)
         t_up = time.monotonic()
         _, err = client.communicate(timeout=total_s + 30)
         sampler.stop.set()
@@ -163,7 +167,7 @@ def main() -> int:
     ap.add_argument("--pm", choices=("both", "kernel", "daemon"), default="both")
     ap.add_argument("--policy", default="fast-failback")
     ap.add_argument("--rate-mbit", type=int, default=100, help="each path's rate (tbf on the client's egress)")
-    ap.add_argument("--cut", choices=("carrier", "beacon-loss"), default="carrier")
+    ap.add_argument("--cut", choices=("carrier", "beacon-loss", "remote"), default="carrier")
     ap.add_argument("--cut-at", type=float, default=4.0)
     ap.add_argument("--cut-s", type=float, default=5.0)
     ap.add_argument("--total-s", type=float, default=14.0)
