@@ -43,7 +43,7 @@ $(STAMP): $(RUST_SRC) $(PY_SRC) Makefile
 	@command -v cargo >/dev/null || { echo "mmpath: cargo not found; install a Rust toolchain (https://rustup.rs)"; exit 2; }
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q "maturin>=1.5,<2" numpy pandas pyarrow matplotlib pytest dpkt hypothesis "dask[distributed]" nbclient nbformat ipykernel import-linter
+	$(PY) -m pip install -q "maturin>=1.5,<2" numpy pandas pyarrow matplotlib pytest dpkt hypothesis "dask[distributed]" nbclient nbformat ipykernel import-linter pyroute2
 	$(VENV)/bin/maturin develop --release -q
 	cargo build --release -q -p mmpath-delay
 	install -m 755 target/release/mmpath-delay $(VENV)/bin/mmpath-delay

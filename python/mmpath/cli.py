@@ -16,6 +16,7 @@ from .cliargs import SuggestingParser, print_error
 from .compare import best, compare, format_table as format_compare_table
 from .emu.cli import add_parser as add_emu_parser  # `mmpath emu run`: emu/
 from .errors import MmpathError
+from .pm.args import add_parser as add_pm_parser  # `mmpath pm`: pm/ (also `mmpath-pm`)
 from .outputs import check_out_folder, safe_dir_name, summary_json
 from .reproduce_cli import add_parser as add_reproduce_parser  # `mmpath reproduce`: reproduce_cli.py
 from .scenario import bundled_scenarios, describe, load_scenario, one_variant
@@ -130,6 +131,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_capture_parser(sub)
     add_sweep_parser(sub)
     add_emu_parser(sub)
+    add_pm_parser(sub)
     return p
 
 
@@ -142,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)  # exits 2 with usage on a bad flag
     if not getattr(args, "func", None):
         parser.print_usage(sys.stderr)
-        print_error("error: a command is required (run, scenarios, reproduce, analyze, capture, sweep, emu)")
+        print_error("error: a command is required (run, scenarios, reproduce, analyze, capture, sweep, emu, pm)")
         return 2
     try:
         return args.func(args)

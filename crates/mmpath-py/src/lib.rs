@@ -1,6 +1,7 @@
 //! `mmpath._core`: the thin PyO3 layer over mmpath-sim. It converts types and maps errors;
 //! no simulation logic lives here. Contract: docs/core-api.md.
 
+mod pypm;
 mod pysched;
 
 use mmpath_sim::scenario::Scenario;
@@ -285,6 +286,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse_wil6210_log, m)?)?;
     m.add_function(wrap_pyfunction!(wil6210_column, m)?)?;
     m.add_class::<Simulation>()?;
+    m.add_class::<pypm::PathManagerPolicy>()?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add("SchedulerError", m.py().get_type::<SchedulerError>())?;
     Ok(())

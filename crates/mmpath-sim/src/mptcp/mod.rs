@@ -7,8 +7,10 @@
 //!   the reassembly buffer and its window.
 //! - `sched/`: packet schedulers behind one trait (`sched::Scheduler`), one file each.
 //! - `coupled.rs`: the coupled congestion controls (LIA, OLIA, BALIA).
+//! - `pm/`: path-manager policies (userspace PM), one file each, clock-free.
 
 pub mod conn;
 pub mod connection;
 pub mod coupled;
+pub mod pm;
 pub mod sched;

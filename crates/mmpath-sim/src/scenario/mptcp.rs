@@ -65,6 +65,42 @@ pub enum SchedName {
     Energy,
 }
 
+/// Which path-manager policy a flow names (the scenario's `path_manager`; serde reads these
+/// spellings): the in-kernel path manager's behaviour, or one of the userspace policies of
+/// mptcp/pm/ that open, close and re-flag subflows during the run (docs/path-manager.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PmName {
+    /// The in-kernel path manager: subflows opened at the start, nothing decided later.
+    Kernel,
+    /// A returning link gets a fresh subflow at once; the old one is retired.
+    FastFailback,
+    /// A failing or weak link is made backup (MP_PRIO) before it dies; back with hysteresis.
+    LinkAwareBackup,
+    /// Subflows closed on an error are re-created with backoff; stale ones are probed.
+    Recreate,
+}
+
+impl PmName {
+    /// Every policy, in the order error messages list them.
+    pub const ALL: [PmName; 4] = [PmName::Kernel, PmName::FastFailback, PmName::LinkAwareBackup, PmName::Recreate];
+
+    /// The spelling serde reads, for outputs and the Python binding.
+    pub fn name(self) -> &'static str {
+        match self {
+            PmName::Kernel => "kernel",
+            PmName::FastFailback => "fast-failback",
+            PmName::LinkAwareBackup => "link-aware-backup",
+            PmName::Recreate => "recreate",
+        }
+    }
+
+    /// The policy spelled `s`, if there is one.
+    pub fn from_name(s: &str) -> Option<PmName> {
+        PmName::ALL.into_iter().find(|p| p.name() == s)
+    }
+}
+
 /// Which coupled congestion control a flow names (the scenario's `coupled`; serde reads these
 /// spellings).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -1,0 +1,197 @@
+"""The path-manager daemon on this machine's kernel (root): the emulator's namespaces (emu/netns.py,
+two paths between the client and the AP), an MPTCP iperf3 through them, the daemon on the client
+namespace with the stand-in policy (tests/pm_standin.py: the subflow on path 1 is made backup).
+The daemon, not the kernel, opens the path-1 subflow (the userspace path manager opens none), the
+server's kernel hears the MP_PRIO, and SIGTERM restores the namespace's path-manager setting. Then
+the core's fast-failback policy (`python -m mmpath.pm.cli`) on a path that loses carrier and
+comes back."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from mmpath.emu import netns
+from mmpath.pm import system
+
+TOOLS = ("ip", "iperf3", "mptcpize")
+_missing = [t for t in TOOLS if shutil.which(t) is None]
+pytestmark = [
+    pytest.mark.skipif(os.geteuid() != 0, reason="the path-manager daemon needs root (network namespaces, netlink)"),
+    pytest.mark.skipif(bool(_missing), reason=f"needs {', '.join(_missing)} (make emu-tools)"),
+    pytest.mark.skipif(netns.read_proc("/proc/sys/net/mptcp/enabled") is None,
+                       reason="this kernel has no MPTCP (net.mptcp.enabled is absent)"),
+]
+
+STANDIN = str(Path(__file__).with_name("pm_standin.py"))
+
+
+@pytest.fixture
+def topo():
+    t = netns.build(["a", "b"], [1500, 1500], mptcp=True, backup=set())
+    yield t
+    netns.teardown(t)
+
+
+def _pm(ns: str) -> str:
+    return netns.sh("sysctl", "-n", "net.mptcp.path_manager", ns=ns).strip()
+
+
+def _daemon(*args: str, log: Path | None = None) -> subprocess.Popen:
+    cmd = [sys.executable, STANDIN, "--policy", "fast-failback", *args] + (["--log", str(log)] if log else [])
+    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _wait_for(pred, timeout: float = 10.0) -> bool:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if pred():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_the_daemon_opens_a_subflow_and_sets_its_backup_flag_then_restores_the_pm(topo, tmp_path):
+    log = tmp_path / "pm.jsonl"
+    assert _pm(topo.cli) == "kernel"
+    srv = subprocess.Popen(["ip", "netns", "exec", topo.srv, "mptcpize", "run", "iperf3", "-s", "-1"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    mon = subprocess.Popen(["ip", "netns", "exec", topo.srv, "ip", "mptcp", "monitor"],
+                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    d = _daemon("--paths", "p0c,p1c", "--netns", topo.cli, log=log)
+    try:
+        assert _wait_for(lambda: log.exists() and _pm(topo.cli) == "userspace"), "the daemon did not start"
+        # A second daemon on the same namespace is refused, naming the first one.
+        second = _daemon("--paths", "p0c,p1c", "--netns", topo.cli)
+        _out, err = second.communicate(timeout=30)
+        assert second.returncode == 2 and err.strip().splitlines() == [
+            f"mmpath: error: another mmpath-pm runs on namespace {topo.cli} (pid {d.pid}); stop it first"], err
+        cli = subprocess.run(["ip", "netns", "exec", topo.cli, "mptcpize", "run", "iperf3", "-c",
+                              netns.SERVER_ADDR, "-t", "2", "-J"], capture_output=True, text=True, timeout=60)
+        assert cli.returncode == 0, cli.stderr
+    finally:
+        d.send_signal(signal.SIGTERM)
+        out, err = d.communicate(timeout=30)
+        srv.kill()
+        srv.wait()
+        mon.terminate()
+        monitor = mon.communicate(timeout=10)[0]
+    assert d.returncode == 0 and "Traceback" not in err, err
+    # SIGTERM put the setting back as the daemon found it.
+    assert _pm(topo.cli) == "kernel"
+    recs = [json.loads(line) for line in log.read_text().splitlines()]
+    creates = [r for r in recs if r["type"] == "command" and r["command"]["command"] == "SUBFLOW_CREATE"]
+    assert creates and all(r["ok"] for r in creates), creates
+    # The kernel reports the subflow the daemon asked for: from path 1's address, established.
+    joined = [r for r in recs if r["type"] == "kernel_event" and r["event"] == "SUB_ESTABLISHED"
+              and r["attrs"]["saddr4"] == topo.paths[1].cli_addr]
+    assert joined, [r for r in recs if r["type"] == "kernel_event"]
+    flags = [r for r in recs if r["type"] == "command" and r["command"]["command"] == "SET_FLAGS"]
+    assert flags and all(r["ok"] for r in flags), flags
+    # The MP_PRIO reached the server: its kernel reports the subflow from path 1 as backup.
+    prio = [ln for ln in monitor.splitlines() if "SF_PRIO" in ln and topo.paths[1].cli_addr in ln]
+    assert prio and all("backup=1" in ln for ln in prio), monitor
+    assert recs[-1]["type"] == "stop"
+
+
+def test_refusals_change_nothing(topo):
+    # A namespace that does not exist; an interface the namespace does not have.
+    d = _daemon("--paths", "p0c,p1c", "--netns", topo.cli + "-nope")
+    _out, err = d.communicate(timeout=30)
+    assert d.returncode == 2 and len(err.strip().splitlines()) == 1 and "does not exist" in err, err
+    d = _daemon("--paths", "p0c,wlan9", "--netns", topo.cli)
+    _out, err = d.communicate(timeout=30)
+    assert d.returncode == 2 and "no interface 'wlan9'" in err and "p1c" in err, err
+    # MPTCP switched off in the namespace.
+    netns.set_sysctl(topo.cli, "net.mptcp.enabled", "0")
+    d = _daemon("--paths", "p0c,p1c", "--netns", topo.cli)
+    _out, err = d.communicate(timeout=30)
+    assert d.returncode == 2 and "net.mptcp.enabled = 0" in err, err
+    netns.set_sysctl(topo.cli, "net.mptcp.enabled", "1")
+    assert _pm(topo.cli) == "kernel"
+
+
+def test_a_dry_run_prints_the_actions_and_keeps_the_kernels_pm(topo, tmp_path):
+    srv = subprocess.Popen(["ip", "netns", "exec", topo.srv, "mptcpize", "run", "iperf3", "-s", "-1"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    log = tmp_path / "pm.jsonl"
+    d = _daemon("--paths", "p0c,p1c", "--netns", topo.cli, "--dry-run", log=log)
+    try:
+        assert _wait_for(lambda: log.exists())
+        assert _pm(topo.cli) == "kernel"
+        subprocess.run(["ip", "netns", "exec", topo.cli, "mptcpize", "run", "iperf3", "-c", netns.SERVER_ADDR,
+                        "-t", "1"], capture_output=True, timeout=60)
+    finally:
+        d.send_signal(signal.SIGINT)
+        out, err = d.communicate(timeout=30)
+        srv.kill()
+        srv.wait()
+    assert d.returncode == 0, err
+    printed = [json.loads(line) for line in out.splitlines()]
+    assert any(r["type"] == "command" and r.get("dry_run") for r in printed), out
+    assert _pm(topo.cli) == "kernel"
+
+
+def test_the_cores_fast_failback_rejoins_a_returning_path_and_retires_the_old_subflow(topo, tmp_path):
+    # The policy of the core (`mmpath-pm`, not the stand-in): path 0 loses carrier (the AP's end
+    # of its veth goes down) and comes back during an upload; the daemon opens a fresh subflow on
+    # it and, once the kernel reports it established, closes the old one.
+    log = tmp_path / "pm.jsonl"
+    srv = subprocess.Popen(["ip", "netns", "exec", topo.srv, "mptcpize", "run", "iperf3", "-s", "-1"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    d = subprocess.Popen([sys.executable, "-m", "mmpath.pm.cli", "--policy", "fast-failback", "--paths", "p0c,p1c",
+                          "--netns", topo.cli, "--log", str(log)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)
+    try:
+        assert _wait_for(lambda: log.exists() and _pm(topo.cli) == "userspace"), "the daemon did not start"
+        cli = subprocess.Popen(["ip", "netns", "exec", topo.cli, "mptcpize", "run", "iperf3", "-c",
+                                netns.SERVER_ADDR, "-t", "4"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        time.sleep(1.0)
+        netns.sh("ip", "link", "set", topo.paths[0].ap_if, "down", ns=topo.ap)
+        time.sleep(1.0)
+        netns.sh("ip", "link", "set", topo.paths[0].ap_if, "up", ns=topo.ap)
+        assert cli.wait(timeout=60) == 0
+    finally:
+        d.send_signal(signal.SIGTERM)
+        _out, err = d.communicate(timeout=30)
+        srv.kill()
+        srv.wait()
+    assert d.returncode == 0 and "Traceback" not in err, err
+    recs = [json.loads(line) for line in log.read_text().splitlines()]
+    up = next(r["t_s"] for r in recs if r["type"] == "link" and r["up"])
+    after = [r for r in recs if r["t_s"] >= up]
+    acts = [(r["source"], r["action"]) for r in after if r["type"] == "action"]
+    assert ("policy", {"kind": "create_subflow", "path": 0}) in acts, acts
+    fresh = [r for r in after if r["type"] == "kernel_event" and r["event"] == "SUB_ESTABLISHED"
+             and r["attrs"]["saddr4"] == topo.paths[0].cli_addr]
+    assert fresh, after
+    destroys = [r for r in after if r["type"] == "command" and r["command"]["command"] == "SUBFLOW_DESTROY"]
+    assert destroys and all(r["ok"] for r in destroys), destroys
+    assert _pm(topo.cli) == "kernel"
+
+
+def test_after_a_kill_9_the_next_daemon_restores_the_setting(topo, tmp_path):
+    log = tmp_path / "pm.jsonl"
+    d = _daemon("--paths", "p0c,p1c", "--netns", topo.cli, log=log)
+    assert _wait_for(lambda: log.exists() and _pm(topo.cli) == "userspace"), "the daemon did not start"
+    d.kill()  # SIGKILL: no chance to restore
+    d.communicate(timeout=30)
+    assert _pm(topo.cli) == "userspace"
+    log.unlink()
+    d = _daemon("--paths", "p0c,p1c", "--netns", topo.cli, log=log)
+    assert _wait_for(lambda: log.exists() and _pm(topo.cli) == "userspace"), "the second daemon did not start"
+    d.send_signal(signal.SIGTERM)
+    _out, err = d.communicate(timeout=30)
+    assert d.returncode == 0, err
+    assert "ended without restoring net.mptcp.path_manager; set it back to kernel" in err, err
+    # What the first one found, not the userspace it left.
+    assert _pm(topo.cli) == "kernel"
+    assert not system.state_file(topo.cli).exists()
