@@ -120,3 +120,39 @@ fn after_a_dropping_outage_tcp_resumes_at_its_next_rto_held_at_the_return() {
     let held = first_rise(&flow_rows(&hold_out), t0 + 0.005, 1).expect("deliveries after the outage");
     assert!(held >= up && held <= up + 0.003, "held: resumed at {held}, link back at {up}");
 }
+
+/// A wired path's trace says what its down rows do (`trace.outage`): dropped, the down second
+/// loses everything sent in it and the queue; held (the default), the queue's 1000 frames wait
+/// for the return.
+#[test]
+fn a_trace_with_outage_drop_loses_what_its_down_rows_hold() {
+    let dir = std::env::temp_dir().join(format!("mmpath-outages-trace-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("down.csv");
+    std::fs::write(&file, "t_s,rate_mbps,link_up\n0,200,1\n1,,0\n2,,1\n").unwrap();
+    let scenario = |outage: &str| {
+        format!(
+            r#"{{"duration_s": 3, "backbone": {{"delay_ms": 0}},
+                "path": [{{"rate_mbps": 200, "mtu_bytes": 1500, "queue_bytes": 1500000,
+                           "trace": {{"file": "{}", "loop": false{outage}}}}}],
+                "flow": [{{"kind": "udp", "rate_mbps": 50}}]}}"#,
+            file.display()
+        )
+    };
+    let (drop, drop_out) = run(&scenario(r#", "outage": "drop""#));
+    let (hold, hold_out) = run(&scenario(""));
+    let (explicit, _) = run(&scenario(r#", "outage": "hold""#));
+    std::fs::remove_dir_all(&dir).ok();
+    for s in [&drop, &hold] {
+        assert_eq!(s["invariants"]["ok"], true, "{}", s["invariants"]);
+    }
+    let lost = |s: &Value| s["flows"][0]["packets_lost"].as_f64().unwrap();
+    let sent_while_down = 50e6 / 8.0 / 1472.0;
+    assert!((lost(&drop) - sent_while_down).abs() < 10.0, "{} lost of {sent_while_down}", lost(&drop));
+    assert!((lost(&drop) - lost(&hold) - 1000.0).abs() < 5.0, "held back {}", lost(&drop) - lost(&hold));
+    assert_eq!(lost(&explicit), lost(&hold), "hold is the default");
+    let live = 50e6 / 8.0 * 0.1 * 1472.0 / 1500.0;
+    let after = |out: &RunOutput| binned(out, 0, 2.0, 2.1) as f64;
+    assert!((after(&drop_out) - live).abs() < 0.02 * live, "{} after a drop", after(&drop_out));
+    assert!(after(&hold_out) > live + 990.0 * 1472.0, "{} after a hold", after(&hold_out));
+}
