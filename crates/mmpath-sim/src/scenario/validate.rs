@@ -6,8 +6,9 @@
 use super::*;
 
 /// Why a radio path takes no outage kind (a schedule step's `drop`, a trace's `outage`).
-const RADIO_OUTAGE: &str = "a radio path keeps its own model of an outage (a lost link drops what its MAC had \
-     queued, a scan holds it; docs/models.md); only wired paths take this";
+const RADIO_OUTAGE: &str = "a radio path keeps its own model of an outage (a blockage, antenna turn or trace's \
+     down row drops what its MAC had queued, as the wil6210 driver does on a disconnect; a scan or a schedule \
+     step's `up = false` pauses it; docs/models.md); only wired paths take this";
 
 impl Scenario {
     pub(super) fn validate(&self, sections: &dyn Sections) -> Result<(), ScenarioError> {
