@@ -35,10 +35,13 @@ mod validate;
 pub use event::{ChannelRelation, EventCfg, EventKind, InterfererCfg};
 pub use flow::{AppKind, CcKind, Direction, FlowCfg, FlowKind};
 pub use mptcp::{AmuseCfg, CoupledName, Kernel, MptcpMode, PrioCfg, SchedName, SubflowLayout};
-pub use path::Outage;
 pub use path::{PathCfg, RateAdaptation, ScheduleStep, Signal, SoftirqCpu, Technology, TraceCfg, TraceFormat};
 pub use sections::Sections;
 pub use tcp_options::{BufSize, TcpOpts};
+
+/// What a wired path's outages do with its packets: a schedule step's `drop`, a trace's `outage`
+/// and the wire's (link/wire.rs) one enum.
+pub use path::Outage;
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
