@@ -39,6 +39,10 @@ pub use path::{PathCfg, RateAdaptation, ScheduleStep, Signal, SoftirqCpu, Techno
 pub use sections::Sections;
 pub use tcp_options::{BufSize, TcpOpts};
 
+/// What a wired path's outages do with its packets: a schedule step's `drop`, a trace's `outage`
+/// and the wire's (link/wire.rs) one enum.
+pub use path::Outage;
+
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
