@@ -4,7 +4,10 @@ line to hold packets through: a scanning radio's dwells off channel, a wired pat
 stalling it (rate 0).
 
 Wired paths (docs/scenario.md, `schedule`): "up = false takes both directions down: the frame on
-the air is lost, queued frames stay queued ... nothing is transmitted until up = true". The
+the air is lost, queued frames stay queued ... nothing is transmitted until up = true". A step
+with `drop = true` is the other kind of outage: the queue is discarded and everything sent is
+lost until up = true; it is not held, the emulator takes the path's link down for real instead
+(drops.py; `outages_ns` tells the two apart). The
 emulator held nothing there before: the shaper turned a down step into an outage that dropped
 the queue, so a TCP flow lost its whole window and waited out its RTO backoff (a 1 s step on a
 200 Mbit/s path: back 0.9 s after the link, against the simulator's at once).
