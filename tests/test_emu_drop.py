@@ -37,12 +37,13 @@ def test_each_outage_is_a_hold_or_a_drop_from_the_step_that_takes_the_link_down(
                 {"t_s": 3.0, "up": False, "drop": True}, {"t_s": 3.5, "rate_mbps": 50.0}, {"t_s": 4.0, "up": True},
                 # a hold that turns into a drop: the hold ends where the drop begins
                 {"t_s": 5.0, "up": False}, {"t_s": 5.25, "up": False, "drop": True},
-                # a step without drop does not turn a drop back into a hold
+                # and a step without drop holds again (each down step sets the kind, sim/path.rs)
                 {"t_s": 5.5, "up": False}, {"t_s": 6.0, "up": True},
                 # still down at the run's end: cut there
                 {"t_s": 7.0, "up": False, "drop": True}])
     assert holds.outages_ns(p, 8.0) == [(1 * _S, 2 * _S, "hold"), (3 * _S, 4 * _S, "drop"),
-                                       (5 * _S, 5_250_000_000, "hold"), (5_250_000_000, 6 * _S, "drop"),
+                                       (5 * _S, 5_250_000_000, "hold"), (5_250_000_000, 5_500_000_000, "drop"),
+                                       (5_500_000_000, 6 * _S, "hold"),
                                        (7 * _S, 8 * _S, "drop")]
     assert holds.outages_ns(p, 3.2) == [(1 * _S, 2 * _S, "hold"), (3 * _S, 3_200_000_000, "drop")]
     # `drop = false` is a hold; a radio path has no schedule outages (its link down drops its
@@ -71,6 +72,24 @@ def test_the_capacity_probe_sees_neither_outage():
     assert cfg["path"][0]["schedule"][0]["drop"] is True, "without_held works on a copy"
 
 
+def test_a_wired_traces_downs_drop_when_its_outage_says_so_and_its_stalls_still_hold(tmp_path):
+    # The trace of tests/test_emu_compare.py (from 0.5 s: down 1.5-2, stalled 2.5-3, looping at
+    # 3.5: down again 4.5-5, stalled 5.5-6), with `outage = "drop"`, a schedule drop overlapping
+    # its second down and a schedule hold inside its second stall: the trace's downs and the
+    # schedule's drop are dropped, the trace's stalls and the schedule's hold are held.
+    from mmpath.scenario import load_scenario
+
+    (tmp_path / "t.csv").write_text("t_s,rate_mbps,link_up\n0,200,1\n1,,0\n1.5,,1\n2,0,\n2.5,100,\n3,,\n")
+    (tmp_path / "s.toml").write_text(
+        'duration_s = 6.0\n[[path]]\nname = "a"\nrate_mbps = 300.0\n'
+        'trace = { file = "t.csv", start_s = 0.5, outage = "drop" }\n'
+        'schedule = [{ t_s = 4.7, up = false, drop = true }, { t_s = 5.2, up = true },\n'
+        '            { t_s = 5.6, up = false }, { t_s = 5.8, up = true }]\n[[flow]]\nkind = "tcp"\n')
+    cfg = load_scenario(tmp_path / "s.toml").config
+    assert holds.drops_ns(cfg, 6.0) == {0: [(3 * _S // 2, 2 * _S), (9 * _S // 2, 5_200_000_000)]}
+    assert holds.wired_stall_windows_ns(cfg, 6.0) == {0: [(5 * _S // 2, 3 * _S), (5_500_000_000, 6 * _S)]}
+
+
 def test_held_windows_leave_out_the_time_a_drop_takes():
     m = holds._minus
     assert m([(0, 10)], [(2, 4), (6, 8)]) == [(0, 2), (4, 6), (8, 10)]
@@ -86,7 +105,7 @@ def test_emu_json_lists_each_window_with_its_kind_and_what_was_measured():
                             {"t_s": 3.0, "up": False, "drop": True}, {"t_s": 4.0, "up": True}])]}
     measured = {1: {"kind": "drop", "how": "ip link set dev p1c down", "max_error_ms": 1.5, "measured": True,
                     "windows": [{"planned_s": [3.0, 4.0], "client_down_s": 3.001, "client_up_s": 4.0015}]}}
-    out = _outages(cfg, ["radio", "a"], 5.0, measured)
+    out = _outages(cfg, ["radio", "a"], 5.0, holds.drops_ns(cfg, 5.0), measured)
     assert list(out) == ["a"]
     assert out["a"]["kinds"] == ["drop", "hold"] and out["a"]["max_error_ms"] == 1.5
     assert out["a"]["windows"] == [{"kind": "hold", "planned_s": [1.0, 2.0], "applied_by": "delay line"},

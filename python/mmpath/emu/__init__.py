@@ -242,25 +242,24 @@ def _holds(cfg: dict[str, Any], names: list[str], holds_ns: dict[int, list[tuple
     return out
 
 
-def _outages(cfg: dict[str, Any], names: list[str], until_s: float,
+def _outages(cfg: dict[str, Any], names: list[str], until_s: float, drops_ns: dict[int, list[tuple[int, int]]],
              measured: dict[int, dict[str, Any]]) -> dict[str, Any]:
-    """Per wired path with schedule outages: their kinds, and per window its kind and planned
-    times; a drop window with what the monitors measured (drops.LinkDrops.record), a hold
-    window applied by the delay line on its own clock (its lateness: `delay_line`)."""
+    """Per wired path with outages of its schedule (up = false .. up = true) or a dropping
+    trace: their kinds, and per window, in time order, its kind and planned times; a drop
+    window with what the link monitors measured (drops.LinkDrops.record), a hold window applied
+    by the delay line on its own clock (its lateness: `delay_line`)."""
     out = {}
     for i, p in enumerate(cfg["path"]):
-        windows = holds.outages_ns(p, until_s)
-        if not windows:
+        held = [(a, b) for a, b, k in holds.outages_ns(p, until_s) if k == "hold"]
+        dropped = drops_ns.get(i, [])
+        if not held and not dropped:
             continue
-        drop_rows = iter((measured.get(i) or {}).get("windows") or [])
-        rows = []
-        for a, b, kind in windows:
-            if kind == "drop":
-                rows.append({"kind": "drop", **next(drop_rows, {"planned_s": [a / 1e9, b / 1e9]})})
-            else:
-                rows.append({"kind": "hold", "planned_s": [a / 1e9, b / 1e9], "applied_by": "delay line"})
-        kinds = sorted({k for _, _, k in windows})
-        entry: dict[str, Any] = {"kinds": kinds, "windows": rows}
+        got = (measured.get(i) or {}).get("windows") or []
+        rows = [{"kind": "hold", "planned_s": [a / 1e9, b / 1e9], "applied_by": "delay line"} for a, b in held]
+        rows += [{"kind": "drop", **(got[j] if j < len(got) else {"planned_s": [a / 1e9, b / 1e9]})}
+                 for j, (a, b) in enumerate(dropped)]
+        rows.sort(key=lambda r: r["planned_s"][0])
+        entry: dict[str, Any] = {"kinds": sorted({r["kind"] for r in rows}), "windows": rows}
         if i in measured:
             entry.update({k: v for k, v in measured[i].items() if k not in ("kind", "windows")})
         out[names[i]] = entry
@@ -475,7 +474,7 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
         # Each wired path's schedule outages (up = false .. up = true) and how each was done:
         # `hold` by the delay line, `drop` by taking the link down (drops.py), with the times
         # the link monitors saw for a drop.
-        "outages": _outages(cfg, names, sc.duration_s, outages),
+        "outages": _outages(cfg, names, sc.duration_s, drops_ns or {}, outages),
         "shaper": {"changes": shp.applied if shp else 0, "latest_change_s": shp.late_s if shp else None,
                    "up_after_trace": shp.restored if shp else [],
                    **({"scan_pauses": shp.paused, "latest_pause_s": shp.pause_late_s} if pauses else {})},

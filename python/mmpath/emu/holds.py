@@ -127,10 +127,11 @@ def outages_ns(path: dict[str, Any], until_s: float) -> list[tuple[int, int, str
     `up = false` .. `up = true`, in ns from the run's start, cut at `until_s`; `kind` is `hold`
     (queued frames stay queued: the delay line holds the path's packets) or `drop` (a step with
     `drop = true`: the queue is discarded and everything sent is lost until the link is back, as
-    `ip link set down` does; drops.py takes the link down). A `drop` step while the link is held
-    down ends the hold there and drops from then on; a later `up = false` without `drop` does
-    not turn a drop back into a hold (only `up = true` ends an outage). None for a radio path (a
-    radio link that goes down drops its queue: the shaper's outage is right there)."""
+    `ip link set down` does; drops.py takes the link down). Each `up = false` step sets the kind
+    from its time on, as the simulator's does (sim/path.rs set_path_outage): a `drop` step while
+    the link is held down ends the hold there (the queue is purged) and drops from then on, and
+    a later step without `drop` holds again. Only `up = true` ends an outage. None for a radio
+    path (a radio link that goes down drops its queue: the shaper's outage is right there)."""
     if (path.get("technology") or "wired") != "wired":
         return []
     out: list[tuple[int, int, str]] = []
@@ -144,7 +145,7 @@ def outages_ns(path: dict[str, Any], until_s: float) -> list[tuple[int, int, str
             new = "drop" if step.get("drop") else "hold"
             if start is None:
                 start, kind = t, new
-            elif new == "drop" and kind == "hold":
+            elif new != kind:
                 if t > start:
                     out.append((start, t, kind))
                 start, kind = t, new
@@ -166,14 +167,42 @@ def wired_down_ns(path: dict[str, Any], until_s: float) -> list[tuple[int, int]]
 
 
 def drops_ns(config: dict[str, Any], until_s: float) -> dict[int, list[tuple[int, int]]]:
-    """Per path index, the `[start, end)` windows in ns of its `drop` outages (schedule steps
-    `up = false, drop = true` .. `up = true`), cut at `until_s`; paths without any left out."""
+    """Per path index, the `[start, end)` windows in ns of its `drop` outages, cut at `until_s`:
+    schedule steps `up = false, drop = true` .. the next `up = true` or `up = false` without it,
+    and a wired trace's link downs when its `outage` is `drop` (`trace_drops_ns`); paths without
+    any left out."""
     out = {}
     for i, p in enumerate(config.get("path", [])):
         w = [(a, b) for a, b, k in outages_ns(p, until_s) if k == "drop"]
+        if _trace_drops(p):
+            w = _union(w, trace_drops_ns(config, i, until_s))
         if w:
             out[i] = w
     return out
+
+
+def _trace_drops(path: dict[str, Any]) -> bool:
+    """A wired path whose trace's down periods drop (docs/traces.md, `outage = "drop"`)."""
+    return _is_wired(path) and (path.get("trace") or {}).get("outage") == "drop"
+
+
+def trace_drops_ns(config: dict[str, Any], i: int, until_s: float) -> list[tuple[int, int]]:
+    """Path `i`'s trace's link-down windows (its rate-0 stalls are not: they hold), as the
+    simulator replays the trace (looping, `start_s`) without the schedule, in ns, cut at
+    `until_s`."""
+    rec = _record(config, i, until_s, schedule=False)
+    return _windows(rec, until_s, lambda rate, up: up == 0)
+
+
+def _union(a: list[tuple[int, int]], b: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Two lists of windows as one, sorted, overlapping or touching ones merged."""
+    out: list[list[int]] = []
+    for x, y in sorted(a + b):
+        if out and x <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], y)
+        else:
+            out.append([x, y])
+    return [(x, y) for x, y in out]
 
 
 def holds_ns(config: dict[str, Any], until_s: float) -> dict[int, list[tuple[int, int]]]:
@@ -245,24 +274,34 @@ def wired_stall_windows_ns(config: dict[str, Any], until_s: float) -> dict[int, 
         if not _recorded(p):
             continue
         rec = _record(config, i, until_s, schedule=True)
-        stop = _ns(until_s)
-        windows: list[tuple[int, int]] = []
-        start: int | None = None
-        for t, rate, up in zip(rec["t_s"], rec["rate_mbps"], rec["link_up"]):
-            blocked = up == 0 or rate == 0  # NaN (never set) is neither
-            at = min(_ns(float(t)), stop)
-            if blocked and start is None:
-                start = at
-            elif not blocked and start is not None:
-                if at > start:
-                    windows.append((start, at))
-                start = None
-        if start is not None and start < stop:
-            windows.append((start, stop))
-        windows = _minus(windows, [(a, b) for a, b, k in outages_ns(p, until_s) if k == "drop"])
+        # NaN (never set) is neither down nor a rate of 0.
+        windows = _windows(rec, until_s, lambda rate, up: up == 0 or rate == 0)
+        dropped = [(a, b) for a, b, k in outages_ns(p, until_s) if k == "drop"]
+        if _trace_drops(p):
+            dropped = _union(dropped, trace_drops_ns(config, i, until_s))
+        windows = _minus(windows, dropped)
         if windows:
             out[i] = windows
     return out
+
+
+def _windows(rec: dict[str, Any], until_s: float, blocked) -> list[tuple[int, int]]:
+    """The `[start, end)` windows in ns, cut at `until_s`, where a parsed channel record's steps
+    are `blocked(rate, link_up)`."""
+    stop = _ns(until_s)
+    windows: list[tuple[int, int]] = []
+    start: int | None = None
+    for t, rate, up in zip(rec["t_s"], rec["rate_mbps"], rec["link_up"]):
+        at = min(_ns(float(t)), stop)
+        if blocked(rate, up) and start is None:
+            start = at
+        elif not blocked(rate, up) and start is not None:
+            if at > start:
+                windows.append((start, at))
+            start = None
+    if start is not None and start < stop:
+        windows.append((start, stop))
+    return windows
 
 
 def _minus(windows: list[tuple[int, int]], cut: list[tuple[int, int]]) -> list[tuple[int, int]]:
