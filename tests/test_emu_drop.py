@@ -15,6 +15,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import time
 
 import pytest
@@ -137,31 +138,40 @@ def test_a_drop_takes_the_client_end_down_and_its_return_puts_the_routes_back():
         "route replace default via 10.199.1.1 dev p0c initcwnd 20"]
 
 
-def test_the_changes_are_made_in_time_order_and_a_link_left_down_comes_back_at_stop():
+def test_the_changes_are_handed_to_the_driver_in_time_order_with_their_due_times():
     assert drops.plan({0: [(2 * _S, 3 * _S)], 1: [(1 * _S, 2 * _S)]}) == [
         (1.0, True, 1), (2.0, False, 1), (2.0, True, 0), (3.0, False, 0)]
 
-    class Batch:
-        def __init__(self):
-            self.stdin = io.StringIO()
+    class Driver:
+        stdin = io.StringIO()
+        stdout = io.StringIO("1 1 101.0005\n1 0 102.001\n")
 
-        def communicate(self, timeout=None):
-            self.sent = self.stdin.getvalue()
-            return "", ""
+    d = drops.LinkDrops(_topo(), {1: [(1 * _S, 2 * _S)]})
+    d._driver = Driver()
+    d.start(100.0)
+    d._reader.join(timeout=5)
+    assert Driver.stdin.getvalue().splitlines() == [
+        "101.0 1 1 link set dev p1c down",
+        "102.0 1 0 link set dev p1c up\troute replace default via 10.199.2.1 dev p1c table 101"]
+    assert d.written == [(1, True, 1.0, pytest.approx(1.0005)), (1, False, 2.0, pytest.approx(2.001))]
 
-    topo = _topo()
-    d = drops.LinkDrops(topo, {0: [(0, 10 * _S)]})
-    d._batch = batch = Batch()
-    d.start(time.monotonic() - 0.001)  # bin 0 just passed: the link goes down at once ...
-    for _ in range(200):
-        if d.written:
-            break
-        time.sleep(0.01)
-    assert d.written and d.written[0][:3] == (0, True, 0.0) and d._down == {0}
-    d.stop()  # ... and the run stops 10 s early: the link is brought back
-    assert batch.sent.splitlines()[0] == "link set dev p0c down"
-    assert batch.sent.splitlines()[1] == "link set dev p0c up"
-    assert not d._down
+
+def test_the_driver_writes_each_change_when_it_is_due_not_before():
+    # The driver as the emulator runs it, on commands that change nothing (`ip link show`).
+    p = subprocess.Popen([sys.executable, "-I", "-c", drops.DRIVER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.DEVNULL, text=True)
+    try:
+        assert p.stdout.readline().strip() == "ready"
+        now = time.monotonic()
+        due = [now + 0.05, now + 0.1]
+        p.stdin.write("".join(f"{at!r} 0 {k % 2} link show dev lo\n" for k, at in enumerate(due)))
+        p.stdin.flush()
+        got = [p.stdout.readline().split() for _ in due]
+    finally:
+        p.stdin.close()
+        p.wait(timeout=5)
+    assert [g[:2] for g in got] == [["0", "0"], ["0", "1"]]
+    assert all(float(g[2]) >= at for g, at in zip(got, due)), (got, due)
 
 
 MONITOR_CLI = """\

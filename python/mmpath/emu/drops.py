@@ -44,13 +44,17 @@ from __future__ import annotations
 
 import datetime
 import re
+import select
+import shutil
 import subprocess
+import sys
 import threading
 import time
 from typing import Any
 
+from .errors import EmuError
 from .netns import Topology, routes
-from .reaper import popen
+from .reaper import popen, run
 
 # `ip -ts -o monitor link`: "[2026-12-06T03:15:37.207390] 3: p0a@if2: <NO-CARRIER,...,UP> ...".
 _EVENT = re.compile(r"^\[(?P<ts>[0-9T:.-]+)\]\s+\d+:\s+(?P<ifname>[^:@\s]+)(?:@[^:]*)?:\s+<(?P<flags>[^>]*)>")
@@ -113,18 +117,43 @@ def transitions(events: list[tuple[float, str, frozenset[str]]], ifname: str, fl
     return lost, back
 
 
+# The driver: at real-time priority in the client's namespace (a thread of the emulator, an
+# ordinary process on a loaded 2-core machine, woke up to 14 ms late), it reads the plan's
+# lines `AT PATH DOWN COMMANDS` (AT on CLOCK_MONOTONIC, shared by all processes; the commands
+# tab-separated), sleeps until each is due, writes its commands to its `ip -batch` child (which
+# inherits the priority) and answers `PATH DOWN WRITTEN_AT`.
+DRIVER = ("import subprocess, sys, time\n"
+          "ip = subprocess.Popen(['ip', '-force', '-batch', '-'], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,\n"
+          "                      text=True)\n"
+          "print('ready', flush=True)\n"
+          "for line in sys.stdin:\n"
+          "    at, k, down, cmds = line.rstrip('\\n').split(' ', 3)\n"
+          "    wait = float(at) - time.monotonic()\n"
+          "    if wait > 0:\n"
+          "        time.sleep(wait)\n"
+          "    ip.stdin.write(cmds.replace('\\t', '\\n') + '\\n')\n"
+          "    ip.stdin.flush()\n"
+          "    print(k, down, repr(time.monotonic()), flush=True)\n"
+          "ip.stdin.close()\n"
+          "ip.wait()\n")
+# The driver's real-time priority: delay.py's (above iperf3 and tcpdump, below the kernel's own
+# SCHED_FIFO 50 threads).
+RT_PRIORITY = "20"
+READY_TIMEOUT_S = 5.0
+
+
 class LinkDrops:
     """Takes each path's link down through its `drop` windows (ns from bin 0) and back."""
 
     def __init__(self, topo: Topology, windows_ns: dict[int, list[tuple[int, int]]]) -> None:
         self.topo = topo
         self.windows_ns = {k: list(w) for k, w in windows_ns.items() if w}
-        self._batch: subprocess.Popen | None = None
+        self._driver: subprocess.Popen | None = None
         self._monitors: dict[str, subprocess.Popen] = {}
-        self._thread: threading.Thread | None = None
-        self._stop = threading.Event()
-        self._lock = threading.Lock()
-        self._down: set[int] = set()  # paths whose link this has taken down and not yet brought back
+        self._reader: threading.Thread | None = None
+        self._stopped = False
+        self.realtime = False
+        self.t0: float | None = None
         self.t0_unix: float | None = None
         # Per change made: (path, down?, planned s from bin 0, written s from bin 0).
         self.written: list[tuple[int, bool, float, float]] = []
@@ -133,63 +162,84 @@ class LinkDrops:
         return bool(self.windows_ns)
 
     def prepare(self) -> None:
-        """Starts the monitors and the `ip -batch` (from the main thread, which outlives them:
-        they die with the run, reaper.py), ahead of bin 0 so the monitors are listening."""
+        """Starts the monitors and the driver (from the main thread, which outlives them: they
+        die with the run, reaper.py), ahead of bin 0 so that the monitors are listening."""
         if not self.needed():
             return
         for ns in (self.topo.cli, self.topo.ap):
             self._monitors[ns] = popen(["ip", "-n", ns, "-ts", "-o", "monitor", "link"], stdout=subprocess.PIPE,
                                        stderr=subprocess.DEVNULL, text=True)
-        self._batch = popen(["ip", "-n", self.topo.cli, "-force", "-batch", "-"], stdin=subprocess.PIPE,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        err = ""
+        for rt in ([["chrt", "-f", RT_PRIORITY]] if shutil.which("chrt") else []) + [[]]:
+            self._driver = popen(["ip", "netns", "exec", self.topo.cli, *rt, sys.executable, "-I", "-c", DRIVER],
+                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            ready, _, _ = select.select([self._driver.stdout], [], [], READY_TIMEOUT_S)
+            line = self._driver.stdout.readline() if ready else ""
+            if line.strip() == "ready":
+                self.realtime = bool(rt)
+                return
+            self._driver.kill()
+            _, err = self._driver.communicate()
+            self._driver = None
+        raise EmuError(f"the link drops' driver did not start: {' '.join((err or 'no answer').split())}")
 
     def start(self, t0: float) -> None:
-        """Makes the changes from bin 0 at `t0` (time.monotonic()) on."""
-        if not self.needed():
+        """Hands the driver every change, due from bin 0 at `t0` (time.monotonic()) on."""
+        if not self.needed() or self._driver is None:
             return
+        self.t0 = t0
         self.t0_unix = time.time() - (time.monotonic() - t0)
-        self._thread = threading.Thread(target=self._run, args=(t0,), daemon=True)
-        self._thread.start()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+        lines = [f"{t0 + at!r} {k} {int(down)} " + "\t".join(commands(self.topo, k, down))
+                 for at, down, k in plan(self.windows_ns)]
+        try:
+            self._driver.stdin.write("\n".join(lines) + "\n")
+            self._driver.stdin.flush()
+        except (BrokenPipeError, OSError):
+            pass  # the driver died: stop() says so
 
-    def _run(self, t0: float) -> None:
+    def _read(self) -> None:
+        """The driver's answers: when it wrote each change."""
+        due = {(k, down): [] for at, down, k in plan(self.windows_ns)}
         for at, down, k in plan(self.windows_ns):
-            wait = t0 + at - time.monotonic()
-            if wait > 0 and self._stop.wait(wait):
-                return
-            if not self._apply(k, down):
-                return
-            self.written.append((k, down, at, time.monotonic() - t0))
-
-    def _apply(self, k: int, down: bool) -> bool:
-        with self._lock:
-            if self._batch is None:
-                return False
+            due[(k, down)].append(at)
+        for line in self._driver.stdout:
             try:
-                self._batch.stdin.write("\n".join(commands(self.topo, k, down)) + "\n")
-                self._batch.stdin.flush()
-            except (BrokenPipeError, OSError):
-                return False
-            (self._down.add if down else self._down.discard)(k)
-            return True
+                k, down, when = line.split()
+                k, down = int(k), down == "1"
+                at = due[(k, down)].pop(0)
+            except (ValueError, KeyError, IndexError):
+                continue
+            self.written.append((k, down, at, float(when) - self.t0))
 
     def stop(self) -> dict[str, Any]:
-        """Ends the changes, brings back any link still down (an error or Ctrl-C mid-outage),
-        and returns per path what was planned and what the monitors saw (`record`)."""
-        if not self.needed() or self._stop.is_set():
+        """Ends the changes, brings back every dropped path's link (still down after an error or
+        Ctrl-C mid-outage; a no-op otherwise), and returns per path what was planned and what
+        the monitors saw (`record`)."""
+        if not self.needed() or self._stopped:
             return {}
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-        for k in sorted(self._down):
-            self._apply(k, False)
+        self._stopped = True
         errors = ""
-        if self._batch is not None:
-            batch, self._batch = self._batch, None
-            try:  # communicate() closes its stdin: ip reads the end of its batch and exits
-                _, errors = batch.communicate(timeout=5)
+        if self._driver is not None:
+            driver, self._driver = self._driver, None
+            # What is still due is abandoned (the run is over); its ip child reads the end of its
+            # batch and exits.
+            driver.terminate()
+            try:
+                _, errors = driver.communicate(timeout=5)
             except subprocess.TimeoutExpired:
-                batch.kill()
-                _, errors = batch.communicate()
+                driver.kill()
+                _, errors = driver.communicate()
+            if self._reader is not None:
+                self._reader.join(timeout=5)
+        restore = [c for k in sorted(self.windows_ns) for c in commands(self.topo, k, False)]
+        try:
+            p = run(["ip", "-n", self.topo.cli, "-force", "-batch", "-"], input="\n".join(restore) + "\n",
+                    capture_output=True, text=True, timeout=10)
+            errors = " ".join(x for x in (errors, p.stderr) if x)
+        except subprocess.TimeoutExpired:
+            errors += " ip did not bring the links back within 10 s"
         # The monitors see the last changes a moment after they are made.
         time.sleep(0.05)
         texts = {}
@@ -201,8 +251,10 @@ class LinkDrops:
                 p.kill()
                 texts[ns], _ = p.communicate()
         self._monitors = {}
-        return self.record(texts.get(self.topo.cli, ""), texts.get(self.topo.ap, ""),
-                           " ".join((errors or "").split()))
+        rec = self.record(texts.get(self.topo.cli, ""), texts.get(self.topo.ap, ""), " ".join(errors.split()))
+        for r in rec.values():
+            r["realtime"] = self.realtime
+        return rec
 
     def record(self, cli_text: str, ap_text: str, errors: str = "") -> dict[int, dict[str, Any]]:
         """Per path index: its windows, planned and as the monitors saw them, in s from bin 0,
