@@ -11,16 +11,20 @@ How, for each side of the path's veth pair (client end `p<k>c`, AP end `p<k>a`; 
   and TCP keeps them for its retransmission timer. The IPv4 address stays (Linux removes IPv4
   addresses only when they are deleted; IPv6 ones would go unless keep_addr_on_down), and the
   in-kernel MPTCP path manager does not follow link state (its endpoints change only through
-  its netlink commands, net/mptcp/pm_kernel.c), so the endpoint and the subflow stay, as on a
+  its netlink commands: net/mptcp/pm_kernel.c, pm_netlink.c in older kernels, registers no
+  netdevice notifier), so the endpoint and the subflow stay, as on a
   machine without mptcpd: the subflow stops carrying and the connection's own timers decide.
 - The AP's end is not set down: a router whose station's link goes loses the carrier, and a
   veth end whose peer is down loses it too (veth_open/veth_close). The kernel then deactivates
   its qdisc (linkwatch: dev_deactivate, which purges it: the download's queue at the AP is lost)
   and what is forwarded to it is dropped silently, while its routes stay (marked `linkdown`),
   so the AP sends no ICMP unreachable to the server. Setting the AP's end down too would remove
-  its connected route, and the AP would answer each forwarded packet with an ICMP net
-  unreachable, which Linux TCP takes as a reason to revert its RTO backoff (RFC 6069,
-  tcp_ld_RTO_revert): not what a link that simply carries nothing does.
+  its connected route, and the AP would answer forwarded packets with ICMP destination
+  unreachable (measured: 2 for 20 datagrams sent to the client in 1 s, the AP's ICMP rate
+  limit; none with only the client's end down), which Linux TCP takes as a reason to revert
+  its RTO backoff (RFC 6069, tcp_ld_RTO_revert): not what a link that simply carries nothing
+  does. The AP's neighbour entry for the client is permanent (netns.py), so what it forwards
+  during the outage is dropped, not parked in ARP's queue until the link is back.
 - An nft drop rule in both directions (at the AP) would leave both qdiscs' packets to leave,
   and arrive, during the outage; a shaper gate (the radio's outage, shaper.py) drops the AP's
   queue but not the client's, and the client's kernel would not see its link go.
