@@ -296,8 +296,8 @@ class LinkDrops:
                 back = [x for x in (row["client_up_s"], row["ap_carrier_on_s"]) if x is not None]
                 if len(back) == 2:
                     errs.append(abs(max(back) - b))
-            out[k] = {"kind": "drop", "how": f"ip link set dev {link.cli_if} down (the AP's {link.ap_if} loses its "
-                      "carrier)", "windows": rows,
+            out[k] = {"kind": "drop", "how": f"ip link set dev {link.cli_if} down; the AP's {link.ap_if} loses its "
+                      "carrier", "windows": rows,
                       "measured": all(r["client_down_s"] is not None and r["client_up_s"] is not None for r in rows),
                       "max_error_ms": round(max(errs) * 1e3, 3) if errs else None}
             if errors:
