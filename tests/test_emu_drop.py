@@ -330,3 +330,31 @@ def test_a_dropped_path_s_packets_do_not_leave_by_another_path(tmp_path, _):
     # ... and b carries the flow again after the outage.
     w = m["outages"]["b"]["windows"][0]
     assert [t for t in _packets(out / "b.pcap", m["t0_unix"], "src 10.199.2.2 and greater 100") if t > w["client_up_s"]]
+
+
+@pytest.mark.parametrize("_", [pytest.param(None, marks=needs_root)])
+def test_an_mptcp_subflow_survives_its_paths_drop_and_carries_again(tmp_path, _):
+    """The in-kernel path manager does not follow link state (drops.py): the client's endpoint
+    and the subflow on the dropped path stay (its IPv4 address is not removed on link down);
+    the subflow goes stale, the other path carries the connection through the outage, and the
+    same subflow carries again after the return: no new join."""
+    import mmpath.emu
+
+    if shutil.which("mptcpize") is None:
+        pytest.skip("MPTCP emulation needs mptcpize (make emu-tools)")
+    out = tmp_path / "emu"
+    flow = {"kind": "mptcp", "paths": ["a", "b"], "mode": "fullmesh", "kernel": "linux-upstream",
+            "scheduler": "default", "direction": "download"}
+    mmpath.emu.run(_scenario("drop", flow, second_path=True), out=out, capture=True)
+    m = json.loads((out / "emu.json").read_text())
+    w = m["outages"]["b"]["windows"][0]
+    back = max(w["client_up_s"], w["ap_carrier_on_s"])
+    mib = m["kernel_mptcp_counters"]
+    # One join per connection (iperf3's control and data connections both run MPTCP), none after.
+    assert mib["client"].get("MPJoinSynTx") == 2, mib
+    assert mib["server"].get("SubflowStale", 0) >= 1 and mib["server"].get("SubflowRecover", 0) >= 1, mib
+    a = _packets(out / "a.pcap", m["t0_unix"], f"src {SERVER} and greater 100")
+    b = _packets(out / "b.pcap", m["t0_unix"], f"src {SERVER} and greater 100")
+    assert len([t for t in a if w["client_down_s"] < t < back]) > 100
+    assert not [t for t in b if w["client_down_s"] + 0.005 < t < back]
+    assert [t for t in b if t > back]
