@@ -31,7 +31,8 @@ needs_root = [
 BOUND_S = 5.0
 
 # One path with a propagation delay (the delay line runs, at real-time priority) and captures
-# (tcpdump): every kind of process the emulator starts.
+# (tcpdump), and a second one taken down by a `drop` outage through the kill (the link drops'
+# driver and monitors run, and its link is down): every kind of process the emulator starts.
 SCENARIO = """\
 name = "hk"
 duration_s = 20.0
@@ -42,6 +43,11 @@ name = "a"
 rate_mbps = 50.0
 mtu_bytes = 1500
 delay_ms = 2.0
+[[path]]
+name = "b"
+rate_mbps = 50.0
+mtu_bytes = 1500
+schedule = [{ t_s = 0.2, up = false, drop = true }, { t_s = 19.0, up = true }]
 [[flow]]
 name = "f"
 kind = "tcp"
@@ -146,7 +152,7 @@ def _start_run(tmp_path: Path) -> tuple[subprocess.Popen, dict[int, tuple[str, i
                          stdout=subprocess.DEVNULL, stderr=log, start_new_session=True)
     log.close()
     deadline = time.monotonic() + 90
-    want = {"iperf3", "tcpdump", "mmpath-delay"}
+    want = {"iperf3", "tcpdump", "mmpath-delay", "ip"}
     children: dict[int, tuple[str, int | None]] = {}
     while time.monotonic() < deadline and p.poll() is None:
         children = _descendants(p.pid)
