@@ -316,9 +316,10 @@ def test_socket_buffers_cap_throughput_at_a_long_rtt():
 
 
 def test_x_kernel_compares_both_engines_on_the_same_runs():
-    """`mmpath reproduce x-kernel`: the same scenario in both engines, two runs each (fast), with
-    the metrics its criterion compares. Its verdict is not asserted: the emulation is real time on
-    a shared machine and its stall after the blockage varies from run to run (docs/emulate.md)."""
+    """`mmpath reproduce x-kernel` in fast mode: the battery's one `blockage` row in both engines,
+    two runs each, with the metrics its criterion compares. Its verdict is not asserted: the
+    emulation is real time on a shared machine and its stall after the blockage varies from run to
+    run (docs/emulate.md); the full battery is the one to read."""
     from mmpath.reproduce import reproduce
 
     rep = reproduce(["x-kernel"], fast=True, plots=False)
@@ -326,12 +327,13 @@ def test_x_kernel_compares_both_engines_on_the_same_runs():
     assert not data.failures, data.failures
     runs = data.runs
     assert sorted(runs["engine"]) == ["emulation", "emulation", "simulation", "simulation"]
+    assert set(runs["row"]) == {"blockage"}
     for _, r in runs.iterrows():
         # Both engines carried the dual-band rate before the blockage and lost at most ~the
         # 11ad's share through it: 11ad ~1200 + 11ac ~500 Mbit/s of capacity.
         assert 1300 < r["pre_mbps"] < 2300, r.to_dict()
         assert 700 < r["goodput_mbps"] < r["pre_mbps"], r.to_dict()
-        assert 0 <= r["outage_s"] <= 8 and 0 <= r["recovery_s"] <= 5.5, r.to_dict()
+        assert 0 <= r["outage_s"] <= 8 and 0 <= r["resat_s"] <= 5.5, r.to_dict()
     v = rep.results["x-kernel"].verdict
-    assert v.status in ("PASS", "FAIL") and len(v.checks) == 5
-    assert any("mean goodput, simulation vs emulation" in c.text for c in v.checks)
+    assert v.status in ("PASS", "FAIL") and len(v.checks) == 2
+    assert any(c.text.startswith("rows agreeing") for c in v.checks)

@@ -171,7 +171,7 @@ def _plot(runs: pd.DataFrame, series, path: Path) -> None:
     done = [r for r in row_results(runs)]
     ncols = min(4, len(done))
     nrows = -(-len(done) // ncols)
-    plt, fig, axes = plotting.figure(nrows, ncols, w=4.2, h=2.6)
+    plt, fig, axes = plotting.figure(nrows, ncols, w=6.5 if ncols == 1 else 4.2, h=2.6 if ncols > 1 else 3.4)
     for ax, r in zip(axes.ravel(), done):
         row = r["row"]
         s = series[series["row"] == row.id]
@@ -190,7 +190,7 @@ def _plot(runs: pd.DataFrame, series, path: Path) -> None:
         ax.grid(True, alpha=0.3)
     for ax in axes.ravel()[len(done):]:
         ax.set_axis_off()
-    plotting.fig_legend(fig, axes, ncol=5)
+    plotting.fig_legend(fig, axes, ncol=2 if ncols == 1 else 4)
     plotting.save(plt, fig, path, "x-kernel", "each battery row's connection throughput, simulated vs emulated "
                   "on this kernel (100 ms bins, mean of the runs; the outage shaded)")
 
