@@ -37,7 +37,7 @@ from ..outputs import staged_folder
 from ..progress import Progress
 from ..scenario import Overrides, ScenarioSpec, load_scenario, one_variant
 from ..spelling import PYTHON, Spelling
-from . import capacity, checks, delay, holds, ktrace, loss, netns, reaper, shaper, tcpconf, traffic
+from . import capacity, checks, delay, drops, holds, ktrace, loss, netns, reaper, shaper, tcpconf, traffic
 from .errors import EmuError
 
 __all__ = ["EmuError", "EmuResult", "FlowResult", "run"]
@@ -111,6 +111,9 @@ def run(scenario: ScenarioSpec, overrides: Overrides = None, seed: int | None = 
     # A wired path's trace or schedule taking the link down or stalling it (rate 0): held too
     # (its windows from the simulator's record of the path, which has its schedule's in them).
     holds_ns.update(holds.wired_stall_windows_ns(cfg, sc.duration_s))
+    # A wired path's `drop` outages (schedule steps up = false, drop = true): not held, the
+    # path's link is taken down through them (drops.py).
+    drops_ns = holds.drops_ns(cfg, sc.duration_s)
     checks.machine(need_mptcp="mptcp" in kinds, need_delay=any(d > 0 for d in delays_us) or bool(holds_ns))
     if kernel_trace:
         ktrace.check()
@@ -149,7 +152,7 @@ def run(scenario: ScenarioSpec, overrides: Overrides = None, seed: int | None = 
                            label="emulating")
             try:
                 res = _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp, capture, delays_us, bar,
-                               kernel_trace, holds_ns)
+                               kernel_trace, holds_ns, drops_ns)
             finally:
                 bar.close()
             if variant is not None:
@@ -239,6 +242,31 @@ def _holds(cfg: dict[str, Any], names: list[str], holds_ns: dict[int, list[tuple
     return out
 
 
+def _outages(cfg: dict[str, Any], names: list[str], until_s: float,
+             measured: dict[int, dict[str, Any]]) -> dict[str, Any]:
+    """Per wired path with schedule outages: their kinds, and per window its kind and planned
+    times; a drop window with what the monitors measured (drops.LinkDrops.record), a hold
+    window applied by the delay line on its own clock (its lateness: `delay_line`)."""
+    out = {}
+    for i, p in enumerate(cfg["path"]):
+        windows = holds.outages_ns(p, until_s)
+        if not windows:
+            continue
+        drop_rows = iter((measured.get(i) or {}).get("windows") or [])
+        rows = []
+        for a, b, kind in windows:
+            if kind == "drop":
+                rows.append({"kind": "drop", **next(drop_rows, {"planned_s": [a / 1e9, b / 1e9]})})
+            else:
+                rows.append({"kind": "hold", "planned_s": [a / 1e9, b / 1e9], "applied_by": "delay line"})
+        kinds = sorted({k for _, _, k in windows})
+        entry: dict[str, Any] = {"kinds": kinds, "windows": rows}
+        if i in measured:
+            entry.update({k: v for k, v in measured[i].items() if k not in ("kind", "windows")})
+        out[names[i]] = entry
+    return out
+
+
 def _shape_backbone(topo: netns.Topology, cfg: dict[str, Any]) -> None:
     """A backbone slower than 10 GbE is shaped at its rate, both ways, with its queue. At 10 GbE it
     is left alone: it is not the bottleneck for any radio here, and this machine's veth
@@ -255,7 +283,8 @@ def _shape_backbone(topo: netns.Topology, cfg: dict[str, Any]) -> None:
 
 def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, capture: bool,
              delays_us: list[int], bar: Progress, kernel_trace: bool = False,
-             holds_ns: dict[int, list[tuple[int, int]]] | None = None) -> EmuResult:
+             holds_ns: dict[int, list[tuple[int, int]]] | None = None,
+             drops_ns: dict[int, list[tuple[int, int]]] | None = None) -> EmuResult:
     mptcp = any(f["kind"] == "mptcp" for f in flows)
     (tmp / "scenario.json").write_text(json.dumps(cfg, indent=2) + "\n", encoding="utf-8")
     both = len(directions) > 1
@@ -272,6 +301,8 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
     trace_meta: dict[str, Any] | None = None
     holds_ns = holds_ns or {}
     line = delay.DelayLine(topo, delays_us, holds_ns)
+    downs = drops.LinkDrops(topo, drops_ns or {})
+    outages: dict[int, dict[str, Any]] = {}
     servers: list[subprocess.Popen] = []
     udp_drops = 0
     clients: list[traffic.Client] = []
@@ -329,17 +360,21 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
         if trace is not None:
             trace.start()
         shp = shaper.Shaper(targets, pauses)
-        if holds_ns:
-            # The hold windows are on the shaper's clock: its bin 0 is set a little ahead and
-            # given to the delay line (as CLOCK_REALTIME, read together with the monotonic
-            # clock), which must be running before it.
+        if holds_ns or downs.needed():
+            # The hold and drop windows are on the shaper's clock: its bin 0 is set a little
+            # ahead and given to the delay line (as CLOCK_REALTIME, read together with the
+            # monotonic clock), which must be running before it, as must the link monitors of
+            # the drops (drops.py).
             t0 = time.monotonic() + HOLD_LEAD_S
-            origin_unix_ns = time.time_ns() + round((t0 - time.monotonic()) * 1e9)
-            line.start(origin_unix_ns)
+            downs.prepare()
+            if holds_ns:
+                origin_unix_ns = time.time_ns() + round((t0 - time.monotonic()) * 1e9)
+                line.start(origin_unix_ns)
             if time.monotonic() > t0:
-                raise EmuError(f"the delay line took more than {HOLD_LEAD_S:g} s to start (the machine is "
-                               "overloaded?): its hold windows would start late")
+                raise EmuError(f"the delay line or the link monitors took more than {HOLD_LEAD_S:g} s to start "
+                               "(the machine is overloaded?): the hold and drop windows would start late")
             shp.start(t0)
+            downs.start(t0)
         else:
             t0 = shp.start()
         # The shaper's bin 0 on the wall clock: where the capacity traces sit among the captures.
@@ -356,6 +391,7 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
         if trace is not None:
             trace_meta = trace.stop(tmp / "kernel-trace.txt")
         shp.stop()
+        outages = downs.stop()
         delay_stats = line.stop()
         after = {(t[0], t[1]): netns.tx_bytes(t[0], t[1]) for t in targets if t[5]}
         notes = traffic.stop_captures(caps_running)
@@ -396,6 +432,7 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
             trace.close()
         if shp is not None:
             shp.stop()
+        downs.stop()
         if line.proc is not None:
             line.proc.kill()
             line.proc.communicate()
@@ -438,6 +475,10 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
         # A scanned path's dwells off channel and a wired path's down steps: the delay line held
         # its packets, both ways, through each (holds.py); its capacity is the path's without them.
         "holds": _holds(cfg, names, holds_ns, delay_stats),
+        # Each wired path's schedule outages (up = false .. up = true) and how each was done:
+        # `hold` by the delay line, `drop` by taking the link down (drops.py), with the times
+        # the link monitors saw for a drop.
+        "outages": _outages(cfg, names, sc.duration_s, outages),
         "shaper": {"changes": shp.applied if shp else 0, "latest_change_s": shp.late_s if shp else None,
                    "up_after_trace": shp.restored if shp else [],
                    **({"scan_pauses": shp.paused, "latest_pause_s": shp.pause_late_s} if pauses else {})},

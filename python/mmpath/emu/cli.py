@@ -133,6 +133,14 @@ def run(args: argparse.Namespace) -> int:
                 "stall": "window(s) at rate 0"}.get(h["cause"], "window(s) with the link down or at rate 0")
         print(f"  {h['cause']} on {name}: {h['windows']} {what}, {h['off_s']:g} s in all, held by the delay "
               f"line ({h['packets_held'] or 0} packets released at a window's end)")
+    for name, o in m.get("outages", {}).items():
+        dropped = [w for w in o["windows"] if w["kind"] == "drop"]
+        if dropped:
+            err = o.get("max_error_ms")
+            print(f"  drop on {name}: {len(dropped)} window(s) with the link down for real ({o['how']}), "
+                  f"{sum(w['planned_s'][1] - w['planned_s'][0] for w in dropped):g} s in all"
+                  + (f", at most {err:g} ms off the plan (ip monitor)" if err is not None else
+                     ", not seen by the link monitor"))
     if m.get("kernel_trace"):
         kt = m["kernel_trace"]
         print(f"  kernel trace: {sum(kt['events'].values())} events in {kt['file']}"

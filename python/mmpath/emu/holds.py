@@ -4,7 +4,10 @@ line to hold packets through: a scanning radio's dwells off channel, a wired pat
 stalling it (rate 0).
 
 Wired paths (docs/scenario.md, `schedule`): "up = false takes both directions down: the frame on
-the air is lost, queued frames stay queued ... nothing is transmitted until up = true". The
+the air is lost, queued frames stay queued ... nothing is transmitted until up = true". A step
+with `drop = true` is the other kind of outage: the queue is discarded and everything sent is
+lost until up = true; it is not held, the emulator takes the path's link down for real instead
+(drops.py; `outages_ns` tells the two apart). The
 emulator held nothing there before: the shaper turned a down step into an outage that dropped
 the queue, so a TCP flow lost its whole window and waited out its RTO backoff (a 1 s step on a
 200 Mbit/s path: back 0.9 s after the link, against the simulator's at once).
@@ -52,6 +55,8 @@ from ..scenario import load_scenario
 DWELL_MS_DEFAULT = 40.0
 REST_MS_DEFAULT = 100.0
 _US = 1_000
+# An end time past any run, for a question about the whole schedule.
+_FOREVER_S = 1e9
 
 
 def _ns(s: float) -> int:
@@ -117,28 +122,58 @@ def without_scans(config: dict[str, Any]) -> dict[str, Any]:
     return doc
 
 
-def wired_down_ns(path: dict[str, Any], until_s: float) -> list[tuple[int, int]]:
-    """A wired path's `[start, end)` windows with its link down (schedule steps `up = false` ..
-    `up = true`), in ns from the run's start, cut at `until_s`; none for a radio path (a radio
-    link that goes down drops its queue: the shaper's outage is right there)."""
+def outages_ns(path: dict[str, Any], until_s: float) -> list[tuple[int, int, str]]:
+    """A wired path's `[start, end, kind)` windows with its link down, from its schedule steps
+    `up = false` .. `up = true`, in ns from the run's start, cut at `until_s`; `kind` is `hold`
+    (queued frames stay queued: the delay line holds the path's packets) or `drop` (a step with
+    `drop = true`: the queue is discarded and everything sent is lost until the link is back, as
+    `ip link set down` does; drops.py takes the link down). A `drop` step while the link is held
+    down ends the hold there and drops from then on; a later `up = false` without `drop` does
+    not turn a drop back into a hold (only `up = true` ends an outage). None for a radio path (a
+    radio link that goes down drops its queue: the shaper's outage is right there)."""
     if (path.get("technology") or "wired") != "wired":
         return []
-    out: list[tuple[int, int]] = []
-    down_at: int | None = None
+    out: list[tuple[int, int, str]] = []
+    start: int | None = None
+    kind = "hold"
     for step in sorted(path.get("schedule") or [], key=lambda st: float(st["t_s"])):
         if "up" not in step or step["up"] is None:
             continue
         t = _ns(float(step["t_s"]))
-        if not step["up"] and down_at is None:
-            down_at = t
-        elif step["up"] and down_at is not None:
-            if t > down_at:
-                out.append((down_at, t))
-            down_at = None
+        if not step["up"]:
+            new = "drop" if step.get("drop") else "hold"
+            if start is None:
+                start, kind = t, new
+            elif new == "drop" and kind == "hold":
+                if t > start:
+                    out.append((start, t, kind))
+                start, kind = t, new
+        elif start is not None:
+            if t > start:
+                out.append((start, t, kind))
+            start = None
     stop = _ns(until_s)
-    if down_at is not None and down_at < stop:
-        out.append((down_at, stop))
-    return [(a, min(b, stop)) for a, b in out if a < stop]
+    if start is not None and start < stop:
+        out.append((start, stop, kind))
+    return [(a, min(b, stop), k) for a, b, k in out if a < stop]
+
+
+def wired_down_ns(path: dict[str, Any], until_s: float) -> list[tuple[int, int]]:
+    """A wired path's `[start, end)` windows held with its link down (schedule steps `up = false`
+    without `drop` .. `up = true`: `outages_ns` of kind `hold`), in ns from the run's start, cut
+    at `until_s`. A `drop` outage is not held (drops.py)."""
+    return [(a, b) for a, b, k in outages_ns(path, until_s) if k == "hold"]
+
+
+def drops_ns(config: dict[str, Any], until_s: float) -> dict[int, list[tuple[int, int]]]:
+    """Per path index, the `[start, end)` windows in ns of its `drop` outages (schedule steps
+    `up = false, drop = true` .. `up = true`), cut at `until_s`; paths without any left out."""
+    out = {}
+    for i, p in enumerate(config.get("path", [])):
+        w = [(a, b) for a, b, k in outages_ns(p, until_s) if k == "drop"]
+        if w:
+            out[i] = w
+    return out
 
 
 def holds_ns(config: dict[str, Any], until_s: float) -> dict[int, list[tuple[int, int]]]:
@@ -176,7 +211,8 @@ def hold_cause(path: dict[str, Any]) -> str:
     if path.get("trace"):
         return "trace"
     steps = path.get("schedule") or []
-    causes = [c for c, hit in (("link down", any(st.get("up") is False for st in steps)),
+    held_down = any(k == "hold" for _, _, k in outages_ns(path, _FOREVER_S))
+    causes = [c for c, hit in (("link down", held_down),
                                ("stall", any(_is_stall(st) for st in steps))) if hit]
     return " and ".join(causes) or "link down"
 
@@ -188,8 +224,10 @@ def _record(config: dict[str, Any], i: int, duration_s: float, schedule: bool) -
 
     doc = copy.deepcopy(config)
     p = doc["path"][i]
-    if not schedule:
-        p["schedule"] = []
+    # A `drop` outage is a link down to the record too (its windows are taken out of the held
+    # ones by the caller: drops.py takes the link down instead).
+    p["schedule"] = [] if not schedule else [{k: v for k, v in st.items() if k != "drop"}
+                                             for st in p.get("schedule") or []]
     doc["path"] = [p]
     doc["flow"] = [{"name": "trickle", "kind": "udp", "path": p["name"], "rate_mbps": 0.01}]
     doc["duration_s"] = duration_s
@@ -221,8 +259,26 @@ def wired_stall_windows_ns(config: dict[str, Any], until_s: float) -> dict[int, 
                 start = None
         if start is not None and start < stop:
             windows.append((start, stop))
+        windows = _minus(windows, [(a, b) for a, b, k in outages_ns(p, until_s) if k == "drop"])
         if windows:
             out[i] = windows
+    return out
+
+
+def _minus(windows: list[tuple[int, int]], cut: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """`windows` (sorted, disjoint) without the time in `cut` (sorted, disjoint)."""
+    out = []
+    for a, b in windows:
+        for c, d in cut:
+            if d <= a or c >= b:
+                continue
+            if c > a:
+                out.append((a, c))
+            a = max(a, d)
+            if a >= b:
+                break
+        if a < b:
+            out.append((a, b))
     return out
 
 
@@ -267,7 +323,7 @@ def without_held(config: dict[str, Any], probe_traces: dict[int, str] | None = N
         if (p.get("technology") or "wired") == "wired" and p.get("schedule"):
             steps = []
             for st in p["schedule"]:
-                st = {k: v for k, v in st.items() if k != "up"}
+                st = {k: v for k, v in st.items() if k not in ("up", "drop")}
                 if st.get("rate_mbps") is not None and not _is_stall(st):
                     steps.append(st)
             p["schedule"] = steps

@@ -110,6 +110,7 @@ def apply(topo: Topology, flow: dict[str, Any]) -> dict[str, Any]:
         if attrs:
             for r in table[ns]:
                 sh("ip", "route", "change", *r, *attrs, ns=ns)
+            topo.route_attrs[ns] = list(attrs)
             done[f"{'sender' if ns == sender else 'receiver'} routes"] = " ".join(attrs)
     if iperf_args(flow):
         done["iperf3 options"] = " ".join(iperf_args(flow))
