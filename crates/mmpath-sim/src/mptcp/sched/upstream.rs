@@ -20,6 +20,7 @@
 
 use super::minrtt::{by_id, ensure_len};
 use super::{ConnView, SchedAction, Scheduler, SubflowView};
+use crate::tcp::sndbuf::per_mss_memory;
 use crate::time::Time;
 
 /// MPTCP_SEND_BURST_SIZE (protocol.c): (1 << 16) - sizeof(struct tcphdr) (20)
@@ -32,27 +33,9 @@ const TCP_INIT_CWND: u64 = 10;
 const WMEM_DEFAULT_BYTES: u64 = 16_384;
 const WMEM_MAX_BYTES: u64 = 4 << 20;
 
-/// tcp_sndbuf_expand's worst-case memory per segment (net/ipv4/tcp_input.c: "each frame consumes
-/// one skb and skb->head is kmalloced using power of two area of memory"): roundup_pow_of_two(MSS
-/// + MAX_TCP_HEADER + SKB_DATA_ALIGN(sizeof(struct skb_shared_info))) + SKB_DATA_ALIGN(sizeof(struct
-/// sk_buff)). On x86_64 without WLAN / Hyper-V / IP tunnels LL_MAX_HEADER is 32
-/// (include/linux/netdevice.h), so MAX_TCP_HEADER = L1_CACHE_ALIGN(128 + 32) = 192
-/// (include/net/tcp.h); skb_shared_info takes 320 bytes and sk_buff 256 once aligned. Checked on
-/// the emulating kernel (Linux 6.18, docs/models.md "The upstream scheduler's send buffer"): a
-/// fresh Cubic socket over a 1500-byte MTU reports tb 46080 = 2 x 10 x 2304 in `ss -m`.
-const MAX_TCP_HEADER: u64 = 192;
-const SKB_SHINFO_BYTES: u64 = 320;
-const SKB_STRUCT_BYTES: u64 = 256;
-
-fn sndbuf_per_mss_bytes(mss: u32) -> u64 {
-    // The model's MSS stands for max(mss_clamp, mss_cache): they differ by the options (<= 40
-    // bytes), which moves the power of two only for an MTU within 40 bytes of one.
-    (u64::from(mss) + MAX_TCP_HEADER + SKB_SHINFO_BYTES).next_power_of_two() + SKB_STRUCT_BYTES
-}
-
 /// Send-buffer autotuning as tcp_sndbuf_expand does it: room for two congestion windows
 /// (`sndbuf_expand` factor 2, "Cubic needs 1.7 factor, rounded to 2") of at least
-/// TCP_INIT_CWND segments, each counted at its worst-case memory (`sndbuf_per_mss_bytes`), never
+/// TCP_INIT_CWND segments, each counted at its worst-case memory (tcp/sndbuf.rs `per_mss_memory`), never
 /// below tcp_wmem[1] nor above tcp_wmem[2]. What fills it, sk_wmem_queued, is the truesize of the
 /// subflow's skbs, which MPTCP builds as GSO packets of up to 64 KB (mptcp_sendmsg_frag appends
 /// page fragments): within ~2 % of their payload, so it is counted as payload here. The buffer so
@@ -60,7 +43,7 @@ fn sndbuf_per_mss_bytes(mss: u32) -> u64 {
 /// needs before a subflow with a long linger time gets data (docs/models.md).
 fn autotuned_sndbuf_bytes(sf: &SubflowView) -> u64 {
     let segs = (sf.cwnd as u64).max(TCP_INIT_CWND);
-    (2 * segs * sndbuf_per_mss_bytes(sf.mss)).clamp(WMEM_DEFAULT_BYTES, WMEM_MAX_BYTES)
+    (2 * segs * u64::from(per_mss_memory(sf.mss))).clamp(WMEM_DEFAULT_BYTES, WMEM_MAX_BYTES)
 }
 
 /// sk_wmem_queued: everything handed to the subflow and not yet acknowledged.
@@ -253,10 +236,10 @@ mod tests {
     fn sndbuf_counts_each_segment_at_its_worst_case_memory() {
         // tcp_sndbuf_expand's per_mss: 1448 + 192 + 320 = 1960 -> 2048, + 256. `ss -m` on the
         // emulating kernel: tb 46080 for a fresh Cubic socket (cwnd 10) at MSS 1448.
-        assert_eq!(sndbuf_per_mss_bytes(1448), 2304);
+        assert_eq!(per_mss_memory(1448), 2304);
         assert_eq!(autotuned_sndbuf_bytes(&SubflowView { cwnd: 10, ..sf(0, 100, 0) }), 46_080);
         // 802.11ad's 7912-byte MTU: 7860 + 512 -> 16384, + 256.
-        assert_eq!(sndbuf_per_mss_bytes(7860), 16_640);
+        assert_eq!(per_mss_memory(7860), 16_640);
         // A subflow whose cwnd (100) is full keeps taking data up to ~3 windows queued (1448 x
         // 100 x 3 = 434400 < 460800), which is what lets the linger time grow past a slower one's.
         let busy = SubflowView { in_flight: 100, ..sf(0, 1000, 434_400) };
