@@ -298,6 +298,25 @@ def test_the_delay_line_gives_the_scenarios_rtt_and_the_tcp_settings_reach_the_k
     assert res.goodput_mbps > 0.8 * 190, res.goodput_mbps
 
 
+def test_random_loss_drops_single_frames(tmp_path):
+    """A wired path's loss_pct on the kernel (emu/loss.py): each frame is dropped with that
+    probability, so the sender retransmits about that share of its segments. Without the rules
+    the flow would not lose a frame; with GSO packets dropped whole, each loss would cost tens of
+    segments (the retransmitted share far above 2 %)."""
+    sc = _scenario([_wired("a", 100.0, delay_ms=5.0, loss_pct=2.0)], {"kind": "tcp", "path": "a", "cc": "cubic"},
+                   duration=4.0)
+    sc["backbone"] = {"enabled": True, "rate_mbps": 10000.0}
+    res = _emulate(sc, out=tmp_path / "out")
+    assert res.meta["loss_pct"] == {"a": 2.0}
+    doc = json.loads((tmp_path / "out" / "iperf3-f.json").read_text())
+    sent = doc["end"]["sum_sent"]
+    segments = sent["bytes"] / 1448
+    share = sent["retransmits"] / segments
+    assert 0.01 < share < 0.04, (sent["retransmits"], segments)
+    # Mathis et al.: ~1.2 MSS / (RTT sqrt(p)) = ~10 Mbit/s at 10 ms and 2 %: far below the link.
+    assert res.goodput_mbps < 50, res.goodput_mbps
+
+
 def test_socket_buffers_cap_throughput_at_a_long_rtt():
     """Seed 003's buffer finding on the real kernel: at 50 ms RTT a 1 MB receive buffer holds at
     most 1 MB in flight (<= 168 Mbit/s, whatever share of it the kernel advertises), while 32 MB
