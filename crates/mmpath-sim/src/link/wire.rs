@@ -486,7 +486,11 @@ mod tests {
         l.on_tx_done(us(12), false, &mut w); // frame 0 propagates; frame 1 on the air
         let mut w = Wake::default();
         l.set_up(us(15), false, &mut w, &mut dropped);
-        assert_eq!(dropped.iter().map(|p| p.seq).collect::<Vec<_>>(), vec![1, 2, 3], "frame on the air, then the queue");
+        assert_eq!(
+            dropped.iter().map(|p| p.seq).collect::<Vec<_>>(),
+            vec![1, 2, 3],
+            "frame on the air, then the queue"
+        );
         assert_eq!((l.queue_len(), l.queue_bytes(), l.stats.drops_down), (0, 0, 3));
         assert_eq!(l.count_in_network(0, Kind::Udp), 1, "frame 0 is in the pipe");
         assert_eq!(w, Wake::default());

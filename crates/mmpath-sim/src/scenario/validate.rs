@@ -484,7 +484,9 @@ mod tests {
     fn outage_kinds_are_checked() {
         let wired = |step: &str| fails(&format!(r#"{{"path":[{{"rate_mbps":5,"schedule":[{step}]}}],"flow":[{{}}]}}"#));
         let ok = |json: &str| Scenario::from_json(json).map(|_| ()).unwrap();
-        ok(r#"{"path":[{"rate_mbps":5,"schedule":[{"t_s":1,"up":false,"drop":true},{"t_s":2,"up":true}]}],"flow":[{}]}"#);
+        ok(
+            r#"{"path":[{"rate_mbps":5,"schedule":[{"t_s":1,"up":false,"drop":true},{"t_s":2,"up":true}]}],"flow":[{}]}"#,
+        );
         ok(r#"{"path":[{"rate_mbps":5,"schedule":[{"t_s":1,"up":true,"drop":false}]}],"flow":[{}]}"#);
         assert_eq!(
             wired(r#"{"t_s":1,"up":true,"drop":true}"#),
