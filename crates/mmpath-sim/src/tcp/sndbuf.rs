@@ -14,13 +14,13 @@ pub const WMEM_MIN: u64 = 4_096;
 const TCP_INIT_CWND: u64 = 10;
 
 /// tcp_sndbuf_expand's worst-case memory per segment (net/ipv4/tcp_input.c: "each frame consumes
-/// one skb and skb->head is kmalloced using power of two area of memory"): roundup_pow_of_two(MSS
-/// + MAX_TCP_HEADER + SKB_DATA_ALIGN(sizeof(struct skb_shared_info))) + SKB_DATA_ALIGN(sizeof(struct
-/// sk_buff)). On x86_64 without WLAN / Hyper-V / IP tunnels LL_MAX_HEADER is 32
-/// (include/linux/netdevice.h), so MAX_TCP_HEADER = L1_CACHE_ALIGN(128 + 32) = 192
-/// (include/net/tcp.h); skb_shared_info takes 320 bytes and sk_buff 256 once aligned. Checked on
-/// the emulating kernel (Linux 6.18, docs/models.md, MPTCP, "send buffer"): a
-/// fresh Cubic socket over a 1500-byte MTU reports tb 46080 = 2 x 10 x 2304 in `ss -m`.
+/// one skb and skb->head is kmalloced using power of two area of memory"):
+/// `roundup_pow_of_two(MSS + MAX_TCP_HEADER + SKB_DATA_ALIGN(sizeof(struct skb_shared_info)))`
+/// plus `SKB_DATA_ALIGN(sizeof(struct sk_buff))`. On x86_64 without WLAN, Hyper-V or IP tunnels
+/// LL_MAX_HEADER is 32 (include/linux/netdevice.h), so MAX_TCP_HEADER is L1_CACHE_ALIGN(128 +
+/// 32) = 192 (include/net/tcp.h); skb_shared_info takes 320 bytes and sk_buff 256 once aligned.
+/// Checked on the emulating kernel (Linux 6.18; docs/models.md, MPTCP, the connection's send
+/// buffer): a fresh Cubic socket over a 1500-byte MTU shows tb 46080 = 2 x 10 x 2304 in `ss -m`.
 const MAX_TCP_HEADER: u32 = 192;
 const SKB_SHINFO_BYTES: u32 = 320;
 const SKB_STRUCT_BYTES: u32 = 256;
