@@ -300,9 +300,11 @@ def test_the_delay_line_gives_the_scenarios_rtt_and_the_tcp_settings_reach_the_k
 
 def test_random_loss_drops_single_frames(tmp_path):
     """A wired path's loss_pct on the kernel (emu/loss.py): each frame is dropped with that
-    probability, so the sender retransmits about that share of its segments. Without the rules
-    the flow would not lose a frame; with GSO packets dropped whole, each loss would cost tens of
-    segments (the retransmitted share far above 2 %)."""
+    probability, so the sender retransmits about that share of its segments, and each loss is a
+    congestion event of its own. Without the rules the flow would not lose a frame (~95 Mbit/s);
+    with GSO packets dropped whole (no gso_max_segs 1) the same share of bytes is lost in a few
+    times fewer events and Cubic got 33 Mbit/s, where the simulator's per-frame loss gives
+    6.9-8.7 (seeds 1-3) and the kernel with one-frame packets 7.4."""
     sc = _scenario([_wired("a", 100.0, delay_ms=5.0, loss_pct=2.0)], {"kind": "tcp", "path": "a", "cc": "cubic"},
                    duration=4.0)
     sc["backbone"] = {"enabled": True, "rate_mbps": 10000.0}
@@ -313,8 +315,8 @@ def test_random_loss_drops_single_frames(tmp_path):
     segments = sent["bytes"] / 1448
     share = sent["retransmits"] / segments
     assert 0.01 < share < 0.04, (sent["retransmits"], segments)
-    # Mathis et al.: ~1.2 MSS / (RTT sqrt(p)) = ~10 Mbit/s at 10 ms and 2 %: far below the link.
-    assert res.goodput_mbps < 50, res.goodput_mbps
+    # Mathis et al.: ~1.2 MSS / (RTT sqrt(p)) = ~10 Mbit/s at 10 ms and a 2 % loss per frame.
+    assert res.goodput_mbps < 15, res.goodput_mbps
 
 
 def test_socket_buffers_cap_throughput_at_a_long_rtt():
