@@ -48,7 +48,19 @@ DISAGREE: dict[str, str] = {
 }
 
 
+# Rows whose emulated side goes either way from run to run: not strict (an XPASS is expected half
+# the time), with the runs seen.
+FLAKY: dict[str, str] = {
+    "reno-hold-0.5ms": "2 of 4 emulated runs dipped after the hold (goodput 67.7 / 69.2 Mbit/s, 90 % of the "
+                       "rate after 0.6 / 0.5 s), 2 did not (74.6, 0 s); simulated 74.7, 0 s. The emulator "
+                       "releases the held burst into a FIFO that drops what does not fit (docs/emulate.md, "
+                       "step 4), the simulator's queue took it as it came",
+}
+
+
 def _row(rid: str) -> list:
+    if rid in FLAKY:
+        return [pytest.param(rid, marks=[pytest.mark.xfail(strict=False, reason=FLAKY[rid])], id=rid)]
     mark = [pytest.mark.xfail(strict=True, reason=DISAGREE[rid])] if rid in DISAGREE else []
     return [pytest.param(rid, marks=mark, id=rid)]
 
