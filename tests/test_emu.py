@@ -298,6 +298,27 @@ def test_the_delay_line_gives_the_scenarios_rtt_and_the_tcp_settings_reach_the_k
     assert res.goodput_mbps > 0.8 * 190, res.goodput_mbps
 
 
+def test_random_loss_drops_single_frames(tmp_path):
+    """A wired path's loss_pct on the kernel (emu/loss.py): each frame is dropped with that
+    probability, so the sender retransmits about that share of its segments, and each loss is a
+    congestion event of its own. Without the rules the flow would not lose a frame (~95 Mbit/s);
+    with GSO packets dropped whole (no gso_max_segs 1) the same share of bytes is lost in a few
+    times fewer events and Cubic got 33 Mbit/s, where the simulator's per-frame loss gives
+    6.9-8.7 (seeds 1-3) and the kernel with one-frame packets 7.4."""
+    sc = _scenario([_wired("a", 100.0, delay_ms=5.0, loss_pct=2.0)], {"kind": "tcp", "path": "a", "cc": "cubic"},
+                   duration=4.0)
+    sc["backbone"] = {"enabled": True, "rate_mbps": 10000.0}
+    res = _emulate(sc, out=tmp_path / "out")
+    assert res.meta["loss_pct"] == {"a": 2.0}
+    doc = json.loads((tmp_path / "out" / "iperf3-f.json").read_text())
+    sent = doc["end"]["sum_sent"]
+    segments = sent["bytes"] / 1448
+    share = sent["retransmits"] / segments
+    assert 0.01 < share < 0.04, (sent["retransmits"], segments)
+    # Mathis et al.: ~1.2 MSS / (RTT sqrt(p)) = ~10 Mbit/s at 10 ms and a 2 % loss per frame.
+    assert res.goodput_mbps < 15, res.goodput_mbps
+
+
 def test_socket_buffers_cap_throughput_at_a_long_rtt():
     """Seed 003's buffer finding on the real kernel: at 50 ms RTT a 1 MB receive buffer holds at
     most 1 MB in flight (<= 168 Mbit/s, whatever share of it the kernel advertises), while 32 MB
@@ -316,22 +337,24 @@ def test_socket_buffers_cap_throughput_at_a_long_rtt():
 
 
 def test_x_kernel_compares_both_engines_on_the_same_runs():
-    """`mmpath reproduce x-kernel`: the same scenario in both engines, two runs each (fast), with
-    the metrics its criterion compares. Its verdict is not asserted: the emulation is real time on
-    a shared machine and its stall after the blockage varies from run to run (docs/emulate.md)."""
+    """`mmpath reproduce x-kernel` in fast mode: the battery's one `blockage` row in both engines,
+    one run each (MAX_RUNS), with the metrics its criterion compares. Its verdict is not asserted: the
+    emulation is real time on a shared machine and its stall after the blockage varies from run to
+    run (docs/emulate.md); the full battery is the one to read."""
     from mmpath.reproduce import reproduce
 
     rep = reproduce(["x-kernel"], fast=True, plots=False)
     data = rep.data["x-kernel"]
     assert not data.failures, data.failures
     runs = data.runs
-    assert sorted(runs["engine"]) == ["emulation", "emulation", "simulation", "simulation"]
+    assert sorted(runs["engine"]) == ["emulation", "simulation"]
+    assert set(runs["row"]) == {"blockage"}
     for _, r in runs.iterrows():
         # Both engines carried the dual-band rate before the blockage and lost at most ~the
         # 11ad's share through it: 11ad ~1200 + 11ac ~500 Mbit/s of capacity.
         assert 1300 < r["pre_mbps"] < 2300, r.to_dict()
         assert 700 < r["goodput_mbps"] < r["pre_mbps"], r.to_dict()
-        assert 0 <= r["outage_s"] <= 8 and 0 <= r["recovery_s"] <= 5.5, r.to_dict()
+        assert 0 <= r["outage_s"] <= 8 and 0 <= r["resat_s"] <= 5.5, r.to_dict()
     v = rep.results["x-kernel"].verdict
-    assert v.status in ("PASS", "FAIL") and len(v.checks) == 5
-    assert any("mean goodput, simulation vs emulation" in c.text for c in v.checks)
+    assert v.status in ("PASS", "FAIL") and len(v.checks) == 2
+    assert any(c.text.startswith("rows agreeing") for c in v.checks)

@@ -132,7 +132,6 @@ def _cfg(overrides: list[str]) -> dict:
 
 @pytest.mark.parametrize("override, field", [
     ("flow.0.bytes=1000000", "flow.0.bytes"),
-    ("path.0.loss_pct=1", "path.0.loss_pct"),
 ])
 def test_fields_the_emulator_would_have_ignored_are_refused(override, field):
     with pytest.raises(EmuError) as e:

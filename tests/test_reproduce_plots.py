@@ -73,10 +73,10 @@ def test_xkernel_figure_is_readable(tmp_path, monkeypatch):
     rows, series = [], []
     for engine, level in (("simulation", 1700.0), ("emulation", 1600.0)):
         for seed in (1, 2):
-            rows.append({"engine": engine, "seed": seed, "goodput_mbps": level * 0.8, "pre_mbps": level,
-                         "outage_s": 0.25, "recovery_s": 0.9})
+            rows.append({"row": "blockage", "engine": engine, "seed": seed, "goodput_mbps": level * 0.8,
+                         "pre_mbps": level, "outage_s": 0.25, "resat_s": 0.9})
             mbps = np.where((t >= 4.0) & (t < 7.5), 500.0, level)
-            series.append(pd.DataFrame({"engine": engine, "seed": seed, "t_s": t, "mbps": mbps}))
+            series.append(pd.DataFrame({"row": "blockage", "engine": engine, "seed": seed, "t_s": t, "mbps": mbps}))
     data = {"x-kernel": ExperimentData(experiment=exp, points=exp.points(Mode.make(fast=True)),
                                        runs=pd.DataFrame(rows), series=pd.concat(series, ignore_index=True))}
     assert_plots_readable(data, tmp_path, monkeypatch)

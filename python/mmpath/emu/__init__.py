@@ -37,7 +37,7 @@ from ..outputs import staged_folder
 from ..progress import Progress
 from ..scenario import Overrides, ScenarioSpec, load_scenario, one_variant
 from ..spelling import PYTHON, Spelling
-from . import capacity, checks, delay, drops, holds, ktrace, netns, reaper, shaper, tcpconf, traffic
+from . import capacity, checks, delay, drops, holds, ktrace, loss, netns, reaper, shaper, tcpconf, traffic
 from .errors import EmuError
 
 __all__ = ["EmuError", "EmuResult", "FlowResult", "run"]
@@ -313,6 +313,7 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
         for f in flows:
             tcp_set.update(tcpconf.apply(topo, f))
         _shape_backbone(topo, cfg)
+        lossy = loss.install(topo, cfg)
         if not holds_ns:
             line.start()
         targets = []
@@ -463,6 +464,8 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
                         "note": "plus ~0.05 ms of veth forwarding; the delay line's lateness is in delay_line"},
         "delay_line": delay_stats,
         "tcp_settings": tcp_set,
+        # Paths with random frame loss (loss.py): loss_pct per path name.
+        "loss_pct": lossy,
         "goodput_mbps": total,
         "path_mbps": path_mbps,
         "capacity_mean_mbps": {_cap_key(n, d, both): float(c.mbps.mean())

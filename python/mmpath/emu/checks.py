@@ -52,11 +52,6 @@ def scenario(config: dict[str, Any]) -> list[dict[str, Any]]:
         raise EmuError(f"flow: the emulator runs 1 to {MAX_FLOWS} flows (got {len(flows)})")
     if not 1 <= len(paths) <= MAX_PATHS:
         raise EmuError(f"path: the emulator builds 1 to {MAX_PATHS} paths (got {len(paths)})")
-    for k, p in enumerate(paths):
-        if float(p.get("loss_pct") or 0.0) > 0:
-            raise EmuError(f"path.{k}.loss_pct: {p['loss_pct']:g} % random frame loss is not emulated: the veth "
-                           "links carry 64 KiB GSO packets, and dropping one would drop dozens of frames at once "
-                           "(allowed: 0; the simulator models it)")
     for i, f in enumerate(flows):
         _flow(i, f)
     _together(flows)

@@ -92,6 +92,14 @@ class Experiment:
     # Its runs take wall-clock time on this machine (emulation): they run one at a time in the
     # main process after every other run, so that neither they nor the others share the CPU.
     exclusive: bool = False
+    # At most this many runs per point whatever the mode asks (real-time runs: x-kernel's battery
+    # keeps its full mode under 10 minutes); None: the mode's.
+    max_runs: int | None = None
+    # table(runs) -> a Markdown table the report prints under the claims (x-kernel's battery).
+    table: Callable[["pd.DataFrame"], str] | None = None
+
+    def seeds(self, mode: Mode) -> list[int]:
+        return mode.seeds[: self.max_runs] if self.max_runs else mode.seeds
 
 
 @dataclass

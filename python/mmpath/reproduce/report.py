@@ -107,12 +107,23 @@ def _markdown(rep: "Report", pngs: dict[str, str]) -> str:
             out += ["Errors:", ""] + [f"    {line}" for e in r.verdict.errors for line in e.splitlines()]
         for chk in r.verdict.checks:
             out.append(f"- {'ok' if chk.ok else '**NO**'}: {_md_cell(chk.text)}")
+    tables = _tables(rep)
+    if tables:
+        out += ["", "## Tables", ""]
+        for exp_id, text in tables.items():
+            out += [f"### {exp_id}: {rep.data[exp_id].experiment.title}", "", text, ""]
     if pngs:
         out += ["", "## Figures", ""]
         for exp_id, name in pngs.items():
             exp = rep.data[exp_id].experiment
             out += [f"### {exp_id}: {exp.title} ({exp.figure})", "", f"![{exp_id}]({name})", ""]
     return "\n".join(out) + "\n"
+
+
+def _tables(rep: "Report") -> dict[str, str]:
+    """Each experiment's own Markdown table (Experiment.table), for those that have one and runs."""
+    return {k: d.experiment.table(d.runs) for k, d in rep.data.items()
+            if d.experiment.table is not None and len(d.runs)}
 
 
 def _html(rep: "Report", pngs: dict[str, str]) -> str:
@@ -129,6 +140,8 @@ def _html(rep: "Report", pngs: dict[str, str]) -> str:
                         for c in r.verdict.checks)
         errs = "".join(f"<pre>{e(x)}</pre>" for x in r.verdict.errors)
         details.append(f"<h3>{e(cid)}: {r.verdict.status}</h3>{errs}<ul>{items}</ul>")
+    tabs = "".join(f"<h3>{e(k)}: {e(rep.data[k].experiment.title)}</h3><pre>{e(v)}</pre>"
+                   for k, v in _tables(rep).items())
     figs = "".join(f"<h3>{e(k)}: {e(rep.data[k].experiment.title)} ({e(rep.data[k].experiment.figure)})</h3>"
                    f"<img src='{e(v)}' style='max-width:100%'>" for k, v in pngs.items())
     return f"""<!doctype html>
@@ -142,6 +155,7 @@ td,th{{border:1px solid #ccc;padding:4px 6px;vertical-align:top;font-size:90%}} 
 <table><tr><th>id</th><th>claim</th><th>paper</th><th>mmpath</th><th>criterion</th><th>result</th></tr>
 {''.join(rows)}</table>
 <h2>Checks</h2>{''.join(details)}
+{'<h2>Tables</h2>' + tabs if tabs else ''}
 <h2>Figures</h2>{figs}
 </body></html>
 """

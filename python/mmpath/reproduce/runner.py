@@ -116,7 +116,7 @@ def run(claims: Iterable[Claim], mode: Mode, workers: int | None = None,
             failures[exp_id].append((dict(points[i].key), None, msg))
         for i, p in enumerate(points):
             if i not in bad:
-                tasks += [(exp_id, i, p, s) for s in mode.seeds]
+                tasks += [(exp_id, i, p, s) for s in registry.EXPERIMENTS[exp_id].seeds(mode)]
 
     results: list[dict[str, Any]] = []
     bar = RunCounter(len(tasks), progress, label="reproducing")

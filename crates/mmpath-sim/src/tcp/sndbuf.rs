@@ -13,6 +13,24 @@ pub const WMEM_MIN: u64 = 4_096;
 /// TCP_INIT_CWND (include/net/tcp.h): tcp_sndbuf_expand sizes for at least this many segments.
 const TCP_INIT_CWND: u64 = 10;
 
+/// tcp_sndbuf_expand's worst-case memory per segment (net/ipv4/tcp_input.c: "each frame consumes
+/// one skb and skb->head is kmalloced using power of two area of memory"):
+/// `roundup_pow_of_two(MSS + MAX_TCP_HEADER + SKB_DATA_ALIGN(sizeof(struct skb_shared_info)))`
+/// plus `SKB_DATA_ALIGN(sizeof(struct sk_buff))`. On x86_64 without WLAN, Hyper-V or IP tunnels
+/// LL_MAX_HEADER is 32 (include/linux/netdevice.h), so MAX_TCP_HEADER is L1_CACHE_ALIGN(128 +
+/// 32) = 192 (include/net/tcp.h); skb_shared_info takes 320 bytes and sk_buff 256 once aligned.
+/// Checked on the emulating kernel (Linux 6.18; docs/models.md, MPTCP, the connection's send
+/// buffer): a fresh Cubic socket over a 1500-byte MTU shows tb 46080 = 2 x 10 x 2304 in `ss -m`.
+const MAX_TCP_HEADER: u32 = 192;
+const SKB_SHINFO_BYTES: u32 = 320;
+const SKB_STRUCT_BYTES: u32 = 256;
+
+pub fn per_mss_memory(mss: u32) -> u32 {
+    // The model's MSS stands for max(mss_clamp, mss_cache): they differ by the options (<= 40
+    // bytes), which moves the power of two only for an MTU within 40 bytes of one.
+    (mss + MAX_TCP_HEADER + SKB_SHINFO_BYTES).next_power_of_two() + SKB_STRUCT_BYTES
+}
+
 /// The buffer tcp_sndbuf_expand asks for at this window: `factor` windows of `cwnd` (at least
 /// TCP_INIT_CWND) segments of `mss`, between `tcp_wmem[1]` and `tcp_wmem[2]`.
 pub fn expand(cwnd: u32, mss: u32, factor: u32, wmem_max: u64) -> u64 {
@@ -41,6 +59,14 @@ impl Autotuned {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn per_mss_memory_is_the_kernels_worst_case_skb() {
+        // 1448 + 192 + 320 = 1960 -> 2048, + 256: `ss -m` tb 46080 = 2 x 10 x 2304 at cwnd 10.
+        assert_eq!(per_mss_memory(1448), 2304);
+        assert_eq!(per_mss_memory(1428), 2304);
+        assert_eq!(per_mss_memory(7860), 16_640);
+    }
 
     #[test]
     fn grows_with_the_window_and_keeps_its_size_after_a_cut() {

@@ -14,7 +14,7 @@
 //!   4 MB a `tcp_wmem[2]` cap allowed the model).
 
 use super::{Connection, SubflowIo};
-use crate::tcp::sndbuf::{WMEM_DEFAULT, WMEM_MIN};
+use crate::tcp::sndbuf::{per_mss_memory, WMEM_DEFAULT, WMEM_MIN};
 
 /// How a connection's send buffer is sized.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -49,7 +49,10 @@ impl Connection {
         };
         let grown = self.subs.iter_mut().filter(|st| st.established).map(|st| {
             let s = io.sender(st.flow);
-            st.sndbuf.grow(s.w.cwnd, s.mss(), s.sndbuf_expand_factor(), wmem_max)
+            // Each subflow's sk_sndbuf counts its segments at their worst-case memory
+            // (tcp_sndbuf_expand's per_mss), what fills the msk's buffer is page fragments
+            // (mptcp_sendmsg: truesize ~ payload): so many payload bytes fit.
+            st.sndbuf.grow(s.w.cwnd, per_mss_memory(s.mss()), s.sndbuf_expand_factor(), wmem_max)
         });
         self.sndbuf = upstream_sndbuf(grown);
     }

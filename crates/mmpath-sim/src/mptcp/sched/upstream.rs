@@ -20,6 +20,7 @@
 
 use super::minrtt::{by_id, ensure_len};
 use super::{ConnView, SchedAction, Scheduler, SubflowView};
+use crate::tcp::sndbuf::per_mss_memory;
 use crate::time::Time;
 
 /// MPTCP_SEND_BURST_SIZE (protocol.c): (1 << 16) - sizeof(struct tcphdr) (20)
@@ -34,11 +35,15 @@ const WMEM_MAX_BYTES: u64 = 4 << 20;
 
 /// Send-buffer autotuning as tcp_sndbuf_expand does it: room for two congestion windows
 /// (`sndbuf_expand` factor 2, "Cubic needs 1.7 factor, rounded to 2") of at least
-/// TCP_INIT_CWND segments, never below tcp_wmem[1] nor above tcp_wmem[2]. Linux counts skb
-/// truesize on both sides (sk_sndbuf and sk_wmem_queued); payload bytes on both sides here.
+/// TCP_INIT_CWND segments, each counted at its worst-case memory (tcp/sndbuf.rs `per_mss_memory`), never
+/// below tcp_wmem[1] nor above tcp_wmem[2]. What fills it, sk_wmem_queued, is the truesize of the
+/// subflow's skbs, which MPTCP builds as GSO packets of up to 64 KB (mptcp_sendmsg_frag appends
+/// page fragments): within ~2 % of their payload, so it is counted as payload here. The buffer so
+/// holds ~3 congestion windows of data at a 1500-byte MTU, not 2: room the default scheduler
+/// needs before a subflow with a long linger time gets data (docs/models.md).
 fn autotuned_sndbuf_bytes(sf: &SubflowView) -> u64 {
     let segs = (sf.cwnd as u64).max(TCP_INIT_CWND);
-    (2 * segs * sf.mss as u64).clamp(WMEM_DEFAULT_BYTES, WMEM_MAX_BYTES)
+    (2 * segs * u64::from(per_mss_memory(sf.mss))).clamp(WMEM_DEFAULT_BYTES, WMEM_MAX_BYTES)
 }
 
 /// sk_wmem_queued: everything handed to the subflow and not yet acknowledged.
@@ -216,11 +221,11 @@ mod tests {
 
     #[test]
     fn no_sndbuf_room_on_the_pick_means_wait() {
-        // cwnd 10: sndbuf = 2 x 10 x 1448 = 28960 bytes. Subflow 0 has the lower linger time
+        // cwnd 10: sndbuf = 2 x 10 x 2304 = 46080 bytes. Subflow 0 has the lower linger time
         // but a full buffer; the kernel returns NULL rather than use subflow 1.
-        let full = SubflowView { cwnd: 10, ..sf(0, 10_000, 28_960) };
+        let full = SubflowView { cwnd: 10, ..sf(0, 10_000, 46_080) };
         assert_eq!(pick(&mut Upstream::new(), &[full, sf(1, 100, 20_000)]), None);
-        let almost = SubflowView { cwnd: 10, ..sf(0, 10_000, 28_959) };
+        let almost = SubflowView { cwnd: 10, ..sf(0, 10_000, 46_079) };
         assert_eq!(pick(&mut Upstream::new(), &[almost, sf(1, 100, 20_000)]), Some(0));
         // A normal subflow without room does not hand over to a backup either.
         let backup = SubflowView { backup: true, ..sf(1, 1000, 0) };
@@ -228,14 +233,28 @@ mod tests {
     }
 
     #[test]
+    fn sndbuf_counts_each_segment_at_its_worst_case_memory() {
+        // tcp_sndbuf_expand's per_mss: 1448 + 192 + 320 = 1960 -> 2048, + 256. `ss -m` on the
+        // emulating kernel: tb 46080 for a fresh Cubic socket (cwnd 10) at MSS 1448.
+        assert_eq!(per_mss_memory(1448), 2304);
+        assert_eq!(autotuned_sndbuf_bytes(&SubflowView { cwnd: 10, ..sf(0, 100, 0) }), 46_080);
+        // 802.11ad's 7912-byte MTU: 7860 + 512 -> 16384, + 256.
+        assert_eq!(per_mss_memory(7860), 16_640);
+        // A subflow whose cwnd (100) is full keeps taking data up to ~3 windows queued (1448 x
+        // 100 x 3 = 434400 < 460800), which is what lets the linger time grow past a slower one's.
+        let busy = SubflowView { in_flight: 100, ..sf(0, 1000, 434_400) };
+        assert_eq!(pick(&mut Upstream::new(), &[busy]), Some(0));
+    }
+
+    #[test]
     fn sndbuf_only_grows_like_tcp_sndbuf_expand() {
         let mut s = Upstream::new();
-        // cwnd 100 seen once: sndbuf 289600 bytes.
+        // cwnd 100 seen once: sndbuf 460800 bytes.
         assert_eq!(pick(&mut s, &[sf(0, 100, 0)]), Some(0));
         // After an RTO (cwnd 1) 100 kB queued still fit: the buffer did not shrink.
         let cut = SubflowView { cwnd: 1, ..sf(0, 100, 100_000) };
         assert_eq!(pick(&mut s, &[cut]), Some(0));
-        // A fresh scheduler (never saw cwnd 100) sizes for TCP_INIT_CWND: 28960 < 100 kB.
+        // A fresh scheduler (never saw cwnd 100) sizes for TCP_INIT_CWND: 46080 < 100 kB.
         assert_eq!(pick(&mut Upstream::new(), &[cut]), None);
     }
 
@@ -246,13 +265,13 @@ mod tests {
         assert_eq!(pick(&mut s, &[big]), Some(0));
         assert_eq!(s.burst_bytes(&big), MPTCP_SEND_BURST_SIZE);
         assert_eq!(MPTCP_SEND_BURST_SIZE, 65_428);
-        // cwnd 10: sndbuf 28960, 20000 queued: 8960 bytes of room.
-        let small = SubflowView { cwnd: 10, ..sf(0, 1000, 20_000) };
+        // cwnd 10: sndbuf 46080, 37120 queued: 8960 bytes of room.
+        let small = SubflowView { cwnd: 10, ..sf(0, 1000, 37_120) };
         let mut s = Upstream::new();
         assert_eq!(pick(&mut s, &[small]), Some(0));
         assert_eq!(s.burst_bytes(&small), 8_960);
         // Room below one segment: one segment still goes (memory was free at the check).
-        let tight = SubflowView { cwnd: 10, ..sf(0, 1000, 28_900) };
+        let tight = SubflowView { cwnd: 10, ..sf(0, 1000, 46_020) };
         let mut s = Upstream::new();
         assert_eq!(pick(&mut s, &[tight]), Some(0));
         assert_eq!(s.burst_bytes(&tight), MSS as u64);

@@ -1,0 +1,80 @@
+"""The x-kernel battery's rows one by one (python/mmpath/reproduce/xkernel_rows.py): each row in
+both engines, once, must agree by the claim's own criterion. Each emulated row takes 15-25 s of
+real time, so the whole set (~8 minutes) runs only when asked: MMPATH_XKERNEL_ROWS=1 (as root).
+`make test` runs the battery's `blockage` row through `mmpath reproduce x-kernel --fast`
+(tests/test_emu.py).
+
+The rows that disagree on this kernel are strict xfails, each with its numbers; docs/models.md
+("Against the kernel: the x-kernel battery") has the mechanism of each. A row that starts to agree
+fails here (strict), so the list cannot go stale."""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+
+from mmpath.api import run as simulate
+from mmpath.reproduce import xkernel
+from mmpath.reproduce.registry import Mode, Point
+from mmpath.reproduce.xkernel_rows import ROWS, host_tcp
+
+pytestmark = [
+    pytest.mark.skipif(os.environ.get("MMPATH_XKERNEL_ROWS") != "1",
+                       reason="the battery's rows take ~8 minutes of real time: MMPATH_XKERNEL_ROWS=1"),
+    pytest.mark.skipif(os.geteuid() != 0, reason="emulation needs root (network namespaces, tc)"),
+    pytest.mark.skipif(any(shutil.which(t) is None for t in ("ip", "tc", "iperf3", "mptcpize")),
+                       reason="emulation needs ip, tc, iperf3, mptcpize (make emu-tools)"),
+]
+
+# Measured 2026-12-06 on Linux 6.18 (docs/reproduce.md "x-kernel"): simulated / emulated.
+DISAGREE: dict[str, str] = {
+    "reno-hold-50ms": "goodput 56.9 vs 71.3 Mbit/s, 90 % of the rate again never (4.0 s left) vs 0 s: after "
+                      "the RTO's undo the simulated sender marks 247 held segments lost within 30 ms and "
+                      "halves ssthresh (fast recovery); the kernel does not",
+    "bbr-drop-50ms": "first byte after the outage 2.0 vs 0.0-0.1 s, goodput 50.1 vs 65.3-65.6 Mbit/s: the third "
+                     "backed-off RTO lands 50 ms before the link's return simulated (RTO 0.25 s, srtt 51 ms) and "
+                     "30 ms after it on the kernel (RTO ~0.29 s: BBR holds a larger queue there)",
+    "reno-drop-50ms": "first byte 2.0 vs 0.0 s, goodput 42.1 vs 52.2-53.0 Mbit/s: the same RTO knife edge as "
+                      "bbr-drop-50ms",
+    "mesh-rate-1:20-default": "goodput 196 vs 115-171 Mbit/s (four emulated runs): the kernel's own number "
+                              "varies by 50 %; the simulator fills both paths",
+    "mesh-rate-1:4-small": "goodput 44.4 vs 149-153 Mbit/s with a 256 KiB receive buffer: the simulated "
+                           "connection-level window stalls behind the slow subflow far more than the kernel's",
+    "mesh-rate-1:20-small": "goodput 16.5 vs 35.8-42.3 Mbit/s: as mesh-rate-1:4-small",
+    "mesh-rtt-1:10-small": "goodput 27.8 vs 46.2-49.1 Mbit/s, first path's share 68.6 vs 91.0-97.2 %: as "
+                           "mesh-rate-1:4-small; the kernel keeps the 50 ms subflow nearly idle",
+}
+
+
+# Rows whose emulated side goes either way from run to run: not strict (an XPASS is expected half
+# the time), with the runs seen.
+FLAKY: dict[str, str] = {
+    "reno-hold-0.5ms": "2 of 4 emulated runs dipped after the hold (goodput 67.7 / 69.2 Mbit/s, 90 % of the "
+                       "rate after 0.6 / 0.5 s), 2 did not (74.6, 0 s); simulated 74.7, 0 s. The emulator "
+                       "releases the held burst into a FIFO that drops what does not fit (docs/emulate.md, "
+                       "step 4), the simulator's queue took it as it came",
+}
+
+
+def _row(rid: str) -> list:
+    if rid in FLAKY:
+        return [pytest.param(rid, marks=[pytest.mark.xfail(strict=False, reason=FLAKY[rid])], id=rid)]
+    mark = [pytest.mark.xfail(strict=True, reason=DISAGREE[rid])] if rid in DISAGREE else []
+    return [pytest.param(rid, marks=mark, id=rid)]
+
+
+@pytest.mark.parametrize("rid", [p for rid in ROWS for p in _row(rid)])
+def test_row_agrees(rid):
+    import pandas as pd
+
+    cfg = ROWS[rid].scenario(host_tcp())
+    rows = []
+    for engine in xkernel.ENGINES:
+        point = Point({"row": rid, "engine": engine}, cfg)
+        res = xkernel._run(point, 1) if engine == "emulation" else simulate(dict(cfg), seed=1)
+        measured, _ = xkernel._measure(res, point, Mode.make())
+        rows.append({"row": rid, "engine": engine, "seed": 1, **measured})
+    (result,) = xkernel.row_results(pd.DataFrame(rows))
+    assert result["ok"], xkernel.table(pd.DataFrame(rows))
