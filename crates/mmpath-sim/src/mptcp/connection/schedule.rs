@@ -14,7 +14,7 @@ use crate::time::Time;
 impl Connection {
     // ----- views -----
 
-    pub(super) fn fill_views(&mut self, io: &impl SubflowIo) {
+    pub(super) fn fill_views(&mut self, io: &mut impl SubflowIo) {
         let mut views = std::mem::take(&mut self.views);
         views.clear();
         for j in 0..self.subs.len() {
@@ -25,15 +25,16 @@ impl Connection {
 
     /// Refreshes subflow `j`'s view only: after an assignment to `j` with no scheduler actions,
     /// nothing else in the connection changed (the views stay as `fill_views` would make them).
-    fn refresh_view(&mut self, j: usize, io: &impl SubflowIo) {
+    fn refresh_view(&mut self, j: usize, io: &mut impl SubflowIo) {
         let v = self.view_of(j, io);
         self.views[j] = v;
     }
 
     /// What the scheduler sees of subflow `j`.
-    fn view_of(&self, j: usize, io: &impl SubflowIo) -> SubflowView {
+    fn view_of(&self, j: usize, io: &mut impl SubflowIo) -> SubflowView {
         let st = &self.subs[j];
-        let s = io.sender(st.flow);
+        let link_up = io.link_up(st.flow);
+        let s = io.sender_out(st.flow).0;
         debug_assert_eq!(st.mss, s.mss(), "a subflow's MSS is its sender's");
         let srtt = s.rtt.srtt();
         SubflowView {
@@ -52,9 +53,9 @@ impl Connection {
             mss: st.mss,
             srtt_ns: srtt.map_or(0, |t| t.ns()),
             rttvar_ns: srtt.map_or(0, |_| s.rtt.rttvar().ns()),
-            pacing_rate_bps: if self.pacing_in_views { s.stack_pacing_rate_bps() } else { 0 },
+            pacing_rate_bps: if self.pacing_in_views { s.stack_pacing_rate_memo() } else { 0 },
             delivered_bytes: s.snd_una,
-            link_up: io.link_up(st.flow),
+            link_up,
             scanning: st.scanning,
             throttled: s.tsq_throttled(),
         }

@@ -40,6 +40,23 @@ impl TcpSender {
         }
     }
 
+    /// `stack_pacing_rate_bps`, kept from the last call while its inputs (srtt, cwnd,
+    /// ssthresh; the MSS is fixed) are the same: TSQ's limit reads it before every segment and
+    /// an MPTCP scheduler's view on every decision, mostly between two ACKs that change them.
+    /// The same number as a fresh computation, without its float division.
+    pub fn stack_pacing_rate_memo(&mut self) -> u64 {
+        let Some(srtt) = self.rtt.srtt() else { return 0 };
+        let key = (srtt.ns(), self.w.cwnd, self.w.ssthresh);
+        match self.pacing_memo {
+            Some((k, rate)) if k == key => rate,
+            _ => {
+                let rate = self.stack_pacing_rate_bps();
+                self.pacing_memo = Some((key, rate));
+                rate
+            }
+        }
+    }
+
     /// sk_pacing_rate as tcp_update_pacing_rate sets it: 200 % of cwnd x mss / srtt while
     /// cwnd < ssthresh / 2, else 120 %, with cwnd at least packets_out; None before an RTT
     /// sample (Linux leaves the rate unlimited then).
