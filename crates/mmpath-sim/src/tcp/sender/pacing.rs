@@ -101,6 +101,28 @@ mod tests {
     use super::*;
     use crate::tcp::sender::testkit::*;
 
+    /// The kept pacing rate follows each of its inputs: a new srtt, a new cwnd, and an
+    /// ssthresh that moves the sender in or out of slow start (200 % against 120 %).
+    #[test]
+    fn the_kept_pacing_rate_follows_srtt_cwnd_and_ssthresh() {
+        let mut s = sender(1000);
+        assert_eq!(s.stack_pacing_rate_memo(), 0, "no RTT sample yet");
+        s.rtt.sample(Time::from_ms(10));
+        let check = |s: &mut TcpSender| {
+            let fresh = s.stack_pacing_rate_bps();
+            assert!(fresh > 0);
+            assert_eq!(s.stack_pacing_rate_memo(), fresh, "cwnd {} ssthresh {}", s.w.cwnd, s.w.ssthresh);
+            assert_eq!(s.stack_pacing_rate_memo(), fresh, "kept");
+        };
+        check(&mut s);
+        s.rtt.sample(Time::from_ms(30));
+        check(&mut s);
+        s.w.cwnd += 7;
+        check(&mut s);
+        s.w.ssthresh = s.w.cwnd / 2;
+        check(&mut s);
+    }
+
     /// With pacing on, packets leave at the pacing rate: one per len / rate, each release time
     /// being the sender's timer deadline (the first 10 segments are not paced, as in Linux).
     #[test]
