@@ -43,6 +43,7 @@ impl MapQueue {
     }
 
     /// The DSN carried by subflow byte `seq`, and how many bytes from there the mapping covers.
+    #[inline]
     pub fn dsn_of(&self, seq: u64) -> Option<(u64, u64)> {
         // New data is in the last map (the common case: one check); otherwise maps are sorted
         // by sseq: binary search for the last map starting at or before seq.

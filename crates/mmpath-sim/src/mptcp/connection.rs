@@ -283,6 +283,9 @@ pub struct Connection {
     /// the views are built on every decision).
     pacing_in_views: bool,
     actions: Vec<SchedAction>,
+    /// The SOCK_NOSPACE flag last given to every subflow's sender (schedule.rs
+    /// `sync_writer_blocked`); None before the first push.
+    writer_blocked: Option<bool>,
     pub delivered_bytes: u64,
     pub goodput_bytes: u64,
     pub bins: Bins,
@@ -340,6 +343,7 @@ impl Connection {
             views: Vec::with_capacity(8),
             pacing_in_views,
             actions: Vec::with_capacity(8),
+            writer_blocked: None,
             delivered_bytes: 0,
             goodput_bytes: 0,
             bins: Bins::new(cfg.interval.ns(), cfg.end.ns()),

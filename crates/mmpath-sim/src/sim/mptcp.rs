@@ -75,8 +75,9 @@ impl Simulation {
     /// Carries out what connection `c` asked for, in order.
     fn conn_effects(&mut self, now: Time, c: u16) {
         let fx = self.conns[c as usize].take_effects();
-        for &e in fx.iter() {
-            match e {
+        // By reference: an effect holds a packet (over 100 bytes), and most are not one.
+        for e in fx.iter() {
+            match *e {
                 Effect::Timer(at, t) => {
                     let ev = match t {
                         Timer::App => Ev::ConnTick(c),
@@ -88,7 +89,7 @@ impl Simulation {
                     };
                     self.q.schedule(at, ev);
                 }
-                Effect::Send(p) => self.send(now, p),
+                Effect::Send(ref p) => self.send(now, *p),
                 Effect::Push => {
                     self.flush(now);
                     for j in 0..self.conns[c as usize].subs.len() {

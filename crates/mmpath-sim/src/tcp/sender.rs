@@ -192,6 +192,8 @@ pub struct TcpSender {
     pacing: bool,
     wstamp: Time,
     pace_wait: Option<Time>,
+    /// `stack_pacing_rate_memo`'s last ((srtt ns, cwnd, ssthresh), rate).
+    pacing_memo: Option<((u64, u32, u32), u64)>,
     // Tail loss probe: when the probe timer fires (Linux's ICSK_TIME_LOSS_PROBE, which takes
     // the RTO timer's place while armed; None = the RTO is the pending timer) and
     // tp->tlp_high_seq (None = no probe retransmission outstanding).
@@ -262,6 +264,7 @@ impl TcpSender {
             pacing,
             wstamp: Time::ZERO,
             pace_wait: None,
+            pacing_memo: None,
             tlp_at: None,
             tlp_high_seq: None,
             prior_ssthresh: 0,

@@ -152,7 +152,7 @@ impl Connection {
             self.writer_wake();
         }
         // ack_update_msk: a window beyond snd_nxt pushes pending data (__mptcp_check_push).
-        let min_mss = self.min_mss(io);
+        let min_mss = self.min_mss();
         if self.peer_right.saturating_sub(self.data_nxt) >= min_mss {
             self.pass_due = true;
         }

@@ -14,7 +14,7 @@ use crate::time::Time;
 impl Connection {
     // ----- views -----
 
-    pub(super) fn fill_views(&mut self, io: &impl SubflowIo) {
+    pub(super) fn fill_views(&mut self, io: &mut impl SubflowIo) {
         let mut views = std::mem::take(&mut self.views);
         views.clear();
         for j in 0..self.subs.len() {
@@ -25,15 +25,18 @@ impl Connection {
 
     /// Refreshes subflow `j`'s view only: after an assignment to `j` with no scheduler actions,
     /// nothing else in the connection changed (the views stay as `fill_views` would make them).
-    fn refresh_view(&mut self, j: usize, io: &impl SubflowIo) {
+    fn refresh_view(&mut self, j: usize, io: &mut impl SubflowIo) {
         let v = self.view_of(j, io);
         self.views[j] = v;
     }
 
     /// What the scheduler sees of subflow `j`.
-    fn view_of(&self, j: usize, io: &impl SubflowIo) -> SubflowView {
+    fn view_of(&self, j: usize, io: &mut impl SubflowIo) -> SubflowView {
         let st = &self.subs[j];
-        let s = io.sender(st.flow);
+        let link_up = io.link_up(st.flow);
+        let s = io.sender_out(st.flow).0;
+        debug_assert_eq!(st.mss, s.mss(), "a subflow's MSS is its sender's");
+        let srtt = s.rtt.srtt();
         SubflowView {
             id: j,
             path: st.path,
@@ -47,12 +50,12 @@ impl Connection {
             in_flight: s.in_flight(),
             queued_bytes: s.app_limit() - s.snd_nxt,
             unacked_bytes: s.snd_nxt - s.snd_una,
-            mss: s.mss(),
-            srtt_ns: s.rtt.srtt().map_or(0, |t| t.ns()),
-            rttvar_ns: s.rtt.srtt().map_or(0, |_| s.rtt.rttvar().ns()),
-            pacing_rate_bps: if self.pacing_in_views { s.stack_pacing_rate_bps() } else { 0 },
+            mss: st.mss,
+            srtt_ns: srtt.map_or(0, |t| t.ns()),
+            rttvar_ns: srtt.map_or(0, |_| s.rtt.rttvar().ns()),
+            pacing_rate_bps: if self.pacing_in_views { s.stack_pacing_rate_memo() } else { 0 },
             delivered_bytes: s.snd_una,
-            link_up: io.link_up(st.flow),
+            link_up,
             scanning: st.scanning,
             throttled: s.tsq_throttled(),
         }
@@ -60,8 +63,13 @@ impl Connection {
 
     /// SOCK_NOSPACE of the application's socket, which the subflows share (tcp/sender/idle.rs):
     /// the writer has more than the connection's send buffer takes.
+    /// Only the connection sets the flag, so the subflows are visited only when it changes.
     fn sync_writer_blocked(&mut self, io: &mut impl SubflowIo) {
         let blocked = self.data_limit > self.data_una.saturating_add(self.sndbuf);
+        if self.writer_blocked == Some(blocked) {
+            return;
+        }
+        self.writer_blocked = Some(blocked);
         for st in &self.subs {
             io.sender_out(st.flow).0.set_owner_writer_blocked(blocked);
         }
@@ -94,7 +102,7 @@ impl Connection {
         self.sync_writer_blocked(io);
         // A scheduling pass in the kernel's sense (stale.rs): a push point ran and written
         // data is pending.
-        let pass = std::mem::take(&mut self.pass_due) && self.send_head(io);
+        let pass = std::mem::take(&mut self.pass_due) && self.send_head();
         let mut retried = false;
         // The subflow the last decision assigned to, when that was all that changed.
         let mut only: Option<usize> = None;
@@ -135,9 +143,9 @@ impl Connection {
     /// Gives subflow `j` its next chunk: a reinjection if one is queued, else new data within
     /// the peer's window and the send buffer. False if nothing could be assigned.
     fn assign(&mut self, now: Time, j: usize, view: &ConnView, io: &mut impl SubflowIo) -> bool {
-        let Some(v) = self.views.get(j).copied() else { return false };
-        let burst = self.sched.burst_bytes(&v).max(v.mss as u64);
+        let Some(v) = self.views.get(j) else { return false };
         let mss = v.mss as u64;
+        let burst = self.sched.burst_bytes(v).max(mss);
         let (dsn, len, reinjected) = if let Some((d, l)) = self.reinject.pop(self.data_una, burst) {
             (d, l, true)
         } else {

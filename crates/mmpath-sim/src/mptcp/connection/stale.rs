@@ -121,17 +121,18 @@ impl Connection {
     /// The kernel's pending data (mptcp_send_head): written by the application and not yet
     /// handed to a subflow, or queued for reinjection (__mptcp_retransmit_pending_data points
     /// first_pending back at the retransmit queue's head).
-    pub(super) fn send_head(&self, io: &impl SubflowIo) -> bool {
+    pub(super) fn send_head(&self) -> bool {
         let pending = self.written.min(self.data_limit).saturating_sub(self.data_nxt);
-        pending >= self.min_mss(io) || (self.app_done && pending > 0) || !self.reinject.is_empty()
+        pending >= self.min_mss() || (self.app_done && pending > 0) || !self.reinject.is_empty()
     }
 
     /// The smallest MSS of the connection's established subflows. The model hands out whole
     /// segments only (schedule.rs `assign`) where the kernel copies any sliver the window or
     /// the written data allows (mptcp_sendmsg_frag): a sliver smaller than this is what the
     /// kernel would have sent already, so it is neither pending data nor window room.
-    pub(super) fn min_mss(&self, io: &impl SubflowIo) -> u64 {
-        let mss = self.subs.iter().filter(|st| st.established).map(|st| io.sender(st.flow).mss());
+    /// (A subflow's `mss` is its sender's, both set when it is built: no sender is visited.)
+    pub(super) fn min_mss(&self) -> u64 {
+        let mss = self.subs.iter().filter(|st| st.established).map(|st| st.mss);
         u64::from(mss.min().unwrap_or(1).max(1))
     }
 

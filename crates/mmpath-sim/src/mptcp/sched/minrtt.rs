@@ -170,13 +170,20 @@ pub(crate) struct RbufOpt {
 }
 
 impl RbufOpt {
-    /// Stamps newly seen subflows (defsched_init). Call at the top of every `select`.
-    #[inline]
+    /// Stamps newly seen subflows (defsched_init). Call at the top of every `select`. The
+    /// steady-state test is forced inline (the compiler stopped inlining it once: +1.2 % of the
+    /// minRTT run), the stamping is out of line.
+    #[inline(always)]
     pub(crate) fn observe(&mut self, now: Time, sfs: &[SubflowView]) {
         let known = self.last_penal.len();
         if self.all_stamped && sfs.iter().all(|sf| sf.id < known) {
             return;
         }
+        self.stamp_new(now, sfs);
+    }
+
+    #[inline(never)]
+    fn stamp_new(&mut self, now: Time, sfs: &[SubflowView]) {
         ensure_len(&mut self.last_penal, sfs, None);
         for sf in sfs {
             self.last_penal[sf.id].get_or_insert(now);

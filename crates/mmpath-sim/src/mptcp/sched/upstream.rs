@@ -51,6 +51,17 @@ fn wmem_queued_bytes(sf: &SubflowView) -> u64 {
     sf.queued_bytes + sf.unacked_bytes
 }
 
+/// mptcp_subflow_get_send's linger time, `wmem << 32 / pace` (pace > 0), exactly: in u64 when
+/// the shifted queue fits (under 4 GB queued: always in practice), a 128-bit division only
+/// otherwise (it costs a library call, on every subflow of every decision).
+fn linger_time(wmem: u64, pace: u64) -> u128 {
+    if wmem >> 32 == 0 {
+        u128::from((wmem << 32) / pace)
+    } else {
+        (u128::from(wmem) << 32) / u128::from(pace)
+    }
+}
+
 #[derive(Debug, Clone, Copy, Default)]
 struct SfState {
     /// mptcp_subflow_context::avg_pacing_rate (same unit as the view, bits/s); 0 = unset.
@@ -111,7 +122,7 @@ impl Scheduler for Upstream {
             // handshake's RTT sample sets it. So 0 is read as unlimited: linger time 0.
             let linger = match st.avg_pacing_rate {
                 0 => 0,
-                pace => (u128::from(wmem_queued_bytes(sf)) << 32) / u128::from(pace),
+                pace => linger_time(wmem_queued_bytes(sf), pace),
             };
             let k = usize::from(sf.backup);
             if linger < best[k].0 {
@@ -157,6 +168,18 @@ impl Scheduler for Upstream {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The u64 linger time is the 128-bit one wherever it is taken, and the 128-bit path
+    /// still serves a queue whose shift does not fit.
+    #[test]
+    fn linger_time_is_the_128_bit_division() {
+        let wide = |w: u64, p: u64| (u128::from(w) << 32) / u128::from(p);
+        for w in [0, 1, 1448, 65_428, 4 << 20, (1 << 32) - 1, 1 << 32, u64::MAX] {
+            for p in [1, 7, 1_000_000, 2_310_000_000, u64::MAX] {
+                assert_eq!(linger_time(w, p), wide(w, p), "wmem {w} pace {p}");
+            }
+        }
+    }
 
     const MSS: u32 = 1448;
 

@@ -40,6 +40,23 @@ impl TcpSender {
         }
     }
 
+    /// `stack_pacing_rate_bps`, kept from the last call while its inputs (srtt, cwnd,
+    /// ssthresh; the MSS is fixed) are the same: TSQ's limit reads it before every segment and
+    /// an MPTCP scheduler's view on every decision, mostly between two ACKs that change them.
+    /// The same number as a fresh computation, without its float division.
+    pub fn stack_pacing_rate_memo(&mut self) -> u64 {
+        let Some(srtt) = self.rtt.srtt() else { return 0 };
+        let key = (srtt.ns(), self.w.cwnd, self.w.ssthresh);
+        match self.pacing_memo {
+            Some((k, rate)) if k == key => rate,
+            _ => {
+                let rate = self.stack_pacing_rate_bps();
+                self.pacing_memo = Some((key, rate));
+                rate
+            }
+        }
+    }
+
     /// sk_pacing_rate as tcp_update_pacing_rate sets it: 200 % of cwnd x mss / srtt while
     /// cwnd < ssthresh / 2, else 120 %, with cwnd at least packets_out; None before an RTT
     /// sample (Linux leaves the rate unlimited then).
@@ -83,6 +100,28 @@ impl TcpSender {
 mod tests {
     use super::*;
     use crate::tcp::sender::testkit::*;
+
+    /// The kept pacing rate follows each of its inputs: a new srtt, a new cwnd, and an
+    /// ssthresh that moves the sender in or out of slow start (200 % against 120 %).
+    #[test]
+    fn the_kept_pacing_rate_follows_srtt_cwnd_and_ssthresh() {
+        let mut s = sender(1000);
+        assert_eq!(s.stack_pacing_rate_memo(), 0, "no RTT sample yet");
+        s.rtt.sample(Time::from_ms(10));
+        let check = |s: &mut TcpSender| {
+            let fresh = s.stack_pacing_rate_bps();
+            assert!(fresh > 0);
+            assert_eq!(s.stack_pacing_rate_memo(), fresh, "cwnd {} ssthresh {}", s.w.cwnd, s.w.ssthresh);
+            assert_eq!(s.stack_pacing_rate_memo(), fresh, "kept");
+        };
+        check(&mut s);
+        s.rtt.sample(Time::from_ms(30));
+        check(&mut s);
+        s.w.cwnd += 7;
+        check(&mut s);
+        s.w.ssthresh = s.w.cwnd / 2;
+        check(&mut s);
+    }
 
     /// With pacing on, packets leave at the pacing rate: one per len / rate, each release time
     /// being the sender's timer deadline (the first 10 segments are not paced, as in Linux).

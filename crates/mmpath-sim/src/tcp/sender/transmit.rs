@@ -38,7 +38,7 @@ impl TcpSender {
             return false;
         }
         let pkt = (self.mss + TCP_HEADER_BYTES) as u64;
-        let per_ms = self.stack_pacing_rate_bps() / 8 / 1024; // sk_pacing_rate >> 10
+        let per_ms = self.stack_pacing_rate_memo() / 8 / 1024; // sk_pacing_rate >> 10
         let limit = per_ms.max(2 * pkt).min(self.tsq_limit);
         if self.tsq_queued > limit {
             self.tsq_throttled = true;
