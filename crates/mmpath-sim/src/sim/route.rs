@@ -66,10 +66,13 @@ impl Simulation {
         if let Some(t) = wake.tx_done {
             self.q.schedule(t, Ev::TxDone(l));
         }
-        for (port, a) in wake.arrival.iter().enumerate() {
-            if let Some(t) = *a {
-                self.q.schedule(t, Ev::Arrival(l, port as u8));
-            }
+        // Written out per port (PORTS = 2): the per-packet path makes no loop of it.
+        let [a0, a1] = wake.arrival;
+        if let Some(t) = a0 {
+            self.q.schedule(t, Ev::Arrival(l, 0));
+        }
+        if let Some(t) = a1 {
+            self.q.schedule(t, Ev::Arrival(l, 1));
         }
     }
 
