@@ -37,13 +37,14 @@ use super::arf::Arf;
 use super::per::per_for_len;
 use super::radio::{MacTiming, RadioPhy};
 use super::reorder::Reorder;
-use super::seam::Link;
+use super::seam::{Freed, Link, Wake};
 use crate::energy::{RadioMeter, StateTimes};
 use crate::engine::RngStream;
 use crate::packet::{Kind, Packet};
 use crate::time::Time;
 use aggregation::{MpduSpan, PSDU_CAP_MCS};
 use foreign::InterfState;
+use serde_json::{json, Map, Value};
 use std::collections::VecDeque;
 
 /// Station index: 0 = AP (transmits the downlink), 1 = client (transmits the uplink).
@@ -51,14 +52,6 @@ pub const AP: usize = 0;
 pub const STA: usize = 1;
 /// Pseudo-station for other stations' transmissions on the channel (contention).
 const OTHERS: usize = 2;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct AirWake {
-    /// Schedule the medium's TxDone at this time.
-    pub tx_done: Option<Time>,
-    /// Schedule an Arrival for direction d (0 = downlink, delivered at the client).
-    pub arrival: [Option<Time>; 2],
-}
 
 #[derive(Debug, Clone, Default)]
 pub struct AirStats {
@@ -375,7 +368,7 @@ impl Medium {
     }
 
     /// Offers a packet to station `from`'s queue; false (a drop) when it does not fit.
-    pub fn enqueue(&mut self, now: Time, from: usize, p: Packet, wake: &mut AirWake) -> bool {
+    pub fn enqueue(&mut self, now: Time, from: usize, p: Packet, wake: &mut Wake) -> bool {
         let s = &mut self.st[from];
         // Counted with the queue drops: the frame is refused at the queue.
         if self.disconnected || s.queue_bytes + p.size_bytes as u64 > s.cap_bytes {
@@ -399,7 +392,7 @@ impl Medium {
     }
 
     /// Starts a TXOP if the channel is idle and a station has a frame its host has prepared.
-    fn try_start(&mut self, now: Time, wake: &mut AirWake) {
+    fn try_start(&mut self, now: Time, wake: &mut Wake) {
         if self.busy.is_some() || !self.up {
             return;
         }
@@ -415,7 +408,7 @@ impl Medium {
 
     /// Nothing can go on the air before `wait` (the earliest time a head frame is ready, if
     /// any): a wake-up then, unless one is already asked for no later.
-    fn wake_when_ready(&mut self, now: Time, wait: Option<Time>, wake: &mut AirWake) {
+    fn wake_when_ready(&mut self, now: Time, wait: Option<Time>, wake: &mut Wake) {
         if let Some(w) = wait {
             // (A wake-up at or before now has fired or is firing: it does not cover w.)
             if self.kick.is_none_or(|k| k <= now || w < k) {
@@ -427,7 +420,7 @@ impl Medium {
 
     /// The TXOP ends (or a wake-up fires): settle each MPDU, then start the next TXOP.
     /// Packets dropped after their last retry are pushed to `dropped`.
-    pub fn on_tx_done(&mut self, now: Time, wake: &mut AirWake, dropped: &mut Vec<Packet>) {
+    pub fn on_tx_done(&mut self, now: Time, wake: &mut Wake, dropped: &mut Vec<Packet>) {
         if self.kick == Some(now) {
             self.kick = None;
         }
@@ -443,7 +436,7 @@ impl Medium {
         self.try_start(now, wake);
     }
 
-    fn settle(&mut self, t: Txop, dropped: &mut Vec<Packet>, wake: &mut AirWake) {
+    fn settle(&mut self, t: Txop, dropped: &mut Vec<Packet>, wake: &mut Wake) {
         if t.from == OTHERS {
             return;
         }
@@ -508,7 +501,7 @@ impl Medium {
 
     /// The first `k` frames of station `from`'s queue (one MPDU) were received at `at`: they
     /// leave the queue for the receiver's reorder buffer, which passes up what it releases.
-    fn deliver(&mut self, from: usize, k: usize, at: Time, wake: &mut AirWake) {
+    fn deliver(&mut self, from: usize, k: usize, at: Time, wake: &mut Wake) {
         for _ in 0..k {
             let tx = &mut self.st[from];
             let f = tx.queue.pop_front().expect("aggregate frames are queued");
@@ -539,7 +532,7 @@ impl Medium {
     /// A frame of station `s` sent at `at` and not received: back to the retry scratch with one
     /// more retry, or dropped after the last one (what the receiver's reorder buffer then
     /// releases is passed up).
-    fn retry_or_drop(&mut self, s: usize, f: Frame, at: Time, dropped: &mut Vec<Packet>, wake: &mut AirWake) {
+    fn retry_or_drop(&mut self, s: usize, f: Frame, at: Time, dropped: &mut Vec<Packet>, wake: &mut Wake) {
         if f.retries as u32 >= self.mac.retry_limit {
             self.st[s].queue_bytes -= f.p.size_bytes as u64;
             self.stats.drops_retry[s] += 1;
@@ -553,7 +546,7 @@ impl Medium {
 
     /// Link down (blockage, lost beam) or back up. A TXOP on the air when the link goes down
     /// fails: its frames stay queued, one retry spent. Nothing is sent while down.
-    pub fn set_up(&mut self, now: Time, up: bool, wake: &mut AirWake) {
+    pub fn set_up(&mut self, now: Time, up: bool, wake: &mut Wake) {
         if self.up == up {
             return;
         }
@@ -586,7 +579,7 @@ impl Medium {
     /// dropped (wil6210 wil_disconnect_cid frees the vring; mac80211 flushes a station's
     /// queues when it goes away), and what the receivers' reorder buffers held is passed up.
     /// A scan, by contrast, only pauses the queues (`set_up(false)`).
-    pub fn disconnect(&mut self, now: Time, wake: &mut AirWake, dropped: &mut Vec<Packet>) {
+    pub fn disconnect(&mut self, now: Time, wake: &mut Wake, dropped: &mut Vec<Packet>) {
         debug_assert!(!self.up, "take the link down first");
         self.disconnected = true;
         for from in 0..2 {
@@ -621,19 +614,24 @@ impl Medium {
 /// The medium as a `Link`: `port` is the transmitting station, `AP` for the downlink and `STA`
 /// for the uplink (an arrival's direction is its sender's).
 impl Link for Medium {
-    type Wake = AirWake;
-
     #[inline]
-    fn enqueue(&mut self, now: Time, port: usize, p: Packet, wake: &mut AirWake) -> bool {
+    fn enqueue(&mut self, now: Time, port: usize, p: Packet, wake: &mut Wake) -> bool {
         Medium::enqueue(self, now, port, p, wake)
     }
+    /// The TXOP ends: what it delivered goes into the receivers' pipes, what its last retry
+    /// lost into `dropped`. Nothing is freed at the end of a transmission (`Freed::AtDelivery`).
     #[inline]
-    fn deliver(&mut self, now: Time, port: usize, wake: &mut AirWake) -> Option<Packet> {
+    fn tx_done(&mut self, now: Time, wake: &mut Wake, dropped: &mut Vec<Packet>) -> Option<&Packet> {
+        self.on_tx_done(now, wake, dropped);
+        None
+    }
+    #[inline]
+    fn deliver(&mut self, now: Time, port: usize, wake: &mut Wake) -> Option<Packet> {
         self.on_arrival(now, port, wake)
     }
     /// Going down destroys nothing here: the frames wait in their queues (`disconnect` is the
-    /// loss of the link, which drops them).
-    fn set_up(&mut self, now: Time, up: bool, wake: &mut AirWake, _dropped: &mut Vec<Packet>) {
+    /// loss of the link, which drops them). Both directions go down together.
+    fn set_up(&mut self, now: Time, up: bool, wake: &mut Wake, _dropped: &mut Vec<Packet>) {
         Medium::set_up(self, now, up, wake);
     }
     #[inline]
@@ -648,8 +646,43 @@ impl Link for Medium {
     fn is_up(&self) -> bool {
         Medium::is_up(self)
     }
+    /// An MPDU is freed once its Block Ack is in (the frame through the air), or when the MAC
+    /// gives up on it.
+    #[inline]
+    fn freed(&self) -> Freed {
+        Freed::AtDelivery
+    }
+    #[inline]
+    fn mcs(&self) -> Option<u8> {
+        Some(Medium::mcs(self, AP))
+    }
     fn count_in_network(&self, flow: u16, kind: Kind) -> u64 {
         Medium::count_in_network(self, flow, kind)
+    }
+    /// The channel's technology, the downlink's MCS, PHY rate and frame error rate, and per
+    /// direction (its sender's) the bytes delivered, drops, failed and interfered MPDUs, TXOPs
+    /// and airtime.
+    fn summarize(&self, port: usize, dir: &str, span_ns: f64, out: &mut Map<String, Value>) {
+        let s = &self.stats;
+        let technology = match self.phy() {
+            RadioPhy::Dmg => "11ad",
+            RadioPhy::Vht { .. } => "11ac",
+            RadioPhy::Ht { .. } => "11n",
+        };
+        out.insert("technology".into(), json!(technology));
+        out.insert("mcs".into(), json!(self.mcs(AP)));
+        out.insert("phy_rate_mbps".into(), json!(Medium::rate_bps(self, AP) as f64 / 1e6));
+        out.insert("per_4096".into(), json!(self.per_4096(AP)));
+        out.insert("collisions".into(), json!(s.collisions));
+        let mut put = |key: &str, v: Value| out.insert(format!("{key}_{dir}"), v);
+        put("bytes_sent", json!(s.bytes_delivered[port]));
+        put("drops", json!(s.drops_queue[port] + s.drops_retry[port]));
+        put("queue_drops", json!(s.drops_queue[port]));
+        put("retry_drops", json!(s.drops_retry[port]));
+        put("mpdus_failed", json!(s.mpdus_failed[port]));
+        put("mpdus_interfered", json!(s.mpdus_interfered[port]));
+        put("txops", json!(s.txops[port]));
+        put("utilization", json!(s.busy_ns[port] as f64 / span_ns));
     }
 }
 
@@ -664,7 +697,7 @@ mod tests {
     fn txop_duration_is_the_sum_of_its_parts() {
         let mut m = medium(0);
         let mac = MacTiming::dmg();
-        let mut w = AirWake::default();
+        let mut w = Wake::default();
         m.enqueue(Time::ZERO, AP, pkt(0, 1500), &mut w);
         let psdu = 1500 + mac.mpdu_overhead_bytes;
         let parts = mac.access_ns + mac.protection_ns + RadioPhy::Dmg.ppdu_ns(psdu, 9) + mac.sifs_ns + mac.ack_ns;
@@ -679,7 +712,7 @@ mod tests {
     fn retries_then_drops() {
         let mut m = medium(0);
         m.set_per(AP, 1.0);
-        let mut w = AirWake::default();
+        let mut w = Wake::default();
         for _ in 0..3 {
             m.enqueue(Time::ZERO, AP, pkt(0, 1500), &mut w);
         }
@@ -693,11 +726,11 @@ mod tests {
     #[test]
     fn down_medium_holds_frames_until_up() {
         let mut m = medium(0);
-        let mut w = AirWake::default();
+        let mut w = Wake::default();
         m.set_up(Time::ZERO, false, &mut w);
         m.enqueue(Time::ZERO, AP, pkt(0, 1500), &mut w);
         assert_eq!(w.tx_done, None);
-        let mut w = AirWake::default();
+        let mut w = Wake::default();
         m.set_up(Time::from_ms(5), true, &mut w);
         assert!(w.tx_done.is_some());
         let (got, _) = drain(&mut m, Time::from_ms(5), w);
@@ -712,7 +745,7 @@ mod tests {
         mac.cw_min = 0;
         mac.max_mpdus = 8;
         let mut m = Medium::new(RadioPhy::Dmg, mac, 0, Time::ZERO, u64::MAX / 4, 9, RngStream::new(1, 1));
-        let mut w = AirWake::default();
+        let mut w = Wake::default();
         m.set_up(Time::ZERO, false, &mut w);
         for _ in 0..(txops * 8 + 64) {
             m.enqueue(Time::ZERO, AP, pkt(0, 4096 - 42), &mut w);

@@ -11,20 +11,13 @@
 //! already propagating (in the pipe) arrive either way: they left the interface before it
 //! went down.
 
-use super::seam::Link;
+use super::seam::{Link, Wake};
+use crate::engine::RngStream;
 use crate::packet::{Kind, Packet};
 pub use crate::scenario::Outage;
 use crate::time::Time;
+use serde_json::{json, Map, Value};
 use std::collections::VecDeque;
-
-/// What the link asks the engine to do after a call.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Wake {
-    /// Schedule a TxDone for this link at this time.
-    pub tx_done: Option<Time>,
-    /// Schedule an Arrival for this link at this time.
-    pub arrival: Option<Time>,
-}
 
 /// Static configuration of one direction of a link.
 #[derive(Debug, Clone)]
@@ -67,11 +60,13 @@ pub struct Wire {
     /// Completion time of the frame at the queue head, if one is being transmitted.
     tx_end: Option<Time>,
     tx_start: Time,
+    /// The stream the random frame loss (`cfg.loss_prob`) is drawn from.
+    loss_rng: RngStream,
     pub stats: LinkStats,
 }
 
 impl Wire {
-    pub fn new(cfg: LinkCfg) -> Wire {
+    pub fn new(cfg: LinkCfg, loss_rng: RngStream) -> Wire {
         Wire {
             rate_bps: cfg.rate_bps,
             cfg,
@@ -83,6 +78,7 @@ impl Wire {
             queue_bytes: 0,
             tx_end: None,
             tx_start: Time::ZERO,
+            loss_rng,
             stats: LinkStats::default(),
         }
     }
@@ -188,7 +184,7 @@ impl Wire {
         self.stats.packets_sent += 1;
         self.stats.bytes_sent += size;
         if self.in_pipe == 0 {
-            wake.arrival = Some(at);
+            wake.arrival[0] = Some(at);
         }
         self.in_pipe += 1;
         if let Some(t) = self.start_tx(now) {
@@ -218,7 +214,7 @@ impl Wire {
                 let (_, p) = self.line.pop_front().expect("the pipe's head");
                 self.in_pipe -= 1;
                 if self.in_pipe > 0 {
-                    wake.arrival = Some(self.line[0].0);
+                    wake.arrival[0] = Some(self.line[0].0);
                 }
                 Some(p)
             }
@@ -302,11 +298,26 @@ impl Wire {
 
 /// The wire as a `Link`: one direction, so `port` is always 0.
 impl Link for Wire {
-    type Wake = Wake;
-
     #[inline]
     fn enqueue(&mut self, now: Time, _port: usize, p: Packet, wake: &mut Wake) -> bool {
         Wire::enqueue(self, now, p, wake)
+    }
+    /// The head frame's transmission ends, lost with probability `cfg.loss_prob` (drawn from
+    /// the link's own stream); a sent frame joins the pipe and is returned (a NIC frees it at
+    /// its TX completion, `Freed::AtTxEnd`).
+    #[inline]
+    fn tx_done(&mut self, now: Time, wake: &mut Wake, dropped: &mut Vec<Packet>) -> Option<&Packet> {
+        if !self.tx_due(now) {
+            return None;
+        }
+        let p = self.cfg.loss_prob;
+        let lost = p > 0.0 && self.loss_rng.bernoulli(p);
+        if let Some(d) = self.on_tx_done(now, lost, wake) {
+            dropped.push(d);
+            return None;
+        }
+        // The frame just sent is the pipe's newest.
+        self.line.get(self.in_pipe - 1).map(|(_, p)| p)
     }
     #[inline]
     fn deliver(&mut self, now: Time, _port: usize, wake: &mut Wake) -> Option<Packet> {
@@ -314,6 +325,12 @@ impl Link for Wire {
     }
     fn set_up(&mut self, now: Time, up: bool, wake: &mut Wake, dropped: &mut Vec<Packet>) {
         Wire::set_up(self, now, up, wake, dropped);
+    }
+    fn set_outage(&mut self, outage: Outage, dropped: &mut Vec<Packet>) {
+        Wire::set_outage(self, outage, dropped);
+    }
+    fn set_rate(&mut self, now: Time, _port: usize, rate_bps: u64, wake: &mut Wake) {
+        Wire::set_rate(self, now, rate_bps, wake);
     }
     #[inline]
     fn queue_bytes(&self, _port: usize) -> u64 {
@@ -330,6 +347,16 @@ impl Link for Wire {
     fn count_in_network(&self, flow: u16, kind: Kind) -> u64 {
         Wire::count_in_network(self, flow, kind)
     }
+    /// Bytes sent, drops (queue, outage and random loss; the queue's alone) and utilisation.
+    fn summarize(&self, _port: usize, dir: &str, span_ns: f64, out: &mut Map<String, Value>) {
+        let s = &self.stats;
+        out.insert("technology".into(), json!("wired"));
+        let mut put = |key: &str, v: Value| out.insert(format!("{key}_{dir}"), v);
+        put("bytes_sent", json!(s.bytes_sent));
+        put("drops", json!(s.drops_queue + s.drops_down + s.drops_random));
+        put("queue_drops", json!(s.drops_queue));
+        put("utilization", json!(s.busy_ns as f64 / span_ns));
+    }
 }
 
 #[cfg(test)]
@@ -344,13 +371,16 @@ mod tests {
     }
 
     fn link(rate_bps: u64, cap: u64) -> Wire {
-        Wire::new(LinkCfg {
-            rate_bps,
-            delay: Time::from_ms(1),
-            queue_cap_bytes: cap,
-            frame_overhead_bytes: 0,
-            loss_prob: 0.0,
-        })
+        Wire::new(
+            LinkCfg {
+                rate_bps,
+                delay: Time::from_ms(1),
+                queue_cap_bytes: cap,
+                frame_overhead_bytes: 0,
+                loss_prob: 0.0,
+            },
+            RngStream::new(0, 0),
+        )
     }
 
     #[test]
@@ -364,7 +394,7 @@ mod tests {
         assert_eq!(w2.tx_done, None, "a busy queue does not reschedule");
         let mut w3 = Wake::default();
         l.on_tx_done(Time::from_us(12), false, &mut w3);
-        assert_eq!(w3.arrival, Some(Time::from_us(1012)));
+        assert_eq!(w3.arrival[0], Some(Time::from_us(1012)));
         assert_eq!(w3.tx_done, Some(Time::from_us(24)));
         let mut w4 = Wake::default();
         assert!(l.on_arrival(Time::from_us(1012), &mut w4).is_some());
@@ -420,11 +450,11 @@ mod tests {
         let us = Time::from_us;
         let mut w = Wake::default();
         assert!(l.on_tx_done(us(12), false, &mut w).is_none());
-        assert_eq!((w.arrival, w.tx_done), (Some(us(1012)), Some(us(24))));
+        assert_eq!((w.arrival[0], w.tx_done), (Some(us(1012)), Some(us(24))));
         // Frame 1 is lost on the channel: it leaves the middle of the line.
         let mut w = Wake::default();
         assert_eq!(l.on_tx_done(us(24), true, &mut w).map(|p| p.seq), Some(1));
-        assert_eq!((w.arrival, w.tx_done), (None, Some(us(36))));
+        assert_eq!((w.arrival[0], w.tx_done), (None, Some(us(36))));
         assert_eq!((l.queue_len(), l.queue_bytes()), (2, 3000));
         // Frame 2 is destroyed by the link going down mid-frame; frame 3 waits.
         let (mut w, mut dropped) = (Wake::default(), vec![]);
@@ -436,14 +466,14 @@ mod tests {
         assert_eq!(w.tx_done, Some(us(52)));
         let mut w = Wake::default();
         l.on_tx_done(us(52), false, &mut w);
-        assert_eq!(w.arrival, None, "the pipe already has a head with its arrival scheduled");
+        assert_eq!(w.arrival[0], None, "the pipe already has a head with its arrival scheduled");
         let mut w = Wake::default();
         assert_eq!(l.on_arrival(us(1012), &mut w).map(|p| p.seq), Some(0));
-        assert_eq!(w.arrival, Some(us(1052)));
+        assert_eq!(w.arrival[0], Some(us(1052)));
         let mut w = Wake::default();
         assert!(l.on_arrival(us(1051), &mut w).is_none(), "not yet");
         assert_eq!(l.on_arrival(us(1052), &mut w).map(|p| p.seq), Some(3));
-        assert_eq!(w.arrival, None);
+        assert_eq!(w.arrival[0], None);
         assert_eq!((l.queue_len(), l.count_in_network(0, Kind::Udp)), (0, 0));
         assert_eq!((l.stats.packets_sent, l.stats.drops_random, l.stats.drops_down), (2, 1, 1));
     }
@@ -512,7 +542,7 @@ mod tests {
         assert_eq!(w.tx_done, None, "busy with frame 6");
         let mut w = Wake::default();
         l.on_tx_done(us(2012), false, &mut w);
-        assert_eq!(w.arrival, Some(us(3012)));
+        assert_eq!(w.arrival[0], Some(us(3012)));
         assert_eq!(l.on_arrival(us(3012), &mut w).map(|p| p.seq), Some(6));
         assert_eq!((dropped.len() as u64, l.stats.drops_down), (3, 5), "refused packets are the caller's count");
     }
@@ -564,7 +594,7 @@ mod tests {
         assert!(Link::enqueue(&mut l, Time::from_us(6), 0, pkt(1500), &mut w));
         let mut w = Wake::default();
         l.on_tx_done(Time::from_us(18), false, &mut w);
-        assert_eq!(w.arrival, Some(Time::from_us(1018)));
+        assert_eq!(w.arrival[0], Some(Time::from_us(1018)));
         assert!(Link::deliver(&mut l, Time::from_us(1018), 0, &mut w).is_some());
         assert_eq!(Link::count_in_network(&l, 0, Kind::Udp), 0);
     }

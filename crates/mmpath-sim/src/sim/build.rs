@@ -1,10 +1,10 @@
 //! Building a run from a scenario: the backbone's and wired paths' links, each radio path's
 //! channel, medium (with its power meter and the client's shared receive server) and rate
 //! adaptation, a trace to replay, the flows (MPTCP connections in sim/mptcp.rs) and the first
-//! events. Random streams are seeded per link and per path here, in this order.
+//! events. Random streams are seeded per wire and per path here, in this order.
 
 use super::{mbps_to_bps, routes, Ev, Flow, FlowCounters, Hop, PathState, RadioState, Replay, Simulation, UserFlow};
-use super::{mptcp, INTERVAL};
+use super::{mptcp, INTERVAL, NO_PATH};
 use crate::app::App;
 use crate::energy;
 use crate::engine::{EventQueue, RngStream};
@@ -14,7 +14,7 @@ use crate::link::medium::{Medium, SharedCpu, AP, STA};
 use crate::link::radio::ideal_mcs;
 use crate::link::schedule::Schedule;
 use crate::link::trace::{self as chtrace, ChannelState, TraceOpts, TraceStep};
-use crate::link::{LinkCfg, Wire};
+use crate::link::{AnyLink, LinkCfg, Wire};
 use crate::packet::{TCP_HEADER_BYTES, UDP_HEADER_BYTES};
 use crate::scenario::{AppKind, FlowKind, RateAdaptation, Scenario, ScenarioError, Technology};
 use crate::tcp::cc;
@@ -77,11 +77,14 @@ impl Simulation {
         let mut replays = replays.into_iter();
         let end = Time::from_secs_f64(sc.duration_s);
         let mut links = Vec::new();
-        let mut link_rng = Vec::new();
-        let mut add_link = |cfg: LinkCfg, links: &mut Vec<Wire>| -> u16 {
+        let mut link_path = Vec::new();
+        // Wires draw their random loss from streams numbered in the order they are made.
+        let mut wires = 0u64;
+        let mut add_wire = |cfg: LinkCfg, path: u16, links: &mut Vec<AnyLink>, link_path: &mut Vec<u16>| -> u16 {
             let id = links.len() as u16;
-            links.push(Wire::new(cfg));
-            link_rng.push(RngStream::new(seed, 0x1000 + id as u64));
+            links.push(AnyLink::Wire(Wire::new(cfg, RngStream::new(seed, 0x1000 + wires))));
+            link_path.push(path);
+            wires += 1;
             id
         };
         // Backbone: links 0 (AP -> server... no: server -> AP, "down") and 1 (AP -> server).
@@ -94,15 +97,13 @@ impl Simulation {
                 frame_overhead_bytes: bb.frame_overhead_bytes,
                 loss_prob: 0.0,
             };
-            let d = add_link(cfg.clone(), &mut links);
-            let u = add_link(cfg, &mut links);
+            let d = add_wire(cfg.clone(), NO_PATH, &mut links, &mut link_path);
+            let u = add_wire(cfg, NO_PATH, &mut links, &mut link_path);
             Some((d, u))
         } else {
             None
         };
         let mut paths = Vec::new();
-        let mut media = Vec::new();
-        let mut media_path = Vec::new();
         // One client device: its interfaces share one receive server (energy.rs).
         let client_cpu = SharedCpu::default();
         // ... and one receive-side host power meter, created with its first metered radio.
@@ -121,11 +122,11 @@ impl Simulation {
                     loss_prob: p.loss_pct / 100.0,
                 };
                 let wired_start = ChannelState { rate_bps: Some(down_bps), up: Some(true), ..Default::default() };
-                let down = add_link(mk(down_bps), &mut links);
-                let up = add_link(mk(up_bps), &mut links);
+                let down = add_wire(mk(down_bps), pi as u16, &mut links, &mut link_path);
+                let up = add_wire(mk(up_bps), pi as u16, &mut links, &mut link_path);
                 paths.push(PathState {
                     name,
-                    hops: [Hop::Wire(down), Hop::Wire(up)],
+                    hops: [Hop { link: down, port: 0 }, Hop { link: up, port: 0 }],
                     radio: None,
                     base_down_bps: down_bps,
                     base_up_bps: up_bps,
@@ -196,15 +197,15 @@ impl Simulation {
                 m.use_arf(STA, ladder.clone());
             }
             let radio = RadioState { rx_gain_db: dev.rx_gain_db, adaptation, mpdu_bytes, ladder, channel };
-            let mi = media.len() as u16;
-            media.push(m);
-            media_path.push(pi as u16);
+            let mi = links.len() as u16;
+            links.push(AnyLink::Medium(m));
+            link_path.push(pi as u16);
             let rate = phy.rate_bps(mcs);
             let radio_start =
                 ChannelState { up: Some(true), mcs: Some(mcs), rssi_dbm: Some(rssi as f32), ..Default::default() };
             paths.push(PathState {
                 name,
-                hops: [Hop::Air(mi, AP as u8), Hop::Air(mi, STA as u8)],
+                hops: [Hop { link: mi, port: AP as u8 }, Hop { link: mi, port: STA as u8 }],
                 radio: Some(radio),
                 base_down_bps: rate,
                 base_up_bps: rate,
@@ -298,9 +299,7 @@ impl Simulation {
             seed,
             q: EventQueue::new(),
             links,
-            link_rng,
-            media_path,
-            media,
+            link_path,
             dropped: Vec::with_capacity(64),
             paths,
             timeline: TimelineCols::with_capacity(n_samples * (flows.len() + conns.len())),

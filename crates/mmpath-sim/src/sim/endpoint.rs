@@ -3,8 +3,9 @@
 //! jitter, SYNs to MPTCP's path manager), the delivery counters and bins, and the applications
 //! (bulk, rate, CBR) writing into a single-path flow.
 
-use super::{Ev, Hop, Simulation};
+use super::{Ev, Simulation};
 use crate::app::{App, RATE_TICK};
+use crate::link::{Freed, Link};
 use crate::packet::{Kind, Packet, Way, TCP_HEADER_BYTES, UDP_HEADER_BYTES};
 use crate::time::Time;
 
@@ -37,9 +38,12 @@ impl Simulation {
     /// A packet reached the far end of a hop: on to the next hop, or to its endpoint.
     pub(super) fn arrive(&mut self, now: Time, mut p: Packet) {
         let f = p.flow;
-        // TSQ on a radio first hop: released when the frame is through the air (wired first
-        // hops release at their TX completion, in on_tx_done, route.rs).
-        if p.hop == 0 && p.kind == Kind::Data && matches!(self.route_hop(&p), Hop::Air(..)) {
+        // TSQ on a first hop whose frames are freed once through it (the 802.11 medium's); the
+        // others release at their TX completion, in on_tx_done (route.rs).
+        if p.hop == 0
+            && p.kind == Kind::Data
+            && self.links[self.route_hop(&p).link as usize].freed() == Freed::AtDelivery
+        {
             self.left_first_hop(now, p.flow, p.len as u64 + TCP_HEADER_BYTES as u64);
         }
         if p.hop + 1 < self.flows[f as usize].hops {

@@ -2,7 +2,7 @@
 //! host's receive-side joules, per-flow joules and nJ/bit, the run's total, and the timeline's
 //! cumulative `energy_j` column.
 
-use super::{Hop, Simulation, UserFlow};
+use super::{Simulation, UserFlow};
 use crate::energy::{lock, nj_per_bit, RadioMeter, SharedHost, StateTimes};
 use crate::time::Time;
 use serde_json::{json, Value};
@@ -10,10 +10,7 @@ use serde_json::{json, Value};
 impl Simulation {
     /// The client radio meter of path `pi`, if the path is a metered radio path.
     fn meter_of(&self, pi: u16) -> Option<&RadioMeter> {
-        match self.paths[pi as usize].hops[0] {
-            Hop::Air(m, _) => self.media[m as usize].meter(),
-            _ => None,
-        }
+        self.radio_of(pi)?.meter()
     }
 
     /// The client host's receive meter, if a metered radio reports to one (one per run).
@@ -34,15 +31,10 @@ impl Simulation {
     /// Path `pi`'s client radio meter and its state times at `now` (a TXOP still on the air
     /// counted up to `now` during the run: medium.rs `meter_times_at`).
     fn radio_at(&self, pi: u16, now: Time) -> Option<(&RadioMeter, StateTimes)> {
-        match self.paths[pi as usize].hops[0] {
-            Hop::Air(m, _) => {
-                let md = &self.media[m as usize];
-                let meter = md.meter()?;
-                let t = if self.reads_open(now) { md.meter_times_at(now)? } else { meter.times_at(now) };
-                Some((meter, t))
-            }
-            _ => None,
-        }
+        let md = self.radio_of(pi)?;
+        let meter = md.meter()?;
+        let t = if self.reads_open(now) { md.meter_times_at(now)? } else { meter.times_at(now) };
+        Some((meter, t))
     }
 
     /// The client host's receive-side joules at `now`, with the receive TXOPs of its radios
@@ -57,8 +49,9 @@ impl Simulation {
         if !self.reads_open(now) {
             return Vec::new();
         }
-        self.media
+        self.links
             .iter()
+            .filter_map(|l| l.medium())
             .filter(|m| m.meter().is_some_and(|r| r.host().is_some()))
             .filter_map(|m| m.open_rx_start(now))
             .collect()

@@ -9,7 +9,7 @@
 //! This file holds the simulation's state (hops, events, paths, flows), the run loop and the
 //! event dispatch. The rest are child modules, each an `impl Simulation` block:
 //! - sim/build.rs: the topology, flows and first events built from a scenario;
-//! - sim/route.rs: packets on their routes: hops, wired and radio link wake-ups, drops, TSQ;
+//! - sim/route.rs: packets on their routes: hops, the links' wake-ups, drops, TSQ;
 //! - sim/endpoint.rs: TCP and UDP endpoints: timers, deliveries, applications;
 //! - sim/path.rs: a path's changes over time: schedule, trace, fading, channel events;
 //! - sim/scan.rs: a radio's scans;
@@ -31,13 +31,12 @@ mod scan;
 pub use output::RunOutput;
 
 use crate::app::App;
-use crate::engine::{EventQueue, RngStream};
+use crate::engine::EventQueue;
 use crate::link::channel::{Channel, ScanPattern};
-use crate::link::medium::Medium;
 use crate::link::schedule::Schedule;
 use crate::link::trace::{ChannelState, TraceStep};
 use crate::link::wire::Outage;
-use crate::link::Wire;
+use crate::link::AnyLink;
 use crate::mptcp::connection::Connection;
 use crate::packet::Packet;
 use crate::scenario::{AppKind, Direction, FlowKind, RateAdaptation, Scenario, ScenarioError};
@@ -50,19 +49,19 @@ use crate::trace::{Bins, EventCols, TimelineCols, EVENT_KINDS};
 /// Width of intervals.csv bins (iperf3-style, finer than its 1 s default).
 pub const INTERVAL: Time = Time::from_ms(100);
 
-/// One hop of a route: a wired link direction, or a radio medium sent on by one station.
+/// One hop of a route: a link (`Simulation::links`, of any kind) and the direction crossed
+/// (a wire's only one, 0; on the 802.11 medium the sending station, `medium::AP` or `STA`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Hop {
-    Wire(u16),
-    Air(u16, u8),
+struct Hop {
+    link: u16,
+    port: u8,
 }
 
 #[derive(Debug, Clone, Copy)]
 enum Ev {
+    /// A link's transmission ends; a packet reaches the far end of a link's direction.
     TxDone(u16),
-    Arrival(u16),
-    AirTxDone(u16),
-    AirArrival(u16, u8),
+    Arrival(u16, u8),
     SenderTimer(u16),
     ReceiverTimer(u16),
     AppTick(u16),
@@ -203,12 +202,11 @@ pub struct Simulation {
     sc: Scenario,
     seed: u64,
     q: EventQueue<Ev>,
-    links: Vec<Wire>,
-    link_rng: Vec<RngStream>,
-    media: Vec<Medium>,
-    /// The path each medium belongs to.
-    media_path: Vec<u16>,
-    /// Scratch for packets a medium drops after its last retry.
+    /// Every link, of every kind (link/kinds.rs): the backbone's, then each path's.
+    links: Vec<AnyLink>,
+    /// The path each link belongs to (`NO_PATH` for the backbone's).
+    link_path: Vec<u16>,
+    /// Scratch for packets a link drops (random loss, the last retry, an outage).
     dropped: Vec<Packet>,
     paths: Vec<PathState>,
     /// TCP and UDP flows and the subflows of MPTCP connections, by internal index.
@@ -230,13 +228,17 @@ enum UserFlow {
     Conn(u16),
 }
 
-/// A flow's forward and reverse hops and how many there are, given its path's two radio
-/// directions and the backbone.
+/// The path of a link that belongs to none (the backbone's).
+const NO_PATH: u16 = u16::MAX;
+
+/// A flow's forward and reverse hops and how many there are, given its path's two directions
+/// and the backbone.
 fn routes(bb_links: Option<(u16, u16)>, path_hops: [Hop; 2], dir: Direction) -> ([Hop; 2], [Hop; 2], u8) {
     let [down, up] = path_hops;
+    let wire = |link| Hop { link, port: 0 };
     match (bb_links, dir) {
-        (Some((bd, bu)), Direction::Download) => ([Hop::Wire(bd), down], [up, Hop::Wire(bu)], 2),
-        (Some((bd, bu)), Direction::Upload) => ([up, Hop::Wire(bu)], [Hop::Wire(bd), down], 2),
+        (Some((bd, bu)), Direction::Download) => ([wire(bd), down], [up, wire(bu)], 2),
+        (Some((bd, bu)), Direction::Upload) => ([up, wire(bu)], [wire(bd), down], 2),
         (None, Direction::Download) => ([down, down], [up, up], 1),
         (None, Direction::Upload) => ([up, up], [down, down], 1),
     }
@@ -286,9 +288,7 @@ impl Simulation {
     fn dispatch(&mut self, now: Time, ev: Ev) {
         match ev {
             Ev::TxDone(l) => self.on_tx_done(now, l),
-            Ev::Arrival(l) => self.on_arrival(now, l),
-            Ev::AirTxDone(m) => self.on_air_tx_done(now, m),
-            Ev::AirArrival(m, from) => self.on_air_arrival(now, m, from),
+            Ev::Arrival(l, port) => self.on_arrival(now, l, port),
             Ev::SenderTimer(f) => {
                 let fl = &mut self.flows[f as usize];
                 if fl.sender_timer == Some(now) {

@@ -13,9 +13,8 @@ mod output;
 
 pub(super) use build::build;
 
-use super::{Ev, Flow, Hop, Simulation};
-use crate::link::medium::Medium;
-use crate::link::Wire;
+use super::{Ev, Flow, Simulation};
+use crate::link::{AnyLink, Link};
 use crate::mptcp::connection::{Connection, Effect, SubflowIo, Timer};
 use crate::mptcp::sched::{LinkEvent, Scheduler};
 use crate::packet::Packet;
@@ -32,8 +31,7 @@ pub(super) type CheckFn<'a> = dyn FnMut(&str, &str, bool, String, &mut Vec<Value
 struct SimIo<'a> {
     flows: &'a mut [Flow],
     out: &'a mut Vec<Packet>,
-    links: &'a [Wire],
-    media: &'a [Medium],
+    links: &'a [AnyLink],
 }
 
 impl SubflowIo for SimIo<'_> {
@@ -51,17 +49,14 @@ impl SubflowIo for SimIo<'_> {
 
     fn link_up(&self, sf: u16) -> bool {
         let f = &self.flows[sf as usize];
-        match f.route_fwd[f.hops as usize - 1] {
-            Hop::Wire(l) => self.links[l as usize].is_up(),
-            Hop::Air(m, _) => self.media[m as usize].is_up(),
-        }
+        self.links[f.route_fwd[f.hops as usize - 1].link as usize].is_up()
     }
 }
 
 impl Simulation {
     /// Connection `c` and its subflows' endpoints.
     fn conn_io(&mut self, c: u16) -> (&mut Connection, SimIo<'_>) {
-        let io = SimIo { flows: &mut self.flows, out: &mut self.out, links: &self.links, media: &self.media };
+        let io = SimIo { flows: &mut self.flows, out: &mut self.out, links: &self.links };
         (&mut self.conns[c as usize], io)
     }
 

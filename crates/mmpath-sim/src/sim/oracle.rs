@@ -4,6 +4,7 @@
 
 use super::mptcp::CheckFn;
 use super::Simulation;
+use crate::link::Link;
 use crate::packet::Kind;
 use crate::scenario::FlowKind;
 use serde_json::Value;
@@ -16,8 +17,7 @@ impl Simulation {
         let f = &self.flows[i];
         let c = &f.counters;
         let pkt_kind = if f.kind == FlowKind::Tcp { Kind::Data } else { Kind::Udp };
-        let in_network: u64 = self.links.iter().map(|l| l.count_in_network(i as u16, pkt_kind)).sum::<u64>()
-            + self.media.iter().map(|m| m.count_in_network(i as u16, pkt_kind)).sum::<u64>();
+        let in_network: u64 = self.links.iter().map(|l| l.count_in_network(i as u16, pkt_kind)).sum();
         // Conservation: every data packet sent arrived, was dropped, or is still in the network.
         let conserved = c.data_sent == c.data_arrived + c.data_dropped + in_network;
         check(

@@ -2,9 +2,9 @@
 //! the end summary.json (flows, MPTCP connections, paths, energy, the oracle's verdicts from
 //! sim/oracle.rs), intervals.csv and each path's channel log.
 
-use super::{Hop, PathState, Simulation, UserFlow, INTERVAL};
-use crate::link::medium::{AP, STA};
+use super::{PathState, Simulation, UserFlow, INTERVAL};
 use crate::link::trace as chtrace;
+use crate::link::Link;
 use crate::scenario::{AppKind, Direction, FlowKind};
 use crate::tcp::cc::INFINITE_SSTHRESH;
 use crate::time::Time;
@@ -226,56 +226,15 @@ impl Simulation {
 
     fn path_summary(&self, p: &PathState) -> Value {
         let span = self.end.ns().max(1) as f64;
-        let mut v = match p.hops {
-            [Hop::Wire(dl), Hop::Wire(ul)] => {
-                let (d, u) = (&self.links[dl as usize].stats, &self.links[ul as usize].stats);
-                json!({
-                    "technology": "wired",
-                    "bytes_sent_down": d.bytes_sent,
-                    "bytes_sent_up": u.bytes_sent,
-                    "drops_down": d.drops_queue + d.drops_down + d.drops_random,
-                    "drops_up": u.drops_queue + u.drops_down + u.drops_random,
-                    "queue_drops_down": d.drops_queue,
-                    "queue_drops_up": u.drops_queue,
-                    "utilization_down": d.busy_ns as f64 / span,
-                    "utilization_up": u.busy_ns as f64 / span,
-                })
-            }
-            [Hop::Air(m, _), _] => {
-                let md = &self.media[m as usize];
-                let s = &md.stats;
-                json!({
-                    "technology": match md.phy() {
-                        crate::link::radio::RadioPhy::Dmg => "11ad",
-                        crate::link::radio::RadioPhy::Vht { .. } => "11ac",
-                        crate::link::radio::RadioPhy::Ht { .. } => "11n",
-                    },
-                    "mcs": md.mcs(AP),
-                    "phy_rate_mbps": md.rate_bps(AP) as f64 / 1e6,
-                    "rssi_dbm": p.rssi_dbm,
-                    "per_4096": md.per_4096(AP),
-                    "bytes_sent_down": s.bytes_delivered[AP],
-                    "bytes_sent_up": s.bytes_delivered[STA],
-                    "drops_down": s.drops_queue[AP] + s.drops_retry[AP],
-                    "drops_up": s.drops_queue[STA] + s.drops_retry[STA],
-                    "queue_drops_down": s.drops_queue[AP],
-                    "queue_drops_up": s.drops_queue[STA],
-                    "retry_drops_down": s.drops_retry[AP],
-                    "retry_drops_up": s.drops_retry[STA],
-                    "mpdus_failed_down": s.mpdus_failed[AP],
-                    "mpdus_interfered_down": s.mpdus_interfered[AP],
-                    "mpdus_interfered_up": s.mpdus_interfered[STA],
-                    "mpdus_failed_up": s.mpdus_failed[STA],
-                    "txops_down": s.txops[AP],
-                    "txops_up": s.txops[STA],
-                    "collisions": s.collisions,
-                    "utilization_down": s.busy_ns[AP] as f64 / span,
-                    "utilization_up": s.busy_ns[STA] as f64 / span,
-                })
-            }
-            _ => json!({}),
-        };
+        // Each direction's link reports its totals (the downlink's, then the uplink's).
+        let mut v = Value::Object(Default::default());
         let o = v.as_object_mut().expect("object");
+        for (h, dir) in p.hops.iter().zip(["down", "up"]) {
+            self.links[h.link as usize].summarize(h.port as usize, dir, span, o);
+        }
+        if p.radio.is_some() {
+            o.insert("rssi_dbm".into(), json!(p.rssi_dbm));
+        }
         o.insert("name".into(), json!(p.name));
         o.insert("rate_mbps".into(), json!(p.base_down_bps as f64 / 1e6));
         o.insert("uplink_rate_mbps".into(), json!(p.base_up_bps as f64 / 1e6));

@@ -3,9 +3,9 @@
 //! the MCS the rate adaptation picks for a new signal, and the two records of all this: the
 //! events table and the path's channel log.
 
-use super::{Ev, Hop, Simulation};
+use super::{Ev, Simulation};
 use crate::link::channel::Action;
-use crate::link::medium::{AirWake, AP, STA};
+use crate::link::medium::{Medium, AP, STA};
 use crate::link::radio::ideal_mcs;
 use crate::link::trace::{push_step, ChannelState, TraceStep};
 use crate::link::wire::Outage;
@@ -96,10 +96,10 @@ impl Simulation {
     fn set_path_rate(&mut self, now: Time, pi: u16, down_bps: u64, up_bps: Option<u64>) {
         let [down, up] = self.paths[pi as usize].hops;
         for (h, rate) in [(down, Some(down_bps)), (up, up_bps)] {
-            let (Hop::Wire(l), Some(rate)) = (h, rate) else { continue };
+            let Some(rate) = rate else { continue };
             let mut wake = Wake::default();
-            self.links[l as usize].set_rate(now, rate, &mut wake);
-            self.apply_wake(l, wake);
+            self.links[h.link as usize].set_rate(now, h.port as usize, rate, &mut wake);
+            self.apply_wake(h.link, wake);
         }
         self.push_event(now, pi, EV_RATE, down_bps as f64 / 1e6);
         self.log_channel(now, pi, ChannelState { rate_bps: Some(down_bps), ..Default::default() });
@@ -117,9 +117,7 @@ impl Simulation {
     fn set_path_outage(&mut self, pi: u16, outage: Outage) {
         let mut dropped = std::mem::take(&mut self.dropped);
         for h in self.paths[pi as usize].hops {
-            if let Hop::Wire(l) = h {
-                self.links[l as usize].set_outage(outage, &mut dropped);
-            }
+            self.links[h.link as usize].set_outage(outage, &mut dropped);
         }
         for p in dropped.drain(..) {
             self.count_drop(&p);
@@ -135,26 +133,19 @@ impl Simulation {
         if was == u {
             return false;
         }
-        for h in hops {
-            match h {
-                Hop::Wire(l) => {
-                    let mut wake = Wake::default();
-                    let mut dropped = std::mem::take(&mut self.dropped);
-                    Link::set_up(&mut self.links[l as usize], now, u, &mut wake, &mut dropped);
-                    for p in dropped.drain(..) {
-                        self.count_drop(&p);
-                    }
-                    self.dropped = dropped;
-                    self.apply_wake(l, wake);
-                }
-                Hop::Air(m, from) => {
-                    if from as usize == AP {
-                        let mut wake = AirWake::default();
-                        self.media[m as usize].set_up(now, u, &mut wake);
-                        self.apply_air_wake(m, wake);
-                    }
-                }
+        // Each link once: a wired path has one per direction, a radio path one for both.
+        for (i, h) in hops.into_iter().enumerate() {
+            if i == 1 && h.link == hops[0].link {
+                continue;
             }
+            let mut wake = Wake::default();
+            let mut dropped = std::mem::take(&mut self.dropped);
+            self.links[h.link as usize].set_up(now, u, &mut wake, &mut dropped);
+            for p in dropped.drain(..) {
+                self.count_drop(&p);
+            }
+            self.dropped = dropped;
+            self.apply_wake(h.link, wake);
         }
         self.push_event(now, pi, if u { EV_UP } else { EV_DOWN }, f64::NAN);
         self.log_channel(now, pi, ChannelState { up: Some(u), ..Default::default() });
@@ -163,16 +154,25 @@ impl Simulation {
 
     /// A radio path loses its link (blockage, antenna turn): its queued frames are dropped.
     fn disconnect(&mut self, now: Time, pi: u16) {
-        if let Hop::Air(m, _) = self.paths[pi as usize].hops[0] {
-            let mut wake = AirWake::default();
-            let mut dropped = std::mem::take(&mut self.dropped);
-            self.media[m as usize].disconnect(now, &mut wake, &mut dropped);
-            for p in dropped.drain(..) {
-                self.count_drop(&p);
-            }
-            self.dropped = dropped;
-            self.apply_air_wake(m, wake);
+        let l = self.paths[pi as usize].hops[0].link;
+        let Some(medium) = self.links[l as usize].medium_mut() else { return };
+        let mut wake = Wake::default();
+        let mut dropped = std::mem::take(&mut self.dropped);
+        medium.disconnect(now, &mut wake, &mut dropped);
+        for p in dropped.drain(..) {
+            self.count_drop(&p);
         }
+        self.dropped = dropped;
+        self.apply_wake(l, wake);
+    }
+
+    /// Path `pi`'s 802.11 medium, if it is a radio path.
+    pub(super) fn radio_of(&self, pi: u16) -> Option<&Medium> {
+        self.links[self.paths[pi as usize].hops[0].link as usize].medium()
+    }
+
+    pub(super) fn radio_of_mut(&mut self, pi: u16) -> Option<&mut Medium> {
+        self.links[self.paths[pi as usize].hops[0].link as usize].medium_mut()
     }
 
     /// A radio path's signal changed (channel process or trace), or a trace forces an MCS:
@@ -180,9 +180,9 @@ impl Simulation {
     /// from the TXOPs that follow) and record what changed.
     fn update_radio(&mut self, now: Time, pi: u16, forced_mcs: Option<u8>) {
         let ps = &self.paths[pi as usize];
-        let (Some(r), Hop::Air(m, _)) = (&ps.radio, ps.hops[0]) else { return };
+        let (Some(r), l) = (&ps.radio, ps.hops[0].link) else { return };
         let rssi = ps.rssi_dbm;
-        let medium = &mut self.media[m as usize];
+        let Some(medium) = self.links[l as usize].medium_mut() else { return };
         medium.set_signal(rssi, r.rx_gain_db);
         let pick = match (forced_mcs, r.adaptation) {
             (Some(x), _) => Some(x),
@@ -199,8 +199,7 @@ impl Simulation {
     /// Records a change of the path's (downlink) MCS as an event and in the channel log.
     pub(super) fn note_mcs(&mut self, now: Time, pi: u16) {
         let ps = &self.paths[pi as usize];
-        let Hop::Air(m, _) = ps.hops[0] else { return };
-        let medium = &self.media[m as usize];
+        let Some(medium) = self.radio_of(pi) else { return };
         let mcs = medium.mcs(AP);
         if ps.mcs == mcs as f64 {
             return;
@@ -229,8 +228,7 @@ impl Simulation {
             let rssi = r.channel.rssi_dbm();
             match a {
                 Action::Contend(load_mbps) => {
-                    if let Hop::Air(m, _) = self.paths[pi as usize].hops[0] {
-                        let md = &mut self.media[m as usize];
+                    if let Some(md) = self.radio_of_mut(pi) {
                         // The other stations send at about this path's PHY rate: their share of
                         // airtime is their load over that rate.
                         let share = load_mbps * 1e6 / md.rate_bps(AP).max(1) as f64;
@@ -238,8 +236,8 @@ impl Simulation {
                     }
                 }
                 Action::Interfere(i) => {
-                    if let Hop::Air(m, _) = self.paths[pi as usize].hops[0] {
-                        self.media[m as usize].set_interferer(i);
+                    if let Some(md) = self.radio_of_mut(pi) {
+                        md.set_interferer(i);
                     }
                 }
                 Action::Attenuate(_) | Action::Base(_) => {

@@ -1,11 +1,10 @@
-//! Packets on their routes: an endpoint's output put on its first hop, each hop a wired link
-//! direction or a radio medium, the events their wake-ups schedule, arrivals handed on to the
-//! next hop (sim/endpoint.rs at the last), drops counted per flow, and TSQ's release when a
+//! Packets on their routes: an endpoint's output put on its first hop, each hop a direction of
+//! a link of any kind (link/kinds.rs), the events their wake-ups schedule, arrivals handed on to
+//! the next hop (sim/endpoint.rs at the last), drops counted per flow, and TSQ's release when a
 //! data packet has left its sender's host.
 
 use super::{Ev, Hop, Simulation};
-use crate::link::medium::{AirWake, AP};
-use crate::link::{Link, Wake};
+use crate::link::{Freed, Link, Wake};
 use crate::packet::{Kind, Packet, Way, TCP_HEADER_BYTES};
 use crate::time::Time;
 
@@ -40,95 +39,40 @@ impl Simulation {
     }
 
     pub(super) fn forward(&mut self, now: Time, p: Packet) {
-        let accepted = match self.route_hop(&p) {
-            Hop::Wire(l) => {
-                let mut wake = Wake::default();
-                let ok = Link::enqueue(&mut self.links[l as usize], now, 0, p, &mut wake);
-                self.apply_wake(l, wake);
-                ok
-            }
-            Hop::Air(m, from) => {
-                let mut wake = AirWake::default();
-                let ok = Link::enqueue(&mut self.media[m as usize], now, from as usize, p, &mut wake);
-                self.apply_air_wake(m, wake);
-                ok
-            }
-        };
+        let h = self.route_hop(&p);
+        let mut wake = Wake::default();
+        let accepted = self.links[h.link as usize].enqueue(now, h.port as usize, p, &mut wake);
+        self.apply_wake(h.link, wake);
         if !accepted {
             self.count_drop(&p);
         }
     }
 
-    pub(super) fn apply_air_wake(&mut self, m: u16, wake: AirWake) {
-        if let Some(t) = wake.tx_done {
-            self.q.schedule(t, Ev::AirTxDone(m));
-        }
-        for (d, a) in wake.arrival.iter().enumerate() {
-            if let Some(t) = *a {
-                self.q.schedule(t, Ev::AirArrival(m, d as u8));
-            }
-        }
-    }
-
-    pub(super) fn on_air_tx_done(&mut self, now: Time, m: u16) {
-        let mut wake = AirWake::default();
-        let mut dropped = std::mem::take(&mut self.dropped);
-        self.media[m as usize].on_tx_done(now, &mut wake, &mut dropped);
-        for p in dropped.iter() {
-            self.count_drop(p);
-        }
-        self.apply_air_wake(m, wake);
-        // A frame the MAC gave up on (retries exhausted) is freed by the driver like a sent one:
-        // Linux's TSQ (tcp_wfree -> tcp_tsq_handler) lets a throttled socket send again.
-        for p in &dropped {
-            if p.hop == 0 && p.kind == Kind::Data {
-                self.left_first_hop(now, p.flow, 0); // count_drop released its bytes
-            }
-        }
-        dropped.clear();
-        self.dropped = dropped;
-        let pi = self.media_path[m as usize];
-        if self.media[m as usize].mcs(AP) as f64 != self.paths[pi as usize].mcs {
-            self.note_mcs(now, pi);
-        }
-    }
-
-    pub(super) fn on_air_arrival(&mut self, now: Time, m: u16, from: u8) {
-        let mut wake = AirWake::default();
-        let p = Link::deliver(&mut self.media[m as usize], now, from as usize, &mut wake);
-        self.apply_air_wake(m, wake);
-        if let Some(p) = p {
-            self.arrive(now, p);
-        }
-    }
-
     pub(super) fn hop_queue_bytes(&self, h: Hop) -> u64 {
-        match h {
-            Hop::Wire(l) => Link::queue_bytes(&self.links[l as usize], 0),
-            Hop::Air(m, from) => Link::queue_bytes(&self.media[m as usize], from as usize),
-        }
+        self.links[h.link as usize].queue_bytes(h.port as usize)
     }
 
     pub(super) fn hop_rate_bps(&self, h: Hop) -> u64 {
-        match h {
-            Hop::Wire(l) => Link::rate_bps(&self.links[l as usize], 0),
-            Hop::Air(m, from) => Link::rate_bps(&self.media[m as usize], from as usize),
-        }
+        self.links[h.link as usize].rate_bps(h.port as usize)
     }
 
     pub(super) fn hop_up(&self, h: Hop) -> bool {
-        match h {
-            Hop::Wire(l) => Link::is_up(&self.links[l as usize]),
-            Hop::Air(m, _) => Link::is_up(&self.media[m as usize]),
-        }
+        self.links[h.link as usize].is_up()
     }
 
+    /// Schedules the events link `l` asked for: its transmission's end, then each direction's
+    /// next arrival.
     pub(super) fn apply_wake(&mut self, l: u16, wake: Wake) {
         if let Some(t) = wake.tx_done {
             self.q.schedule(t, Ev::TxDone(l));
         }
-        if let Some(t) = wake.arrival {
-            self.q.schedule(t, Ev::Arrival(l));
+        // Written out per port (PORTS = 2): the per-packet path makes no loop of it.
+        let [a0, a1] = wake.arrival;
+        if let Some(t) = a0 {
+            self.q.schedule(t, Ev::Arrival(l, 0));
+        }
+        if let Some(t) = a1 {
+            self.q.schedule(t, Ev::Arrival(l, 1));
         }
     }
 
@@ -162,34 +106,64 @@ impl Simulation {
         }
     }
 
+    /// Link `l`'s transmission ends. The frames it destroyed or gave up on are counted as
+    /// drops; TSQ learns of the frames the sender's driver frees now (the link's `Freed`).
     pub(super) fn on_tx_done(&mut self, now: Time, l: u16) {
-        let link = &self.links[l as usize];
-        if !link.tx_due(now) {
-            return;
-        }
-        let p = link.cfg.loss_prob;
-        let lost = p > 0.0 && self.link_rng[l as usize].bernoulli(p);
-        // What TSQ needs of the frame (not a copy of it): a data packet's flow and length when
-        // this is its first hop.
-        let first_hop_data =
-            self.links[l as usize].head().filter(|h| h.hop == 0 && h.kind == Kind::Data).map(|h| (h.flow, h.len));
         let mut wake = Wake::default();
-        let dropped = self.links[l as usize].on_tx_done(now, lost, &mut wake);
-        if let Some(d) = dropped {
-            self.count_drop(&d);
+        // What TSQ needs of a sent frame (not a copy of it): a data packet's flow and length
+        // when this is its first hop.
+        let sent = self.links[l as usize]
+            .tx_done(now, &mut wake, &mut self.dropped)
+            .filter(|h| h.hop == 0 && h.kind == Kind::Data)
+            .map(|h| (h.flow, h.len));
+        if self.dropped.is_empty() {
+            self.apply_wake(l, wake);
+        } else {
+            self.tx_dropped(now, l, wake);
         }
-        self.apply_wake(l, wake);
         // TSQ: a data packet has left its sender's host once its first hop finished sending it
         // (the driver's TX completion), not when it reaches the far end.
-        if let (Some((f, len)), None) = (first_hop_data, dropped) {
+        if let Some((f, len)) = sent {
             self.left_first_hop(now, f, len as u64 + TCP_HEADER_BYTES as u64);
+        }
+        // A link that adapts its MCS on its own (ARF on the 802.11 medium) has its path's
+        // records follow.
+        if let Some(mcs) = self.links[l as usize].mcs() {
+            let pi = self.link_path[l as usize];
+            if mcs as f64 != self.paths[pi as usize].mcs {
+                self.note_mcs(now, pi);
+            }
         }
     }
 
-    pub(super) fn on_arrival(&mut self, now: Time, l: u16) {
-        let mut wake = Wake::default();
-        let Some(p) = Link::deliver(&mut self.links[l as usize], now, 0, &mut wake) else { return };
+    /// `on_tx_done` when the transmission dropped frames (in `self.dropped`).
+    #[cold]
+    #[inline(never)]
+    fn tx_dropped(&mut self, now: Time, l: u16, wake: Wake) {
+        let mut dropped = std::mem::take(&mut self.dropped);
+        for p in dropped.iter() {
+            self.count_drop(p);
+        }
         self.apply_wake(l, wake);
-        self.arrive(now, p);
+        // A frame the MAC gave up on (retries exhausted) is freed by the driver like a sent one:
+        // Linux's TSQ (tcp_wfree -> tcp_tsq_handler) lets a throttled socket send again.
+        if self.links[l as usize].freed() == Freed::AtDelivery {
+            for p in &dropped {
+                if p.hop == 0 && p.kind == Kind::Data {
+                    self.left_first_hop(now, p.flow, 0); // count_drop released its bytes
+                }
+            }
+        }
+        dropped.clear();
+        self.dropped = dropped;
+    }
+
+    pub(super) fn on_arrival(&mut self, now: Time, l: u16, port: u8) {
+        let mut wake = Wake::default();
+        let p = self.links[l as usize].deliver(now, port as usize, &mut wake);
+        self.apply_wake(l, wake);
+        if let Some(p) = p {
+            self.arrive(now, p);
+        }
     }
 }

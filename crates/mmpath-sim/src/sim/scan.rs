@@ -2,7 +2,7 @@
 //! of off-channel dwells and home-channel rests on its radio, and an MPTCP scheduler that
 //! arbitrates scans (AMuSe SCAN) can hold a scan until its subflow there has drained.
 
-use super::{Ev, Hop, Simulation};
+use super::{Ev, Simulation};
 use crate::link::channel::ScanPattern;
 use crate::mptcp::sched::LinkEvent;
 use crate::time::Time;
@@ -86,13 +86,13 @@ impl Simulation {
     /// association stays: neither the endpoints nor the MPTCP schedulers see a link event; they
     /// heard of the scan as a whole (LinkEvent::ScanStart / ScanEnd).
     fn set_path_on_channel(&mut self, now: Time, pi: u16, on: bool) {
-        let Hop::Air(m, _) = self.paths[pi as usize].hops[0] else {
+        if self.radio_of(pi).is_none() {
             return;
-        };
+        }
         // The client's radio meter: awake while it listens off channel (energy.rs
         // `RadioMeter::off_channel`); back before anything can go on the air again.
         if on {
-            self.media[m as usize].meter_off_channel(now, false);
+            self.radio_of_mut(pi).expect("a radio path").meter_off_channel(now, false);
         }
         // Back on a channel whose link is lost (blockage) carries nothing either.
         if on && !self.paths[pi as usize].radio.as_ref().is_none_or(|r| r.channel.link_up()) {
@@ -101,7 +101,7 @@ impl Simulation {
         self.switch_path(now, pi, on);
         // Off after the TXOP the departure cut short was counted.
         if !on {
-            self.media[m as usize].meter_off_channel(now, true);
+            self.radio_of_mut(pi).expect("a radio path").meter_off_channel(now, true);
         }
     }
 }

@@ -184,7 +184,7 @@ mod tests {
         // With CW 0 two ready stations always collide; this checks aggregation, so they take
         // turns (backoff contention has its own tests below).
         m.mac.collisions = false;
-        let mut w = AirWake::default();
+        let mut w = Wake::default();
         // Queue everything while the link is down, so the first TXOP sees the whole backlog.
         m.set_up(Time::ZERO, false, &mut w);
         for _ in 0..20 {
@@ -261,7 +261,7 @@ mod tests {
     /// `m` with `n` packets of `size` bytes queued at the AP while its
     /// link is down, so that `aggregate` sees them all at once.
     fn queued_at_ap(mut m: Medium, n: usize, size: u32) -> Medium {
-        let mut w = AirWake::default();
+        let mut w = Wake::default();
         m.set_up(Time::ZERO, false, &mut w);
         for _ in 0..n {
             m.enqueue(Time::ZERO, AP, pkt(0, size), &mut w);

@@ -6,14 +6,14 @@
 //! counter to end takes the TXOP, and both ending in the same slot is a collision that fails
 //! both exchanges. Without collisions (unit tests only) the stations take turns.
 
-use super::{AirWake, Medium, Txop, AP, STA};
+use super::{Medium, Txop, Wake, AP, STA};
 use crate::packet::Packet;
 use crate::time::Time;
 
 impl Medium {
     /// Without collisions (unit tests only): take turns, the station that did not transmit
     /// last first, after a backoff drawn from CWmin.
-    pub(super) fn take_turns(&mut self, now: Time, wake: &mut AirWake) {
+    pub(super) fn take_turns(&mut self, now: Time, wake: &mut Wake) {
         let order = [1 - self.last_from, self.last_from];
         let mut wait: Option<Time> = None;
         for from in order {
@@ -94,7 +94,7 @@ impl Medium {
     /// the other keeps what is left of its count. Both transmitting in the same slot is a
     /// collision (`rival_counts`). Draws are made in station order (AP, then client): the
     /// same seed gives the same run.
-    pub(super) fn contend(&mut self, now: Time, wake: &mut AirWake) {
+    pub(super) fn contend(&mut self, now: Time, wake: &mut Wake) {
         let origin = self.idle_since.min(now);
         let k_now = if now > origin { self.first_slot(origin, now) } else { 0 };
         let mut e = [u32::MAX; 2];
@@ -147,7 +147,7 @@ impl Medium {
     /// 802.11-2016 10.3.2.9, taken as the protection's SIFS + CTS + SIFS); without, the longer
     /// PPDU and the Block Ack timeout (taken as SIFS + Block Ack).
     /// `e`: its transmit slot, if `contend` has worked it out already.
-    pub(super) fn rival_counts(&mut self, x: usize, ready: Time, e: Option<u32>, wake: &mut AirWake) {
+    pub(super) fn rival_counts(&mut self, x: usize, ready: Time, e: Option<u32>, wake: &mut Wake) {
         let Some(t) = self.busy else { return };
         if t.rival_drew || t.from != 1 - x {
             return;
@@ -219,7 +219,7 @@ impl Medium {
         m: usize,
         at: Time,
         dropped: &mut Vec<Packet>,
-        wake: &mut AirWake,
+        wake: &mut Wake,
     ) {
         self.stats.mpdus_sent[s] += m as u64;
         self.stats.mpdus_failed[s] += m as u64;
@@ -260,8 +260,8 @@ mod tests {
 
     /// Both stations hold `k` frames of `size` octets (and `k_sta` for the client) before the
     /// link comes up at 0.
-    fn both_ready(m: &mut Medium, k: usize, k_sta: usize, size: u32) -> AirWake {
-        let mut w = AirWake::default();
+    fn both_ready(m: &mut Medium, k: usize, k_sta: usize, size: u32) -> Wake {
+        let mut w = Wake::default();
         m.set_up(Time::ZERO, false, &mut w);
         for _ in 0..k {
             m.enqueue(Time::ZERO, AP, pkt(0, size), &mut w);
@@ -275,7 +275,7 @@ mod tests {
 
     /// Runs the medium's TxDone events (arrivals stay in the pipes) until `stop` holds or
     /// nothing is scheduled; returns the time reached.
-    fn run(m: &mut Medium, mut w: AirWake, stop: impl Fn(&Medium) -> bool) -> Time {
+    fn run(m: &mut Medium, mut w: Wake, stop: impl Fn(&Medium) -> bool) -> Time {
         let mut dropped = Vec::new();
         let mut now = Time::ZERO;
         while let Some(t) = w.tx_done.take() {
@@ -371,7 +371,7 @@ mod tests {
         let mut m = vht(0, 1);
         let mac = m.mac;
         let phy = *m.phy();
-        let mut w = AirWake::default();
+        let mut w = Wake::default();
         m.set_up(Time::ZERO, false, &mut w);
         for _ in 0..10 {
             m.enqueue(Time::ZERO, AP, pkt(0, 1500), &mut w);
@@ -398,14 +398,14 @@ mod tests {
             seen.push(m.st[STA].cw);
         }
         assert_eq!(seen, vec![15, 31, 63, 127, 255, 511, 1023, 1023, 1023]);
-        let mut w = AirWake::default();
+        let mut w = Wake::default();
         m.enqueue(Time::ZERO, STA, pkt(1, 1500), &mut w);
         run(&mut m, w, |_| false);
         assert_eq!(m.stats.bytes_delivered[STA], 1500);
         assert_eq!(m.st[STA].cw, 15);
         // An exchange whose every MPDU is lost (no Block Ack) doubles it.
         m.set_per(STA, 1.0);
-        let mut w = AirWake::default();
+        let mut w = Wake::default();
         m.enqueue(m.idle_since, STA, pkt(1, 1500), &mut w);
         let end = m.busy.expect("a TXOP").end;
         m.on_tx_done(end, &mut w, &mut Vec::new());
@@ -419,7 +419,7 @@ mod tests {
     fn the_loser_resumes_its_frozen_count() {
         let mut m = dmg(15, 1023, 3);
         let mac = m.mac;
-        let mut w = AirWake::default();
+        let mut w = Wake::default();
         m.set_up(Time::ZERO, false, &mut w);
         m.enqueue(Time::ZERO, AP, pkt(0, 1500), &mut w);
         m.enqueue(Time::ZERO, STA, pkt(1, 1500), &mut w);
@@ -450,13 +450,13 @@ mod tests {
     fn post_backoff_expires_in_idle_time() {
         let mut m = dmg(15, 1023, 5);
         let mac = m.mac;
-        let mut w = AirWake::default();
+        let mut w = Wake::default();
         m.enqueue(Time::ZERO, AP, pkt(0, 1500), &mut w);
         let end = run(&mut m, w, |_| false);
         assert!(m.st[AP].backoff.is_some_and(|b| b <= 15));
         // 1 ms later (far more than AIFS + 15 slots): out at the first slot boundary after.
         let at = end + Time(1_000_000);
-        let mut w = AirWake::default();
+        let mut w = Wake::default();
         m.enqueue(at, AP, pkt(0, 1500), &mut w);
         let t = m.busy.expect("a TXOP");
         let k = m.first_slot(end, at);
@@ -500,7 +500,7 @@ mod tests {
         for seed in 1..=2000 {
             let mut m = dmg(15, 1023, seed);
             let mac = m.mac;
-            let mut w = AirWake::default();
+            let mut w = Wake::default();
             m.enqueue(Time::ZERO, AP, pkt(0, 1500), &mut w);
             let t = m.busy.unwrap();
             // The client's frame comes 2.5 slots after AIFS: it can transmit from slot 3.
@@ -529,7 +529,7 @@ mod tests {
         assert!(counts.iter().all(|&c| c > 0), "{counts:?}");
         let once = |seed| {
             let mut m = dmg(15, 1023, seed);
-            let mut w = AirWake::default();
+            let mut w = Wake::default();
             m.enqueue(Time::ZERO, AP, pkt(0, 1500), &mut w);
             m.enqueue(Time(30_000), STA, pkt(1, 52), &mut w);
             let t = m.busy.unwrap();

@@ -5,7 +5,7 @@
 //! INFOCOM 2003); what they do not sense overlaps our MPDUs, which then see the SINR per.rs
 //! works out. Whether an interferer is sensed follows the CCA rule (spectrum.rs).
 
-use super::{AirWake, Medium, Txop, AP, OTHERS, STA};
+use super::{Medium, Txop, Wake, AP, OTHERS, STA};
 use crate::link::spectrum::cca_thresholds_dbm;
 use crate::time::Time;
 
@@ -122,7 +122,7 @@ impl Medium {
 
     /// The other stations' turn, if they are owed one and we have something to send: they
     /// hold the medium for the airtime owed. True if they took it.
-    pub(super) fn others_take_turn(&mut self, now: Time, wake: &mut AirWake) -> bool {
+    pub(super) fn others_take_turn(&mut self, now: Time, wake: &mut Wake) -> bool {
         if self.foreign_due > Time::ZERO && self.st.iter().any(|s| !s.queue.is_empty()) {
             let end = now + self.foreign_due;
             self.foreign_due = Time::ZERO;
@@ -170,7 +170,7 @@ mod tests {
         let run = |share: f64| {
             let mut m = medium(0);
             m.set_foreign_share(share);
-            let mut w = AirWake::default();
+            let mut w = Wake::default();
             for _ in 0..2000 {
                 m.enqueue(Time::ZERO, AP, pkt(0, 1500), &mut w);
             }
@@ -228,7 +228,7 @@ mod tests {
             let mut m = medium(0);
             m.set_signal(-42.0, 0.0);
             m.set_interferer(i);
-            let mut w = AirWake::default();
+            let mut w = Wake::default();
             for _ in 0..2000 {
                 m.enqueue(Time::ZERO, AP, pkt(0, 1500), &mut w);
             }
@@ -252,7 +252,7 @@ mod tests {
         let (p, _) = m.interference();
         assert!(p > 0.5 && p < 1.0, "{p}");
         assert!(m.st[AP].per_int_4096 > 0.999);
-        let mut w = AirWake::default();
+        let mut w = Wake::default();
         for _ in 0..20_000 {
             m.enqueue(Time::ZERO, AP, pkt(0, 1500), &mut w);
         }

@@ -9,7 +9,7 @@
 //! It caps the packet rate, which is what limits 802.11ad at MTU 1500 (seed 000: ~1 Gbit/s of
 //! UDP at MCS 8-9 whatever the signal) while jumbo frames reach multi-Gbit/s.
 
-use super::{AirWake, Medium, STA};
+use super::{Medium, Wake, STA};
 use crate::link::reorder::Reorder;
 use crate::packet::{Kind, Packet};
 use crate::time::Time;
@@ -85,7 +85,7 @@ impl Medium {
         &'a mut self,
         from: usize,
         at: Time,
-        wake: &'a mut AirWake,
+        wake: &'a mut Wake,
     ) -> (&'a mut Reorder, HostRx<'a>) {
         let to = 1 - from;
         let rx = &mut self.st[to];
@@ -103,7 +103,7 @@ impl Medium {
     }
 
     /// Pops the packet arriving now in direction `from` (sent by station `from`).
-    pub fn on_arrival(&mut self, now: Time, from: usize, wake: &mut AirWake) -> Option<Packet> {
+    pub fn on_arrival(&mut self, now: Time, from: usize, wake: &mut Wake) -> Option<Packet> {
         match self.pipe[from].front() {
             Some(&(t, p)) if t <= now => {
                 self.pipe[from].pop_front();
@@ -141,7 +141,7 @@ mod tests {
         assert_eq!(m.st[AP].host_free, end + Time(n * cost));
         // An ACK queued at the AP right away is ready after its own work, not after the
         // backlog, and goes on the air then.
-        w = AirWake::default();
+        w = Wake::default();
         m.enqueue(end, AP, pkt(1, 52), &mut w);
         assert_eq!(m.st[AP].queue[0].ready, end + Time(cost));
         assert_eq!(w.tx_done, Some(end + Time(cost)));
@@ -158,7 +158,7 @@ mod tests {
     fn host_cost_caps_packet_rate() {
         let cost = 12_000; // 12 us per packet
         let mut m = medium(cost);
-        let mut w = AirWake::default();
+        let mut w = Wake::default();
         for _ in 0..3000 {
             m.enqueue(Time::ZERO, AP, pkt(0, 1500), &mut w);
         }
@@ -185,7 +185,7 @@ mod tests {
         let mut m = medium(cost);
         // CW 0: exact arithmetic, and two ready stations take turns instead of colliding.
         m.mac.collisions = false;
-        let mut w = AirWake::default();
+        let mut w = Wake::default();
         // 10 AP frames at t = 0 (ready at 12, 24, ... 120 us); the AP's first frame goes
         // alone at 12 us, the rest queue behind it.
         for _ in 0..10 {
@@ -200,7 +200,7 @@ mod tests {
         assert_eq!(ap_end, Time(cost + 69_042));
         // An ACK at the client at 20 us is ready at 32 us; when the AP's TXOP ends (81 us) the
         // client goes first (take turns) though the AP has 5 more ready (24..72 us).
-        m.enqueue(Time(20_000), STA, pkt(1, 52), &mut AirWake::default());
+        m.enqueue(Time(20_000), STA, pkt(1, 52), &mut Wake::default());
         m.on_tx_done(ap_end, &mut w, &mut dropped);
         assert!(m.busy.is_some_and(|t| (t.from, t.n, t.start) == (STA, 1, ap_end)), "{:?}", m.busy);
         let sta_end = w.tx_done.take().expect("client TXOP");
@@ -232,7 +232,7 @@ mod tests {
         assert_eq!(m.st[AP].host_free, end + Time(4 * cost));
         let arrivals = m.pipe[STA].iter().map(|&(t, _)| t).collect::<Vec<_>>();
         assert_eq!(arrivals, (1..=4).map(|k| end + Time(k * cost)).collect::<Vec<_>>());
-        let mut w = AirWake::default();
+        let mut w = Wake::default();
         m.enqueue(end, AP, pkt(1, 1500), &mut w);
         m.enqueue(end + Time(1_000), AP, pkt(1, 1500), &mut w);
         let ready = m.st[AP].queue.iter().map(|f| f.ready).collect::<Vec<_>>();
@@ -246,7 +246,7 @@ mod tests {
     fn client_transmit_cost_applies_to_its_data_only() {
         let mut m = medium(4_830);
         m.set_client_tx_pkt_ns(744);
-        let mut w = AirWake::default();
+        let mut w = Wake::default();
         m.set_up(Time::ZERO, false, &mut w);
         for _ in 0..10 {
             m.enqueue(Time::ZERO, STA, pkt(0, 1500), &mut w);
@@ -258,7 +258,7 @@ mod tests {
         // ACKs from the client cost only host_pkt_ns.
         let mut m = medium(4_830);
         m.set_client_tx_pkt_ns(744);
-        let mut w = AirWake::default();
+        let mut w = Wake::default();
         let mut ack = pkt(0, 52);
         ack.kind = Kind::Ack;
         m.enqueue(Time::ZERO, STA, ack, &mut w);

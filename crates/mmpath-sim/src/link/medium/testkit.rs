@@ -1,6 +1,6 @@
 //! What the medium's unit tests share: packets, media, and an event loop that drives one.
 
-pub(super) use super::{AirWake, Interferer, Medium, AP, STA};
+pub(super) use super::{Interferer, Medium, Wake, AP, STA};
 pub(super) use crate::engine::RngStream;
 pub(super) use crate::link::radio::{MacTiming, RadioPhy};
 pub(super) use crate::packet::{Kind, Packet, Way};
@@ -20,7 +20,7 @@ pub(super) fn medium(host_pkt_ns: u64) -> Medium {
 
 /// Drive the medium until idle; returns delivered packets per direction and the end time.
 /// `w` carries the wake-ups the calls before asked for.
-pub(super) fn drain(m: &mut Medium, mut now: Time, mut w: AirWake) -> ([u64; 2], Time) {
+pub(super) fn drain(m: &mut Medium, mut now: Time, mut w: Wake) -> ([u64; 2], Time) {
     let mut got = [0u64; 2];
     let mut dropped = Vec::new();
     let mut pending: Vec<(Time, u8)> = Vec::new(); // (time, 0 = txdone, 1/2 = arrival dir+1)
@@ -47,8 +47,8 @@ pub(super) fn drain(m: &mut Medium, mut now: Time, mut w: AirWake) -> ([u64; 2],
 
 /// `m` with `n` packets of `size` bytes queued at station `from` before its first TXOP
 /// starts (queued while the link is down, so the first TXOP sees them all).
-pub(super) fn backlogged(mut m: Medium, from: usize, n: usize, size: u32) -> (Medium, AirWake) {
-    let mut w = AirWake::default();
+pub(super) fn backlogged(mut m: Medium, from: usize, n: usize, size: u32) -> (Medium, Wake) {
+    let mut w = Wake::default();
     m.set_up(Time::ZERO, false, &mut w);
     for _ in 0..n {
         m.enqueue(Time::ZERO, from, pkt(0, size), &mut w);
