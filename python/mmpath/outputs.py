@@ -72,9 +72,77 @@ def write_intervals_csv(result: "Result", path: Path) -> None:
 
 
 def write_timeline_parquet(result: "Result", path: Path) -> None:
+    src = result.timeline_file
+    if src is not None:  # streamed while it ran: copied file to file, never loaded
+        if not path.exists() or not path.samefile(src):
+            shutil.copyfile(src, path)
+        return
     # Categorical columns (flow, path, cc_state) become Parquet dictionary columns: compact, and
     # pandas/pyarrow/polars read them back as categories.
     result.timeline.to_parquet(path, engine="pyarrow", index=False)
+
+
+class TimelineFile:
+    """timeline.parquet written as a run goes: each chunk of rows the core hands over is appended
+    as a row group (pyarrow's ParquetWriter), so the run holds one chunk, not its whole timeline.
+
+    The rows go to a temporary name in the same folder (`.timeline.parquet.<pid>.part`), renamed
+    to `path` by close() once the last chunk is in: a reader never sees a half-written
+    timeline.parquet, and a run that fails or is interrupted removes its part file (abandon());
+    one killed outright leaves only the hidden part file, never `path`. read() reads the file
+    back as the DataFrame an in-memory run holds (same columns, dtypes and categories)."""
+
+    def __init__(self, path: str | os.PathLike) -> None:
+        self.path = Path(path)
+        self._part = self.path.with_name(f".{self.path.name}.{os.getpid()}.part")
+        self._writer: Any = None
+        self._closed = False
+
+    def write(self, frame: Any) -> None:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        table = pa.Table.from_pandas(frame, preserve_index=False)
+        if self._writer is None:
+            # The first chunk's schema (with pandas' metadata: the categories come back as such).
+            self._writer = pq.ParquetWriter(self._part, table.schema)
+        # One row group per chunk: a reader can take the file a row group at a time.
+        self._writer.write_table(table, row_group_size=max(len(frame), 1))
+
+    def close(self) -> None:
+        """The last chunk was written: finish the file and give it its name."""
+        if self._writer is None:  # a run without a single row: an empty file of the same schema
+            from .lazy import pandas as pd
+
+            pd.DataFrame().to_parquet(self._part, engine="pyarrow", index=False)
+        else:
+            self._writer.close()
+        os.replace(self._part, self.path)
+        self._closed = True
+
+    def abandon(self) -> None:
+        """The run did not finish: no file is left (nothing once close() ran)."""
+        if self._closed:
+            return
+        if self._writer is not None:
+            try:
+                self._writer.close()
+            except Exception:  # noqa: BLE001 - the part file goes either way
+                pass
+        self._part.unlink(missing_ok=True)
+
+    def moved_to(self, path: Path) -> None:
+        """The file now lives at `path` (its staging folder was moved into the output folder)."""
+        self.path = path
+
+    def read(self, columns: list[str] | None = None) -> Any:
+        from .lazy import pandas as pd
+
+        try:
+            return pd.read_parquet(self.path, engine="pyarrow", columns=columns)
+        except FileNotFoundError:
+            raise OutputError(f"{self.path}: the run's timeline file is gone (moved or deleted since the run); "
+                              f"it cannot be read back") from None
 
 
 # --------------------------------------------------------------------------- iperf3.json
@@ -470,21 +538,30 @@ def staged_folder(out: Path, stale: tuple[str, ...] = ()) -> Iterator[Path]:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def stale_files(out: Path) -> tuple[str, ...]:
+    """Files a run writes only sometimes (a channel record per path, a plot with data, the
+    report): an earlier run's copy in the same folder goes, so e.g. one scenario's power.png
+    or channel-11ac.csv does not stay beside another's results. Only in a folder that holds a
+    run already (its summary.json): a user's own files elsewhere are never touched."""
+    return ("channel-*.csv", "report.html", *PLOT_FILES) if (out / "summary.json").is_file() else ()
+
+
+def write_run_files(result: "Result", tmp: Path, report: bool = True) -> None:
+    """Every output file of a run into the (staging) folder `tmp`; a timeline streamed there
+    already stays as it is."""
+    (tmp / "summary.json").write_text(summary_json(result), encoding="utf-8")
+    write_intervals_csv(result, tmp / "intervals.csv")
+    write_timeline_parquet(result, tmp / "timeline.parquet")
+    (tmp / "iperf3.json").write_text(dumps(iperf3_doc(result)), encoding="utf-8")
+    for path_name, csv_text in sorted(getattr(result, "channel", {}).items()):
+        (tmp / f"channel-{safe_name(path_name)}.csv").write_text(csv_text, encoding="utf-8")
+    if report:
+        write_report(result, tmp)
+
+
 def write_outputs(result: "Result", out_dir: str | os.PathLike, report: bool = True) -> Path:
     """Write every output file of a run into out_dir (created if needed); return its path."""
     out = Path(out_dir)
-    # Files a run writes only sometimes (a channel record per path, a plot with data, the
-    # report): an earlier run's copy in the same folder goes, so e.g. one scenario's power.png
-    # or channel-11ac.csv does not stay beside another's results. Only in a folder that holds a
-    # run already (its summary.json): a user's own files elsewhere are never touched.
-    stale = ("channel-*.csv", "report.html", *PLOT_FILES) if (out / "summary.json").is_file() else ()
-    with staged_folder(out, stale=stale) as tmp:
-        (tmp / "summary.json").write_text(summary_json(result), encoding="utf-8")
-        write_intervals_csv(result, tmp / "intervals.csv")
-        write_timeline_parquet(result, tmp / "timeline.parquet")
-        (tmp / "iperf3.json").write_text(dumps(iperf3_doc(result)), encoding="utf-8")
-        for path_name, csv_text in sorted(getattr(result, "channel", {}).items()):
-            (tmp / f"channel-{safe_name(path_name)}.csv").write_text(csv_text, encoding="utf-8")
-        if report:
-            write_report(result, tmp)
+    with staged_folder(out, stale=stale_files(out)) as tmp:
+        write_run_files(result, tmp, report=report)
     return out
