@@ -22,9 +22,9 @@ from .version import __version__
 _CHUNKS = 100
 
 # Most timeline rows the core records between two hand-overs (a slice is shortened to stay under
-# it): 64 Ki rows of 23 columns are ~10 MB, what a run with an output folder holds of its timeline
+# it): 16 Ki rows of 23 columns are ~2.5 MB, what a run with an output folder holds of its timeline
 # at any time, however long it runs (the rows go to timeline.parquet as one row group each).
-CHUNK_ROWS = 1 << 16
+CHUNK_ROWS = 1 << 14
 
 # Keys of summary.json that depend on the machine's speed, not on the scenario and seed; the
 # determinism guarantee (byte-identical outputs for the same seed) excludes exactly these.

@@ -93,10 +93,10 @@ impl LogHistogram {
     }
 }
 
-/// Rows the timeline reserves room for at the start (a 10 ms blockage run's first ~3.6 min):
+/// Rows the timeline reserves room for at the start (a 10 ms blockage run's first ~55 s):
 /// a run that hands its rows out in chunks (`Simulation::drain`) never needs more; one that does
 /// not grows the buffer as it goes, instead of reserving a day-long run's whole timeline at once.
-pub const TIMELINE_FIRST_ROWS: usize = 1 << 16;
+pub const TIMELINE_FIRST_ROWS: usize = 1 << 14;
 
 /// Columns of timeline.parquet (see docs/core-api.md and docs/outputs.md).
 #[derive(Debug, Default)]
