@@ -12,7 +12,8 @@ from typing import Any, Mapping
 from . import _core, metrics, progress as _progress
 from .errors import ScenarioError
 from .lazy import numpy as np, pandas as pd  # on first use (start-up time): lazy.py
-from .outputs import TimelineFile, check_out_folder, stale_files, staged_folder, write_outputs, write_run_files
+from .outputs import (TimelineFile, check_out_folder, stale_files, staged_folder, timeline_columns, write_outputs,
+                      write_run_files)
 from .scenario import Overrides, Scenario, ScenarioSpec, load_scenario, one_variant
 from .spelling import PYTHON
 from .version import __version__
@@ -262,7 +263,8 @@ def _build_result(out: dict[str, Any], scenario: Scenario, seed: int, wall_s: fl
     }
     result = Result(summary, intervals, timeline, events, scenario)
     if summary.get("flows"):
-        tl = result.timeline  # read back once (a streamed run's) for the metrics, then let go
+        # A streamed run's timeline is read back once, only the columns the metrics use.
+        tl = timeline_columns(result, ["t_s", "flow", "path", "subflow", "srtt_ms", "phy_rate_mbps", "link_up"])
         for i, flow in enumerate(summary["flows"]):
             flow["metrics"] = flow_metrics(flow, i, intervals, tl, scenario.config, events)
         del tl

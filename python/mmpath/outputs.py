@@ -185,12 +185,23 @@ def _per_second_bytes(result: "Result", n_flows: int, n_int: int) -> np.ndarray:
     return by.reshape(n_flows, n_int)
 
 
-def _timeline_at(result: "Result", n_flows: int, ends: np.ndarray, column: str) -> np.ndarray | None:
+def timeline_columns(result: "Result", columns: list[str]) -> Any:
+    """The timeline with at least `columns` (those it has): a streamed run's read from its file,
+    only these; an in-memory one as it is."""
+    src = getattr(result, "timeline_file", None)
+    if src is None:
+        return result.timeline
+    import pyarrow.parquet as pq
+
+    have = set(pq.read_schema(src).names)
+    return result._timeline.read(columns=[c for c in columns if c in have])
+
+
+def _timeline_at(tl: Any, n_flows: int, ends: np.ndarray, column: str) -> np.ndarray | None:
     """Value of a timeline column for each flow at each interval end: [flow, interval].
 
     The last sample at or before the end, like iperf3 reading TCP_INFO when the interval closes.
     """
-    tl = result.timeline
     if column not in tl.columns or len(tl) == 0:
         return None
     out = np.full((n_flows, len(ends)), np.nan)
@@ -237,12 +248,13 @@ def iperf3_doc(result: "Result") -> dict[str, Any]:
     is_sender = [f.get("direction") != "download" for f in flows]
 
     by = _per_second_bytes(result, n_flows, n_int) if n_flows else np.zeros((0, n_int))
-    cwnd = _timeline_at(result, n_flows, ends, "cwnd_bytes")
-    srtt = _timeline_at(result, n_flows, ends, "srtt_ms")
-    rttvar = _timeline_at(result, n_flows, ends, "rttvar_ms")
+    tl = timeline_columns(result, ["flow", "t_s", "cwnd_bytes", "srtt_ms", "rttvar_ms", "retransmits"])
+    cwnd = _timeline_at(tl, n_flows, ends, "cwnd_bytes")
+    srtt = _timeline_at(tl, n_flows, ends, "srtt_ms")
+    rttvar = _timeline_at(tl, n_flows, ends, "rttvar_ms")
     # Per-interval retransmits need a cumulative counter in the timeline; without one iperf3's
     # per-interval field is left out (as iperf3 does on a receiving client) rather than invented.
-    cum_retx = _timeline_at(result, n_flows, ends, "retransmits")
+    cum_retx = _timeline_at(tl, n_flows, ends, "retransmits")
     retx = None
     if cum_retx is not None:
         filled = np.nan_to_num(cum_retx, nan=0.0)
@@ -331,7 +343,6 @@ def iperf3_doc(result: "Result") -> dict[str, Any]:
             rtt = f.get("rtt_ms") or {}
             max_cwnd = 0
             if cwnd is not None:
-                tl = result.timeline
                 sel = tl["flow"].cat.codes.to_numpy() == fi
                 vals = tl["cwnd_bytes"].to_numpy(dtype=np.float64)[sel]
                 if vals.size and np.isfinite(vals).any():
