@@ -108,5 +108,8 @@ def test_killed_run_leaves_no_output_file(tmp_path):
     assert not out.exists(), "the output folder appears only when the run finished"
     assert not list(tmp_path.rglob("timeline.parquet")), "no file under the timeline's name anywhere"
     # What a kill leaves is the hidden staging folder with the part file (nothing can clean up
-    # after SIGKILL); it is never taken for a run's output.
-    assert all(p.name.startswith(".") for p in tmp_path.iterdir())
+    # after SIGKILL); it is never taken for a run's output, and the next run into the same
+    # folder removes it (its writer is gone).
+    assert [p.name.startswith(".") for p in tmp_path.iterdir()] == [True]
+    simulate_to(load_scenario("blockage", {"duration_s": 0.5}), out, report=False)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]

@@ -7,6 +7,7 @@ The column schema of each file is documented in docs/outputs.md.
 
 from __future__ import annotations
 
+import glob
 import hashlib
 import json
 import math
@@ -515,6 +516,21 @@ def check_out_folder(out: Path) -> None:
         raise OutputError(f"cannot create output folder {out}: {e.strerror or e}") from None
 
 
+def _remove_orphans(out: Path) -> None:
+    """Staging folders of `out` left by a process that is gone (killed outright mid-run: nothing
+    could clean up after it); their names carry the writer's pid. Another live writer's stays."""
+    for old in out.parent.glob(f".{glob.escape(out.name)}.tmp-*-*"):
+        pid = old.name[len(out.name) + 6:].split("-", 1)[0]
+        if not pid.isdigit() or not old.is_dir():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            shutil.rmtree(old, ignore_errors=True)
+        except OSError:  # alive, another user's
+            pass
+
+
 @contextmanager
 def staged_folder(out: Path, stale: tuple[str, ...] = ()) -> Iterator[Path]:
     """A sibling temporary folder to write a result into. On success each of its entries
@@ -528,7 +544,8 @@ def staged_folder(out: Path, stale: tuple[str, ...] = ()) -> Iterator[Path]:
            files as if it were theirs."""
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
+        _remove_orphans(out)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-{os.getpid()}-", dir=out.parent))
     except OSError as e:
         raise OutputError(f"cannot create output folder {out}: {e.strerror or e}") from None
     try:
