@@ -118,6 +118,7 @@ class TimelineFile:
             pd.DataFrame().to_parquet(self._part, engine="pyarrow", index=False)
         else:
             self._writer.close()
+            self._writer = None  # (a Result holding this pickles: process pools, Dask)
         os.replace(self._part, self.path)
         self._closed = True
 
