@@ -12,8 +12,8 @@ from typing import Any, Mapping
 from . import _core, metrics, progress as _progress
 from .errors import ScenarioError
 from .lazy import numpy as np, pandas as pd  # on first use (start-up time): lazy.py
-from .outputs import (TimelineFile, check_out_folder, stale_files, staged_folder, timeline_columns, write_outputs,
-                      write_run_files)
+from .outputs import (TimelineFile, check_out_folder, stale_files, staged_folder, system_arrow_pool, timeline_columns,
+                      write_outputs, write_run_files)
 from .scenario import Overrides, Scenario, ScenarioSpec, load_scenario, one_variant
 from .spelling import PYTHON
 from .version import __version__
@@ -411,7 +411,7 @@ def simulate_to(scenario: Scenario, out: str | os.PathLike, show_progress: bool 
     and moved into `out` only when the run and every file are complete; a failed, interrupted or
     killed run leaves `out` as it was."""
     out = Path(out)
-    with staged_folder(out, stale=stale_files(out)) as tmp:
+    with system_arrow_pool(), staged_folder(out, stale=stale_files(out)) as tmp:
         result = simulate(scenario, show_progress=show_progress, scheduler=scheduler, label=label,
                           timeline_file=tmp / "timeline.parquet", chunk_rows=chunk_rows)
         write_run_files(result, tmp, report=report)

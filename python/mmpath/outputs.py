@@ -83,6 +83,22 @@ def write_timeline_parquet(result: "Result", path: Path) -> None:
     result.timeline.to_parquet(path, engine="pyarrow", index=False)
 
 
+@contextmanager
+def system_arrow_pool() -> Iterator[None]:
+    """pyarrow allocates from the C library's allocator meanwhile, not its default pool
+    (mimalloc here), which keeps the pages a streamed run's chunks and read-backs free: measured
+    on a 400 s `blockage` run, a peak of 176 MiB against 224 (bench/README.md "Memory of long
+    runs"). Buffers remember their pool, so setting it back afterwards is safe."""
+    import pyarrow as pa
+
+    before = pa.default_memory_pool()
+    pa.set_memory_pool(pa.system_memory_pool())
+    try:
+        yield
+    finally:
+        pa.set_memory_pool(before)
+
+
 class TimelineFile:
     """timeline.parquet written as a run goes: each chunk of rows the core hands over is appended
     as a row group (pyarrow's ParquetWriter), so the run holds one chunk, not its whole timeline.
@@ -138,13 +154,28 @@ class TimelineFile:
         self.path = path
 
     def read(self, columns: list[str] | None = None) -> Any:
+        """The timeline (or these columns of it) as a DataFrame, read a row group at a time:
+        pandas.read_parquet's whole-file read held several times the frame's size on the way."""
+        import pyarrow.parquet as pq
+
         from .lazy import pandas as pd
 
         try:
-            return pd.read_parquet(self.path, engine="pyarrow", columns=columns)
+            f = pq.ParquetFile(self.path)
         except FileNotFoundError:
             raise OutputError(f"{self.path}: the run's timeline file is gone (moved or deleted since the run); "
                               f"it cannot be read back") from None
+        with f:
+            frames = [f.read_row_group(i, columns=columns).to_pandas() for i in range(f.num_row_groups)]
+        if not frames:
+            return pd.read_parquet(self.path, engine="pyarrow", columns=columns)
+        if len(frames) == 1:
+            return frames[0]
+        # Every group's categories are the run's (each chunk is coded against all its names), so
+        # the columns stay Categoricals.
+        frame = pd.concat(frames, ignore_index=True)
+        del frames
+        return frame
 
 
 # --------------------------------------------------------------------------- iperf3.json
