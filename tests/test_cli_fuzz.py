@@ -50,7 +50,7 @@ def no_sim(monkeypatch):
     # and a first import under the patch would keep the fake after the test.
     import mmpath.compare as compare
 
-    def fake(scenario, show_progress=False, scheduler=None):
+    def fake(scenario, *_, show_progress=False, scheduler=None, **_kw):
         from mmpath import _core
         from mmpath.errors import ScenarioError
 
@@ -61,6 +61,7 @@ def no_sim(monkeypatch):
         raise _Accepted
 
     monkeypatch.setattr(api, "simulate", fake)
+    monkeypatch.setattr(api, "simulate_to", fake)  # `mmpath run` streams into its folder
     monkeypatch.setattr(compare, "simulate", fake)  # variant scenarios run through compare.py
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import math
 import os
 import time
 from pathlib import Path
@@ -11,7 +12,8 @@ from typing import Any, Mapping
 from . import _core, metrics, progress as _progress
 from .errors import ScenarioError
 from .lazy import numpy as np, pandas as pd  # on first use (start-up time): lazy.py
-from .outputs import check_out_folder, write_outputs
+from .outputs import (TimelineFile, check_out_folder, stale_files, staged_folder, system_arrow_pool, timeline_columns,
+                      write_outputs, write_run_files)
 from .scenario import Overrides, Scenario, ScenarioSpec, load_scenario, one_variant
 from .spelling import PYTHON
 from .version import __version__
@@ -19,6 +21,11 @@ from .version import __version__
 # Number of run_until slices: ~1 % of the simulated duration each, so the progress bar moves
 # smoothly and Ctrl-C (checked by Python between slices) is honoured within a fraction of a second.
 _CHUNKS = 100
+
+# Most timeline rows the core records between two hand-overs (a slice is shortened to stay under
+# it): 16 Ki rows of 23 columns are ~2.5 MB, what a run with an output folder holds of its timeline
+# at any time, however long it runs (the rows go to timeline.parquet as one row group each).
+CHUNK_ROWS = 1 << 14
 
 # Keys of summary.json that depend on the machine's speed, not on the scenario and seed; the
 # determinism guarantee (byte-identical outputs for the same seed) excludes exactly these.
@@ -48,27 +55,47 @@ class Result:
 
     summary    dict, exactly what summary.json holds
     intervals  DataFrame, 100 ms bins: t_s, flow, subflow, path, bytes, mbps
-    timeline   DataFrame, 10 ms samples of transport and link state (see docs/outputs.md)
+    timeline   DataFrame, 10 ms samples of transport and link state (see docs/outputs.md); read
+               from timeline_file when the run streamed it there
     events     DataFrame, link events: t_s, path, kind, value
     channel    dict: path name -> that path's channel during the run, as trace CSV text
     scenario   the validated Scenario that ran
+
+    A run written to an output folder (`run(..., out=DIR)`, `mmpath run`) streamed its timeline
+    to DIR/timeline.parquet as it ran and does not hold it: `timeline` reads that file each time
+    it is asked for (keep the frame in a variable), `timeline_file` is its path (None: in memory).
     """
 
     def __init__(
         self,
         summary: dict[str, Any],
         intervals: pd.DataFrame,
-        timeline: pd.DataFrame,
+        timeline: pd.DataFrame | TimelineFile,
         events: pd.DataFrame,
         scenario: Scenario,
     ) -> None:
         self.summary = summary
         self.intervals = intervals
-        self.timeline = timeline
+        self._timeline = timeline
         self.events = events
         self.scenario = scenario
         # path name -> the channel the run saw, as trace CSV text (set by the runner).
         self.channel: dict[str, str] = {}
+
+    @property
+    def timeline(self) -> pd.DataFrame:
+        if isinstance(self._timeline, TimelineFile):
+            return self._timeline.read()
+        return self._timeline
+
+    @timeline.setter
+    def timeline(self, frame: pd.DataFrame) -> None:
+        self._timeline = frame
+
+    @property
+    def timeline_file(self) -> Path | None:
+        """The Parquet file the timeline was streamed to (None: the timeline is in memory)."""
+        return self._timeline.path if isinstance(self._timeline, TimelineFile) else None
 
     @property
     def ok(self) -> bool:
@@ -80,6 +107,7 @@ class Result:
         return [c for c in self.summary["invariants"].get("checks", []) if not c.get("ok", False)]
 
     def save(self, out_dir: str | os.PathLike, report: bool = True) -> Path:
+        # (A streamed timeline is copied file to file, never loaded.)
         """Write summary.json, intervals.csv, timeline.parquet, iperf3.json (and report.html)."""
         return write_outputs(self, out_dir, report=report)
 
@@ -199,7 +227,16 @@ def flow_metrics(flow: Mapping[str, Any], index: int, intervals: pd.DataFrame, t
     return out
 
 
-def _build_result(out: dict[str, Any], scenario: Scenario, seed: int, wall_s: float) -> Result:
+def _joined(chunks: list[Mapping[str, np.ndarray]]) -> dict[str, np.ndarray]:
+    """The columns of several chunks end to end (a single chunk's arrays as they are)."""
+    if len(chunks) == 1:
+        return dict(chunks[0])
+    return {k: np.concatenate([c[k] for c in chunks]) for k in chunks[0]}
+
+
+def _build_result(out: dict[str, Any], scenario: Scenario, seed: int, wall_s: float,
+                  timeline: pd.DataFrame | TimelineFile) -> Result:
+    """`out`: what finish() returned, its intervals and events those of every chunk joined."""
     flow_names = list(out["flow_names"])
     path_names = list(out["path_names"])
     decode_fp = {"flow": flow_names, "path": path_names}
@@ -207,7 +244,6 @@ def _build_result(out: dict[str, Any], scenario: Scenario, seed: int, wall_s: fl
     intervals = _frame(out["intervals"], decode_fp)
     # iperf3 style rate of each 100 ms bin.
     intervals["mbps"] = intervals["bytes"].to_numpy(dtype=np.float64) * 8 / 0.1 / 1e6
-    timeline = _frame(out["timeline"], {**decode_fp, "cc_state": list(out["cc_states"])})
     events = _frame(out["events"], {"path": path_names, "kind": list(out["event_kinds"])})
 
     core_summary = _ordered(dict(out["summary"]))
@@ -225,9 +261,13 @@ def _build_result(out: dict[str, Any], scenario: Scenario, seed: int, wall_s: fl
         "events_per_s": n_events / wall_s if wall_s > 0 else None,
         "scenario_config": scenario.config,
     }
-    for i, flow in enumerate(summary.get("flows", [])):
-        flow["metrics"] = flow_metrics(flow, i, intervals, timeline, scenario.config, events)
     result = Result(summary, intervals, timeline, events, scenario)
+    if summary.get("flows"):
+        # A streamed run's timeline is read back once, only the columns the metrics use.
+        tl = timeline_columns(result, ["t_s", "flow", "path", "subflow", "srtt_ms", "phy_rate_mbps", "link_up"])
+        for i, flow in enumerate(summary["flows"]):
+            flow["metrics"] = flow_metrics(flow, i, intervals, tl, scenario.config, events)
+        del tl
     # Each path's channel as it happened, in mmpath's trace CSV (replayable: docs/traces.md).
     result.channel = {str(k): str(v) for k, v in dict(out.get("channel_csv", {})).items()}
     return result
@@ -246,8 +286,14 @@ def _scheduler_map(scenario: Scenario, scheduler: Any) -> dict[str, Any]:
 
 
 def simulate(scenario: Scenario, show_progress: bool = False, scheduler: Any = None,
-             label: str | None = None) -> Result:
+             label: str | None = None, timeline_file: str | os.PathLike | None = None,
+             chunk_rows: int = CHUNK_ROWS) -> Result:
     """Run an already validated Scenario (the seed is the one in its config).
+
+    timeline_file  stream the timeline to this Parquet file as the run goes (one row group per
+               chunk of at most `chunk_rows` rows) instead of keeping it in memory; the file is
+               written under a temporary name beside it and renamed when the run ends, and
+               removed if the run fails or is interrupted (see simulate_to for a whole folder)
 
     label      what the progress bar says it is running (default "simulating"; `mmpath run`
                names the variant)
@@ -274,16 +320,56 @@ def simulate(scenario: Scenario, show_progress: bool = False, scheduler: Any = N
 
     duration = float(sim.duration_s)
     bar = _progress.Progress(duration, enabled=show_progress, label=label or "simulating")
+    # Slices of ~1 % of the run, shorter when that many timeline rows would pass `chunk_rows`;
+    # after each the core hands over what it recorded (it keeps none of it).
+    rows_per_s = float(sim.timeline_rows_per_s)
+    slices = max(_CHUNKS, math.ceil(duration * rows_per_s / max(int(chunk_rows), 1)))
+    iv_chunks: list[Mapping[str, np.ndarray]] = []
+    ev_chunks: list[Mapping[str, np.ndarray]] = []
+    tl_chunks: list[Mapping[str, np.ndarray]] = []
+    writer = TimelineFile(timeline_file) if timeline_file is not None else None
+    names = sim.names()
+    decode = {"flow": list(names["flow_names"]), "path": list(names["path_names"]),
+              "cc_state": list(names["cc_states"])}
+
+    pending = 0  # timeline rows in tl_chunks not yet written (a run with a file)
+
+    def keep(chunk: Mapping[str, Any], last: bool = False) -> None:
+        nonlocal pending
+        iv_chunks.append(chunk["intervals"])
+        ev_chunks.append(chunk["events"])
+        tl_chunks.append(chunk["timeline"])
+        pending += len(chunk["timeline"]["t_s"])
+        # A row group of at least `chunk_rows` rows (the last one: what is left), so the file's
+        # layout depends on chunk_rows alone, not on how the run was sliced.
+        if writer is not None and (pending >= chunk_rows or (last and pending)):
+            writer.write(_frame(_joined(tl_chunks), decode))
+            tl_chunks.clear()
+            pending = 0
+
     t0 = time.perf_counter()
     try:
-        for k in range(1, _CHUNKS + 1):
-            sim.run_until(duration * k / _CHUNKS)
+        for k in range(1, slices + 1):
+            sim.run_until(duration * k / slices)
             bar.update(sim.now_s)
+            keep(sim.drain())
         out = sim.finish()
+        keep(out, last=True)
+        if writer is not None:
+            writer.close()
     finally:
         bar.close()
+        if writer is not None:
+            writer.abandon()  # an error or Ctrl-C: no half-written file (a no-op once closed)
     wall_s = time.perf_counter() - t0
-    return _build_result(out, scenario, seed, wall_s)
+    out["intervals"] = _joined(iv_chunks)
+    out["events"] = _joined(ev_chunks)
+    timeline: pd.DataFrame | TimelineFile
+    if writer is not None:
+        timeline = writer
+    else:
+        timeline = _frame(_joined(tl_chunks), decode)
+    return _build_result(out, scenario, seed, wall_s, timeline)
 
 
 def run(
@@ -311,9 +397,24 @@ def run(
         sc = one_variant(scenario, overrides, seed, variant, spelling=PYTHON)
     else:
         sc = load_scenario(scenario, overrides, seed=seed, spelling=PYTHON)
-    if out is not None:
-        check_out_folder(Path(out))  # an unwritable folder is refused before the run, not after it
-    result = simulate(sc, show_progress=progress, scheduler=scheduler)
-    if out is not None:
-        result.save(out)
+    if out is None:
+        return simulate(sc, show_progress=progress, scheduler=scheduler)
+    check_out_folder(Path(out))  # an unwritable folder is refused before the run, not after it
+    return simulate_to(sc, out, show_progress=progress, scheduler=scheduler)
+
+
+def simulate_to(scenario: Scenario, out: str | os.PathLike, show_progress: bool = False, scheduler: Any = None,
+                label: str | None = None, report: bool = True, chunk_rows: int = CHUNK_ROWS) -> Result:
+    """`simulate`, writing the output folder `out` as it runs (docs/outputs.md): the timeline
+    goes to timeline.parquet chunk by chunk, so the run holds at most `chunk_rows` rows of it,
+    and the Result reads it back from there. Everything is written into a hidden sibling folder
+    and moved into `out` only when the run and every file are complete; a failed, interrupted or
+    killed run leaves `out` as it was."""
+    out = Path(out)
+    with system_arrow_pool(), staged_folder(out, stale=stale_files(out)) as tmp:
+        result = simulate(scenario, show_progress=show_progress, scheduler=scheduler, label=label,
+                          timeline_file=tmp / "timeline.parquet", chunk_rows=chunk_rows)
+        write_run_files(result, tmp, report=report)
+    if isinstance(result._timeline, TimelineFile):
+        result._timeline.moved_to(out / "timeline.parquet")
     return result

@@ -43,9 +43,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     check_out_folder(out)  # an unwritable --out is refused before the run, not after it
     if sc.variants:
         return _run_variants(args, spec, sc, out)
-    result = api.simulate(sc, show_progress=not args.no_progress)  # looked up now: tests replace it
-    # Outputs are written even when an invariant failed: they are what one debugs from.
-    result.save(out)
+    # Outputs are written even when an invariant failed: they are what one debugs from. The
+    # timeline is streamed into the folder as the run goes (docs/outputs.md).
+    result = api.simulate_to(sc, out, show_progress=not args.no_progress)  # looked up now: tests replace it
     if not args.out:
         print_error(f"outputs written to {out}{os.sep} (choose with --out DIR)")
     if args.json:

@@ -7,6 +7,7 @@ The column schema of each file is documented in docs/outputs.md.
 
 from __future__ import annotations
 
+import glob
 import hashlib
 import json
 import math
@@ -72,9 +73,109 @@ def write_intervals_csv(result: "Result", path: Path) -> None:
 
 
 def write_timeline_parquet(result: "Result", path: Path) -> None:
+    src = result.timeline_file
+    if src is not None:  # streamed while it ran: copied file to file, never loaded
+        if not path.exists() or not path.samefile(src):
+            shutil.copyfile(src, path)
+        return
     # Categorical columns (flow, path, cc_state) become Parquet dictionary columns: compact, and
     # pandas/pyarrow/polars read them back as categories.
     result.timeline.to_parquet(path, engine="pyarrow", index=False)
+
+
+@contextmanager
+def system_arrow_pool() -> Iterator[None]:
+    """pyarrow allocates from the C library's allocator meanwhile, not its default pool
+    (mimalloc here), which keeps the pages a streamed run's chunks and read-backs free: measured
+    on a 400 s `blockage` run, a peak of 176 MiB against 224 (bench/README.md "Memory of long
+    runs"). Buffers remember their pool, so setting it back afterwards is safe."""
+    import pyarrow as pa
+
+    before = pa.default_memory_pool()
+    pa.set_memory_pool(pa.system_memory_pool())
+    try:
+        yield
+    finally:
+        pa.set_memory_pool(before)
+
+
+class TimelineFile:
+    """timeline.parquet written as a run goes: each chunk of rows the core hands over is appended
+    as a row group (pyarrow's ParquetWriter), so the run holds one chunk, not its whole timeline.
+
+    The rows go to a temporary name in the same folder (`.timeline.parquet.<pid>.part`), renamed
+    to `path` by close() once the last chunk is in: a reader never sees a half-written
+    timeline.parquet, and a run that fails or is interrupted removes its part file (abandon());
+    one killed outright leaves only the hidden part file, never `path`. read() reads the file
+    back as the DataFrame an in-memory run holds (same columns, dtypes and categories)."""
+
+    def __init__(self, path: str | os.PathLike) -> None:
+        self.path = Path(path)
+        self._part = self.path.with_name(f".{self.path.name}.{os.getpid()}.part")
+        self._writer: Any = None
+        self._closed = False
+
+    def write(self, frame: Any) -> None:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        table = pa.Table.from_pandas(frame, preserve_index=False)
+        if self._writer is None:
+            # The first chunk's schema (with pandas' metadata: the categories come back as such).
+            self._writer = pq.ParquetWriter(self._part, table.schema)
+        # One row group per chunk: a reader can take the file a row group at a time.
+        self._writer.write_table(table, row_group_size=max(len(frame), 1))
+
+    def close(self) -> None:
+        """The last chunk was written: finish the file and give it its name."""
+        if self._writer is None:  # a run without a single row: an empty file of the same schema
+            from .lazy import pandas as pd
+
+            pd.DataFrame().to_parquet(self._part, engine="pyarrow", index=False)
+        else:
+            self._writer.close()
+            self._writer = None  # (a Result holding this pickles: process pools, Dask)
+        os.replace(self._part, self.path)
+        self._closed = True
+
+    def abandon(self) -> None:
+        """The run did not finish: no file is left (nothing once close() ran)."""
+        if self._closed:
+            return
+        if self._writer is not None:
+            try:
+                self._writer.close()
+            except Exception:  # noqa: BLE001 - the part file goes either way
+                pass
+        self._part.unlink(missing_ok=True)
+
+    def moved_to(self, path: Path) -> None:
+        """The file now lives at `path` (its staging folder was moved into the output folder)."""
+        self.path = path
+
+    def read(self, columns: list[str] | None = None) -> Any:
+        """The timeline (or these columns of it) as a DataFrame, read a row group at a time:
+        pandas.read_parquet's whole-file read held several times the frame's size on the way."""
+        import pyarrow.parquet as pq
+
+        from .lazy import pandas as pd
+
+        try:
+            f = pq.ParquetFile(self.path)
+        except FileNotFoundError:
+            raise OutputError(f"{self.path}: the run's timeline file is gone (moved or deleted since the run); "
+                              f"it cannot be read back") from None
+        with f:
+            frames = [f.read_row_group(i, columns=columns).to_pandas() for i in range(f.num_row_groups)]
+        if not frames:
+            return pd.read_parquet(self.path, engine="pyarrow", columns=columns)
+        if len(frames) == 1:
+            return frames[0]
+        # Every group's categories are the run's (each chunk is coded against all its names), so
+        # the columns stay Categoricals.
+        frame = pd.concat(frames, ignore_index=True)
+        del frames
+        return frame
 
 
 # --------------------------------------------------------------------------- iperf3.json
@@ -117,12 +218,23 @@ def _per_second_bytes(result: "Result", n_flows: int, n_int: int) -> np.ndarray:
     return by.reshape(n_flows, n_int)
 
 
-def _timeline_at(result: "Result", n_flows: int, ends: np.ndarray, column: str) -> np.ndarray | None:
+def timeline_columns(result: "Result", columns: list[str]) -> Any:
+    """The timeline with at least `columns` (those it has): a streamed run's read from its file,
+    only these; an in-memory one as it is."""
+    src = getattr(result, "timeline_file", None)
+    if src is None:
+        return result.timeline
+    import pyarrow.parquet as pq
+
+    have = set(pq.read_schema(src).names)
+    return result._timeline.read(columns=[c for c in columns if c in have])
+
+
+def _timeline_at(tl: Any, n_flows: int, ends: np.ndarray, column: str) -> np.ndarray | None:
     """Value of a timeline column for each flow at each interval end: [flow, interval].
 
     The last sample at or before the end, like iperf3 reading TCP_INFO when the interval closes.
     """
-    tl = result.timeline
     if column not in tl.columns or len(tl) == 0:
         return None
     out = np.full((n_flows, len(ends)), np.nan)
@@ -169,12 +281,13 @@ def iperf3_doc(result: "Result") -> dict[str, Any]:
     is_sender = [f.get("direction") != "download" for f in flows]
 
     by = _per_second_bytes(result, n_flows, n_int) if n_flows else np.zeros((0, n_int))
-    cwnd = _timeline_at(result, n_flows, ends, "cwnd_bytes")
-    srtt = _timeline_at(result, n_flows, ends, "srtt_ms")
-    rttvar = _timeline_at(result, n_flows, ends, "rttvar_ms")
+    tl = timeline_columns(result, ["flow", "t_s", "cwnd_bytes", "srtt_ms", "rttvar_ms", "retransmits"])
+    cwnd = _timeline_at(tl, n_flows, ends, "cwnd_bytes")
+    srtt = _timeline_at(tl, n_flows, ends, "srtt_ms")
+    rttvar = _timeline_at(tl, n_flows, ends, "rttvar_ms")
     # Per-interval retransmits need a cumulative counter in the timeline; without one iperf3's
     # per-interval field is left out (as iperf3 does on a receiving client) rather than invented.
-    cum_retx = _timeline_at(result, n_flows, ends, "retransmits")
+    cum_retx = _timeline_at(tl, n_flows, ends, "retransmits")
     retx = None
     if cum_retx is not None:
         filled = np.nan_to_num(cum_retx, nan=0.0)
@@ -263,7 +376,6 @@ def iperf3_doc(result: "Result") -> dict[str, Any]:
             rtt = f.get("rtt_ms") or {}
             max_cwnd = 0
             if cwnd is not None:
-                tl = result.timeline
                 sel = tl["flow"].cat.codes.to_numpy() == fi
                 vals = tl["cwnd_bytes"].to_numpy(dtype=np.float64)[sel]
                 if vals.size and np.isfinite(vals).any():
@@ -436,6 +548,21 @@ def check_out_folder(out: Path) -> None:
         raise OutputError(f"cannot create output folder {out}: {e.strerror or e}") from None
 
 
+def _remove_orphans(out: Path) -> None:
+    """Staging folders of `out` left by a process that is gone (killed outright mid-run: nothing
+    could clean up after it); their names carry the writer's pid. Another live writer's stays."""
+    for old in out.parent.glob(f".{glob.escape(out.name)}.tmp-*-*"):
+        pid = old.name[len(out.name) + 6:].split("-", 1)[0]
+        if not pid.isdigit() or not old.is_dir():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            shutil.rmtree(old, ignore_errors=True)
+        except OSError:  # alive, another user's
+            pass
+
+
 @contextmanager
 def staged_folder(out: Path, stale: tuple[str, ...] = ()) -> Iterator[Path]:
     """A sibling temporary folder to write a result into. On success each of its entries
@@ -449,7 +576,8 @@ def staged_folder(out: Path, stale: tuple[str, ...] = ()) -> Iterator[Path]:
            files as if it were theirs."""
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
+        _remove_orphans(out)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-{os.getpid()}-", dir=out.parent))
     except OSError as e:
         raise OutputError(f"cannot create output folder {out}: {e.strerror or e}") from None
     try:
@@ -470,21 +598,30 @@ def staged_folder(out: Path, stale: tuple[str, ...] = ()) -> Iterator[Path]:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def stale_files(out: Path) -> tuple[str, ...]:
+    """Files a run writes only sometimes (a channel record per path, a plot with data, the
+    report): an earlier run's copy in the same folder goes, so e.g. one scenario's power.png
+    or channel-11ac.csv does not stay beside another's results. Only in a folder that holds a
+    run already (its summary.json): a user's own files elsewhere are never touched."""
+    return ("channel-*.csv", "report.html", *PLOT_FILES) if (out / "summary.json").is_file() else ()
+
+
+def write_run_files(result: "Result", tmp: Path, report: bool = True) -> None:
+    """Every output file of a run into the (staging) folder `tmp`; a timeline streamed there
+    already stays as it is."""
+    (tmp / "summary.json").write_text(summary_json(result), encoding="utf-8")
+    write_intervals_csv(result, tmp / "intervals.csv")
+    write_timeline_parquet(result, tmp / "timeline.parquet")
+    (tmp / "iperf3.json").write_text(dumps(iperf3_doc(result)), encoding="utf-8")
+    for path_name, csv_text in sorted(getattr(result, "channel", {}).items()):
+        (tmp / f"channel-{safe_name(path_name)}.csv").write_text(csv_text, encoding="utf-8")
+    if report:
+        write_report(result, tmp)
+
+
 def write_outputs(result: "Result", out_dir: str | os.PathLike, report: bool = True) -> Path:
     """Write every output file of a run into out_dir (created if needed); return its path."""
     out = Path(out_dir)
-    # Files a run writes only sometimes (a channel record per path, a plot with data, the
-    # report): an earlier run's copy in the same folder goes, so e.g. one scenario's power.png
-    # or channel-11ac.csv does not stay beside another's results. Only in a folder that holds a
-    # run already (its summary.json): a user's own files elsewhere are never touched.
-    stale = ("channel-*.csv", "report.html", *PLOT_FILES) if (out / "summary.json").is_file() else ()
-    with staged_folder(out, stale=stale) as tmp:
-        (tmp / "summary.json").write_text(summary_json(result), encoding="utf-8")
-        write_intervals_csv(result, tmp / "intervals.csv")
-        write_timeline_parquet(result, tmp / "timeline.parquet")
-        (tmp / "iperf3.json").write_text(dumps(iperf3_doc(result)), encoding="utf-8")
-        for path_name, csv_text in sorted(getattr(result, "channel", {}).items()):
-            (tmp / f"channel-{safe_name(path_name)}.csv").write_text(csv_text, encoding="utf-8")
-        if report:
-            write_report(result, tmp)
+    with staged_folder(out, stale=stale_files(out)) as tmp:
+        write_run_files(result, tmp, report=report)
     return out

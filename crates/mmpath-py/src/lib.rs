@@ -6,6 +6,7 @@ mod pysched;
 
 use mmpath_sim::scenario::Scenario;
 use mmpath_sim::sim::{RunOutput, Simulation as Sim, CC_STATES, LINK_EVENT_KINDS};
+use mmpath_sim::trace::{EventCols, IntervalCols, TimelineCols};
 use mmpath_sim::Time;
 use numpy::IntoPyArray;
 use pyo3::create_exception;
@@ -164,21 +165,25 @@ fn json_to_py<'py>(py: Python<'py>, v: &serde_json::Value) -> PyResult<Bound<'py
     })
 }
 
-fn output_to_py<'py>(py: Python<'py>, out: RunOutput) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    d.set_item("summary", json_to_py(py, &out.summary)?)?;
-
+/// The timeline, interval and link-event columns of a chunk (or of what finish() had left), as
+/// numpy arrays: the Vecs are handed over, not copied.
+fn chunk_to_py<'py>(
+    py: Python<'py>,
+    d: &Bound<'py, PyDict>,
+    intervals: IntervalCols,
+    timeline: TimelineCols,
+    events: EventCols,
+) -> PyResult<()> {
     let iv = PyDict::new(py);
-    let i = out.intervals;
+    let i = intervals;
     iv.set_item("t_s", i.t_s.into_pyarray(py))?;
     iv.set_item("flow", i.flow.into_pyarray(py))?;
     iv.set_item("subflow", i.subflow.into_pyarray(py))?;
     iv.set_item("path", i.path.into_pyarray(py))?;
     iv.set_item("bytes", i.bytes.into_pyarray(py))?;
     d.set_item("intervals", iv)?;
-
     let tl = PyDict::new(py);
-    let t = out.timeline;
+    let t = timeline;
     tl.set_item("t_s", t.t_s.into_pyarray(py))?;
     tl.set_item("flow", t.flow.into_pyarray(py))?;
     tl.set_item("path", t.path.into_pyarray(py))?;
@@ -205,13 +210,20 @@ fn output_to_py<'py>(py: Python<'py>, out: RunOutput) -> PyResult<Bound<'py, PyD
     d.set_item("timeline", tl)?;
 
     let ev = PyDict::new(py);
-    let e = out.events;
+    let e = events;
     ev.set_item("t_s", e.t_s.into_pyarray(py))?;
     ev.set_item("path", e.path.into_pyarray(py))?;
     ev.set_item("kind", e.kind.into_pyarray(py))?;
     ev.set_item("value", e.value.into_pyarray(py))?;
     d.set_item("events", ev)?;
 
+    Ok(())
+}
+
+fn output_to_py<'py>(py: Python<'py>, out: RunOutput) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("summary", json_to_py(py, &out.summary)?)?;
+    chunk_to_py(py, &d, out.intervals, out.timeline, out.events)?;
     let ch = PyDict::new(py);
     for (name, csv) in out.channel_csv {
         ch.set_item(name, csv)?;
@@ -250,6 +262,13 @@ impl Simulation {
         self.sim.now().secs_f64()
     }
 
+    /// Timeline rows the run records per simulated second: how far to run before `drain()` for
+    /// chunks of a given size.
+    #[getter]
+    fn timeline_rows_per_s(&self) -> f64 {
+        self.sim.timeline_rows_per_s()
+    }
+
     #[getter]
     fn events(&self) -> u64 {
         self.sim.events_processed()
@@ -263,6 +282,30 @@ impl Simulation {
         let sim = &mut self.sim;
         py.detach(|| sim.run_until(Time::from_secs_f64(t_s)));
         self.check_scheduler(py)
+    }
+
+    /// The names the integer columns stand for, as finish() gives them: {"flow_names",
+    /// "path_names", "cc_states", "event_kinds"} (to decode chunks before the run ends).
+    fn names<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let sc = self.sim.scenario();
+        let d = PyDict::new(py);
+        d.set_item("flow_names", sc.flow.iter().map(|f| f.name.clone().unwrap_or_default()).collect::<Vec<_>>())?;
+        d.set_item("path_names", sc.path.iter().map(|p| p.name.clone().unwrap_or_default()).collect::<Vec<_>>())?;
+        d.set_item("cc_states", CC_STATES.to_vec())?;
+        d.set_item("event_kinds", LINK_EVENT_KINDS.to_vec())?;
+        Ok(d)
+    }
+
+    /// What the run recorded since the last call (see docs/core-api.md): {"timeline",
+    /// "intervals", "events"}, each a dict of numpy columns; the core keeps none of it.
+    fn drain<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        if self.done {
+            return Err(PyRuntimeError::new_err("this simulation has finished; create a new one"));
+        }
+        let c = self.sim.drain();
+        let d = PyDict::new(py);
+        chunk_to_py(py, &d, c.intervals, c.timeline, c.events)?;
+        Ok(d)
     }
 
     /// Runs to the end and returns the results (see docs/core-api.md).

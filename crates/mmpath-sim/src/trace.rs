@@ -93,6 +93,11 @@ impl LogHistogram {
     }
 }
 
+/// Rows the timeline reserves room for at the start (a 10 ms blockage run's first ~55 s):
+/// a run that hands its rows out in chunks (`Simulation::drain`) never needs more; one that does
+/// not grows the buffer as it goes, instead of reserving a day-long run's whole timeline at once.
+pub const TIMELINE_FIRST_ROWS: usize = 1 << 14;
+
 /// Columns of timeline.parquet (see docs/core-api.md and docs/outputs.md).
 #[derive(Debug, Default)]
 pub struct TimelineCols {
@@ -158,6 +163,12 @@ impl TimelineCols {
     }
     pub fn len(&self) -> usize {
         self.t_s.len()
+    }
+    /// The rows so far, leaving an empty buffer of the same capacity (the run hands its timeline
+    /// out in chunks: memory bounded by one chunk, not by the run's length).
+    pub fn take(&mut self) -> TimelineCols {
+        let cap = self.t_s.capacity();
+        std::mem::replace(self, TimelineCols::with_capacity(cap))
     }
     pub fn is_empty(&self) -> bool {
         self.t_s.is_empty()
@@ -245,24 +256,61 @@ pub struct IntervalCols {
     pub bytes: Vec<u64>,
 }
 
-/// Per-flow byte counts in fixed bins.
+/// Per-flow byte counts in fixed bins over the run. Only the bins not yet handed out are kept
+/// (`take_until`): a run streams its intervals as it goes, so memory is bounded by the bins
+/// between two hand-outs, not by the run's length (issue 26).
 #[derive(Debug, Clone)]
 pub struct Bins {
     pub width_ns: u64,
-    pub bytes: Vec<u64>,
+    /// Bins over the whole run.
+    n: usize,
+    /// Index of `bytes[0]`: the bins before it were handed out.
+    first: usize,
+    bytes: Vec<u64>,
+    /// Bytes of the bins handed out.
+    taken: u64,
 }
 
 impl Bins {
     pub fn new(width_ns: u64, span_ns: u64) -> Bins {
         let n = span_ns.div_ceil(width_ns).max(1) as usize;
-        Bins { width_ns, bytes: vec![0; n] }
+        Bins { width_ns, n, first: 0, bytes: Vec::with_capacity(n.min(64)), taken: 0 }
+    }
+    /// Bins over the whole run.
+    pub fn count(&self) -> usize {
+        self.n
+    }
+    /// The first bin not yet handed out.
+    pub fn first(&self) -> usize {
+        self.first
     }
     pub fn add(&mut self, t_ns: u64, bytes: u64) {
-        let i = ((t_ns / self.width_ns) as usize).min(self.bytes.len() - 1);
-        self.bytes[i] += bytes;
+        let i = ((t_ns / self.width_ns) as usize).min(self.n - 1);
+        // Time only moves on, and only bins that ended before now are handed out.
+        debug_assert!(i >= self.first, "bin {i} was handed out already");
+        let j = i.saturating_sub(self.first);
+        if j >= self.bytes.len() {
+            self.bytes.resize(j + 1, 0);
+        }
+        self.bytes[j] += bytes;
     }
+    /// Bytes of bin `i` (0 for one nothing was added to, or one handed out).
+    pub fn get(&self, i: usize) -> u64 {
+        i.checked_sub(self.first).and_then(|j| self.bytes.get(j)).copied().unwrap_or(0)
+    }
+    /// Hands out the bins before `upto` (they are dropped; their bytes stay in `total`).
+    pub fn take_until(&mut self, upto: usize) {
+        let upto = upto.min(self.n);
+        if upto <= self.first {
+            return;
+        }
+        let k = (upto - self.first).min(self.bytes.len());
+        self.taken += self.bytes.drain(..k).sum::<u64>();
+        self.first = upto;
+    }
+    /// Bytes of every bin, handed out or not.
     pub fn total(&self) -> u64 {
-        self.bytes.iter().sum()
+        self.taken + self.bytes.iter().sum::<u64>()
     }
 }
 
@@ -310,8 +358,23 @@ mod tests {
         b.add(0, 1);
         b.add(999, 2);
         b.add(1000, 3); // exactly at the end: last bin
-        assert_eq!(b.bytes.len(), 10);
-        assert_eq!(b.bytes[9], 5);
+        assert_eq!(b.count(), 10);
+        assert_eq!(b.get(9), 5);
         assert_eq!(b.total(), 6);
+    }
+
+    #[test]
+    fn bins_handed_out_keep_their_total_and_free_their_memory() {
+        let mut b = Bins::new(100, 1000);
+        b.add(50, 1);
+        b.add(250, 2);
+        b.take_until(2);
+        assert_eq!((b.first(), b.get(0), b.get(2)), (2, 0, 2));
+        assert_eq!(b.bytes.len(), 1, "bins 0 and 1 are no longer held");
+        b.add(950, 4);
+        b.take_until(3);
+        assert_eq!((b.get(9), b.total()), (4, 7));
+        b.take_until(99); // past the end: every bin
+        assert_eq!((b.first(), b.total(), b.bytes.len()), (10, 7, 0));
     }
 }

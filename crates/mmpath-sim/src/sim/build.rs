@@ -21,7 +21,7 @@ use crate::tcp::cc;
 use crate::tcp::receiver::{ReceiverCfg, TcpReceiver};
 use crate::tcp::sender::{SenderCfg, TcpSender};
 use crate::time::Time;
-use crate::trace::{Bins, EventCols, TimelineCols};
+use crate::trace::{Bins, EventCols, TimelineCols, TIMELINE_FIRST_ROWS};
 
 impl Simulation {
     /// Loads path `i`'s trace, if it has one; trace errors name the scenario field.
@@ -302,7 +302,7 @@ impl Simulation {
             link_path,
             dropped: Vec::with_capacity(64),
             paths,
-            timeline: TimelineCols::with_capacity(n_samples * (flows.len() + conns.len())),
+            timeline: TimelineCols::with_capacity((n_samples * (flows.len() + conns.len())).min(TIMELINE_FIRST_ROWS)),
             flows,
             conns,
             user_flows,

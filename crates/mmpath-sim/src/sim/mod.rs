@@ -28,7 +28,7 @@ mod path;
 mod route;
 mod scan;
 
-pub use output::RunOutput;
+pub use output::{OutputChunk, RunOutput};
 
 use crate::app::App;
 use crate::engine::EventQueue;

@@ -8,7 +8,7 @@ use crate::link::Link;
 use crate::scenario::{AppKind, Direction, FlowKind};
 use crate::tcp::cc::INFINITE_SSTHRESH;
 use crate::time::Time;
-use crate::trace::{Bins, EventCols, IntervalCols, TimelineCols, TimelineRow};
+use crate::trace::{EventCols, IntervalCols, TimelineCols, TimelineRow};
 use serde_json::{json, Value};
 
 impl Simulation {
@@ -68,6 +68,65 @@ impl Simulation {
             row.energy_j = self.energy_j(now, ps);
             self.timeline.push(row);
         }
+    }
+
+    /// Timeline rows the run records per simulated second (a row per flow, subflow and MPTCP
+    /// connection each sample): how far a caller may run before taking a chunk of a given size.
+    pub fn timeline_rows_per_s(&self) -> f64 {
+        (self.flows.len() + self.conns.len()) as f64 / self.sample_every.secs_f64()
+    }
+
+    /// Hands out what the run recorded since the last call: the timeline's rows, the interval
+    /// bins that have ended (every bin once the run is at its end), the link events. A caller
+    /// that writes each chunk away keeps the run's memory bounded by its state, not its length
+    /// (issue 26); the chunks put together are exactly what one call at the end returns.
+    pub fn drain(&mut self) -> OutputChunk {
+        let upto = if self.now() >= self.end { usize::MAX } else { (self.now().ns() / INTERVAL.ns()) as usize };
+        OutputChunk {
+            timeline: self.timeline.take(),
+            intervals: self.take_intervals(upto),
+            events: std::mem::take(&mut self.events),
+        }
+    }
+
+    /// Interval rows of the bins before `upto` not yet handed out: per bin, per user flow (an
+    /// MPTCP connection's own row, then its subflows').
+    fn take_intervals(&mut self, upto: usize) -> IntervalCols {
+        let mut intervals = IntervalCols::default();
+        let Some(first) = self.flows.first().map(|f| f.bins.first()) else { return intervals };
+        let upto = upto.min(self.flows[0].bins.count());
+        for b in first..upto {
+            for uf in &self.user_flows {
+                let mut row = |flow: u16, sub: i32, path: i32, bytes: u64| {
+                    intervals.t_s.push(b as f64 * INTERVAL.secs_f64());
+                    intervals.flow.push(flow as i32);
+                    intervals.subflow.push(sub);
+                    intervals.path.push(path);
+                    intervals.bytes.push(bytes);
+                };
+                match *uf {
+                    UserFlow::Single(i) => {
+                        let f = &self.flows[i as usize];
+                        row(f.owner, -1, f.path as i32, f.bins.get(b));
+                    }
+                    UserFlow::Conn(c) => {
+                        let cn = &self.conns[c as usize];
+                        row(cn.owner, -1, -1, cn.bins.get(b));
+                        for (j, st) in cn.subs.iter().enumerate() {
+                            let f = &self.flows[st.flow as usize];
+                            row(cn.owner, j as i32, f.path as i32, f.bins.get(b));
+                        }
+                    }
+                }
+            }
+        }
+        for f in self.flows.iter_mut() {
+            f.bins.take_until(upto);
+        }
+        for c in self.conns.iter_mut() {
+            c.bins.take_until(upto);
+        }
+        intervals
     }
 
     /// Runs to the end (if not there yet) and returns the results.
@@ -170,38 +229,12 @@ impl Simulation {
             "invariants": {"ok": all_ok, "checks": checks},
         });
 
-        let mut intervals = IntervalCols::default();
-        let nbins = Bins::new(INTERVAL.ns(), self.end.ns()).bytes.len();
-        for b in 0..nbins {
-            for uf in &self.user_flows {
-                let mut row = |flow: u16, sub: i32, path: i32, bytes: u64| {
-                    intervals.t_s.push(b as f64 * INTERVAL.secs_f64());
-                    intervals.flow.push(flow as i32);
-                    intervals.subflow.push(sub);
-                    intervals.path.push(path);
-                    intervals.bytes.push(bytes);
-                };
-                match *uf {
-                    UserFlow::Single(i) => {
-                        let f = &self.flows[i as usize];
-                        row(f.owner, -1, f.path as i32, f.bins.bytes[b]);
-                    }
-                    UserFlow::Conn(c) => {
-                        let cn = &self.conns[c as usize];
-                        row(cn.owner, -1, -1, cn.bins.bytes[b]);
-                        for (j, st) in cn.subs.iter().enumerate() {
-                            let f = &self.flows[st.flow as usize];
-                            row(cn.owner, j as i32, f.path as i32, f.bins.bytes[b]);
-                        }
-                    }
-                }
-            }
-        }
+        let rest = self.drain();
         RunOutput {
             summary,
-            intervals,
-            timeline: std::mem::take(&mut self.timeline),
-            events: std::mem::take(&mut self.events),
+            intervals: rest.intervals,
+            timeline: rest.timeline,
+            events: rest.events,
             channel_csv: self
                 .paths
                 .iter()
@@ -243,7 +276,15 @@ impl Simulation {
     }
 }
 
-/// Everything a run produces.
+/// What a run recorded over a stretch of it (`Simulation::drain`).
+pub struct OutputChunk {
+    pub timeline: TimelineCols,
+    pub intervals: IntervalCols,
+    pub events: EventCols,
+}
+
+/// Everything a run produces; its intervals, timeline and events are those not yet handed out
+/// by `Simulation::drain` (all of them when it was never called).
 pub struct RunOutput {
     pub summary: Value,
     pub intervals: IntervalCols,
