@@ -77,6 +77,34 @@ def test_bad_set(run_cli, small_toml, override, fragments):
     assert_one_line_error(err, *fragments)
 
 
+@pytest.mark.parametrize(
+    "override, fragments",
+    [
+        ("path.0.schedule=[{t_s=0.1, up=true, drop=true}]",
+         ["path.0.schedule.0.drop: only a step taking the link down takes it", "needs `up = false` (got `up = true`)"]),
+        ("path.0.schedule=[{t_s=0.1, drop=true}]", ["path.0.schedule.0.drop:", "(got no `up`)"]),
+        ('path.0.schedule=[{t_s=0.1, up=false, drop="yes"}]', ["path.0.schedule.0.drop", "expected a boolean"]),
+        ('path.0.trace={file="t.csv", outage="lose"}', ["path.0.trace.outage", "`lose`", "`hold` or `drop`"]),
+    ],
+)
+def test_bad_outage_kind(run_cli, small_toml, override, fragments):
+    rc, out, err = run_cli("run", small_toml, "--set", override)
+    assert rc == 2 and out == ""
+    assert_one_line_error(err, *fragments)
+
+
+@pytest.mark.parametrize("field, line", [
+    ("schedule", "schedule = [{ t_s = 0.1, up = false, drop = true }]"),
+    ("trace", 'trace = { file = "t.csv", outage = "drop" }'),
+])
+def test_outage_kind_on_a_radio_path_is_refused(run_cli, write_toml, field, line):
+    p = write_toml(f'[[path]]\ntechnology = "11ad"\n{line}\n\n[[flow]]\ncc = "cubic"\n')
+    rc, _, err = run_cli("run", p, "--no-progress")
+    assert rc == 2
+    key = "path.0.schedule.0.drop" if field == "schedule" else "path.0.trace.outage"
+    assert_one_line_error(err, key, "a radio path keeps its own model of an outage")
+
+
 def test_unknown_field_via_set(run_cli, small_toml):
     # Creating a key is allowed in Python; the core's validator names it.
     rc, _, err = run_cli("run", small_toml, "--set", "flow.0.colour=red")

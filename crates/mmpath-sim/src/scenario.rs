@@ -35,7 +35,7 @@ mod validate;
 pub use event::{ChannelRelation, EventCfg, EventKind, InterfererCfg};
 pub use flow::{AppKind, CcKind, Direction, FlowCfg, FlowKind};
 pub use mptcp::{AmuseCfg, CoupledName, Kernel, MptcpMode, PmName, PrioCfg, SchedName, SubflowLayout};
-pub use path::{PathCfg, RateAdaptation, ScheduleStep, Signal, SoftirqCpu, Technology, TraceCfg, TraceFormat};
+pub use path::{Outage, PathCfg, RateAdaptation, ScheduleStep, Signal, SoftirqCpu, Technology, TraceCfg, TraceFormat};
 pub use sections::Sections;
 pub use tcp_options::{BufSize, TcpOpts};
 

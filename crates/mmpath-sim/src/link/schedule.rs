@@ -1,7 +1,7 @@
 //! Piecewise-constant rate / up-down schedules for a path, from the scenario's
 //! `[[path.schedule]]` steps. The wireless models of later issues drive the same link calls.
 
-use crate::scenario::ScheduleStep;
+use crate::scenario::{Outage, ScheduleStep};
 use crate::time::Time;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -10,6 +10,8 @@ pub struct Step {
     /// New downlink rate in bit/s (the uplink scales by the same factor).
     pub rate_bps: Option<u64>,
     pub up: Option<bool>,
+    /// What a step taking the link down does with its packets.
+    pub outage: Outage,
 }
 
 /// The steps of one path, consumed in time order.
@@ -28,6 +30,7 @@ impl Schedule {
                     at: Time::from_secs_f64(s.t_s),
                     rate_bps: s.rate_mbps.map(|r| (r * 1e6).round() as u64),
                     up: s.up,
+                    outage: if s.drop { Outage::Drop } else { Outage::Hold },
                 })
                 .collect(),
             next: 0,

@@ -4,9 +4,16 @@
 //! how many packets it holds. Pipe and queue are one FIFO (the pipe's packets, oldest first,
 //! then the queue's), so a packet is not copied from one to the other when it is sent. A
 //! capacity trace (link/trace.rs) drives the same link through `set_rate` and `set_up`.
+//!
+//! Down, a wire either holds (its queue keeps what it had and takes more, as far as it holds,
+//! sent when the link returns) or drops (its queue is purged and everything offered is lost
+//! until the link returns): `Outage`, set before the link goes down (`set_outage`). Frames
+//! already propagating (in the pipe) arrive either way: they left the interface before it
+//! went down.
 
 use super::seam::Link;
 use crate::packet::{Kind, Packet};
+pub use crate::scenario::Outage;
 use crate::time::Time;
 use std::collections::VecDeque;
 
@@ -48,6 +55,10 @@ pub struct Wire {
     pub cfg: LinkCfg,
     rate_bps: u64,
     up: bool,
+    /// What the link does while it is down (the next down period, or this one).
+    outage: Outage,
+    /// Down and dropping: everything offered is refused (`enqueue` tests this one flag).
+    refusing: bool,
     /// The pipe then the queue: the first `in_pipe` entries propagate (with their arrival
     /// times), the rest wait or are being transmitted (their times unused, zero).
     line: VecDeque<(Time, Packet)>,
@@ -65,6 +76,8 @@ impl Wire {
             rate_bps: cfg.rate_bps,
             cfg,
             up: true,
+            outage: Outage::Hold,
+            refusing: false,
             line: VecDeque::with_capacity(512),
             in_pipe: 0,
             queue_bytes: 0,
@@ -114,6 +127,9 @@ impl Wire {
     /// Per packet, this and `on_tx_done` make no call on their common path (growing the line or
     /// losing the frame is a tail call out of line), so they save no registers.
     pub fn enqueue(&mut self, now: Time, p: Packet, wake: &mut Wake) -> bool {
+        if self.refusing {
+            return self.refuse();
+        }
         if self.line.len() == self.line.capacity() {
             return self.enqueue_growing(now, p, wake);
         }
@@ -136,6 +152,14 @@ impl Wire {
     fn enqueue_growing(&mut self, now: Time, p: Packet, wake: &mut Wake) -> bool {
         self.line.reserve(1);
         self.enqueue(now, p, wake)
+    }
+
+    /// `enqueue` while down and dropping: the packet is lost.
+    #[cold]
+    #[inline(never)]
+    fn refuse(&mut self) -> bool {
+        self.stats.drops_down += 1;
+        false
     }
 
     /// The packet at the head of the queue (the one in transmission, if any).
@@ -212,11 +236,13 @@ impl Wire {
     }
 
     /// Takes the link down or up. Going down destroys the frame being transmitted (it never
-    /// reaches the far end); the queue keeps filling, as a driver's does, until it is full.
-    /// Coming up restarts transmission. Returns the frame destroyed by going down, if any.
-    pub fn set_up(&mut self, now: Time, up: bool, wake: &mut Wake) -> Option<Packet> {
+    /// reaches the far end); with `Outage::Hold` the queue keeps filling, as a driver's does,
+    /// until it is full; with `Outage::Drop` the queue is purged and every packet offered is
+    /// lost until the link comes up. Coming up restarts transmission. The packets destroyed
+    /// are added to `dropped`.
+    pub fn set_up(&mut self, now: Time, up: bool, wake: &mut Wake, dropped: &mut Vec<Packet>) {
         if up == self.up {
-            return None;
+            return;
         }
         self.up = up;
         if !up {
@@ -225,12 +251,46 @@ impl Wire {
                 let (_, p) = self.line.remove(self.in_pipe).expect("a frame was in transmission");
                 self.queue_bytes -= p.size_bytes as u64;
                 self.stats.drops_down += 1;
-                return Some(p);
+                dropped.push(p);
             }
-        } else if let Some(t) = self.start_tx(now) {
-            wake.tx_done = Some(t);
+            if self.outage == Outage::Drop {
+                self.purge(dropped);
+            }
+        } else {
+            self.refusing = false;
+            if let Some(t) = self.start_tx(now) {
+                wake.tx_done = Some(t);
+            }
         }
-        None
+    }
+
+    /// Sets what the link does while down. Set while the link is down and holding, `Drop`
+    /// purges what it held then.
+    pub fn set_outage(&mut self, outage: Outage, dropped: &mut Vec<Packet>) {
+        self.outage = outage;
+        if !self.up {
+            if outage == Outage::Drop {
+                self.purge(dropped);
+            } else {
+                self.refusing = false;
+            }
+        }
+    }
+
+    /// A dropping outage: every queued packet (not the pipe's, gone from the interface) is lost,
+    /// and the link refuses new ones until it comes up. No frame is in transmission (the link
+    /// is down).
+    fn purge(&mut self, dropped: &mut Vec<Packet>) {
+        debug_assert!(!self.up && self.tx_end.is_none());
+        let n = self.line.len() - self.in_pipe;
+        self.stats.drops_down += n as u64;
+        dropped.extend(self.line.drain(self.in_pipe..).map(|(_, p)| p));
+        self.queue_bytes = 0;
+        self.refusing = true;
+    }
+
+    pub fn outage(&self) -> Outage {
+        self.outage
     }
 
     /// Packets of `flow` (of the given kind) still queued or propagating: the oracle's
@@ -253,7 +313,7 @@ impl Link for Wire {
         self.on_arrival(now, wake)
     }
     fn set_up(&mut self, now: Time, up: bool, wake: &mut Wake, dropped: &mut Vec<Packet>) {
-        dropped.extend(Wire::set_up(self, now, up, wake));
+        Wire::set_up(self, now, up, wake, dropped);
     }
     #[inline]
     fn queue_bytes(&self, _port: usize) -> u64 {
@@ -332,17 +392,18 @@ mod tests {
         let mut w = Wake::default();
         l.enqueue(Time::ZERO, pkt(1500), &mut w);
         l.enqueue(Time::ZERO, pkt(1500), &mut w);
-        let mut w = Wake::default();
-        l.set_up(Time::from_us(5), false, &mut w);
-        assert_eq!(l.stats.drops_down, 1);
+        let (mut w, mut dropped) = (Wake::default(), vec![]);
+        l.set_up(Time::from_us(5), false, &mut w, &mut dropped);
+        assert_eq!((l.stats.drops_down, dropped.len()), (1, 1));
         // The stale TxDone at 12 us is ignored.
         let mut w = Wake::default();
         l.on_tx_done(Time::from_us(12), false, &mut w);
         assert_eq!(w, Wake::default());
         assert_eq!(l.queue_len(), 1);
         let mut w = Wake::default();
-        l.set_up(Time::from_us(100), true, &mut w);
+        l.set_up(Time::from_us(100), true, &mut w, &mut dropped);
         assert_eq!(w.tx_done, Some(Time::from_us(112)));
+        assert_eq!(dropped.len(), 1, "a holding outage loses only the frame on the air");
     }
 
     /// A frame lost (or destroyed by the link going down) while earlier frames propagate and
@@ -366,11 +427,12 @@ mod tests {
         assert_eq!((w.arrival, w.tx_done), (None, Some(us(36))));
         assert_eq!((l.queue_len(), l.queue_bytes()), (2, 3000));
         // Frame 2 is destroyed by the link going down mid-frame; frame 3 waits.
-        let mut w = Wake::default();
-        assert_eq!(l.set_up(us(30), false, &mut w).map(|p| p.seq), Some(2));
+        let (mut w, mut dropped) = (Wake::default(), vec![]);
+        l.set_up(us(30), false, &mut w, &mut dropped);
+        assert_eq!(dropped.iter().map(|p| p.seq).collect::<Vec<_>>(), vec![2]);
         assert_eq!(l.count_in_network(0, Kind::Udp), 2, "frame 0 propagating, frame 3 queued");
         let mut w = Wake::default();
-        l.set_up(us(40), true, &mut w);
+        l.set_up(us(40), true, &mut w, &mut dropped);
         assert_eq!(w.tx_done, Some(us(52)));
         let mut w = Wake::default();
         l.on_tx_done(us(52), false, &mut w);
@@ -397,6 +459,95 @@ mod tests {
         l.set_rate(Time::from_us(50), 500_000_000, &mut w);
         assert_eq!(w.tx_done, Some(Time::from_us(74)), "resumes at the new rate");
         assert_eq!(l.stats.drops_down + l.stats.drops_random + l.stats.drops_queue, 0);
+    }
+
+    fn numbered(l: &mut Wire, now: Time, seqs: std::ops::Range<u64>) -> Vec<bool> {
+        let mut w = Wake::default();
+        seqs.map(|seq| {
+            let mut p = pkt(1500);
+            p.seq = seq;
+            l.enqueue(now, p, &mut w)
+        })
+        .collect()
+    }
+
+    /// A dropping outage, state by state: going down loses the frame on the air and purges the
+    /// queue; what was already propagating arrives; everything offered while down is lost;
+    /// coming up, the link carries packets again as before.
+    #[test]
+    fn drop_outage_purges_the_queue_and_loses_what_is_sent_until_up() {
+        let us = Time::from_us;
+        let mut l = link(1_000_000_000, 100_000);
+        let mut dropped = vec![];
+        l.set_outage(Outage::Drop, &mut dropped);
+        assert!(dropped.is_empty() && l.is_up(), "set while up, it only says what going down will do");
+        assert_eq!(numbered(&mut l, Time::ZERO, 0..4), vec![true; 4]);
+        let mut w = Wake::default();
+        l.on_tx_done(us(12), false, &mut w); // frame 0 propagates; frame 1 on the air
+        let mut w = Wake::default();
+        l.set_up(us(15), false, &mut w, &mut dropped);
+        assert_eq!(
+            dropped.iter().map(|p| p.seq).collect::<Vec<_>>(),
+            vec![1, 2, 3],
+            "frame on the air, then the queue"
+        );
+        assert_eq!((l.queue_len(), l.queue_bytes(), l.stats.drops_down), (0, 0, 3));
+        assert_eq!(l.count_in_network(0, Kind::Udp), 1, "frame 0 is in the pipe");
+        assert_eq!(w, Wake::default());
+        // Offered while down: lost, counted, nothing scheduled.
+        let mut w = Wake::default();
+        assert_eq!(numbered(&mut l, us(20), 4..6), vec![false, false]);
+        assert_eq!((w, l.queue_len(), l.stats.drops_down, l.stats.drops_queue), (Wake::default(), 0, 5, 0));
+        // The stale TxDone of frame 1 does nothing; frame 0 arrives at its time.
+        assert!(l.on_tx_done(us(24), false, &mut w).is_none());
+        assert_eq!(l.on_arrival(us(1012), &mut w).map(|p| p.seq), Some(0));
+        assert_eq!(l.count_in_network(0, Kind::Udp), 0);
+        // Up again: the next packet is queued, sent and delivered as on a fresh link.
+        let mut w = Wake::default();
+        l.set_up(us(2000), true, &mut w, &mut dropped);
+        assert_eq!(w, Wake::default(), "nothing was kept to send");
+        assert_eq!(numbered(&mut l, us(2000), 6..7), vec![true]);
+        let mut w = Wake::default();
+        assert!(l.enqueue(us(2000), pkt(1500), &mut w));
+        assert_eq!(w.tx_done, None, "busy with frame 6");
+        let mut w = Wake::default();
+        l.on_tx_done(us(2012), false, &mut w);
+        assert_eq!(w.arrival, Some(us(3012)));
+        assert_eq!(l.on_arrival(us(3012), &mut w).map(|p| p.seq), Some(6));
+        assert_eq!((dropped.len() as u64, l.stats.drops_down), (3, 5), "refused packets are the caller's count");
+    }
+
+    /// Without `Outage::Drop` the same outage holds: the queue is kept and sent when the link
+    /// returns (the default, and `set_outage(Hold)` after a `Drop`).
+    #[test]
+    fn hold_outage_keeps_the_queue_for_the_return() {
+        let us = Time::from_us;
+        let mut l = link(1_000_000_000, 100_000);
+        let mut dropped = vec![];
+        l.set_outage(Outage::Drop, &mut dropped);
+        l.set_outage(Outage::Hold, &mut dropped);
+        assert_eq!(numbered(&mut l, Time::ZERO, 0..3), vec![true; 3]);
+        let mut w = Wake::default();
+        l.set_up(us(5), false, &mut w, &mut dropped);
+        assert_eq!(numbered(&mut l, us(6), 3..4), vec![true], "a held link still queues");
+        assert_eq!((dropped.len(), l.queue_len()), (1, 3));
+        let mut w = Wake::default();
+        l.set_up(us(100), true, &mut w, &mut dropped);
+        assert_eq!(w.tx_done, Some(us(112)));
+        assert_eq!(l.head().map(|p| p.seq), Some(1));
+    }
+
+    /// A link down and holding that is told its outage drops purges then and refuses from then.
+    #[test]
+    fn drop_set_while_down_purges_then() {
+        let mut l = link(1_000_000_000, 100_000);
+        let (mut w, mut dropped) = (Wake::default(), vec![]);
+        l.set_up(Time::ZERO, false, &mut w, &mut dropped);
+        assert_eq!(numbered(&mut l, Time::ZERO, 0..2), vec![true; 2]);
+        l.set_outage(Outage::Drop, &mut dropped);
+        assert_eq!((dropped.len(), l.queue_len(), l.queue_bytes()), (2, 0, 0));
+        assert_eq!(numbered(&mut l, Time::from_us(1), 2..3), vec![false]);
+        assert_eq!(l.stats.drops_down, 3);
     }
 
     /// Through the seam, going down hands the frame on the air to the caller's drop list.

@@ -191,6 +191,10 @@ pub struct TraceCfg {
     /// Shift: the trace's time 0 falls at this simulated time.
     #[serde(default)]
     pub start_s: f64,
+    /// Wired paths: what the trace's down periods do with the packets, "hold" (the default)
+    /// or "drop" (docs/traces.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outage: Option<Outage>,
 }
 
 fn d_trace_format() -> TraceFormat {
@@ -210,4 +214,36 @@ pub struct ScheduleStep {
     /// Link up (true) or down (false) from t_s on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub up: Option<bool>,
+    /// With `up = false`: the outage loses data (the queue is purged and whatever is sent
+    /// while down is lost, both directions) instead of holding it until the link returns.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub drop: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+/// What a wired link does with its packets while it is down: the scenario's (a schedule step's
+/// `drop`, a trace's `outage`) and the wire's (link/wire.rs) one enum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Outage {
+    /// Queued frames stay queued and new ones queue behind them (as far as the queue holds)
+    /// until the link returns: a paused interface, a scan's dwell off channel.
+    #[default]
+    Hold,
+    /// Queued frames are discarded and new ones refused until the link returns: `ip link set
+    /// down` (which purges the interface's queue), a cut cable, a drop rule.
+    Drop,
+}
+
+impl Outage {
+    /// The name a scenario spells it by.
+    pub fn name(self) -> &'static str {
+        match self {
+            Outage::Hold => "hold",
+            Outage::Drop => "drop",
+        }
+    }
 }

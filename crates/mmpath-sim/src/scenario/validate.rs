@@ -5,6 +5,11 @@
 
 use super::*;
 
+/// Why a radio path takes no outage kind (a schedule step's `drop`, a trace's `outage`).
+const RADIO_OUTAGE: &str = "a radio path keeps its own model of an outage (a blockage, antenna turn or trace's \
+     down row drops what its MAC had queued, as the wil6210 driver does on a disconnect; a scan or a schedule \
+     step's `up = false` pauses it; docs/models.md); only wired paths take this";
+
 impl Scenario {
     pub(super) fn validate(&self, sections: &dyn Sections) -> Result<(), ScenarioError> {
         fn pos(field: &str, v: f64) -> Result<(), ScenarioError> {
@@ -163,6 +168,9 @@ impl Scenario {
                     return Err(err(f("trace.bin_ms"), format!("must be between 0.001 and 10000 (got {})", t.bin_ms)));
                 }
                 secs(&f("trace.start_s"), t.start_s)?;
+                if t.outage.is_some() && p.technology != Technology::Wired {
+                    return Err(err(f("trace.outage"), RADIO_OUTAGE));
+                }
             }
             let mut last = -1.0;
             for (j, s) in p.schedule.iter().enumerate() {
@@ -181,6 +189,21 @@ impl Scenario {
                     }
                     // 0 is allowed: the path stalls (up, but no service) until the next step.
                     rate(&g("rate_mbps"), r, true)?;
+                }
+                if s.drop {
+                    if p.technology != Technology::Wired {
+                        return Err(err(g("drop"), RADIO_OUTAGE));
+                    }
+                    if s.up != Some(false) {
+                        let got = match s.up {
+                            Some(true) => "`up = true`",
+                            _ => "no `up`",
+                        };
+                        return Err(err(
+                            g("drop"),
+                            format!("only a step taking the link down takes it: `drop = true` needs `up = false` (got {got})"),
+                        ));
+                    }
                 }
                 if s.rate_mbps.is_none() && s.up.is_none() {
                     return Err(err(format!("path.{i}.schedule.{j}"), "a step needs `rate_mbps` or `up` (or both)"));
@@ -489,6 +512,39 @@ impl Scenario {
 mod tests {
     use crate::scenario::testkit::fails;
     use crate::scenario::*;
+
+    /// A schedule step's `drop` and a trace's `outage`: only a wired path's outage takes them,
+    /// `drop` only on a step that takes the link down; each mistake is one line.
+    #[test]
+    fn outage_kinds_are_checked() {
+        let wired = |step: &str| fails(&format!(r#"{{"path":[{{"rate_mbps":5,"schedule":[{step}]}}],"flow":[{{}}]}}"#));
+        let ok = |json: &str| Scenario::from_json(json).map(|_| ()).unwrap();
+        ok(
+            r#"{"path":[{"rate_mbps":5,"schedule":[{"t_s":1,"up":false,"drop":true},{"t_s":2,"up":true}]}],"flow":[{}]}"#,
+        );
+        ok(r#"{"path":[{"rate_mbps":5,"schedule":[{"t_s":1,"up":true,"drop":false}]}],"flow":[{}]}"#);
+        assert_eq!(
+            wired(r#"{"t_s":1,"up":true,"drop":true}"#),
+            "path.0.schedule.0.drop: only a step taking the link down takes it: `drop = true` needs `up = false` (got `up = true`)"
+        );
+        assert_eq!(
+            wired(r#"{"t_s":1,"drop":true}"#),
+            "path.0.schedule.0.drop: only a step taking the link down takes it: `drop = true` needs `up = false` (got no `up`)"
+        );
+        assert_eq!(
+            wired(r#"{"t_s":1,"rate_mbps":2,"drop":true}"#),
+            "path.0.schedule.0.drop: only a step taking the link down takes it: `drop = true` needs `up = false` (got no `up`)"
+        );
+        let m = wired(r#"{"t_s":1,"up":false,"drop":"yes"}"#);
+        assert_eq!(m, r#"path.0.schedule.0.drop: invalid type: string "yes", expected a boolean"#);
+        let radio = |extra: &str| fails(&format!(r#"{{"path":[{{"technology":"11ad"{extra}}}],"flow":[{{}}]}}"#));
+        let m = radio(r#","schedule":[{"t_s":1,"up":false,"drop":true}]"#);
+        assert!(m.starts_with("path.0.schedule.0.drop: a radio path keeps its own model of an outage"), "{m}");
+        let m = radio(r#","trace":{"file":"t.csv","outage":"drop"}"#);
+        assert!(m.starts_with("path.0.trace.outage: a radio path keeps its own model of an outage"), "{m}");
+        let m = fails(r#"{"path":[{"rate_mbps":5,"trace":{"file":"t.csv","outage":"lose"}}],"flow":[{}]}"#);
+        assert!(m.starts_with("path.0.trace.outage: unknown value `lose`, expected `hold` or `drop`"), "{m}");
+    }
 
     #[test]
     fn ranges_are_checked() {

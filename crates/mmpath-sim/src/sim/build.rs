@@ -68,6 +68,7 @@ impl Simulation {
             looping: t.looping,
             next: 0,
             offset: Time::from_secs_f64(t.start_s),
+            outage: t.outage.unwrap_or_default(),
         }))
     }
 

@@ -36,6 +36,7 @@ use crate::link::channel::{Channel, ScanPattern};
 use crate::link::medium::Medium;
 use crate::link::schedule::Schedule;
 use crate::link::trace::{ChannelState, TraceStep};
+use crate::link::wire::Outage;
 use crate::link::Wire;
 use crate::mptcp::connection::Connection;
 use crate::packet::Packet;
@@ -105,6 +106,8 @@ struct Replay {
     looping: bool,
     next: usize,
     offset: Time,
+    /// What the trace's down periods do on a wired path (the trace's `outage`).
+    outage: Outage,
 }
 
 impl Replay {

@@ -8,7 +8,8 @@ use crate::link::channel::Action;
 use crate::link::medium::{AirWake, AP, STA};
 use crate::link::radio::ideal_mcs;
 use crate::link::trace::{push_step, ChannelState, TraceStep};
-use crate::link::Wake;
+use crate::link::wire::Outage;
+use crate::link::{Link, Wake};
 use crate::mptcp::pm::PmEvent;
 use crate::mptcp::sched;
 use crate::scenario::RateAdaptation;
@@ -25,6 +26,9 @@ impl Simulation {
                 self.set_path_rate(now, pi, r, Some(up_rate));
             }
             if let Some(u) = step.up {
+                if !u {
+                    self.set_path_outage(pi, step.outage);
+                }
                 self.set_path_up(now, pi, u);
             }
         }
@@ -51,13 +55,16 @@ impl Simulation {
                 }
                 None => return,
             }
-            let set = r.take().expect("a step is due").set;
+            let (set, outage) = (r.take().expect("a step is due").set, r.outage);
             if let Some(rate) = set.rate_bps.filter(|&r| self.paths[pi as usize].channel_now.rate_bps != Some(r)) {
                 self.set_path_rate(now, pi, rate, None);
             }
             let radio = self.paths[pi as usize].radio.is_some();
             if let Some(u) = set.up {
                 let was_up = self.hop_up(self.paths[pi as usize].hops[0]);
+                if !u {
+                    self.set_path_outage(pi, outage);
+                }
                 self.set_path_up(now, pi, u);
                 // A radio link that goes down loses its queued frames, as in a blockage (the
                 // wil6210 driver frees the station's ring on disconnect, docs/models.md): a
@@ -107,6 +114,22 @@ impl Simulation {
         }
     }
 
+    /// What a wired path's outages do with its packets (link/wire.rs `Outage`), set before it
+    /// goes down; a path already down and holding purges its queues on `Drop`. A radio path keeps
+    /// its own model (a disconnect drops, a scan holds).
+    fn set_path_outage(&mut self, pi: u16, outage: Outage) {
+        let mut dropped = std::mem::take(&mut self.dropped);
+        for h in self.paths[pi as usize].hops {
+            if let Hop::Wire(l) = h {
+                self.links[l as usize].set_outage(outage, &mut dropped);
+            }
+        }
+        for p in dropped.drain(..) {
+            self.count_drop(&p);
+        }
+        self.dropped = dropped;
+    }
+
     /// Takes a path's hops down or up, with its event and channel-log rows; false if it already
     /// was so.
     pub(super) fn switch_path(&mut self, now: Time, pi: u16, u: bool) -> bool {
@@ -119,9 +142,12 @@ impl Simulation {
             match h {
                 Hop::Wire(l) => {
                     let mut wake = Wake::default();
-                    if let Some(d) = self.links[l as usize].set_up(now, u, &mut wake) {
-                        self.count_drop(&d);
+                    let mut dropped = std::mem::take(&mut self.dropped);
+                    Link::set_up(&mut self.links[l as usize], now, u, &mut wake, &mut dropped);
+                    for p in dropped.drain(..) {
+                        self.count_drop(&p);
                     }
+                    self.dropped = dropped;
                     self.apply_wake(l, wake);
                 }
                 Hop::Air(m, from) => {
