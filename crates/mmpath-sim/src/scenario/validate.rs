@@ -324,7 +324,9 @@ impl Scenario {
         }
         let f = |k: &str| format!("flow.{i}.{k}");
         let why = format!("path_manager = \"{}\" opens subflows during the run", pm.name());
-        if let Some(s @ (SchedName::Fixedratio | SchedName::Musher | SchedName::Amuse | SchedName::Energy)) = fl.scheduler {
+        if let Some(s @ (SchedName::Fixedratio | SchedName::Musher | SchedName::Amuse | SchedName::Energy)) =
+            fl.scheduler
+        {
             return Err(err(
                 f("scheduler"),
                 format!(

@@ -319,7 +319,10 @@ mod tests {
         assert_eq!(io.closed, vec![0]);
         let on2: Vec<u64> = io.data_on(2).iter().map(|d| d.1).collect();
         assert_eq!(&on2[..5], &[0, 1000, 2000, 3000, 4000], "subflow 0's data again, on the new subflow");
-        assert_eq!(cn.pm_summary().map(|(n, s)| (n, s.subflows_created, s.subflows_closed)), Some(("fast-failback", 1, 1)));
+        assert_eq!(
+            cn.pm_summary().map(|(n, s)| (n, s.subflows_created, s.subflows_closed)),
+            Some(("fast-failback", 1, 1))
+        );
     }
 
     /// The kernel's path manager as a policy changes nothing: no subflow is created.
@@ -340,10 +343,8 @@ mod tests {
     fn link_aware_backup_swaps_the_flags_on_link_down() {
         let (mut cn, mut io) = connection(Kernel::V09x, SchedName::Minrtt, &[false, true], 1 << 20);
         with_pm(&mut cn, PmName::LinkAwareBackup, &[false, true]);
-        cn.pm.as_mut().unwrap().policy = policy::build(
-            PmName::LinkAwareBackup,
-            &PmParams { backup_paths: vec![1], ..PmParams::default() },
-        );
+        cn.pm.as_mut().unwrap().policy =
+            policy::build(PmName::LinkAwareBackup, &PmParams { backup_paths: vec![1], ..PmParams::default() });
         cn.on_pm_timer(Time::ZERO, &mut io);
         write(&mut cn, &mut io, Time::ZERO, 5 * MSS as u64);
         cn.subs[1].established = true;

@@ -134,7 +134,16 @@ pub(super) fn connection(kernel: Kernel, sched: SchedName, backup: &[bool], wind
         coupling: None,
         pm: None,
     };
-    let io = Endpoints { senders, receivers, out: Vec::new(), up: vec![true; n], sent: Vec::new(), timers: Vec::new(), closed: Vec::new(), window };
+    let io = Endpoints {
+        senders,
+        receivers,
+        out: Vec::new(),
+        up: vec![true; n],
+        sent: Vec::new(),
+        timers: Vec::new(),
+        closed: Vec::new(),
+        window,
+    };
     (Connection::new(cfg, subs), io)
 }
 

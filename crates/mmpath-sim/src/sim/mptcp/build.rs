@@ -9,8 +9,8 @@
 
 use crate::app::App;
 use crate::mptcp::connection::{ConnCfg, ConnInfo, ConnSndbuf, Connection, PmSetup, Subflow};
-use crate::mptcp::pm::{self, PmName, PmParams};
 use crate::mptcp::coupled;
+use crate::mptcp::pm::{self, PmName, PmParams};
 use crate::mptcp::sched::{self, SchedParams};
 use crate::packet::{DSS_DATA_BYTES, TCP_HEADER_BYTES};
 use crate::scenario::{
