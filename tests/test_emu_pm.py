@@ -99,8 +99,12 @@ def test_fast_failback_opens_a_subflow_on_the_primary_after_its_return(tmp_path,
     assert made, pm["actions"]
     assert any(c["ok"] and c["t_s"] >= made[0]["t_s"] and "create" in str(c["command"]).lower()
                for c in pm["commands"]), pm["commands"]
-    # Nothing of the daemon is left: its namespace is gone with the run's.
-    assert not any(Path("/run/netns").glob(f"{meta.get('owner', 'none')}*"))
+    # Nothing of the daemon is left: the record of the setting it changed is gone (it restored
+    # it), as are the run's namespaces.
+    from mmpath.emu import reaper
+
+    assert not list(reaper.PM_STATE_DIR.glob(f"{reaper.tag()}-*"))
+    assert not list(Path("/run/netns").glob(f"{reaper.tag()}-*"))
 
 
 def test_a_dead_runs_path_manager_record_is_removed_with_its_leftovers(tmp_path, monkeypatch):
@@ -116,3 +120,76 @@ def test_a_dead_runs_path_manager_record_is_removed_with_its_leftovers(tmp_path,
     assert left.pm_states == [dead]
     assert any("path-manager record" in ln for ln in reaper.remove(left))
     assert not dead.exists() and other.exists()
+
+
+HARDKILL_SCENARIO = """\
+name = "pmhk"
+duration_s = 20.0
+seed = 1
+[backbone]
+enabled = false
+[[path]]
+name = "primary"
+rate_mbps = 20.0
+[[path]]
+name = "backup"
+rate_mbps = 20.0
+[[flow]]
+name = "dl"
+kind = "mptcp"
+mode = "backup"
+kernel = "linux-upstream"
+scheduler = "default"
+path_manager = "fast-failback"
+"""
+
+
+def _daemons_of(pid: int) -> list[int]:
+    """The path-manager daemons of run `pid` (their command line names its client namespace)."""
+    out = []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                cmd = (d / "cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if b"mmpath.pm.cli" in cmd and any(c.startswith(f"mmpath{pid}-".encode()) for c in cmd):
+                out.append(int(d.name))
+    return out
+
+
+@pytest.mark.parametrize("_", [pytest.param(None, marks=needs_root)])
+def test_a_hard_kill_of_the_run_takes_the_daemon_and_its_record(tmp_path, _):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from mmpath.emu import reaper
+
+    f = tmp_path / "pmhk.toml"
+    f.write_text(HARDKILL_SCENARIO)
+    p = subprocess.Popen([sys.executable, "-m", "mmpath", "emu", "run", str(f), "--out", str(tmp_path / "out")],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 90
+        while not _daemons_of(p.pid) or not list(reaper.PM_STATE_DIR.glob(f"mmpath{p.pid}-*")):
+            assert time.monotonic() < deadline and p.poll() is None, "the run did not start its daemon"
+            time.sleep(0.2)
+        os.kill(p.pid, signal.SIGKILL)  # the main process alone, as the OOM killer does
+        p.wait()
+        deadline = time.monotonic() + 5.0
+        while (_daemons_of(p.pid) or list(reaper.PM_STATE_DIR.glob(f"mmpath{p.pid}-*"))) \
+                and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert _daemons_of(p.pid) == []
+        assert list(reaper.PM_STATE_DIR.glob(f"mmpath{p.pid}-*")) == []
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+        for owner, left in reaper.find().items():
+            if owner.pid == p.pid:
+                reaper.remove(left)
+        for d in _daemons_of(p.pid):
+            os.kill(d, signal.SIGKILL)
