@@ -10,7 +10,7 @@ CUT_S for 5 s, then restored. For each policy the same scenario (seed 1) runs in
 daemon in the client's namespace, python/mmpath/emu/pmdaemon.py).
 
 Measured on 100 ms bins aligned on the cut (the simulator's intervals per subflow's path; the
-emulator's capture of each client interface, TCP payload from the server, pcap timestamps put on
+emulator's capture of each client interface, TCP payload from the sender, pcap timestamps put on
 the scenario's clock with emu.json `t0_unix`):
 - `takeover_s`: from the cut to the end of the first bin in which the backup carries at least
   half its rate (50 % of 50 Mbit/s: it carries nothing before the cut in backup mode);
@@ -24,8 +24,11 @@ the scenario's clock with emu.json `t0_unix`):
   receiver more than once (the simulator's duplicate_bytes; the kernel's MPTcpExtDuplicateData
   on the client, a count of segments, shown as such).
 
+`--direction upload` makes the client the sender (the capture counts the client's payload):
+then the sender's own link goes down, and its transmissions fail locally through the outage.
+
     sudo .venv/bin/python bench/pm_compare.py [--runs N] [--policies kernel,fast-failback]
-        [--out FILE.json] [--keep DIR] [--sim-only]
+        [--direction upload] [--out FILE.json] [--keep DIR] [--sim-only]
 """
 
 from __future__ import annotations
@@ -62,9 +65,13 @@ SCENARIO = {
 }
 
 
+DIRECTION = ["download"]  # --direction: the data's way (upload: the client sends)
+
+
 def scenario(policy: str) -> dict:
     sc = json.loads(json.dumps(SCENARIO))
     sc["flow"][0]["path_manager"] = policy
+    sc["flow"][0]["direction"] = DIRECTION[0]
     return sc
 
 
@@ -123,8 +130,9 @@ def run_sim(policy: str) -> dict:
 
 
 def _pcap_bytes(path: Path, t0_unix: float, edges: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per bin, TCP payload bytes from the server in a client-side capture; and the times of
-    every such packet (scenario clock)."""
+    """Per bin, TCP payload bytes from the data's sender (the server in a download, the client
+    in an upload) in a client-side capture; and the times of every such packet (scenario clock)."""
+    from_server = DIRECTION[0] == "download"
     ts, sizes = [], []
     with open(path, "rb") as fh:
         for t, buf in dpkt.pcap.Reader(fh):
@@ -137,7 +145,7 @@ def _pcap_bytes(path: Path, t0_unix: float, edges: np.ndarray) -> tuple[np.ndarr
             # The capture keeps the headers only (traffic.py CAPTURE_SNAPLEN): the payload's
             # length from the IP total length.
             payload = ip.len - 4 * ip.hl - 4 * ip.data.off
-            if dpkt.utils.inet_to_str(ip.src) != SERVER or payload <= 0:
+            if (dpkt.utils.inet_to_str(ip.src) == SERVER) != from_server or payload <= 0:
                 continue
             ts.append(float(t) - t0_unix)
             sizes.append(payload)
@@ -189,7 +197,10 @@ def main() -> int:
     ap.add_argument("--out", help="write every run's measures to this JSON file")
     ap.add_argument("--keep", help="keep the emulator's output folders under this folder")
     ap.add_argument("--sim-only", action="store_true", help="the simulator only (no root needed)")
+    ap.add_argument("--direction", choices=("download", "upload"), default="download",
+                    help="the data's way (default download: the server sends)")
     a = ap.parse_args()
+    DIRECTION[0] = a.direction
     policies = [p.strip() for p in a.policies.split(",") if p.strip()]
     bad = [p for p in policies if p not in POLICIES]
     if bad:
