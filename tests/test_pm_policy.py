@@ -72,3 +72,31 @@ def test_bad_events_are_one_line(event: object, message: str) -> None:
     assert message in str(e.value) and "\n" not in str(e.value)
     with pytest.raises(ValueError, match="now_s: a time in seconds"):
         p.on_event(-1.0, {"kind": "link_up", "path": 0})
+
+
+def _scenario(**flow: object) -> str:
+    import json
+    return json.dumps({"path": [{"name": "a", "rate_mbps": 100.0}, {"name": "b", "rate_mbps": 50.0}],
+                       "flow": [{"kind": "mptcp", **flow}]})
+
+
+@pytest.mark.parametrize("flow, message", [
+    ({"path_manager": "fullmesh"},
+     "flow.0.path_manager: unknown value `fullmesh`, expected one of `kernel`, `fast-failback`, "
+     "`link-aware-backup`, `recreate`"),
+    ({"path_manager": "fast-failback", "scheduler": "musher"},
+     'flow.0.scheduler: path_manager = "fast-failback" opens subflows during the run'),
+    ({"path_manager": "recreate", "coupled": "lia"}, "flow.0.coupled: path_manager"),
+])
+def test_the_scenario_field_is_checked_in_one_line(flow: dict, message: str) -> None:
+    with pytest.raises(_core.ScenarioError) as e:
+        _core.normalize_scenario(_scenario(**flow))
+    assert str(e.value).startswith(message) and "\n" not in str(e.value)
+
+
+def test_tcp_flows_refuse_the_field() -> None:
+    import json
+    sc = json.dumps({"path": [{"name": "a", "rate_mbps": 100.0}],
+                     "flow": [{"kind": "tcp", "path_manager": "kernel"}]})
+    with pytest.raises(_core.ScenarioError, match="flow.0.path_manager: only MPTCP flows"):
+        _core.normalize_scenario(sc)

@@ -22,7 +22,8 @@ use std::path::Path;
 ///   on none of it (each component fills and checks its own section, `sections`);
 /// - `energy`: power models (the 802.11 medium meters its radio with them);
 /// - `link`, `tcp`, `app`: the components;
-/// - `mptcp`: connection-level logic over TCP subflows;
+/// - `mptcp`: connection-level logic over TCP subflows, and the path-manager policies (mptcp/pm,
+///   which use the 802.11ad sensitivity table of `link` and nothing of the connection);
 /// - `sections`: each component's defaults and checks, plugged into the scenario model;
 /// - `sim`: the topology and the event loop.
 const LAYERS: &[&[&str]] = &[

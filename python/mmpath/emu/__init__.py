@@ -37,7 +37,7 @@ from ..outputs import staged_folder
 from ..progress import Progress
 from ..scenario import Overrides, ScenarioSpec, load_scenario, one_variant
 from ..spelling import PYTHON, Spelling
-from . import capacity, checks, delay, drops, holds, ktrace, loss, netns, reaper, shaper, tcpconf, traffic
+from . import capacity, checks, delay, drops, holds, ktrace, loss, netns, pmdaemon, reaper, shaper, tcpconf, traffic
 from .errors import EmuError
 
 __all__ = ["EmuError", "EmuResult", "FlowResult", "run"]
@@ -302,6 +302,9 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
     line = delay.DelayLine(topo, delays_us, holds_ns)
     downs = drops.LinkDrops(topo, drops_ns or {})
     outages: dict[int, dict[str, Any]] = {}
+    # The flow's path-manager policy other than the in-kernel one: the daemon in the client's
+    # namespace (pmdaemon.py), its backup paths the ones netns.build flagged.
+    pm = pmdaemon.PmDaemon(topo, pmdaemon.policy(mp), [lk.index for lk in topo.paths if lk.name in backup], tmp)
     servers: list[subprocess.Popen] = []
     udp_drops = 0
     clients: list[traffic.Client] = []
@@ -345,6 +348,7 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
                 targets.append((ns, ifname, cap, link.mtu, qbytes, shaped))
                 shaped_keys.append(_cap_key(link.name, d, both) if shaped else None)
         logs = [tmp / f"iperf3-{f['name']}.json" for f in flows]
+        pm.start()
         for i, f in enumerate(flows):
             servers.append(traffic.start_server(topo, f["kind"] == "mptcp", tmp / f"iperf3-{f['name']}-server.json",
                                                 traffic.PORT + i))
@@ -391,6 +395,7 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
             trace_meta = trace.stop(tmp / "kernel-trace.txt")
         shp.stop()
         outages = downs.stop()
+        pm.stop()
         delay_stats = line.stop()
         after = {(t[0], t[1]): netns.tx_bytes(t[0], t[1]) for t in targets if t[5]}
         notes = traffic.stop_captures(caps_running)
@@ -432,6 +437,7 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
         if shp is not None:
             shp.stop()
         downs.stop()
+        pm.stop()
         if line.proc is not None:
             line.proc.kill()
             line.proc.communicate()
@@ -489,6 +495,9 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
         # iperf3 fell behind on this machine's CPU), counted as lost by iperf3 but not the link's.
         "udp_receive_buffer_drops": udp_drops,
         "kernel_trace": trace_meta,
+        # The flow's path_manager: the in-kernel path manager, or the daemon's policy with its
+        # actions and commands over time (pmdaemon.py).
+        "path_manager": pm.record(t0_unix),
         "iperf3": docs[0].get("start", {}).get("version"),
     }
     flat = {_cap_key(n, d, both): c for n, by_dir in caps.items() for d, c in by_dir.items()}

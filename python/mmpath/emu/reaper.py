@@ -42,6 +42,10 @@ from typing import Any
 # --out); a folder of its own, 0700, trusted only when this user owns it and no one else may write.
 RUNS_DIR = Path(tempfile.gettempdir()) / "mmpath-emu-runs"
 TRACE_INSTANCES = Path("/sys/kernel/tracing/instances")
+# Where the path-manager daemon (a flow's path_manager, pmdaemon.py) records the setting it changed
+# in a namespace, <namespace>.json, until it restores it (python/mmpath/pm/system.py STATE_DIR):
+# a daemon killed with its run leaves the record of a namespace that is gone with the run.
+PM_STATE_DIR = Path("/run/mmpath-pm")
 # The three namespaces of a run: mmpath<PID>-<START>-{srv,ap,cli}; earlier versions named them
 # mmpath<PID>-{srv,ap,cli} (no start time: dead only when no process has that PID).
 _NAMESPACE = re.compile(r"^mmpath(\d+)(?:-(\d+))?-(?:srv|ap|cli)$")
@@ -238,6 +242,7 @@ class Leftovers:
     namespaces: list[str] = field(default_factory=list)
     folders: list[Path] = field(default_factory=list)
     traces: list[Path] = field(default_factory=list)
+    pm_states: list[Path] = field(default_factory=list)
     record: Path | None = None
 
 
@@ -290,6 +295,14 @@ def find() -> dict[Owner, Leftovers]:
             of(Owner(int(m[1]), int(m[2]))).traces.append(p)
         elif old:
             of(Owner(int(old[1]), None)).traces.append(p)
+    try:
+        states = list(PM_STATE_DIR.glob("*.json")) if PM_STATE_DIR.is_dir() else []
+    except OSError:
+        states = []
+    for p in states:
+        m = _NAMESPACE.match(p.stem)
+        if m and m[2]:
+            of(Owner(int(m[1]), int(m[2]))).pm_states.append(p)
     runs = _runs_dir(create=False)
     for rec in sorted(runs.glob("*.json")) if runs is not None else []:
         try:
@@ -350,6 +363,10 @@ def remove(left: Leftovers, dry_run: bool = False) -> list[str]:
         if not dry_run:
             _close_trace(inst)
         lines.append(f"{verb} kernel-trace instance {inst.name}")
+    for st in left.pm_states:
+        if not dry_run:
+            st.unlink(missing_ok=True)
+        lines.append(f"{verb} path-manager record {st}")
     if left.record is not None and not dry_run:
         left.record.unlink(missing_ok=True)
         _tidy_runs_dir()
@@ -368,7 +385,7 @@ def clean(dry_run: bool = False) -> tuple[list[str], list[str]]:
     removed, kept = [], []
     for owner, left in sorted(find().items(), key=lambda kv: (kv[0].pid, kv[0].start or 0)):
         if owner.alive():
-            what = len(left.namespaces) + len(left.folders) + len(left.traces)
+            what = len(left.namespaces) + len(left.folders) + len(left.traces) + len(left.pm_states)
             kept.append(f"kept {what} thing(s) of {owner.tag}: process {owner.pid} is running"
                         + ("" if owner.start is not None else " (an older name without its start time)"))
             continue

@@ -28,6 +28,8 @@
 //! - stale.rs: upstream's connection-level retransmission timer and stale subflows;
 //! - events.rs: link events, scheduler ticks, MP_PRIO;
 //! - join.rs: the MP_JOIN handshake;
+//! - pm.rs: a userspace path-manager policy (mptcp/pm/) run inside the connection: the events
+//!   it hears, and its actions carried out (new subflows, closing one, MP_PRIO);
 //! - testkit.rs: what the unit tests share (subflow endpoints without a simulation).
 
 mod actions;
@@ -36,6 +38,7 @@ mod events;
 mod failure;
 mod join;
 mod packets;
+mod pm;
 mod schedule;
 mod sndbuf;
 mod stale;
@@ -43,6 +46,7 @@ mod stale;
 mod testkit;
 
 pub use packets::ReadRule;
+pub use pm::{PmSetup, PmStats};
 pub use sndbuf::ConnSndbuf;
 
 use super::conn::{MapQueue, Reassembly, ReinjectQueue};
@@ -95,6 +99,8 @@ pub enum Timer {
     Join(u16),
     /// Upstream's connection-level retransmission timer (`on_rtx_timer`).
     Rtx,
+    /// The path-manager policy's start or its own timer (`on_pm_timer`).
+    Pm,
 }
 
 /// What the connection asks of whoever runs it, in the order it must happen.
@@ -107,6 +113,12 @@ pub enum Effect {
     /// Data was handed to the subflows: send what is in the output buffer, arm every subflow's
     /// timers, then call `after_push` (and arm the retransmission timer it may return).
     Push,
+    /// The path manager opens a subflow on this path (the runner's index) with this backup
+    /// flag: build its endpoints and hand it over with `add_subflow`.
+    NewSubflow { path: u16, backup: bool },
+    /// The subflow whose endpoints are this handle was closed: whatever still reaches them is
+    /// dropped (the kernel resets a destroyed subflow), and their timers no longer run.
+    Closed(u16),
 }
 
 /// The sender's state just before a timer event, to see whether it was an RTO and to keep the
@@ -134,6 +146,8 @@ pub struct Subflow {
     pub mss: u32,
     pub maps: MapQueue,
     pub established: bool,
+    /// Closed by the path manager: no longer part of the connection.
+    pub closed: bool,
     pub backup: bool,
     pub pf: bool,
     pub stale: bool,
@@ -169,6 +183,7 @@ impl Subflow {
             mss,
             maps: MapQueue::default(),
             established: first,
+            closed: false,
             established_at: first.then_some(start),
             backup,
             pf: false,
@@ -189,7 +204,9 @@ impl Subflow {
 
     /// The timeline's sf_state code (see trace.rs).
     pub fn state_code(&self) -> i8 {
-        if !self.established {
+        if self.closed {
+            5
+        } else if !self.established {
             3
         } else if self.stale {
             2
@@ -249,6 +266,8 @@ pub struct ConnCfg {
     /// Coupled congestion control: the coupling the subflows' controllers borrow (built with
     /// them, mptcp/coupled.rs); None when uncoupled.
     pub coupling: Option<Box<Coupling>>,
+    /// A userspace path-manager policy; None: the in-kernel path manager (no decisions).
+    pub pm: Option<PmSetup>,
 }
 
 pub struct Connection {
@@ -319,6 +338,8 @@ pub struct Connection {
     /// The coupled congestion control's one object for the connection, lent to a subflow's
     /// controller for each call into its sender (`with_sender`); None when uncoupled.
     coupling: Option<Box<Coupling>>,
+    /// The path-manager policy and its state (pm.rs); None: the in-kernel path manager.
+    pm: Option<Box<pm::PmState>>,
 }
 
 impl Connection {
@@ -360,6 +381,7 @@ impl Connection {
             carriers: std::collections::VecDeque::with_capacity(1024),
             effects: Vec::with_capacity(8),
             coupling: cfg.coupling,
+            pm: cfg.pm.map(|p| Box::new(pm::PmState::new(p))),
         }
     }
 

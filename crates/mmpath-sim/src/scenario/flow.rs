@@ -2,7 +2,7 @@
 //! direction, timing, congestion control, TCP options (tcp_options.rs) and the MPTCP fields
 //! (mptcp.rs).
 
-use super::mptcp::{AmuseCfg, CoupledName, Kernel, MptcpMode, PrioCfg, SchedName, SubflowLayout};
+use super::mptcp::{AmuseCfg, CoupledName, Kernel, MptcpMode, PmName, PrioCfg, SchedName, SubflowLayout};
 use super::tcp_options::TcpOpts;
 use serde::{Deserialize, Serialize};
 
@@ -120,6 +120,9 @@ pub struct FlowCfg {
     /// MPTCP amuse: which mechanisms are on (all by default).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub amuse: Option<AmuseCfg>,
+    /// MPTCP: the path-manager policy (default "kernel", the in-kernel path manager).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path_manager: Option<PmName>,
     /// MPTCP: MP_PRIO changes of the backup flag during the run.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub prio: Vec<PrioCfg>,

@@ -314,6 +314,40 @@ impl Scenario {
         Ok(())
     }
 
+    /// A userspace path-manager policy opens subflows during the run: one per path more, which
+    /// the ratio schedulers (one subflow per path), an address mesh (subflows between address
+    /// pairs) and the coupled controls (built with their subflows) do not take.
+    fn validate_path_manager(&self, i: usize, fl: &FlowCfg) -> Result<(), ScenarioError> {
+        let pm = fl.path_manager.unwrap_or(PmName::Kernel);
+        if pm == PmName::Kernel {
+            return Ok(());
+        }
+        let f = |k: &str| format!("flow.{i}.{k}");
+        let why = format!("path_manager = \"{}\" opens subflows during the run", pm.name());
+        if let Some(s @ (SchedName::Fixedratio | SchedName::Musher | SchedName::Amuse | SchedName::Energy)) =
+            fl.scheduler
+        {
+            return Err(err(
+                f("scheduler"),
+                format!(
+                    "{why}, and the {} scheduler splits traffic between exactly one subflow per path \
+                     (allowed with it: path_manager = \"kernel\"; or a scheduler such as \"default\", \"minrtt\", \"blest\")",
+                    serde_json::to_value(s).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default()
+                ),
+            ));
+        }
+        if fl.subflows == Some(SubflowLayout::AddressMesh) {
+            return Err(err(f("subflows"), format!("{why} on a path, one per path (allowed with it: \"per-path\")")));
+        }
+        if fl.coupled.is_some_and(|c| c != CoupledName::Uncoupled) {
+            return Err(err(
+                f("coupled"),
+                format!("{why}, and a coupled control is built with its subflows at the start (allowed with it: \"uncoupled\")"),
+            ));
+        }
+        Ok(())
+    }
+
     /// The MPTCP-only fields: allowed only on MPTCP flows, and consistent with the paths.
     fn validate_mptcp(&self, i: usize, fl: &FlowCfg, names: &[&str]) -> Result<(), ScenarioError> {
         let f = |k: &str| format!("flow.{i}.{k}");
@@ -330,6 +364,7 @@ impl Scenario {
                 ("amuse", fl.amuse.is_some()),
                 ("prio", !fl.prio.is_empty()),
                 ("max_rates_mbps", fl.max_rates_mbps.is_some()),
+                ("path_manager", fl.path_manager.is_some()),
             ];
             if let Some((k, _)) = set.iter().find(|(_, s)| *s) {
                 return Err(err(f(k), "only MPTCP flows (kind = \"mptcp\") take this field"));
@@ -398,6 +433,7 @@ impl Scenario {
                 ));
             }
         }
+        self.validate_path_manager(i, fl)?;
         if fl.scheduler == Some(SchedName::Energy) && paths.len() != 2 {
             return Err(err(
                 f("paths"),

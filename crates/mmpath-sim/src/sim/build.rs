@@ -291,6 +291,7 @@ impl Simulation {
                 receiver_timer: None,
                 counters: FlowCounters::default(),
                 bins: Bins::new(INTERVAL.ns(), end.ns()),
+                closed: false,
             });
         }
         let sample_every = Time::from_ms_f64(sc.timeline.sample_ms).max(Time::from_us(100));

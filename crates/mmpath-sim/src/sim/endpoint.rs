@@ -52,6 +52,9 @@ impl Simulation {
             return;
         }
         let fl = &mut self.flows[f as usize];
+        if fl.closed {
+            return; // a subflow the path manager closed: the kernel resets what reaches it
+        }
         match p.kind {
             Kind::Data => {
                 fl.counters.data_arrived += 1;

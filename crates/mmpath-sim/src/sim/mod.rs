@@ -84,6 +84,8 @@ enum Ev {
     ScanStep(u16),
     /// Upstream MPTCP's connection-level retransmission timer (mptcp/connection/stale.rs).
     ConnRtx(u16),
+    /// A connection's path-manager policy: its start, or its own timer (mptcp/connection/pm.rs).
+    PmTimer(u16),
 }
 
 struct RadioState {
@@ -195,6 +197,9 @@ struct Flow {
     receiver_timer: Option<Time>,
     counters: FlowCounters,
     bins: Bins,
+    /// An MPTCP subflow the path manager closed: what reaches its endpoints is dropped, its
+    /// timers no longer run.
+    closed: bool,
 }
 
 /// A whole simulation run.
@@ -289,6 +294,7 @@ impl Simulation {
         match ev {
             Ev::TxDone(l) => self.on_tx_done(now, l),
             Ev::Arrival(l, port) => self.on_arrival(now, l, port),
+            Ev::SenderTimer(f) | Ev::ReceiverTimer(f) if self.flows[f as usize].closed => {}
             Ev::SenderTimer(f) => {
                 let fl = &mut self.flows[f as usize];
                 if fl.sender_timer == Some(now) {
@@ -332,6 +338,7 @@ impl Simulation {
             Ev::JoinTimer(f) => self.join_timer(now, f),
             Ev::ScanStep(p) => self.scan_step(now, p),
             Ev::ConnRtx(c) => self.conn_rtx_timer(now, c),
+            Ev::PmTimer(c) => self.conn_pm_timer(now, c),
             Ev::Sample => {
                 self.sample(now);
                 let next = now + self.sample_every;

@@ -16,6 +16,7 @@ pub(super) use build::build;
 use super::{Ev, Flow, Simulation};
 use crate::link::{AnyLink, Link};
 use crate::mptcp::connection::{Connection, Effect, SubflowIo, Timer};
+use crate::mptcp::pm::PmEvent;
 use crate::mptcp::sched::{LinkEvent, Scheduler};
 use crate::packet::Packet;
 use crate::tcp::receiver::TcpReceiver;
@@ -81,15 +82,20 @@ impl Simulation {
                         Timer::Prio => Ev::Prio(c),
                         Timer::Join(f) => Ev::JoinTimer(f),
                         Timer::Rtx => Ev::ConnRtx(c),
+                        Timer::Pm => Ev::PmTimer(c),
                     };
                     self.q.schedule(at, ev);
                 }
                 Effect::Send(ref p) => self.send(now, *p),
+                Effect::NewSubflow { path, backup } => self.new_subflow(now, c, path, backup),
+                Effect::Closed(f) => self.flows[f as usize].closed = true,
                 Effect::Push => {
                     self.flush(now);
                     for j in 0..self.conns[c as usize].subs.len() {
                         let f = self.conns[c as usize].subs[j].flow;
-                        self.arm_timers(f);
+                        if !self.flows[f as usize].closed {
+                            self.arm_timers(f);
+                        }
                     }
                     let (cn, io) = self.conn_io(c);
                     if let Some(t) = cn.after_push(now, &io) {
@@ -139,6 +145,30 @@ impl Simulation {
 
     pub(super) fn conn_prio(&mut self, now: Time, c: u16) {
         self.conn_call(now, c, |cn, io| cn.on_prio(now, io));
+    }
+
+    pub(super) fn conn_pm_timer(&mut self, now: Time, c: u16) {
+        self.conn_call(now, c, |cn, io| cn.on_pm_timer(now, io));
+    }
+
+    /// A link event on path `pi` for every connection's path manager with a path there.
+    pub(super) fn pm_link_event(&mut self, now: Time, pi: u16, ev: PmEvent) {
+        for c in 0..self.conns.len() {
+            if self.conns[c].has_pm() {
+                self.conn_call(now, c as u16, |cn, io| cn.on_pm_link(now, pi, ev, io));
+            }
+        }
+    }
+
+    /// Connection `c`'s path manager opens a subflow on path `pi`: its endpoints are built as
+    /// the first ones were (build.rs), and it joins now.
+    fn new_subflow(&mut self, now: Time, c: u16, pi: u16, backup: bool) {
+        let j = self.conns[c as usize].subs.len();
+        let fi = self.flows.len() as u16;
+        let (flow, sub) = build::subflow_at(self, c, j, pi, backup, now);
+        self.flows.push(flow);
+        debug_assert_eq!(sub.flow, fi);
+        self.conn_call(now, c, |cn, _| cn.add_subflow(now, sub));
     }
 
     pub(super) fn conn_rtx_timer(&mut self, now: Time, c: u16) {

@@ -10,6 +10,7 @@ use crate::link::radio::ideal_mcs;
 use crate::link::trace::{push_step, ChannelState, TraceStep};
 use crate::link::wire::Outage;
 use crate::link::{Link, Wake};
+use crate::mptcp::pm::PmEvent;
 use crate::mptcp::sched;
 use crate::scenario::RateAdaptation;
 use crate::time::Time;
@@ -108,6 +109,8 @@ impl Simulation {
     fn set_path_up(&mut self, now: Time, pi: u16, u: bool) {
         if self.switch_path(now, pi, u) {
             self.conn_link_event(now, pi, if u { sched::LinkEvent::Up } else { sched::LinkEvent::Down });
+            let ev = if u { PmEvent::LinkUp { path: pi } } else { PmEvent::LinkDown { path: pi } };
+            self.pm_link_event(now, pi, ev);
         }
     }
 
@@ -193,7 +196,11 @@ impl Simulation {
             medium.set_mcs(AP, x);
             medium.set_mcs(STA, x);
         }
+        // A path manager hears the signal as the receiver measures it against the
+        // sensitivities: the RSSI plus the device's gain over the standard's receiver.
+        let signal = rssi + r.rx_gain_db;
         self.note_mcs(now, pi);
+        self.pm_link_event(now, pi, PmEvent::LinkQuality { path: pi, signal_dbm: Some(signal), mcs: None });
     }
 
     /// Records a change of the path's (downlink) MCS as an event and in the channel log.
@@ -208,6 +215,7 @@ impl Simulation {
         self.paths[pi as usize].mcs = mcs as f64;
         self.push_event(now, pi, EV_RATE, rate as f64 / 1e6);
         self.log_channel(now, pi, ChannelState { mcs: Some(mcs), ..Default::default() });
+        self.pm_link_event(now, pi, PmEvent::LinkQuality { path: pi, signal_dbm: None, mcs: Some(mcs) });
     }
 
     pub(super) fn on_fade(&mut self, now: Time, pi: u16) {

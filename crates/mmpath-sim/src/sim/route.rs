@@ -79,6 +79,9 @@ impl Simulation {
     /// A data packet of flow `f` left its first hop (sent on, or given up on by the MAC):
     /// `bytes` (payload + header) are no longer below TCP, and TSQ may let its sender go on.
     pub(super) fn left_first_hop(&mut self, now: Time, f: u16, bytes: u64) {
+        if self.flows[f as usize].closed {
+            return;
+        }
         let Some(s) = self.flows[f as usize].sender.as_mut() else { return };
         if s.tsq_done(bytes) {
             s.try_send(now, &mut self.out);

@@ -4,6 +4,7 @@
 
 use super::{Ev, Simulation};
 use crate::link::channel::ScanPattern;
+use crate::mptcp::pm::PmEvent;
 use crate::mptcp::sched::LinkEvent;
 use crate::time::Time;
 
@@ -27,9 +28,11 @@ impl Simulation {
         if self.scan_arbitrated(pi) {
             self.paths[pi as usize].scan_held = Some(pattern);
             self.conn_link_event(now, pi, LinkEvent::ScanStart);
+            self.pm_link_event(now, pi, PmEvent::ScanStart { path: pi });
             self.start_held_scan(now, pi);
         } else {
             self.conn_link_event(now, pi, LinkEvent::ScanStart);
+            self.pm_link_event(now, pi, PmEvent::ScanStart { path: pi });
             self.begin_scan(now, pi, pattern);
         }
     }
@@ -41,7 +44,7 @@ impl Simulation {
             cn.subs.iter().all(|st| {
                 let f = &self.flows[st.flow as usize];
                 let s = f.sender.as_ref().expect("tcp");
-                f.path != pi || s.snd_una >= s.app_limit()
+                f.path != pi || st.closed || s.snd_una >= s.app_limit()
             })
         });
         if !drained {
@@ -74,6 +77,7 @@ impl Simulation {
             None => {
                 self.paths[pi as usize].scan_run = None;
                 self.conn_link_event(now, pi, LinkEvent::ScanEnd);
+                self.pm_link_event(now, pi, PmEvent::ScanEnd { path: pi });
             }
         }
     }

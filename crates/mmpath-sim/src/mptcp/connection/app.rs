@@ -1,6 +1,6 @@
 //! A connection's start and its application: a scheduler set from outside before the run
 //! (mmpath-py's Python schedulers), the first timers (application, MP_JOINs, MP_PRIO changes,
-//! scheduler ticks), and the application writing into the connection (bulk or rate, src/app.rs;
+//! scheduler ticks, the path manager's start), and the application writing into the connection (bulk or rate, src/app.rs;
 //! iperf3 -t's end drops what is not yet scheduled, as a TCP socket's unsent data is).
 
 use super::{Connection, Effect, SubflowIo, Timer};
@@ -31,6 +31,10 @@ impl Connection {
         }
         for &(t, _, _) in &self.prio {
             self.effects.push(Effect::Timer(t, Timer::Prio));
+        }
+        // A userspace path manager hears of the connection at its start (pm.rs).
+        if self.has_pm() {
+            self.effects.push(Effect::Timer(start, Timer::Pm));
         }
         if let Some(t) = self.sched.next_tick(start) {
             self.tick_at = Some(t);

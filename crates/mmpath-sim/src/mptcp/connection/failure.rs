@@ -5,6 +5,7 @@
 //! restore.
 
 use super::{Connection, SenderSnapshot, Subflow, SubflowIo};
+use crate::mptcp::pm::PmEvent;
 use crate::scenario::Kernel;
 use crate::tcp::cc::CaState;
 use crate::time::Time;
@@ -13,6 +14,9 @@ impl Connection {
     /// Subflow `j`'s sender timer is due: the sender runs it; on an RTO, the kernel's failure
     /// handling, then a push.
     pub fn on_sender_timer(&mut self, now: Time, j: usize, io: &mut impl SubflowIo) {
+        if self.subs[j].closed {
+            return;
+        }
         let before = self.with_sender(j, io, |s, out| {
             let before = SenderSnapshot::of(s);
             s.on_timer(now, out);
@@ -53,6 +57,8 @@ impl Connection {
         }
         self.sched.on_rto(now, j);
         self.push(now, io);
+        self.pm_note(j, |path, subflow| PmEvent::SubflowRto { path, subflow });
+        self.pm_flush(now, io);
     }
 }
 

@@ -3,6 +3,7 @@
 //! ACK"), retransmitted after Linux's TCP_TIMEOUT_INIT (1 s), doubling.
 
 use super::{Connection, Effect, SubflowIo, Timer};
+use crate::mptcp::pm::PmEvent;
 use crate::packet::{Kind, Packet, Way, SYN_BYTES};
 use crate::scenario::Direction;
 use crate::time::Time;
@@ -12,7 +13,7 @@ impl Connection {
     /// its SYN.
     pub fn on_join_timer(&mut self, now: Time, j: usize) {
         let st = &mut self.subs[j];
-        if st.established {
+        if st.established || st.closed {
             return;
         }
         match st.hs_deadline {
@@ -63,6 +64,9 @@ impl Connection {
     /// the third segment; the client only after the server's ACK of it (RFC 8684 3.2, "the
     /// fourth ACK").
     pub fn on_handshake(&mut self, now: Time, j: usize, p: &Packet, io: &mut impl SubflowIo) {
+        if self.subs[j].closed {
+            return;
+        }
         let c2s = self.client_to_server();
         if p.seq == self.timed_step() + 1 {
             let st = &mut self.subs[j];
@@ -79,11 +83,13 @@ impl Connection {
         };
         if p.seq >= last {
             let st = &mut self.subs[j];
-            if !st.established {
+            if !st.established && !st.closed {
                 st.established = true;
                 st.established_at = Some(now);
                 st.hs_deadline = None;
                 self.push(now, io);
+                self.pm_note(j, |path, subflow| PmEvent::SubflowEstablished { path, subflow });
+                self.pm_flush(now, io);
             }
             return;
         }

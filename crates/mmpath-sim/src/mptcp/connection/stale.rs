@@ -39,6 +39,7 @@
 //! precedes its pass), the later ones at what the pass after a firing found.
 
 use super::{Connection, Effect, SubflowIo, Timer, STALE_LOSS_CNT};
+use crate::mptcp::pm::PmEvent;
 use crate::scenario::Kernel;
 use crate::time::Time;
 
@@ -231,6 +232,7 @@ impl Connection {
         // socket (mptcp_release_cb -> __mptcp_push_pending), a scheduling pass.
         self.pass_due = true;
         self.push(now, io);
+        self.pm_flush(now, io);
     }
 
     /// __mptcp_retrans: the oldest data not yet data-ACKed goes out again on a subflow with
@@ -304,6 +306,7 @@ impl Connection {
             let reinject = &mut self.reinject;
             st.maps.for_each_range(una, nxt, |d, l| reinject.push(d, l));
             self.reclaim(j, io);
+            self.pm_note(j, |path, subflow| PmEvent::SubflowStale { path, subflow });
         }
         min_stale
     }

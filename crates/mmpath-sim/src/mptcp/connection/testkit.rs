@@ -34,6 +34,10 @@ pub(super) struct Endpoints {
     pub(super) sent: Vec<Packet>,
     /// The timer events asked for, in order.
     pub(super) timers: Vec<(Time, Timer)>,
+    /// The subflow endpoints let go (`Effect::Closed`).
+    pub(super) closed: Vec<u16>,
+    /// The window the receivers advertise.
+    window: u64,
 }
 
 impl SubflowIo for Endpoints {
@@ -52,6 +56,14 @@ impl SubflowIo for Endpoints {
 }
 
 impl Endpoints {
+    /// One more subflow's endpoints, as `connection` makes them (a path manager's new subflow).
+    pub(super) fn add_endpoints(&mut self) {
+        let j = self.senders.len() as u16;
+        self.senders.push(sender(j));
+        self.receivers.push(receiver(j, self.window));
+        self.up.push(true);
+    }
+
     /// The data segments subflow `j` sent: (subflow sequence, DSN, length).
     pub(super) fn data_on(&self, j: u16) -> Vec<(u64, u64, u32)> {
         self.sent.iter().filter(|p| p.flow == j && p.kind == Kind::Data).map(|p| (p.seq, p.dsn, p.len)).collect()
@@ -63,38 +75,40 @@ impl Endpoints {
     }
 }
 
+/// Subflow `j`'s sender: Reno, loss probes off.
+fn sender(j: u16) -> TcpSender {
+    let mut s = TcpSender::new(SenderCfg {
+        flow: j,
+        mss: MSS,
+        initial_cwnd: 10,
+        min_rto: ms(200),
+        sndbuf: BufSize::Bytes(1 << 40),
+        wmem_max: 1 << 40,
+        cc: cc::build(CcKind::Reno, &TcpOpts::default()),
+        pacing: false,
+    });
+    s.set_loss_probes(false);
+    s
+}
+
+/// Subflow `j`'s receiver, advertising `window`.
+fn receiver(j: u16, window: u64) -> TcpReceiver {
+    TcpReceiver::new(ReceiverCfg {
+        flow: j,
+        mss: MSS,
+        rcvbuf: BufSize::Bytes(window),
+        rmem_max: 1 << 30,
+        delayed_ack: false,
+    })
+}
+
 /// A download over one subflow per `backup` entry (subflow 0 established by MP_CAPABLE, the
 /// others not yet joined), an unlimited bulk writer, Reno on every subflow, loss probes off,
 /// a fixed send buffer and a peer window of `window` bytes.
 pub(super) fn connection(kernel: Kernel, sched: SchedName, backup: &[bool], window: u64) -> (Connection, Endpoints) {
     let n = backup.len();
-    let senders = (0..n)
-        .map(|j| {
-            let mut s = TcpSender::new(SenderCfg {
-                flow: j as u16,
-                mss: MSS,
-                initial_cwnd: 10,
-                min_rto: ms(200),
-                sndbuf: BufSize::Bytes(1 << 40),
-                wmem_max: 1 << 40,
-                cc: cc::build(CcKind::Reno, &TcpOpts::default()),
-                pacing: false,
-            });
-            s.set_loss_probes(false);
-            s
-        })
-        .collect();
-    let receivers = (0..n)
-        .map(|j| {
-            TcpReceiver::new(ReceiverCfg {
-                flow: j as u16,
-                mss: MSS,
-                rcvbuf: BufSize::Bytes(window),
-                rmem_max: 1 << 30,
-                delayed_ack: false,
-            })
-        })
-        .collect();
+    let senders = (0..n).map(|j| sender(j as u16)).collect();
+    let receivers = (0..n).map(|j| receiver(j as u16, window)).collect();
     let subs = (0..n).map(|j| Subflow::new(j as u16, j as u16, MSS, j == 0, backup[j], Time::ZERO)).collect();
     let cfg = ConnCfg {
         owner: 0,
@@ -118,8 +132,18 @@ pub(super) fn connection(kernel: Kernel, sched: SchedName, backup: &[bool], wind
         sndbuf_rule: ConnSndbuf::Fixed,
         prio: Vec::new(),
         coupling: None,
+        pm: None,
     };
-    let io = Endpoints { senders, receivers, out: Vec::new(), up: vec![true; n], sent: Vec::new(), timers: Vec::new() };
+    let io = Endpoints {
+        senders,
+        receivers,
+        out: Vec::new(),
+        up: vec![true; n],
+        sent: Vec::new(),
+        timers: Vec::new(),
+        closed: Vec::new(),
+        window,
+    };
     (Connection::new(cfg, subs), io)
 }
 
@@ -127,10 +151,15 @@ pub(super) fn connection(kernel: Kernel, sched: SchedName, backup: &[bool], wind
 /// handshake segments and pushed packets (stamped) are sent.
 pub(super) fn settle(cn: &mut Connection, io: &mut Endpoints, now: Time) {
     let fx = cn.take_effects();
+    let mut new = Vec::new();
     for &e in &fx {
         match e {
             Effect::Timer(at, t) => io.timers.push((at, t)),
             Effect::Send(p) => io.sent.push(p),
+            // A path manager's new subflow: endpoints like the others', added once these
+            // effects are carried out.
+            Effect::NewSubflow { path, backup } => new.push((path, backup)),
+            Effect::Closed(f) => io.closed.push(f),
             Effect::Push => {
                 for mut p in std::mem::take(&mut io.out) {
                     cn.stamp(p.flow as usize, &mut p);
@@ -143,6 +172,12 @@ pub(super) fn settle(cn: &mut Connection, io: &mut Endpoints, now: Time) {
         }
     }
     cn.restore_effects(fx);
+    for (path, backup) in new {
+        let f = io.senders.len() as u16;
+        io.add_endpoints();
+        cn.add_subflow(now, Subflow::new(f, path, MSS, false, backup, now));
+        settle(cn, io, now);
+    }
 }
 
 /// The application may write `bytes` in all; pushes.

@@ -4,17 +4,19 @@
 //! full_mesh_create_subflows in net/mptcp/mptcp_fullmesh.c), a crossed subflow's routes, each
 //! subflow's TCP sender and receiver (MSS clamped to the smaller path's as tcp_mss_clamp, less the
 //! DSS option; the connection-level window of RFC 8684 3.3.5), the backup flag (v0.9x low_prio /
-//! rcv_low_prio, net/mptcp/mptcp_sched.c) and the MP_PRIO schedule.
+//! rcv_low_prio, net/mptcp/mptcp_sched.c), the MP_PRIO schedule and the path-manager policy;
+//! and a subflow a path-manager policy opens during the run (`subflow_at`).
 
 use crate::app::App;
-use crate::mptcp::connection::{ConnCfg, ConnInfo, ConnSndbuf, Connection, Subflow};
+use crate::mptcp::connection::{ConnCfg, ConnInfo, ConnSndbuf, Connection, PmSetup, Subflow};
 use crate::mptcp::coupled;
+use crate::mptcp::pm::{self, PmName, PmParams};
 use crate::mptcp::sched::{self, SchedParams};
 use crate::packet::{DSS_DATA_BYTES, TCP_HEADER_BYTES};
 use crate::scenario::{
     AppKind, BufSize, CcKind, CoupledName, Direction, FlowKind, Kernel, MptcpMode, Scenario, SchedName, SubflowLayout,
 };
-use crate::sim::{routes, Flow, FlowCounters, Hop, PathState, INTERVAL};
+use crate::sim::{routes, Flow, FlowCounters, Hop, PathState, Simulation, INTERVAL};
 use crate::tcp::cc::{self, CongestionControl};
 use crate::tcp::receiver::{ReceiverCfg, TcpReceiver};
 use crate::tcp::sender::{SenderCfg, TcpSender};
@@ -59,6 +61,121 @@ fn crossed_routes(data: [Hop; 2], ack: [Hop; 2], dir: Direction) -> ([Hop; 2], [
         Direction::Upload => ([data_up, data_up], [ack_down, ack_down], 1),
         Direction::Download => ([data_down, data_down], [ack_up, ack_up], 1),
     }
+}
+
+/// Subflow `j` of connection `c` (scenario flow `i`) between the client address on path `cp`
+/// and the server's on path `sp` (runner path indexes): its internal flow (routes, TCP sender
+/// and receiver) with handle `fi` and congestion control `cc`, and its MSS.
+#[allow(clippy::too_many_arguments)]
+fn subflow_flow(
+    sc: &Scenario,
+    i: usize,
+    (c, j): (u16, usize),
+    (cp, sp): (usize, usize),
+    paths: &[PathState],
+    bb_links: Option<(u16, u16)>,
+    (fi, cc): (u16, Box<dyn CongestionControl>),
+    label: String,
+    end: Time,
+) -> (Flow, u32) {
+    let f = &sc.flow[i];
+    let t = &f.tcp;
+    let kernel = f.kernel.unwrap_or(Kernel::Upstream);
+    let rcv_window = match t.rcvbuf_bytes {
+        BufSize::Bytes(b) => b,
+        BufSize::Auto => t.rmem_max() / 2,
+    };
+    let start = Time::from_secs_f64(f.start_s);
+    let stop = Time::from_secs_f64(f.stop_s.unwrap_or(sc.duration_s)).min(end);
+    // Source-address routing: the data leaves on its sender's address's path, the ACKs on
+    // the receiver's (the same path for a per-path subflow).
+    let (data_pi, ack_pi) = if f.direction == Direction::Upload { (cp, sp) } else { (sp, cp) };
+    let (fwd, rev, hops) = if cp == sp {
+        routes(bb_links, paths[cp].hops, f.direction)
+    } else {
+        crossed_routes(paths[data_pi].hops, paths[ack_pi].hops, f.direction)
+    };
+    // Each end announces the MSS of the path its SYN leaves on, and sends no more than the
+    // peer announced (tcp_mss_clamp): a crossed subflow gets the smaller path's. The DSS
+    // option takes its room out of every segment's payload.
+    let mtu = sc.path_mtu(&paths[cp].name).min(sc.path_mtu(&paths[sp].name));
+    let mss = mtu - TCP_HEADER_BYTES - DSS_DATA_BYTES;
+    let mut sender = TcpSender::new(SenderCfg {
+        flow: fi,
+        mss,
+        initial_cwnd: t.initial_cwnd,
+        min_rto: Time::from_ms_f64(t.min_rto_ms),
+        // The connection's send buffer limits what is scheduled; the subflow holds only
+        // what it was given.
+        sndbuf: BufSize::Bytes(1 << 40),
+        wmem_max: 1 << 40,
+        cc,
+        pacing: t.pacing,
+    });
+    sender.apply_sysctls(t);
+    // Upstream subflows run a current kernel's TCP: its tail loss probe rule, which the
+    // connection timer's interval reads (stale.rs).
+    sender.set_modern_loss_probe(kernel == Kernel::Upstream);
+    // Subflows advertise the connection's window (RFC 8684 3.3.5): no subflow-level
+    // limit beyond it.
+    let receiver = TcpReceiver::new(ReceiverCfg {
+        flow: fi,
+        mss,
+        rcvbuf: BufSize::Bytes(rcv_window.max(2 * mss as u64)),
+        rmem_max: t.rmem_max(),
+        delayed_ack: t.delayed_ack,
+    });
+    let flow = Flow {
+        name: format!("{}/{}", f.name.clone().unwrap_or_default(), label),
+        owner: i as u16,
+        conn: Some((c, j as u8)),
+        kind: FlowKind::Tcp,
+        app_kind: AppKind::Bulk,
+        direction: f.direction,
+        path: data_pi as u16,
+        ack_path: ack_pi as u16,
+        route_fwd: fwd,
+        route_rev: rev,
+        hops,
+        start,
+        stop,
+        app: App::Bulk { bytes: Some(0) },
+        mss,
+        sender: Some(sender),
+        receiver: Some(receiver),
+        sender_timer: None,
+        receiver_timer: None,
+        counters: FlowCounters::default(),
+        bins: Bins::new(INTERVAL.ns(), end.ns()),
+        closed: false,
+    };
+    (flow, mss)
+}
+
+/// A subflow connection `c`'s path manager opens during the run on path `pi` (a per-path one:
+/// validated), as subflow `j`: its internal flow, named `flow/path#n` for the path's n-th
+/// subflow, and the connection's state for it, with the path's backup flag as it stands.
+pub(in crate::sim) fn subflow_at(
+    sim: &Simulation,
+    c: u16,
+    j: usize,
+    pi: u16,
+    backup: bool,
+    now: Time,
+) -> (Flow, Subflow) {
+    let cn = &sim.conns[c as usize];
+    let i = cn.owner as usize;
+    let f = &sim.sc.flow[i];
+    let fi = sim.flows.len() as u16;
+    let bb_links = sim.sc.backbone.enabled.then_some((0, 1));
+    // Uncoupled only (validated): the new subflow's controller has its own random stream,
+    // labelled by the internal flow it is, as at the start.
+    let cc = cc::build_seeded(f.cc.unwrap_or(CcKind::Cubic), &f.tcp, sim.seed, fi);
+    let n = cn.subs.iter().filter(|st| st.path == pi).count() + 1;
+    let label = format!("{}#{n}", sim.paths[pi as usize].name);
+    let p = pi as usize;
+    let (flow, mss) = subflow_flow(&sim.sc, i, (c, j), (p, p), &sim.paths, bb_links, (fi, cc), label, sim.end);
+    (flow, Subflow::new(fi, pi, mss, false, backup, now))
 }
 
 /// Builds scenario flow `i` as connection `c`, appending its subflows to `flows`.
@@ -113,78 +230,19 @@ pub(in crate::sim) fn build(
     let index = |k: usize| paths.iter().position(|p| p.name == names[k]).unwrap_or(0);
     for (j, &(ck, sk)) in pairs.iter().enumerate() {
         let (cp, sp) = (index(ck), index(sk));
-        // Source-address routing: the data leaves on its sender's address's path, the ACKs on
-        // the receiver's (the same path for a per-path subflow).
-        let (data_pi, ack_pi) = if f.direction == Direction::Upload { (cp, sp) } else { (sp, cp) };
-        let (fwd, rev, hops) = if cp == sp {
-            routes(bb_links, paths[cp].hops, f.direction)
-        } else {
-            crossed_routes(paths[data_pi].hops, paths[ack_pi].hops, f.direction)
-        };
-        // Each end announces the MSS of the path its SYN leaves on, and sends no more than the
-        // peer announced (tcp_mss_clamp): a crossed subflow gets the smaller path's. The DSS
-        // option takes its room out of every segment's payload.
-        let mtu = sc.path_mtu(&names[ck]).min(sc.path_mtu(&names[sk]));
-        let mss = mtu - TCP_HEADER_BYTES - DSS_DATA_BYTES;
+        let label = if ck == sk { names[ck].clone() } else { format!("{}>{}", names[ck], names[sk]) };
+        let fi = flows.len() as u16;
+        let (flow, mss) = subflow_flow(sc, i, (c, j), (cp, sp), paths, bb_links, (fi, ccs.remove(0)), label, end);
         if let Some(m) = ratio_mss.get_mut(j) {
             *m = mss;
         }
-        let pi = data_pi;
-        let fi = flows.len() as u16;
-        let mut sender = TcpSender::new(SenderCfg {
-            flow: fi,
-            mss,
-            initial_cwnd: t.initial_cwnd,
-            min_rto: Time::from_ms_f64(t.min_rto_ms),
-            // The connection's send buffer limits what is scheduled; the subflow holds only
-            // what it was given.
-            sndbuf: BufSize::Bytes(1 << 40),
-            wmem_max: 1 << 40,
-            cc: ccs.remove(0),
-            pacing: t.pacing,
-        });
-        sender.apply_sysctls(t);
-        // Upstream subflows run a current kernel's TCP: its tail loss probe rule, which the
-        // connection timer's interval reads (stale.rs).
-        sender.set_modern_loss_probe(kernel == Kernel::Upstream);
-        // Subflows advertise the connection's window (RFC 8684 3.3.5): no subflow-level
-        // limit beyond it.
-        let receiver = TcpReceiver::new(ReceiverCfg {
-            flow: fi,
-            mss,
-            rcvbuf: BufSize::Bytes(rcv_window.max(2 * mss as u64)),
-            rmem_max: t.rmem_max(),
-            delayed_ack: t.delayed_ack,
-        });
-        let label = if ck == sk { names[ck].clone() } else { format!("{}>{}", names[ck], names[sk]) };
-        flows.push(Flow {
-            name: format!("{}/{}", f.name.clone().unwrap_or_default(), label),
-            owner: i as u16,
-            conn: Some((c, j as u8)),
-            kind: FlowKind::Tcp,
-            app_kind: AppKind::Bulk,
-            direction: f.direction,
-            path: pi as u16,
-            ack_path: ack_pi as u16,
-            route_fwd: fwd,
-            route_rev: rev,
-            hops,
-            start,
-            stop,
-            app: App::Bulk { bytes: Some(0) },
-            mss,
-            sender: Some(sender),
-            receiver: Some(receiver),
-            sender_timer: None,
-            receiver_timer: None,
-            counters: FlowCounters::default(),
-            bins: Bins::new(INTERVAL.ns(), end.ns()),
-        });
+        let pi = flow.path;
+        flows.push(flow);
         // v0.9x treats a subflow as backup if either end flagged it (low_prio or rcv_low_prio,
         // mptcp_sched.c): a crossed subflow touching a backup address is one. MP_CAPABLE on the
         // first path completed before the test started.
         let backup = backups.contains(&names[ck]) || backups.contains(&names[sk]);
-        subs.push(Subflow::new(fi, pi as u16, mss, j == 0, backup, start));
+        subs.push(Subflow::new(fi, pi, mss, j == 0, backup, start));
     }
     let app_kind = f.app.unwrap_or(AppKind::Bulk);
     // An MP_PRIO for an address applies to every subflow with an end on it.
@@ -198,6 +256,19 @@ pub(in crate::sim) fn build(
         })
         .collect();
     let sched = sched::build(f.scheduler.unwrap_or(SchedName::Default), &sched_params(f, ratio_mss));
+    // A userspace path manager speaks of the flow's paths by their index in `paths`.
+    let pm = match f.path_manager.unwrap_or(PmName::Kernel) {
+        PmName::Kernel => None,
+        name => {
+            let backup: Vec<bool> = names.iter().map(|n| backups.contains(n)).collect();
+            let backup_paths = (0..names.len() as u16).filter(|&k| backup[k as usize]).collect();
+            Some(PmSetup {
+                policy: pm::build(name, &PmParams { backup_paths, ..PmParams::default() }),
+                paths: (0..names.len()).map(|k| index(k) as u16).collect(),
+                backup,
+            })
+        }
+    };
     let cfg = ConnCfg {
         owner: i as u16,
         info: ConnInfo {
@@ -220,6 +291,7 @@ pub(in crate::sim) fn build(
         sndbuf_rule,
         prio,
         coupling,
+        pm,
     };
     Connection::new(cfg, subs)
 }

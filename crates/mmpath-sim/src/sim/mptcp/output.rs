@@ -129,7 +129,7 @@ impl Simulation {
             }
         }
         let s = &cn.stats;
-        json!({
+        let mut entry = json!({
             "name": cn.info.name,
             "kind": "mptcp",
             "app": match cn.info.app_kind { AppKind::Bulk => "bulk", AppKind::Rate => "rate", AppKind::Cbr => "cbr" },
@@ -156,6 +156,17 @@ impl Simulation {
             "loss_pct": subs.iter().map(|v| v["loss_pct"].as_f64().unwrap_or(0.0)).fold(0.0, f64::max),
             "rtt_ms": json!({"mean": rtt.mean(), "p95": rtt.quantile(0.95), "min": rtt.min(), "max": rtt.max(), "samples": rtt.count()}),
             "subflows": subs,
-        })
+        });
+        // Only with a userspace path manager: the in-kernel one's entry stays as it was.
+        if let Some((policy, pm)) = cn.pm_summary() {
+            entry["path_manager"] = json!({
+                "policy": policy,
+                "subflows_created": pm.subflows_created,
+                "subflows_closed": pm.subflows_closed,
+                "backup_changes": pm.backup_changes,
+                "refused": pm.refused,
+            });
+        }
+        entry
     }
 }

@@ -1,0 +1,357 @@
+//! A userspace path-manager policy (mptcp/pm/) run inside the connection, as the `mmpath-pm`
+//! daemon runs one beside the kernel: the connection tells it what happens (its start, a
+//! subflow established, an RTO, a stale subflow; the runner adds link events with
+//! `on_pm_link`) and carries out what it asks:
+//! - create a subflow: asked of the runner (`Effect::NewSubflow`), which builds its endpoints
+//!   and hands it back (`add_subflow`); it then does its MP_JOIN like any other (join.rs), with
+//!   the path's backup flag as it stands;
+//! - close a subflow (MPTCP_PM_CMD_SUBFLOW_DESTROY): its data not yet data-ACKed goes back to
+//!   the connection and is sent again on the others (as the kernel's __mptcp_retransmit_pending
+//!   on a subflow close), the runner drops whatever still reaches its endpoints (`Effect::Closed`);
+//! - set / clear backup: MP_PRIO on every open subflow of the path, applied at once as the
+//!   scenario's `prio` changes are (events.rs `on_prio`), and kept for subflows opened later;
+//! - announce / remove an address: in the simulated topology the client opens every subflow
+//!   itself, so an announcement changes nothing; a removal closes the path's subflows.
+//!
+//! Paths are the connection's own indexes (the scenario flow's `paths` order), which the policy
+//! speaks in; the runner's global path indexes are mapped at the edge.
+
+use super::{Connection, Effect, Subflow, SubflowIo, Timer};
+use crate::mptcp::pm::{PathManager, PmAction, PmEvent};
+use crate::time::Time;
+
+/// The most subflows open at once (the scenario's bound on `paths`, and upstream Linux's
+/// MPTCP_PM_ADDR_MAX = 8 for the in-kernel path manager's subflows), and in a connection's life
+/// (subflow indexes are u8).
+const MAX_OPEN: usize = 8;
+const MAX_EVER: usize = 255;
+
+/// What a connection's path manager is built from (sim/mptcp/build.rs).
+pub struct PmSetup {
+    pub policy: Box<dyn PathManager>,
+    /// The runner's path index of each of the connection's paths, in order.
+    pub paths: Vec<u16>,
+    /// Each path's backup flag at the start.
+    pub backup: Vec<bool>,
+}
+
+/// What the path manager did, for summary.json.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct PmStats {
+    pub subflows_created: u64,
+    pub subflows_closed: u64,
+    pub backup_changes: u64,
+    /// Creations refused: MAX_OPEN subflows open, or MAX_EVER opened.
+    pub refused: u64,
+}
+
+pub(super) struct PmState {
+    policy: Box<dyn PathManager>,
+    paths: Vec<u16>,
+    backup: Vec<bool>,
+    /// The connection's start was told (`on_pm_timer` at the start).
+    started: bool,
+    /// The policy's timer event asked for.
+    timer_at: Option<Time>,
+    /// Events noted where the policy cannot be called (inside a walk over the subflows), told
+    /// at the end of the entry point (`pm_flush`), and the actions' scratch buffer.
+    pending: Vec<PmEvent>,
+    out: Vec<PmAction>,
+    stats: PmStats,
+}
+
+impl PmState {
+    pub(super) fn new(s: PmSetup) -> Self {
+        PmState {
+            policy: s.policy,
+            paths: s.paths,
+            backup: s.backup,
+            started: false,
+            timer_at: None,
+            pending: Vec::with_capacity(4),
+            out: Vec::with_capacity(4),
+            stats: PmStats::default(),
+        }
+    }
+}
+
+/// `ev` with its path replaced by `k`.
+fn on_path(ev: PmEvent, k: u16) -> PmEvent {
+    match ev {
+        PmEvent::LinkUp { .. } => PmEvent::LinkUp { path: k },
+        PmEvent::LinkDown { .. } => PmEvent::LinkDown { path: k },
+        PmEvent::LinkQuality { signal_dbm, mcs, .. } => PmEvent::LinkQuality { path: k, signal_dbm, mcs },
+        PmEvent::ScanStart { .. } => PmEvent::ScanStart { path: k },
+        PmEvent::ScanEnd { .. } => PmEvent::ScanEnd { path: k },
+        PmEvent::ConnCreated { .. } => PmEvent::ConnCreated { path: k },
+        PmEvent::SubflowEstablished { subflow, .. } => PmEvent::SubflowEstablished { path: k, subflow },
+        PmEvent::SubflowClosed { subflow, error, .. } => PmEvent::SubflowClosed { path: k, subflow, error },
+        PmEvent::SubflowRto { subflow, .. } => PmEvent::SubflowRto { path: k, subflow },
+        PmEvent::SubflowStale { subflow, .. } => PmEvent::SubflowStale { path: k, subflow },
+    }
+}
+
+impl Connection {
+    /// Runs a userspace path manager (not the in-kernel one).
+    pub fn has_pm(&self) -> bool {
+        self.pm.is_some()
+    }
+
+    /// The policy's name and what it did; None with the in-kernel path manager.
+    pub fn pm_summary(&self) -> Option<(&'static str, PmStats)> {
+        self.pm.as_ref().map(|p| (p.policy.name(), p.stats))
+    }
+
+    /// The connection's path index of subflow `j` (the runner's index mapped back).
+    fn pm_path_of(&self, j: usize) -> u16 {
+        let pi = self.subs[j].path;
+        let paths = self.pm.as_ref().map_or(&[][..], |p| &p.paths[..]);
+        paths.iter().position(|&p| p == pi).unwrap_or(0) as u16
+    }
+
+    /// Notes an event about subflow `j` for the policy (told at `pm_flush`).
+    pub(super) fn pm_note(&mut self, j: usize, ev: impl FnOnce(u16, u16) -> PmEvent) {
+        if self.pm.is_none() {
+            return;
+        }
+        let e = ev(self.pm_path_of(j), j as u16);
+        if let Some(p) = self.pm.as_mut() {
+            p.pending.push(e);
+        }
+    }
+
+    /// Tells the policy the events noted, carrying out its answers.
+    pub(super) fn pm_flush(&mut self, now: Time, io: &mut impl SubflowIo) {
+        while let Some(ev) = self.pm.as_mut().and_then(|p| (!p.pending.is_empty()).then(|| p.pending.remove(0))) {
+            self.pm_event(now, ev, io);
+        }
+    }
+
+    /// The policy's timer (`Timer::Pm`): the first one, at the connection's start, tells it the
+    /// connection exists with its first subflow established.
+    pub fn on_pm_timer(&mut self, now: Time, io: &mut impl SubflowIo) {
+        let Some(p) = self.pm.as_mut() else { return };
+        if !std::mem::replace(&mut p.started, true) {
+            let path = self.pm_path_of(0);
+            self.pm_event(now, PmEvent::ConnCreated { path }, io);
+            self.pm_event(now, PmEvent::SubflowEstablished { path, subflow: 0 }, io);
+        }
+        let Some(p) = self.pm.as_mut() else { return };
+        if p.timer_at == Some(now) {
+            p.timer_at = None;
+            let mut out = std::mem::take(&mut p.out);
+            p.policy.on_timer(now, &mut out);
+            self.pm_apply(now, &mut out, io);
+        }
+        self.pm_rearm();
+    }
+
+    /// A link event on the runner's path `pi` (its index in `ev` is ignored).
+    pub fn on_pm_link(&mut self, now: Time, pi: u16, ev: PmEvent, io: &mut impl SubflowIo) {
+        let Some(p) = self.pm.as_ref() else { return };
+        let Some(k) = p.paths.iter().position(|&x| x == pi) else { return };
+        self.pm_event(now, on_path(ev, k as u16), io);
+    }
+
+    /// Tells the policy `ev` and carries out its answer.
+    fn pm_event(&mut self, now: Time, ev: PmEvent, io: &mut impl SubflowIo) {
+        let Some(p) = self.pm.as_mut() else { return };
+        let mut out = std::mem::take(&mut p.out);
+        p.policy.on_event(now, &ev, &mut out);
+        self.pm_apply(now, &mut out, io);
+        self.pm_rearm();
+    }
+
+    /// Asks for the policy's timer if it wants one at a time not yet asked for.
+    fn pm_rearm(&mut self) {
+        let Some(p) = self.pm.as_mut() else { return };
+        let want = p.policy.poll_at();
+        if want.is_some() && want != p.timer_at {
+            p.timer_at = want;
+            self.effects.push(Effect::Timer(want.expect("some"), Timer::Pm));
+        }
+    }
+
+    /// Carries out the policy's actions, in order, then pushes; gives the buffer back.
+    fn pm_apply(&mut self, now: Time, out: &mut Vec<PmAction>, io: &mut impl SubflowIo) {
+        let acted = !out.is_empty();
+        for a in out.drain(..) {
+            match a {
+                PmAction::CreateSubflow { path } => self.pm_create(path),
+                PmAction::CloseSubflow { path, subflow } => {
+                    let j = subflow as usize;
+                    if j < self.subs.len() && self.pm_path_of(j) == path {
+                        self.close_subflow(now, j, io);
+                    }
+                }
+                PmAction::SetBackup { path } => self.pm_backup(path, true),
+                PmAction::ClearBackup { path } => self.pm_backup(path, false),
+                PmAction::Announce { .. } => {}
+                PmAction::Remove { path } => {
+                    for j in 0..self.subs.len() {
+                        if !self.subs[j].closed && self.pm_path_of(j) == path {
+                            self.close_subflow(now, j, io);
+                        }
+                    }
+                }
+            }
+        }
+        if let Some(p) = self.pm.as_mut() {
+            p.out = std::mem::take(out);
+        }
+        if acted {
+            self.push(now, io);
+        }
+    }
+
+    /// Asks the runner for a subflow on the connection's path `k`.
+    fn pm_create(&mut self, k: u16) {
+        let open = self.subs.iter().filter(|s| !s.closed).count();
+        let ever = self.subs.len();
+        let Some(p) = self.pm.as_mut() else { return };
+        let (Some(&path), Some(&backup)) = (p.paths.get(k as usize), p.backup.get(k as usize)) else { return };
+        if open >= MAX_OPEN || ever >= MAX_EVER {
+            p.stats.refused += 1;
+            return;
+        }
+        p.stats.subflows_created += 1;
+        self.effects.push(Effect::NewSubflow { path, backup });
+    }
+
+    /// MP_PRIO on every open subflow of path `k`; subflows opened later inherit it.
+    fn pm_backup(&mut self, k: u16, backup: bool) {
+        let Some(p) = self.pm.as_mut() else { return };
+        let Some(flag) = p.backup.get_mut(k as usize) else { return };
+        *flag = backup;
+        p.stats.backup_changes += 1;
+        for j in 0..self.subs.len() {
+            if !self.subs[j].closed && self.pm_path_of(j) == k {
+                self.subs[j].backup = backup;
+            }
+        }
+    }
+
+    /// A subflow the runner built for an `Effect::NewSubflow`: it joins now (join.rs).
+    pub fn add_subflow(&mut self, now: Time, sub: Subflow) {
+        self.subs.push(sub);
+        let j = self.subs.len() - 1;
+        self.on_join_timer(now, j);
+    }
+
+    /// Closes subflow `j`: its data not yet data-ACKed is sent again on the others, its
+    /// endpoints are let go (`Effect::Closed`), and the policy hears of it.
+    pub(super) fn close_subflow(&mut self, now: Time, j: usize, io: &mut impl SubflowIo) {
+        if self.subs[j].closed {
+            return;
+        }
+        let (una, nxt) = {
+            let s = io.sender(self.subs[j].flow);
+            (s.snd_una, s.snd_nxt)
+        };
+        let st = &mut self.subs[j];
+        st.closed = true;
+        st.established = false;
+        st.hs_deadline = None;
+        let reinject = &mut self.reinject;
+        st.maps.for_each_range(una, nxt, |d, l| reinject.push(d, l));
+        self.reclaim(j, io);
+        let flow = self.subs[j].flow;
+        self.effects.push(Effect::Closed(flow));
+        if let Some(p) = self.pm.as_mut() {
+            p.stats.subflows_closed += 1;
+        }
+        let path = self.pm_path_of(j);
+        self.pm_event(now, PmEvent::SubflowClosed { path, subflow: j as u16, error: false }, io);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testkit::*;
+    use super::*;
+    use crate::mptcp::pm::{self as policy, PmName, PmParams};
+
+    fn with_pm(cn: &mut Connection, name: PmName, backup: &[bool]) {
+        let n = backup.len();
+        cn.pm = Some(Box::new(PmState::new(PmSetup {
+            policy: policy::build(name, &PmParams::default()),
+            paths: (0..n as u16).collect(),
+            backup: backup.to_vec(),
+        })));
+    }
+
+    /// Carries out the effects (testkit `settle`: new subflows get endpoints and join);
+    /// returns the paths of the subflows opened.
+    fn build_new(cn: &mut Connection, io: &mut Endpoints, now: Time) -> Vec<u16> {
+        let before = cn.subs.len();
+        settle(cn, io, now);
+        cn.subs[before..].iter().map(|st| st.path).collect()
+    }
+
+    /// fast-failback, state by state: path 0 down, data on subflow 1 (the backup); path 0
+    /// up: a new subflow joins on path 0 at once (its SYN now, not at subflow 0's RTO); once
+    /// it is established subflow 0 is closed, its outstanding data reinjected, and the new
+    /// subflow takes new data.
+    #[test]
+    fn fast_failback_joins_at_once_and_retires_the_old_subflow() {
+        let (mut cn, mut io) = connection(Kernel::V09x, SchedName::Minrtt, &[false, true], 1 << 20);
+        with_pm(&mut cn, PmName::FastFailback, &[false, true]);
+        cn.on_pm_timer(Time::ZERO, &mut io);
+        settle(&mut cn, &mut io, Time::ZERO);
+        write(&mut cn, &mut io, Time::ZERO, 5 * MSS as u64);
+        assert_eq!(io.data_on(0).len(), 5);
+        cn.subs[1].established = true;
+        io.up[0] = false;
+        cn.on_pm_link(ms(10), 0, PmEvent::LinkDown { path: 0 }, &mut io);
+        assert!(build_new(&mut cn, &mut io, ms(10)).is_empty(), "nothing while it is down");
+        io.up[0] = true;
+        cn.on_pm_link(ms(500), 0, PmEvent::LinkUp { path: 0 }, &mut io);
+        assert_eq!(build_new(&mut cn, &mut io, ms(500)), vec![0], "a subflow on path 0 at once");
+        assert_eq!(cn.subs.len(), 3);
+        assert_eq!(io.syns(), vec![(2, 0, Way::Reverse)], "its MP_JOIN SYN goes now");
+        // The handshake completes: subflow 0 is closed and its data reinjected.
+        let mut p = Packet::empty(2, Kind::Syn, Way::Reverse);
+        p.seq = 2;
+        cn.on_handshake(ms(510), 2, &p, &mut io);
+        assert!(build_new(&mut cn, &mut io, ms(510)).is_empty());
+        assert!(cn.subs[0].closed && !cn.subs[0].established);
+        assert_eq!(cn.subs[0].state_code(), 5);
+        assert_eq!(io.closed, vec![0]);
+        let on2: Vec<u64> = io.data_on(2).iter().map(|d| d.1).collect();
+        assert_eq!(&on2[..5], &[0, 1000, 2000, 3000, 4000], "subflow 0's data again, on the new subflow");
+        assert_eq!(
+            cn.pm_summary().map(|(n, s)| (n, s.subflows_created, s.subflows_closed)),
+            Some(("fast-failback", 1, 1))
+        );
+    }
+
+    /// The kernel's path manager as a policy changes nothing: no subflow is created.
+    #[test]
+    fn the_kernel_policy_creates_nothing() {
+        let (mut cn, mut io) = connection(Kernel::V09x, SchedName::Minrtt, &[false, true], 1 << 20);
+        with_pm(&mut cn, PmName::Kernel, &[false, true]);
+        cn.on_pm_timer(Time::ZERO, &mut io);
+        cn.on_pm_link(ms(10), 0, PmEvent::LinkDown { path: 0 }, &mut io);
+        cn.on_pm_link(ms(500), 0, PmEvent::LinkUp { path: 0 }, &mut io);
+        assert!(build_new(&mut cn, &mut io, ms(500)).is_empty());
+        assert_eq!(cn.subs.len(), 2);
+    }
+
+    /// link-aware-backup: a link going down swaps the backup flags at once (MP_PRIO), so new
+    /// data goes to the backup without waiting for an RTO.
+    #[test]
+    fn link_aware_backup_swaps_the_flags_on_link_down() {
+        let (mut cn, mut io) = connection(Kernel::V09x, SchedName::Minrtt, &[false, true], 1 << 20);
+        with_pm(&mut cn, PmName::LinkAwareBackup, &[false, true]);
+        cn.pm.as_mut().unwrap().policy =
+            policy::build(PmName::LinkAwareBackup, &PmParams { backup_paths: vec![1], ..PmParams::default() });
+        cn.on_pm_timer(Time::ZERO, &mut io);
+        write(&mut cn, &mut io, Time::ZERO, 5 * MSS as u64);
+        cn.subs[1].established = true;
+        cn.on_pm_link(ms(10), 0, PmEvent::LinkDown { path: 0 }, &mut io);
+        settle(&mut cn, &mut io, ms(10));
+        assert!(cn.subs[0].backup && !cn.subs[1].backup);
+        write(&mut cn, &mut io, ms(11), 10 * MSS as u64);
+        assert_eq!(io.data_on(1).len(), 5, "new data on the old backup");
+    }
+}

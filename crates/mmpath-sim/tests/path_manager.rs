@@ -1,0 +1,113 @@
+//! The path-manager policies in whole runs (docs/path-manager.md "Policies"): a dual-path MPTCP
+//! backup-mode download over wired paths (200 Mbit/s primary, 50 Mbit/s backup), the primary
+//! cut for 5 s (a dropping outage: what is queued or sent while it is down is lost) and
+//! restored. For each policy: how long the backup takes to carry the traffic after the cut,
+//! and how long the primary takes to carry traffic again after it is back.
+//!
+//! `cargo test --release -p mmpath-sim --test path_manager -- --nocapture` prints the table.
+
+use mmpath_sim::Simulation;
+
+const CUT_S: f64 = 5.0;
+const BACK_S: f64 = 10.0;
+
+fn scenario(pm: &str, kernel: &str) -> String {
+    format!(
+        r#"{{"name":"pm","duration_s":15.0,"backbone":{{"enabled":false}},"timeline":{{"sample_ms":1}},
+        "path":[{{"name":"primary","rate_mbps":200.0,"delay_ms":5.0,
+                  "schedule":[{{"t_s":{CUT_S},"up":false,"drop":true}},{{"t_s":{BACK_S},"up":true}}]}},
+                {{"name":"backup","rate_mbps":50.0,"delay_ms":10.0}}],
+        "flow":[{{"name":"dl","kind":"mptcp","mode":"backup","kernel":"{kernel}","path_manager":"{pm}"}}]}}"#
+    )
+}
+
+/// What a run shows, in seconds after the cut (backup) or the return (primary): the first
+/// data the path delivers, and the end of its first 100 ms carrying at least half its rate.
+struct Times {
+    over: Option<f64>,
+    over_full: Option<f64>,
+    back: Option<f64>,
+    back_full: Option<f64>,
+    goodput: f64,
+}
+
+fn measure(pm: &str, kernel: &str) -> Times {
+    let mut sim = Simulation::from_json(&scenario(pm, kernel), 1).expect("valid scenario");
+    let out = sim.finish();
+    assert!(out.ok, "{pm}: the oracle failed: {}", out.summary["checks"]);
+    let tl = &out.timeline;
+    // The subflows' delivered bytes per path, summed at each sample (subflow rows only).
+    let mut t = Vec::new();
+    let mut on = [Vec::new(), Vec::new()];
+    for i in 0..tl.t_s.len() {
+        if tl.subflow[i] < 0 {
+            continue;
+        }
+        if t.last() != Some(&tl.t_s[i]) {
+            t.push(tl.t_s[i]);
+            on[0].push(0u64);
+            on[1].push(0u64);
+        }
+        *on[tl.path[i] as usize].last_mut().unwrap() += tl.delivered_bytes[i];
+    }
+    // The first sample after `from` at which path `p` has delivered more than at `from`.
+    let first_rise = |p: usize, from: f64| {
+        let k0 = t.iter().position(|&x| x >= from)?;
+        (k0..t.len()).find(|&k| on[p][k] > on[p][k0]).map(|k| t[k] - from)
+    };
+    // The first sample after `from` from which path `p` delivers half of `mbps` in 100 ms
+    // (samples are 1 ms apart).
+    let sustained = |p: usize, from: f64, mbps: f64| {
+        let k0 = t.iter().position(|&x| x >= from)?;
+        let half = (0.5 * mbps * 1e6 / 8.0 * 0.1) as u64;
+        (k0..t.len().saturating_sub(100)).find(|&k| on[p][k + 100] - on[p][k] >= half).map(|k| t[k + 100] - from)
+    };
+    Times {
+        over: first_rise(1, CUT_S),
+        over_full: sustained(1, CUT_S, 50.0),
+        back: first_rise(0, BACK_S),
+        back_full: sustained(0, BACK_S, 200.0),
+        goodput: out.summary["flows"][0]["goodput_mbps"].as_f64().unwrap(),
+    }
+}
+
+fn secs(x: Option<f64>) -> String {
+    x.map_or("never".into(), |v| format!("{v:.3}"))
+}
+
+#[test]
+fn policies_against_a_five_second_primary_cut() {
+    let mut rows = Vec::new();
+    println!(
+        "kernel          policy             backup: first / half-rate   primary back: first / half-rate   goodput"
+    );
+    for kernel in ["linux-upstream", "linux-v0.9x"] {
+        for pm in ["kernel", "fast-failback", "link-aware-backup", "recreate"] {
+            let m = measure(pm, kernel);
+            println!(
+                "{kernel:15} {pm:18} {:>7} / {:>7} s           {:>7} / {:>7} s             {:.1} Mbit/s",
+                secs(m.over),
+                secs(m.over_full),
+                secs(m.back),
+                secs(m.back_full),
+                m.goodput
+            );
+            rows.push((kernel, pm, m.over, m.back));
+        }
+    }
+    let get = |k: &str, p: &str| rows.iter().find(|r| r.0 == k && r.1 == p).map(|r| (r.2, r.3)).unwrap();
+    for kernel in ["linux-upstream", "linux-v0.9x"] {
+        let (_, kernel_back) = get(kernel, "kernel");
+        let (_, ff_back) = get(kernel, "fast-failback");
+        let ff = ff_back.expect("fast-failback: the primary carries traffic again");
+        // The fresh subflow's MP_JOIN takes a round trip and a half on the primary (~15 ms).
+        assert!(ff < 0.5, "{kernel}: fast-failback back after {ff} s");
+        // The kernel's own path manager waits for the old subflow's backed-off RTO.
+        assert!(kernel_back.is_none_or(|k| k > 1.0), "{kernel}: kernel PM back after {kernel_back:?} s");
+        // link-aware-backup moves at the link's loss, before any RTO (200 ms at least).
+        let (law_over, _) = get(kernel, "link-aware-backup");
+        let (k_over, _) = get(kernel, "kernel");
+        let law = law_over.expect("link-aware-backup: the backup takes over");
+        assert!(law < 0.1 && k_over.is_none_or(|k| k > law), "{kernel}: {law} vs kernel {k_over:?}");
+    }
+}

@@ -1,0 +1,195 @@
+"""`mmpath emu run` with a flow's `path_manager` (python/mmpath/emu/pmdaemon.py): the daemon's
+command line and record without root, then one emulated run as root (skips otherwise, saying why):
+a backup-mode MPTCP download whose primary is cut by a 3 s dropping outage, with
+`path_manager = "fast-failback"`: after the primary's link returns the daemon opens a subflow on
+it, and emu.json says so."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from mmpath.emu import netns, pmdaemon
+
+
+def _topo() -> netns.Topology:
+    t = netns.Topology(tag="mmpath1-2")
+    for k in range(2):
+        t.paths.append(netns.PathLink(k, f"n{k}", 1500, f"p{k}c", f"p{k}a", f"10.0.{k}.2", f"10.0.{k}.1"))
+    return t
+
+
+def test_the_policy_is_the_flows_and_kernel_without_one():
+    assert pmdaemon.policy(None) == "kernel"
+    assert pmdaemon.policy({"kind": "mptcp"}) == "kernel"
+    assert pmdaemon.policy({"kind": "mptcp", "path_manager": "recreate"}) == "recreate"
+
+
+def test_the_daemon_runs_in_the_client_namespace_on_the_client_interfaces_in_order(tmp_path):
+    d = pmdaemon.PmDaemon(_topo(), "fast-failback", [1], tmp_path)
+    cmd = d.command()
+    assert cmd[1:3] == ["-m", "mmpath.pm.cli"]
+    args = dict(zip(cmd[3::2], cmd[4::2]))
+    assert args == {"--policy": "fast-failback", "--paths": "p0c,p1c", "--netns": "mmpath1-2-cli",
+                    "--log": str(tmp_path / pmdaemon.LOG_NAME), "--backup-paths": "1"}
+    assert not pmdaemon.PmDaemon(_topo(), "kernel", [], tmp_path).needed()
+
+
+def test_the_record_puts_the_daemons_actions_on_the_scenarios_clock(tmp_path):
+    d = pmdaemon.PmDaemon(_topo(), "fast-failback", [1], tmp_path)
+    t0 = 1000.0
+    recs = [
+        {"t": 999.5, "type": "start", "paths": [{"index": 0, "ifname": "p0c", "ifindex": 7, "addr": "a"},
+                                                 {"index": 1, "ifname": "p1c", "ifindex": 9, "addr": "b"}]},
+        {"t": 1005.0, "type": "link", "ifindex": 7, "up": False},
+        {"t": 1010.0, "type": "link", "ifindex": 7, "up": True},
+        {"t": 1010.001, "type": "action", "token": 1, "source": "policy",
+         "action": {"kind": "create_subflow", "path": 0}},
+        {"t": 1010.002, "type": "command", "token": 1, "command": "subflow_create p0c", "ok": True},
+        {"t": 1014.0, "type": "stop", "restored": True},
+    ]
+    (tmp_path / pmdaemon.LOG_NAME).write_text("".join(json.dumps(r) + "\n" for r in recs) + '{"t": 1')
+    rec = d.record(t0)
+    assert rec["policy"] == "fast-failback" and rec["restored"] is True
+    assert rec["links"] == [{"t_s": 5.0, "path": 0, "up": False}, {"t_s": 10.0, "path": 0, "up": True}]
+    assert rec["actions"] == [{"t_s": 0.001 + 10.0, "source": "policy", "kind": "create_subflow", "path": 0}]
+    assert rec["commands"][0]["ok"] is True
+    assert pmdaemon.PmDaemon(_topo(), "kernel", [], tmp_path).record(t0) == {
+        "policy": "kernel", "by": "the kernel's in-kernel path manager"}
+
+
+TOOLS = ("ip", "tc", "iperf3", "tcpdump", "mptcpize")
+_missing = [t for t in TOOLS if shutil.which(t) is None]
+needs_root = [
+    pytest.mark.skipif(os.geteuid() != 0, reason="emulation needs root (network namespaces, tc, netlink)"),
+    pytest.mark.skipif(bool(_missing), reason=f"emulation needs {', '.join(_missing)} (make emu-tools)"),
+    pytest.mark.skipif(netns.read_proc("/proc/sys/net/mptcp/enabled") is None,
+                       reason="this kernel has no MPTCP (net.mptcp.enabled is absent)"),
+]
+
+
+@pytest.mark.parametrize("_", [pytest.param(None, marks=needs_root)])
+def test_fast_failback_opens_a_subflow_on_the_primary_after_its_return(tmp_path, _):
+    import mmpath.emu
+
+    cut, back = 3.0, 6.0
+    sc = {"name": "pm-emu", "duration_s": 9.0, "seed": 1, "backbone": {"enabled": False},
+          "path": [{"name": "primary", "technology": "wired", "rate_mbps": 50.0, "delay_ms": 5.0,
+                    "schedule": [{"t_s": cut, "up": False, "drop": True}, {"t_s": back, "up": True}]},
+                   {"name": "backup", "technology": "wired", "rate_mbps": 20.0, "delay_ms": 10.0}],
+          "flow": [{"name": "dl", "kind": "mptcp", "mode": "backup", "kernel": "linux-upstream",
+                    "scheduler": "default", "path_manager": "fast-failback"}]}
+    out = tmp_path / "out"
+    mmpath.emu.run(sc, out=out, capture=False)
+    meta = json.loads((out / "emu.json").read_text())
+    pm = meta["path_manager"]
+    assert pm["policy"] == "fast-failback" and pm["exit_code"] == 0 and pm["restored"] is True
+    assert (out / pmdaemon.LOG_NAME).is_file()
+    # The daemon heard the primary's link go and return (drops.py takes p0c down and up) ...
+    assert [(ln["path"], ln["up"]) for ln in pm["links"] if ln["path"] == 0][-2:] == [(0, False), (0, True)]
+    up_s = [ln["t_s"] for ln in pm["links"] if ln["path"] == 0 and ln["up"]][-1]
+    assert back - 0.5 < up_s < back + 0.5
+    # ... and opened a subflow on it after the return, which the kernel took.
+    made = [a for a in pm["actions"] if a["source"] == "policy" and a.get("kind") == "create_subflow"
+            and a.get("path") == 0 and a["t_s"] >= up_s]
+    assert made, pm["actions"]
+    assert any(c["ok"] and c["t_s"] >= made[0]["t_s"] and "create" in str(c["command"]).lower()
+               for c in pm["commands"]), pm["commands"]
+    # Nothing of the daemon is left: the record of the setting it changed is gone (it restored
+    # it), as are the run's namespaces.
+    from mmpath.emu import reaper
+
+    assert not list(reaper.PM_STATE_DIR.glob(f"{reaper.tag()}-*"))
+    assert not list(Path("/run/netns").glob(f"{reaper.tag()}-*"))
+
+
+def test_a_dead_runs_path_manager_record_is_removed_with_its_leftovers(tmp_path, monkeypatch):
+    from mmpath.emu import reaper
+
+    monkeypatch.setattr(reaper, "PM_STATE_DIR", tmp_path)
+    monkeypatch.setattr(reaper, "_ip_lines", lambda *a: [])
+    dead = tmp_path / "mmpath999999-12345-cli.json"
+    dead.write_text('{"key": "path_manager", "was": "kernel"}')
+    other = tmp_path / "lab.json"  # a daemon of the user's own namespace: not the emulator's
+    other.write_text("{}")
+    left = reaper.find()[reaper.Owner(999999, 12345)]
+    assert left.pm_states == [dead]
+    assert any("path-manager record" in ln for ln in reaper.remove(left))
+    assert not dead.exists() and other.exists()
+
+
+HARDKILL_SCENARIO = """\
+name = "pmhk"
+duration_s = 20.0
+seed = 1
+[backbone]
+enabled = false
+[[path]]
+name = "primary"
+rate_mbps = 20.0
+[[path]]
+name = "backup"
+rate_mbps = 20.0
+[[flow]]
+name = "dl"
+kind = "mptcp"
+mode = "backup"
+kernel = "linux-upstream"
+scheduler = "default"
+path_manager = "fast-failback"
+"""
+
+
+def _daemons_of(pid: int) -> list[int]:
+    """The path-manager daemons of run `pid` (their command line names its client namespace)."""
+    out = []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                cmd = (d / "cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if b"mmpath.pm.cli" in cmd and any(c.startswith(f"mmpath{pid}-".encode()) for c in cmd):
+                out.append(int(d.name))
+    return out
+
+
+@pytest.mark.parametrize("_", [pytest.param(None, marks=needs_root)])
+def test_a_hard_kill_of_the_run_takes_the_daemon_and_its_record(tmp_path, _):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from mmpath.emu import reaper
+
+    f = tmp_path / "pmhk.toml"
+    f.write_text(HARDKILL_SCENARIO)
+    p = subprocess.Popen([sys.executable, "-m", "mmpath", "emu", "run", str(f), "--out", str(tmp_path / "out")],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 90
+        while not _daemons_of(p.pid) or not list(reaper.PM_STATE_DIR.glob(f"mmpath{p.pid}-*")):
+            assert time.monotonic() < deadline and p.poll() is None, "the run did not start its daemon"
+            time.sleep(0.2)
+        os.kill(p.pid, signal.SIGKILL)  # the main process alone, as the OOM killer does
+        p.wait()
+        deadline = time.monotonic() + 5.0
+        while (_daemons_of(p.pid) or list(reaper.PM_STATE_DIR.glob(f"mmpath{p.pid}-*"))) \
+                and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert _daemons_of(p.pid) == []
+        assert list(reaper.PM_STATE_DIR.glob(f"mmpath{p.pid}-*")) == []
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+        for owner, left in reaper.find().items():
+            if owner.pid == p.pid:
+                reaper.remove(left)
+        for d in _daemons_of(p.pid):
+            os.kill(d, signal.SIGKILL)
