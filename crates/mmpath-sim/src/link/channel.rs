@@ -287,11 +287,17 @@ impl Channel {
             }
         }
         for x in &p.interferer {
+            let rejection_db = x.rejection_db.unwrap_or(0.0);
+            // Outside each other's beams, our transmitters hear it through two side lobes; that
+            // path is not our link's, so it keeps the run's mean (no fades, walks or blockages).
+            let sensed_dbm = (x.beams == crate::scenario::Beams::Apart)
+                .then(|| base + shadow + x.power_db - rejection_db - super::spectrum::beams_apart_isolation_db());
             let i = Interferer {
                 load: x.load,
                 sensed: x.sensed,
+                sensed_dbm,
                 power_db: x.power_db,
-                rejection_db: x.rejection_db.unwrap_or(0.0),
+                rejection_db,
                 adjacent: x.channel == crate::scenario::ChannelRelation::Adjacent,
                 mcs: x.mcs.unwrap_or(1),
                 mpdu_bytes: x.mtu_bytes.unwrap_or(p.mtu_bytes) + super::radio::MPDU_OVERHEAD_BYTES,
