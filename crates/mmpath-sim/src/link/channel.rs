@@ -434,6 +434,25 @@ mod tests {
         assert!((far.rssi_dbm() + 68.0).abs() < 1e-9);
     }
 
+    /// Beams apart: our transmitters hear the interferer two side lobes (26.52 dB) below its
+    /// power at our receivers, at the run's mean signal, whatever the fades; shared beams leave
+    /// it to follow our signal.
+    #[test]
+    fn interferer_beams_set_the_power_our_transmitters_sense() {
+        let sensed_dbm = |beams: &str| {
+            let extra = format!(
+                r#", "rssi_dbm": -42, "fading_db": 3, "interferer": [{{"channel": "same", "power_db": -2{beams}}}]"#
+            );
+            let mut c = Channel::new(&path(&extra), 40.0, 68.0, Time::ZERO, None, RngStream::new(1, 1));
+            match c.take_due(Time::ZERO) {
+                Some(Action::Interfere(Some(i))) => i.sensed_dbm,
+                a => panic!("{a:?}"),
+            }
+        };
+        assert_eq!(sensed_dbm(""), None);
+        assert_eq!(sensed_dbm(r#", "beams": "apart""#), Some(-42.0 - 2.0 - 26.52));
+    }
+
     #[test]
     fn total_blockage_goes_down_then_up_after_retraining() {
         let p = path(r#", "rssi_dbm": -50, "event": [{"kind": "blockage", "t_s": 2, "duration_s": 1}]"#);

@@ -128,7 +128,8 @@ mod tests {
     fn uniform_array_side_lobe() {
         let n = 64.0f64;
         let af = |x: f64| ((n * x).sin() / (n * x.sin())).abs();
-        let peak = (0..2000).map(|k| af((1.1 + 0.7 * k as f64 / 2000.0) * std::f64::consts::PI / n)).fold(0.0, f64::max);
+        let peak =
+            (0..2000).map(|k| af((1.1 + 0.7 * k as f64 / 2000.0) * std::f64::consts::PI / n)).fold(0.0, f64::max);
         assert!((20.0 * peak.log10() + ARRAY_SIDE_LOBE_DB).abs() < 0.02, "{}", 20.0 * peak.log10());
         assert_eq!(beams_apart_isolation_db(), 26.52);
     }
