@@ -32,7 +32,7 @@ mod tcp_options;
 mod testkit;
 mod validate;
 
-pub use event::{ChannelRelation, EventCfg, EventKind, InterfererCfg};
+pub use event::{Beams, ChannelRelation, EventCfg, EventKind, InterfererCfg};
 pub use flow::{AppKind, CcKind, Direction, FlowCfg, FlowKind};
 pub use mptcp::{AmuseCfg, CoupledName, Kernel, MptcpMode, PmName, PrioCfg, SchedName, SubflowLayout};
 pub use path::{PathCfg, RateAdaptation, ScheduleStep, Signal, SoftirqCpu, Technology, TraceCfg, TraceFormat};

@@ -84,8 +84,12 @@ def interferer(channel: str) -> dict[str, Any]:
     (load 1.0), on the adjacent channel (ACI) or the same one (CCI). The rest is the model's
     default, nothing set for this claim: the same device at its top MCS and our MTU, as strong
     at our stations as our own signal (a link alongside, within the 50-degree beams), the
-    802.11ad transmit mask's adjacent-channel rejection, sensing by the standard's CCA rule."""
-    return {"channel": channel, "load": 1.0, "start_s": 0.0}
+    802.11ad transmit mask's adjacent-channel rejection, sensing by the standard's CCA rule.
+    The geometry is the paper's: the two transmitters are "not in the transmission range of
+    each other" because of the beamforming (``beams = "apart"``): our transmitters hear the
+    other link through a side lobe of each array, and the CCA rule at that power decides
+    whether they defer (docs/models.md, "Interference")."""
+    return {"channel": channel, "load": 1.0, "start_s": 0.0, "beams": "apart"}
 
 
 INTERFERENCE = {"none": None, "ACI": "adjacent", "CCI": "same"}

@@ -287,11 +287,17 @@ impl Channel {
             }
         }
         for x in &p.interferer {
+            let rejection_db = x.rejection_db.unwrap_or(0.0);
+            // Outside each other's beams, our transmitters hear it through two side lobes; that
+            // path is not our link's, so it keeps the run's mean (no fades, walks or blockages).
+            let sensed_dbm = (x.beams == crate::scenario::Beams::Apart)
+                .then(|| base + shadow + x.power_db - rejection_db - super::spectrum::beams_apart_isolation_db());
             let i = Interferer {
                 load: x.load,
                 sensed: x.sensed,
+                sensed_dbm,
                 power_db: x.power_db,
-                rejection_db: x.rejection_db.unwrap_or(0.0),
+                rejection_db,
                 adjacent: x.channel == crate::scenario::ChannelRelation::Adjacent,
                 mcs: x.mcs.unwrap_or(1),
                 mpdu_bytes: x.mtu_bytes.unwrap_or(p.mtu_bytes) + super::radio::MPDU_OVERHEAD_BYTES,
@@ -426,6 +432,25 @@ mod tests {
         assert!((c.rssi_dbm() + 48.0).abs() < 1e-9, "{}", c.rssi_dbm());
         let far = Channel::new(&path(r#", "distance_m": 100"#), 40.0, 68.0, Time::ZERO, None, RngStream::new(1, 1));
         assert!((far.rssi_dbm() + 68.0).abs() < 1e-9);
+    }
+
+    /// Beams apart: our transmitters hear the interferer two side lobes (26.52 dB) below its
+    /// power at our receivers, at the run's mean signal, whatever the fades; shared beams leave
+    /// it to follow our signal.
+    #[test]
+    fn interferer_beams_set_the_power_our_transmitters_sense() {
+        let sensed_dbm = |beams: &str| {
+            let extra = format!(
+                r#", "rssi_dbm": -42, "fading_db": 3, "interferer": [{{"channel": "same", "power_db": -2{beams}}}]"#
+            );
+            let mut c = Channel::new(&path(&extra), 40.0, 68.0, Time::ZERO, None, RngStream::new(1, 1));
+            match c.take_due(Time::ZERO) {
+                Some(Action::Interfere(Some(i))) => i.sensed_dbm,
+                a => panic!("{a:?}"),
+            }
+        };
+        assert_eq!(sensed_dbm(""), None);
+        assert_eq!(sensed_dbm(r#", "beams": "apart""#), Some(-42.0 - 2.0 - 26.52));
     }
 
     #[test]

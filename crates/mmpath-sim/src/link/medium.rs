@@ -459,6 +459,12 @@ impl Medium {
         let mut last_len = u32::MAX;
         let mut last_per = 0.0;
         debug_assert_eq!(self.st[from].layout.len(), t.m, "the TXOP's aggregate is the last formed");
+        let mut scan = if self.overlap_prob > 0.0 {
+            let psdu: u32 = self.st[from].layout.iter().map(|s| s.len).sum();
+            self.overlap_scan(from, psdu)
+        } else {
+            None
+        };
         for j in 0..t.m {
             // One MPDU: its MSDUs are received or lost together (one FCS covers the A-MSDU).
             let MpduSpan { msdus: k, len, .. } = self.st[from].layout[j];
@@ -468,8 +474,15 @@ impl Medium {
                 last_per = per_for_len(per_4096, len);
             }
             let mut lost = last_per > 0.0 && self.rng.uniform() < last_per;
-            if !lost && self.overlap_prob > 0.0 && self.rng.uniform() < self.overlap_prob {
-                // An interferer's transmission overlaps this MPDU.
+            // Whether the interferer is on the air during this MPDU (a hidden one's frames at
+            // any time of it, whatever else happened to the MPDU).
+            let overlapped = match scan.as_mut() {
+                Some(sc) => self.mpdu_overlaps(sc, len),
+                None => false,
+            };
+            if !lost && overlapped {
+                // An interferer's transmission overlaps this MPDU: received at the SINR it
+                // leaves (capture when that still meets the MCS's requirement).
                 lost = self.rng.uniform() < per_for_len(self.st[from].per_int_4096, len);
                 self.stats.mpdus_interfered[from] += 1;
             }

@@ -87,6 +87,24 @@ pub fn cca_thresholds_dbm(phy: &RadioPhy) -> (f64, f64) {
     }
 }
 
+/// First side lobe of a uniformly fed array below its main lobe, dB: the array factor's
+/// sin(Nx)/(N sin x) peaks at 0.2172 (-13.26 dB) beside the main lobe for any large N (C. A.
+/// Balanis, "Antenna Theory", 3rd ed., section 6.3, uniform linear array; a uniform planar
+/// array has the same level in each principal plane). The 802.11ad devices' phased arrays are
+/// such arrays; none of the seeds gives its devices' patterns, so this is the level outside a
+/// trained beam.
+pub const ARRAY_SIDE_LOBE_DB: f64 = 13.26;
+
+/// How far below its power at our receivers our transmitters hear an interferer whose
+/// transmitter is outside our transmitter's beam while ours is outside its (the hidden
+/// terminals of seed 000 section 3.4: "not in the transmission range of each other"), dB:
+/// its beam points at its own receiver and ours, receiving, at our peer, so the power between
+/// the two transmitters goes through a side lobe at each end (the same distance taken as our
+/// link's: the paper gives none).
+pub fn beams_apart_isolation_db() -> f64 {
+    2.0 * ARRAY_SIDE_LOBE_DB
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -102,5 +120,17 @@ mod tests {
         let leak = mask_power(&DMG_MASK, 1.28e9, 3.04e9);
         assert!((leak / 1.724_37e7 - 1.0).abs() < 1e-4, "{leak}");
         assert!((adjacent_rejection_db(&RadioPhy::Dmg) - 20.089).abs() < 0.001);
+    }
+
+    /// The uniform array factor |sin(N x) / (N sin x)| at its first side lobe (N x = 1.4303 pi,
+    /// the first root of tan(N x) = N tan x for large N) is 0.2172: -13.26 dB.
+    #[test]
+    fn uniform_array_side_lobe() {
+        let n = 64.0f64;
+        let af = |x: f64| ((n * x).sin() / (n * x.sin())).abs();
+        let peak =
+            (0..2000).map(|k| af((1.1 + 0.7 * k as f64 / 2000.0) * std::f64::consts::PI / n)).fold(0.0, f64::max);
+        assert!((20.0 * peak.log10() + ARRAY_SIDE_LOBE_DB).abs() < 0.02, "{}", 20.0 * peak.log10());
+        assert_eq!(beams_apart_isolation_db(), 26.52);
     }
 }

@@ -27,6 +27,25 @@ pub enum ChannelRelation {
     Adjacent,
 }
 
+/// Where the interferer's transmitter is against our stations' beams (link/spectrum.rs
+/// `beams_apart_isolation_db`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Beams {
+    /// Inside them: our transmitters hear it as our receivers do (`power_db`).
+    #[default]
+    Shared,
+    /// Each transmitter outside the other's directional transmission (the hidden terminals of
+    /// seed 000 section 3.4): our transmitters hear it through both arrays' side lobes.
+    Apart,
+}
+
+impl Beams {
+    pub fn is_shared(&self) -> bool {
+        *self == Beams::Shared
+    }
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct InterfererCfg {
@@ -45,6 +64,10 @@ pub struct InterfererCfg {
     /// CCA rule at its power inside our channel (spectrum.rs `cca_thresholds_dbm`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sensed: Option<f64>,
+    /// Whether its transmitter is inside our stations' beams or outside (hidden); decides the
+    /// power our transmitters sense it at.
+    #[serde(default, skip_serializing_if = "Beams::is_shared")]
+    pub beams: Beams,
     /// How far below its power the part inside our channel is, dB; default 0 on the same
     /// channel and, on an adjacent one, the rejection its standard's transmit mask allows
     /// (spectrum.rs `adjacent_rejection_db`: 20.1 dB for 802.11ad).
