@@ -192,6 +192,33 @@ mod tests {
         assert_eq!(stamped_ack(&mut cn, 1), (2000, 10_000));
     }
 
+    /// Upstream copies the window's last sliver, however short (mptcp_check_allowed_size):
+    /// the subflow sends it as a short segment once its full ones are ACKed (Nagle). v0.9x
+    /// hands out whole segments only and leaves the sliver unused.
+    #[test]
+    fn upstream_fills_the_window_to_its_edge_with_a_short_segment() {
+        let mss = MSS as u64;
+        let window = 8 * mss + mss / 2;
+        for (kernel, sched, nxt) in
+            [(Kernel::Upstream, SchedName::Upstream, window), (Kernel::V09x, SchedName::Roundrobin, 8 * mss)]
+        {
+            let (mut cn, mut io) = connection(kernel, sched, &[false], window);
+            write(&mut cn, &mut io, Time::ZERO, 100 * mss);
+            assert_eq!(cn.data_nxt, nxt, "{kernel:?}: assigned up to the edge");
+            assert_eq!(io.data_on(0).len(), 8, "{kernel:?}: the full segments go at once");
+            // The full segments are ACKed, the data ACK moves, the right edge does not.
+            ack(&mut cn, &mut io, ms(10), 0, 8 * mss, 8 * mss, mss / 2);
+            let sent = io.data_on(0);
+            if kernel == Kernel::Upstream {
+                assert_eq!(sent.len(), 9);
+                assert_eq!(sent[8].1, 8 * mss, "the sliver's DSN");
+                assert_eq!(u64::from(sent[8].2), mss / 2, "a short segment up to the edge");
+            } else {
+                assert_eq!(sent.len(), 8, "v0.9x: nothing until a whole segment fits");
+            }
+        }
+    }
+
     /// Sending side: the peer's connection-level window bounds what the scheduler hands out
     /// over all subflows together, however much room their cwnds have; a data ACK moving the
     /// right edge lets more go, and the head-of-line chunk's carrier is known.

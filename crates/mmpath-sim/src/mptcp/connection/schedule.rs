@@ -8,6 +8,7 @@
 
 use super::{Connection, Effect, SubflowIo, MAX_DECISIONS};
 use crate::mptcp::sched::{ConnView, SubflowView};
+use crate::scenario::Kernel;
 use crate::tcp::cc::CaState;
 use crate::time::Time;
 
@@ -152,11 +153,18 @@ impl Connection {
             let room = view.unassigned_bytes.min(view.send_window_free_bytes).min(view.sndbuf_free_bytes);
             let mut len = burst.min(room);
             let tail = self.app_done && len == view.unassigned_bytes;
-            if len < mss && !tail {
+            // Upstream copies whatever the peer's window still allows, however short
+            // (mptcp_sendmsg_frag: mptcp_check_allowed_size clamps the copy to wnd_end -
+            // data_seq, net/mptcp/protocol.c): the window's last sliver goes as a short segment,
+            // which the receiver ACKs as soon as the reader takes it (ICSK_ACK_PUSHED,
+            // mptcp_subflow_could_cleanup) instead of holding the data ACK that reopens the
+            // window for the 40 ms delayed ACK. v0.9x segments the meta queue by whole MSS.
+            let window_edge = self.info.kernel == Kernel::Upstream && len > 0 && len == view.send_window_free_bytes;
+            if len < mss && !tail && !window_edge {
                 // Only whole segments, so a segment never straddles two mappings.
                 return false;
             }
-            if !tail {
+            if !tail && !window_edge {
                 len -= len % mss;
             }
             if len == 0 {

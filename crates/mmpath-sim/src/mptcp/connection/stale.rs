@@ -128,9 +128,10 @@ impl Connection {
     }
 
     /// The smallest MSS of the connection's established subflows. The model hands out whole
-    /// segments only (schedule.rs `assign`) where the kernel copies any sliver the window or
-    /// the written data allows (mptcp_sendmsg_frag): a sliver smaller than this is what the
-    /// kernel would have sent already, so it is neither pending data nor window room.
+    /// segments only (schedule.rs `assign`, but for upstream's sliver at the window's edge)
+    /// where the kernel copies any sliver the window or the written data allows
+    /// (mptcp_sendmsg_frag): a sliver smaller than this is what the kernel would have sent
+    /// already, so it is neither pending data nor window room.
     /// (A subflow's `mss` is its sender's, both set when it is built: no sender is visited.)
     pub(super) fn min_mss(&self) -> u64 {
         let mss = self.subs.iter().filter(|st| st.established).map(|st| st.mss);
