@@ -166,9 +166,11 @@ impl Connection {
     fn pm_rearm(&mut self) {
         let Some(p) = self.pm.as_mut() else { return };
         let want = p.policy.poll_at();
-        if want.is_some() && want != p.timer_at {
-            p.timer_at = want;
-            self.effects.push(Effect::Timer(want.expect("some"), Timer::Pm));
+        if let Some(at) = want {
+            if want != p.timer_at {
+                p.timer_at = want;
+                self.effects.push(Effect::Timer(at, Timer::Pm));
+            }
         }
     }
 
