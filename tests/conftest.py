@@ -185,3 +185,26 @@ def assert_plots_readable(data, folder: Path, monkeypatch) -> None:
     finally:
         for fig in drawn:
             real_close(fig)
+
+
+def emulation_marks(tools: tuple[str, ...], *, root_needed_for: str = "network namespaces, tc",
+                    delay_line: bool = False, mptcp: bool = False, who: str = "emulation") -> list:
+    """The skip marks of a test that runs the emulator (or the path-manager daemon) as root:
+    root, the system tools it calls (installed by `make emu-tools`), and, when asked, the built
+    delay line and a kernel with MPTCP. Each skip names what is missing."""
+    import os
+    import shutil
+
+    from mmpath.emu import delay, netns
+
+    missing = [t for t in tools if shutil.which(t) is None]
+    marks = [
+        pytest.mark.skipif(os.geteuid() != 0, reason=f"{who} needs root ({root_needed_for})"),
+        pytest.mark.skipif(bool(missing), reason=f"{who} needs {', '.join(missing)} (make emu-tools)"),
+    ]
+    if delay_line:
+        marks.append(pytest.mark.skipif(delay.binary() is None, reason="mmpath-delay is not built (make setup)"))
+    if mptcp:
+        marks.append(pytest.mark.skipif(netns.read_proc("/proc/sys/net/mptcp/enabled") is None,
+                                        reason="this kernel has no MPTCP (net.mptcp.enabled is absent)"))
+    return marks

@@ -8,21 +8,15 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 
 import pytest
 
-from conftest import to_toml
+from conftest import to_toml, emulation_marks
 from mmpath.cli import main
 
 
-TOOLS = ("ip", "tc", "iperf3", "tcpdump", "mptcpize")
-_missing = [t for t in TOOLS if shutil.which(t) is None]
-pytestmark = [
-    pytest.mark.skipif(os.geteuid() != 0, reason="emulation needs root (network namespaces, tc)"),
-    pytest.mark.skipif(bool(_missing), reason=f"emulation needs {', '.join(_missing)} (make emu-tools)"),
-]
+pytestmark = emulation_marks(("ip", "tc", "iperf3", "tcpdump", "mptcpize"))
 
 
 def _namespaces() -> set[str]:

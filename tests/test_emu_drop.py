@@ -21,7 +21,8 @@ import time
 
 import pytest
 
-from mmpath.emu import delay, drops, holds, netns
+from mmpath.emu import drops, holds, netns
+from conftest import emulation_marks
 
 _S = 1_000_000_000
 
@@ -207,13 +208,7 @@ def test_the_record_has_the_times_the_monitors_saw_against_the_plan():
 # ---------------------------------------------------------------------------------------------
 # As root: TCP through each kind
 
-TOOLS = ("ip", "tc", "iperf3", "tcpdump", "iptables")
-_missing = [t for t in TOOLS if shutil.which(t) is None]
-needs_root = [
-    pytest.mark.skipif(os.geteuid() != 0, reason="emulation needs root (network namespaces, tc)"),
-    pytest.mark.skipif(bool(_missing), reason=f"emulation needs {', '.join(_missing)} (make emu-tools)"),
-    pytest.mark.skipif(delay.binary() is None, reason="mmpath-delay is not built (make setup)"),
-]
+needs_root = emulation_marks(("ip", "tc", "iperf3", "tcpdump", "iptables"), delay_line=True)
 DOWN, UP = 2.0, 3.0
 SERVER = netns.SERVER_ADDR
 

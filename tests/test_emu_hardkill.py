@@ -20,13 +20,9 @@ from pathlib import Path
 import pytest
 
 from mmpath.emu import reaper
+from conftest import emulation_marks
 
-TOOLS = ("ip", "tc", "iperf3", "tcpdump", "iptables")
-_missing = [t for t in TOOLS if shutil.which(t) is None]
-needs_root = [
-    pytest.mark.skipif(os.geteuid() != 0, reason="emulation needs root (network namespaces, tc)"),
-    pytest.mark.skipif(bool(_missing), reason=f"emulation needs {', '.join(_missing)} (make emu-tools)"),
-]
+needs_root = emulation_marks(("ip", "tc", "iperf3", "tcpdump", "iptables"))
 # How long after the kill everything of the run must be gone.
 BOUND_S = 5.0
 

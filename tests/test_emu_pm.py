@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from pathlib import Path
 
 import pytest
 
 from mmpath.emu import netns, pmdaemon
+from conftest import emulation_marks
 
 
 def _topo() -> netns.Topology:
@@ -62,14 +62,7 @@ def test_the_record_puts_the_daemons_actions_on_the_scenarios_clock(tmp_path):
         "policy": "kernel", "by": "the kernel's in-kernel path manager"}
 
 
-TOOLS = ("ip", "tc", "iperf3", "tcpdump", "mptcpize")
-_missing = [t for t in TOOLS if shutil.which(t) is None]
-needs_root = [
-    pytest.mark.skipif(os.geteuid() != 0, reason="emulation needs root (network namespaces, tc, netlink)"),
-    pytest.mark.skipif(bool(_missing), reason=f"emulation needs {', '.join(_missing)} (make emu-tools)"),
-    pytest.mark.skipif(netns.read_proc("/proc/sys/net/mptcp/enabled") is None,
-                       reason="this kernel has no MPTCP (net.mptcp.enabled is absent)"),
-]
+needs_root = emulation_marks(("ip", "tc", "iperf3", "tcpdump", "mptcpize"), root_needed_for="network namespaces, tc, netlink", mptcp=True)
 
 
 @pytest.mark.parametrize("_", [pytest.param(None, marks=needs_root)])

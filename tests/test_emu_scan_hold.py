@@ -10,8 +10,6 @@ scans out, and mmpath-delay refuses bad windows. The last part emulates a TCP do
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 
 import numpy as np
@@ -21,14 +19,9 @@ import mmpath
 from mmpath.emu import capacity, delay
 from mmpath.emu import holds
 from mmpath.scenario import load_scenario
+from conftest import emulation_marks
 
-TOOLS = ("ip", "tc", "iperf3", "tcpdump", "iptables")
-_missing = [t for t in TOOLS if shutil.which(t) is None]
-needs_root = [
-    pytest.mark.skipif(os.geteuid() != 0, reason="emulation needs root (network namespaces, tc)"),
-    pytest.mark.skipif(bool(_missing), reason=f"emulation needs {', '.join(_missing)} (make emu-tools)"),
-    pytest.mark.skipif(delay.binary() is None, reason="mmpath-delay is not built (make setup)"),
-]
+needs_root = emulation_marks(("ip", "tc", "iperf3", "tcpdump", "iptables"), delay_line=True)
 
 UPSTREAM = {"flow.0.kernel": "linux-upstream", "flow.0.scheduler": "default"}
 

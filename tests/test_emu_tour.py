@@ -8,8 +8,6 @@ not root or a tool is missing, as tests/test_emu.py does."""
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -21,13 +19,9 @@ import pytest
 from mmpath.emu import EmuError, capacity, checks, netns, pick_variant, shaper, traffic
 from mmpath.analyze.iperf3 import end_sum, goodput_mbps, received_bytes
 from mmpath.scenario import load_scenario
+from conftest import emulation_marks
 
-TOOLS = ("ip", "tc", "iperf3", "tcpdump", "mptcpize")
-_missing = [t for t in TOOLS if shutil.which(t) is None]
-needs_root = [
-    pytest.mark.skipif(os.geteuid() != 0, reason="emulation needs root (network namespaces, tc)"),
-    pytest.mark.skipif(bool(_missing), reason=f"emulation needs {', '.join(_missing)} (make emu-tools)"),
-]
+needs_root = emulation_marks(("ip", "tc", "iperf3", "tcpdump", "mptcpize"))
 
 VARIANTS_TOML = """\
 name = "vt"

@@ -9,8 +9,6 @@ comes back."""
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -21,15 +19,9 @@ import pytest
 
 from mmpath.emu import netns
 from mmpath.pm import system
+from conftest import emulation_marks
 
-TOOLS = ("ip", "iperf3", "mptcpize")
-_missing = [t for t in TOOLS if shutil.which(t) is None]
-pytestmark = [
-    pytest.mark.skipif(os.geteuid() != 0, reason="the path-manager daemon needs root (network namespaces, netlink)"),
-    pytest.mark.skipif(bool(_missing), reason=f"needs {', '.join(_missing)} (make emu-tools)"),
-    pytest.mark.skipif(netns.read_proc("/proc/sys/net/mptcp/enabled") is None,
-                       reason="this kernel has no MPTCP (net.mptcp.enabled is absent)"),
-]
+pytestmark = emulation_marks(("ip", "iperf3", "mptcpize"), root_needed_for="network namespaces, netlink", mptcp=True, who="the path-manager daemon")
 
 STANDIN = str(Path(__file__).with_name("pm_standin.py"))
 
