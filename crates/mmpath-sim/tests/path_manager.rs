@@ -38,7 +38,11 @@ fn measure(pm: &str, kernel: &str) -> Times {
 fn measure_outage(pm: &str, kernel: &str, drop: bool) -> Times {
     let mut sim = Simulation::from_json(&scenario(pm, kernel, drop), 1).expect("valid scenario");
     let out = sim.finish();
-    assert!(out.ok, "{pm}: the oracle failed: {}", out.summary["checks"]);
+    let failed: Vec<&serde_json::Value> = out.summary["invariants"]["checks"]
+        .as_array()
+        .map(|v| v.iter().filter(|c| c["ok"] == false).collect())
+        .unwrap_or_default();
+    assert!(out.ok, "{pm} {kernel} drop={drop}: the oracle failed: {failed:?}");
     let tl = &out.timeline;
     // The subflows' delivered bytes per path, summed at each sample (subflow rows only).
     let mut t = Vec::new();
