@@ -53,7 +53,12 @@ impl Simulation {
         }
         let fl = &mut self.flows[f as usize];
         if fl.closed {
-            return; // a subflow the path manager closed: the kernel resets what reaches it
+            // A subflow the path manager closed: what reaches it arrived (the oracle's count),
+            // and the kernel resets it.
+            if p.kind == Kind::Data {
+                fl.counters.data_arrived += 1;
+            }
+            return;
         }
         match p.kind {
             Kind::Data => {

@@ -165,12 +165,10 @@ impl Connection {
     /// Asks for the policy's timer if it wants one at a time not yet asked for.
     fn pm_rearm(&mut self) {
         let Some(p) = self.pm.as_mut() else { return };
-        let want = p.policy.poll_at();
-        if let Some(at) = want {
-            if want != p.timer_at {
-                p.timer_at = want;
-                self.effects.push(Effect::Timer(at, Timer::Pm));
-            }
+        let Some(at) = p.policy.poll_at() else { return };
+        if p.timer_at != Some(at) {
+            p.timer_at = Some(at);
+            self.effects.push(Effect::Timer(at, Timer::Pm));
         }
     }
 
