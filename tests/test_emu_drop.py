@@ -213,14 +213,14 @@ DOWN, UP = 2.0, 3.0
 SERVER = netns.SERVER_ADDR
 
 
-def _scenario(kind: str, flow: dict, second_path: bool = False) -> dict:
+def _scenario(kind: str, flow: dict, second_path: bool = False, up_s: float = UP, duration_s: float = 6.0) -> dict:
     step = {"t_s": DOWN, "up": False, **({"drop": True} if kind == "drop" else {})}
     paths = [{"name": "a", "rate_mbps": 200.0, "mtu_bytes": 1500}]
     if second_path:
         paths.append({"name": "b", "rate_mbps": 100.0, "mtu_bytes": 1500})
-    paths[-1]["schedule"] = [step, {"t_s": UP, "up": True}]
-    return {"name": f"emu-{kind}", "duration_s": 6.0, "backbone": {"enabled": False}, "path": paths,
-            "flow": [{"name": "f", "cc": "cubic", "stop_s": 6.0, **flow}]}
+    paths[-1]["schedule"] = [step, {"t_s": up_s, "up": True}]
+    return {"name": f"emu-{kind}", "duration_s": duration_s, "backbone": {"enabled": False}, "path": paths,
+            "flow": [{"name": "f", "cc": "cubic", "stop_s": duration_s, **flow}]}
 
 
 def _lines(pcap, t0: float, bpf: str) -> list[tuple[float, str]]:
@@ -340,7 +340,12 @@ def test_an_mptcp_subflow_survives_its_paths_drop_and_carries_again(tmp_path, _)
     out = tmp_path / "emu"
     flow = {"kind": "mptcp", "paths": ["a", "b"], "mode": "fullmesh", "kernel": "linux-upstream",
             "scheduler": "default", "direction": "download"}
-    mmpath.emu.run(_scenario("drop", flow, second_path=True), out=out, capture=True)
+    # A 4 s drop: the kernel marks a subflow stale after net.mptcp.stale_loss_cnt (4) fruitless
+    # retransmission timeouts (pm.c mptcp_pm_subflow_chk_stale); backed off from ~0.2 s they take
+    # ~3 s, and a 1 s drop fits only two or three, so whether the subflow went stale depended on
+    # the run's timing. The run lasts past the next backed-off retransmission after the return.
+    mmpath.emu.run(_scenario("drop", flow, second_path=True, up_s=DOWN + 4.0, duration_s=10.0), out=out,
+                   capture=True)
     m = json.loads((out / "emu.json").read_text())
     w = m["outages"]["b"]["windows"][0]
     back = max(w["client_up_s"], w["ap_carrier_on_s"])
