@@ -360,3 +360,41 @@ def test_emu_clean_needs_root_unless_dry_run():
         pytest.skip("as root `emu clean` runs; the refusal is for other users")
     r = _cli("emu", "clean")
     assert r.returncode == 2 and r.stderr.strip().count("\n") == 0 and "needs root" in r.stderr, r.stderr
+
+
+def _watched_child(tmp_path: Path, then: str) -> tuple[subprocess.Popen, Path]:
+    """A child that hands a watchdog the read end of a pipe, does `then` with the write end, and
+    exits 0.3 s later; a folder named for it stands for what its run would leave."""
+    r, w = os.pipe()
+    child = subprocess.Popen([sys.executable, "-c", f"import os, time, sys; w = int(sys.argv[1]); {then}; "
+                              "os.close(w); time.sleep(0.3)", str(w)], pass_fds=(w,))
+    os.close(w)
+    owner = reaper.Owner(child.pid, reaper.start_ticks(child.pid))
+    left = Path(tempfile.mkdtemp(prefix=f"{owner.tag}-probe-"))
+    subprocess.Popen([sys.executable, "-I", reaper.__file__, "watch", owner.tag, str(r)], pass_fds=(r,))
+    os.close(r)
+    return child, left
+
+
+def test_the_watchdog_waits_for_a_run_that_closed_its_pipe_to_finish_dying(tmp_path):
+    # The kernel closes a dying process's files before it turns into a zombie; a watchdog that
+    # looked only once would find it alive and leave its namespaces behind (seen under load).
+    child, left = _watched_child(tmp_path, "pass")
+    try:
+        child.wait()
+        deadline = time.monotonic() + 5
+        while left.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not left.exists()
+    finally:
+        shutil.rmtree(left, ignore_errors=True)
+
+
+def test_a_run_that_ends_normally_keeps_its_things_from_the_watchdog(tmp_path):
+    child, left = _watched_child(tmp_path, "os.write(w, b'ended')")
+    try:
+        child.wait()
+        time.sleep(1.0)  # the watchdog has long read the pipe by now
+        assert left.exists()
+    finally:
+        shutil.rmtree(left, ignore_errors=True)

@@ -34,6 +34,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -207,7 +208,11 @@ class Guard:
             self._record.unlink(missing_ok=True)
             _tidy_runs_dir()
         if self._pipe is not None:
-            os.close(self._pipe)  # the watchdog reads end-of-file, sees this process alive, and exits
+            try:
+                os.write(self._pipe, _ENDED)  # a normal end: the watchdog leaves everything alone
+            except OSError:
+                pass
+            os.close(self._pipe)
             self._pipe = None
         if self._watchdog is not None:
             try:
@@ -217,18 +222,33 @@ class Guard:
                 self._watchdog.wait()
 
 
+_ENDED = b"ended"  # what a run writes to its watchdog's pipe as it ends normally
+
+
 def _watch(owner_tag: str, fd: int) -> None:
     """The watchdog: waits for end-of-file on `fd` (the run ended or died), then, if the run's
     process is gone, removes what it left."""
     owner = Owner.of(owner_tag)
+    said = b""
     while True:
         try:
-            if not os.read(fd, 4096):
-                break
+            chunk = os.read(fd, 4096)
         except InterruptedError:
             continue
         except OSError:
             break
+        if not chunk:
+            break
+        said += chunk[: len(_ENDED)]
+    if said.startswith(_ENDED):
+        return
+    # The pipe reads end-of-file as the kernel closes a dying process's files (exit_files in
+    # do_exit), a moment before the process turns into a zombie (exit_notify): on a loaded machine
+    # the watchdog can run in between and still see it alive. So a run whose pipe closed gets a
+    # short grace to finish dying (a normal end says so first, above, and waits for no grace).
+    deadline = time.monotonic() + 2.0
+    while owner.alive() and time.monotonic() < deadline:
+        time.sleep(0.01)
     if not owner.alive():
         clean_owner(owner)
 
@@ -349,6 +369,13 @@ def remove(left: Leftovers, dry_run: bool = False) -> list[str]:
     """Removes (or, dry_run, only lists) what `left` holds; one line per thing."""
     lines = []
     verb = "would remove" if dry_run else "removed"
+    # The daemons' records first: each is one unlink, while deleting a namespace waits for the
+    # kernel to tear down its veths and sockets (a second or more on a loaded machine), and a
+    # record that outlives its daemon makes the next `mmpath pm` on that namespace refuse.
+    for st in left.pm_states:
+        if not dry_run:
+            st.unlink(missing_ok=True)
+        lines.append(f"{verb} path-manager record {st}")
     for ns in sorted(left.namespaces):
         killed = 0 if dry_run else _kill_in(ns)
         if not dry_run:
@@ -363,10 +390,6 @@ def remove(left: Leftovers, dry_run: bool = False) -> list[str]:
         if not dry_run:
             _close_trace(inst)
         lines.append(f"{verb} kernel-trace instance {inst.name}")
-    for st in left.pm_states:
-        if not dry_run:
-            st.unlink(missing_ok=True)
-        lines.append(f"{verb} path-manager record {st}")
     if left.record is not None and not dry_run:
         left.record.unlink(missing_ok=True)
         _tidy_runs_dir()
