@@ -19,6 +19,9 @@ impl Sections for Components {
     fn host_buffer_ceilings(&self, device: &str) -> Option<(u64, u64)> {
         energy::host_of(device).map(|h| (h.tcp_rmem_max, h.tcp_wmem_max))
     }
+    fn queue_frames(&self, device: &str) -> Option<u64> {
+        link::device::find(device).map(|d| d.tx_queue_len as u64).filter(|n| *n > 0)
+    }
     fn validate_radio(&self, p: &PathCfg, i: usize) -> Result<(), ScenarioError> {
         link::device::validate_radio(p, i)
     }

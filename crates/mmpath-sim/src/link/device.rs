@@ -35,8 +35,20 @@ pub struct Device {
     pub retrain_ms: f64,
     /// MCS indexes the device uses (its rate adaptation's ladder); empty = all up to max_mcs.
     pub mcs_set: &'static [u8],
+    /// Descriptors of the driver's transmit ring below the qdisc (link/medium/ring.rs); 0 = no
+    /// ring modelled (the path's queue is one drop-tail queue).
+    pub tx_ring: u32,
+    /// The qdisc limit the driver gives its interface, packets (`dev->tx_queue_len`); 0 = Linux's
+    /// default (1000, DEFAULT_QUEUE_FRAMES). Used when the path sets no `queue_bytes`.
+    pub tx_queue_len: u32,
     pub about: &'static str,
 }
+
+/// The wil6210 driver's TX ring and qdisc length from Linux 4.10 on (wil6210.h
+/// WIL_TX_RING_SIZE_ORDER_DEFAULT = 12, WIL_TX_Q_LEN_DEFAULT = 4000; the same in the later
+/// Talyn-era drivers); the 2014 driver had order 9 (512) and left Linux's 1000 (docs/facts.md).
+const WIL6210_4_10_TX_RING: u32 = 1 << 12;
+const WIL6210_4_10_TX_QUEUE_LEN: u32 = 4000;
 
 /// Seed 001's wil6210 laptop and Dell D5000 dock; seed 003's preset reuses its radio.
 const WIL6210_DOCK: Device = Device {
@@ -60,6 +72,9 @@ const WIL6210_DOCK: Device = Device {
     retrain_ms: 500.0,
     // Seed 001, footnote 1: 385, 770, 1155, 1540, 1925, 2310, 3080, 3850 Mbit/s.
     mcs_set: &[1, 2, 4, 6, 7, 8, 10, 11],
+    // Seed 001 does not name its driver version (docs/facts.md "Transmit ring"): no ring.
+    tx_ring: 0,
+    tx_queue_len: 0,
     about: "seed 001's Wilocity wil6210 laptop + Dell D5000 dock: 8 SC rates, commodity rate adaptation",
 };
 
@@ -81,6 +96,9 @@ pub const DEVICES: &[Device] = &[
         // docs/facts.md: commodity link re-establishment after blockage takes hundreds of ms to s.
         retrain_ms: 500.0,
         mcs_set: &[],
+        // The standard says nothing of a driver ring: none.
+        tx_ring: 0,
+        tx_queue_len: 0,
         about: "802.11ad SC MCS 1-12 as the standard defines it, no host limit",
     },
     Device {
@@ -116,6 +134,9 @@ pub const DEVICES: &[Device] = &[
         eirp_gain_dbm: 40.0,
         retrain_ms: 500.0,
         mcs_set: &[],
+        // Seed 000 names no kernel or driver version (docs/facts.md "Transmit ring"): no ring.
+        tx_ring: 0,
+        tx_queue_len: 0,
         about: "seed 000's Panasonic 802.11ad modules (laptops): SC MCS 1-9, ~83 kpps host",
     },
     WIL6210_DOCK,
@@ -128,6 +149,13 @@ pub const DEVICES: &[Device] = &[
         // (rog-phone-2-11ad, laptop-11ad).
         name: "travelmate-x10",
         eirp_gain_dbm: 40.0,
+        // The wil6210 driver of Linux 4.10, the kernel seed 003 names (docs/facts.md "Transmit
+        // ring"): a TX ring of 1 << WIL_TX_RING_SIZE_ORDER_DEFAULT = 1 << 12 descriptors per
+        // station (main.c tx_ring_order) and tx_queue_len = WIL_TX_Q_LEN_DEFAULT = 4000
+        // (netdev.c wil_dev_setup; wil6210.h). The X10's own driver version is not published;
+        // docs/models.md shows the claims with the 2014 driver's 512 / 1000 as well.
+        tx_ring: WIL6210_4_10_TX_RING,
+        tx_queue_len: WIL6210_4_10_TX_QUEUE_LEN,
         about: "seed 003's laptop (wil6210, QCA6320) <-> Netgear X10: wil6210-dock's radio with the X10's (generic) link budget",
         ..WIL6210_DOCK
     },
@@ -146,6 +174,8 @@ pub const DEVICES: &[Device] = &[
         eirp_gain_dbm: 26.0,
         retrain_ms: 0.0,
         mcs_set: &[],
+        tx_ring: 0,
+        tx_queue_len: 0,
         about: "802.11ac VHT MCS 0-9 as the standard defines it, no host limit",
     },
     Device {
@@ -162,6 +192,8 @@ pub const DEVICES: &[Device] = &[
         eirp_gain_dbm: 26.0,
         retrain_ms: 0.0,
         mcs_set: &[],
+        tx_ring: 0,
+        tx_queue_len: 0,
         about: "802.11n HT MCS 0-15 as the standard defines it, no host limit",
     },
     Device {
@@ -207,6 +239,10 @@ pub const DEVICES: &[Device] = &[
         // docs/facts.md: commodity re-establishment takes hundreds of ms to s; not measured by seed 002.
         retrain_ms: 500.0,
         mcs_set: &[],
+        // The same wil6210 driver generation as the phone's 11ad chip (Talyn, see max_mpdus) and the
+        // X10's: TX ring 1 << 12, tx_queue_len 4000 (docs/facts.md "Transmit ring").
+        tx_ring: WIL6210_4_10_TX_RING,
+        tx_queue_len: WIL6210_4_10_TX_QUEUE_LEN,
         about: "seed 002's ASUS ROG Phone II 802.11ad <-> Netgear X10: SC MCS 1-12, host-capped at ~1.6 Gbit/s TCP",
     },
     Device {
@@ -245,6 +281,8 @@ pub const DEVICES: &[Device] = &[
         eirp_gain_dbm: 26.0,
         retrain_ms: 0.0,
         mcs_set: &[],
+        tx_ring: 0,
+        tx_queue_len: 0,
         about: "seed 002's ASUS ROG Phone II 802.11ac <-> Netgear X10: VHT MCS 0-9, 80 MHz, 2 SS, no host limit",
     },
     Device {
@@ -265,6 +303,10 @@ pub const DEVICES: &[Device] = &[
         eirp_gain_dbm: 40.0,
         retrain_ms: 500.0,
         mcs_set: &[],
+        // The same wil6210 driver generation as the phone's 11ad chip (Talyn, see max_mpdus) and the
+        // X10's: TX ring 1 << 12, tx_queue_len 4000 (docs/facts.md "Transmit ring").
+        tx_ring: WIL6210_4_10_TX_RING,
+        tx_queue_len: WIL6210_4_10_TX_QUEUE_LEN,
         about: "dual-band laptop 802.11ad <-> Netgear X10: the phone's radio without host limits, not metered",
     },
     Device {
@@ -284,6 +326,8 @@ pub const DEVICES: &[Device] = &[
         eirp_gain_dbm: 26.0,
         retrain_ms: 0.0,
         mcs_set: &[],
+        tx_ring: 0,
+        tx_queue_len: 0,
         about: "dual-band laptop 802.11ac (80 MHz, 2 SS) <-> Netgear X10: no host limit, not metered",
     },
 ];

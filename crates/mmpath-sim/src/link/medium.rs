@@ -18,6 +18,7 @@
 //! - medium/edca.rs: who transmits when: per-station backoff, collisions;
 //! - medium/host.rs: when a packet to send is ready, and the receive processing;
 //! - medium/per.rs: each station's packet error rate;
+//! - medium/ring.rs: the driver's transmit ring between the qdisc and the MAC;
 //! - medium/foreign.rs: other stations' airtime share and an interfering link.
 
 mod aggregation;
@@ -25,6 +26,7 @@ mod edca;
 mod foreign;
 mod host;
 mod per;
+mod ring;
 #[cfg(test)]
 mod testkit;
 
@@ -44,6 +46,7 @@ use crate::packet::{Kind, Packet};
 use crate::time::Time;
 use aggregation::{MpduSpan, PSDU_CAP_MCS};
 use foreign::InterfState;
+use ring::TxRing;
 use serde_json::{json, Map, Value};
 use std::collections::VecDeque;
 
@@ -89,8 +92,13 @@ struct Station {
     next_seq: u64,
     /// Block Ack reordering of what this station receives.
     reorder: Reorder,
+    /// Bytes queued (the driver's ring and the qdisc) and the qdisc's limit: with a ring the
+    /// limit is the qdisc's alone (`qdisc_bytes`), without one the whole queue's.
     queue_bytes: u64,
     cap_bytes: u64,
+    qdisc_bytes: u64,
+    /// The driver's transmit ring, where the device has one (medium/ring.rs).
+    ring: Option<TxRing>,
     mcs: u8,
     /// Packet error rate of a 4096-octet PSDU at the current MCS and signal.
     per_4096: f64,
@@ -230,6 +238,8 @@ impl Medium {
             reorder: Reorder::new(),
             queue_bytes: 0,
             cap_bytes: queue_cap_bytes,
+            qdisc_bytes: 0,
+            ring: None,
             mcs,
             per_4096: 0.0,
             per_int_4096: 0.0,
@@ -369,13 +379,12 @@ impl Medium {
 
     /// Offers a packet to station `from`'s queue; false (a drop) when it does not fit.
     pub fn enqueue(&mut self, now: Time, from: usize, p: Packet, wake: &mut Wake) -> bool {
-        let s = &mut self.st[from];
         // Counted with the queue drops: the frame is refused at the queue.
-        if self.disconnected || s.queue_bytes + p.size_bytes as u64 > s.cap_bytes {
+        if self.disconnected || !self.admit(from, &p) {
             self.stats.drops_queue[from] += 1;
             return false;
         }
-        s.queue_bytes += p.size_bytes as u64;
+        let s = &mut self.st[from];
         let seq = s.next_seq;
         s.next_seq += 1;
         // It may go on the air once its host has prepared it.
@@ -428,6 +437,9 @@ impl Medium {
             Some(t) if t.end == now => {
                 self.busy = None;
                 self.settle(t, dropped, wake);
+                // The driver frees what completed; the qdisc refills its ring.
+                self.refill_ring(AP);
+                self.refill_ring(STA);
                 self.idle_since = now;
             }
             Some(_) => return, // stale wake-up while a TXOP is on
@@ -519,6 +531,7 @@ impl Medium {
             let tx = &mut self.st[from];
             let f = tx.queue.pop_front().expect("aggregate frames are queued");
             tx.queue_bytes -= f.p.size_bytes as u64;
+            self.left_ring(from);
             self.stats.bytes_delivered[from] += f.p.size_bytes as u64;
             let (reorder, mut host) = self.receiver(from, at, wake);
             reorder.accept(f.seq, f.p, |p| host.take(p));
@@ -548,6 +561,7 @@ impl Medium {
     fn retry_or_drop(&mut self, s: usize, f: Frame, at: Time, dropped: &mut Vec<Packet>, wake: &mut Wake) {
         if f.retries as u32 >= self.mac.retry_limit {
             self.st[s].queue_bytes -= f.p.size_bytes as u64;
+            self.left_ring(s);
             self.stats.drops_retry[s] += 1;
             dropped.push(f.p);
             let (reorder, mut host) = self.receiver(s, at, wake);
@@ -607,6 +621,7 @@ impl Medium {
                 let (reorder, mut host) = self.receiver(from, now, wake);
                 reorder.skip(f.seq, |p| host.take(p));
             }
+            self.reset_ring(from);
         }
     }
 

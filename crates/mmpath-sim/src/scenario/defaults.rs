@@ -52,7 +52,9 @@ impl Scenario {
                 }
             }
             if p.queue_bytes.is_none() {
-                p.queue_bytes = Some(DEFAULT_QUEUE_FRAMES * p.mtu_bytes as u64);
+                // A radio device's driver may set its interface's qdisc length (device.rs).
+                let frames = p.device.as_deref().and_then(|d| sections.queue_frames(d));
+                p.queue_bytes = Some(frames.unwrap_or(DEFAULT_QUEUE_FRAMES) * p.mtu_bytes as u64);
             }
         }
         if self.backbone.queue_bytes.is_none() {

@@ -17,6 +17,9 @@ pub trait Sections {
     /// The socket buffer ceilings (`tcp_rmem[2]`, `tcp_wmem[2]`, bytes) of the client host
     /// behind `device`, if it has a host model.
     fn host_buffer_ceilings(&self, device: &str) -> Option<(u64, u64)>;
+    /// The qdisc limit, packets, that the driver of `device` gives its interface
+    /// (`tx_queue_len`), if it sets its own: a radio path's default queue then.
+    fn queue_frames(&self, device: &str) -> Option<u64>;
     /// Checks a radio path's radio fields (path `i`).
     fn validate_radio(&self, p: &PathCfg, i: usize) -> Result<(), ScenarioError>;
     /// Checks the client host fields of path `i`.
