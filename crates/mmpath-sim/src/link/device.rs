@@ -26,6 +26,11 @@ pub struct Device {
     pub host_pkt_ns: u64,
     /// Extra host time per data packet the client (not the AP) sends, ns.
     pub client_tx_pkt_ns: u64,
+    /// Frames the client's driver and firmware hold below the qdisc (their transmit
+    /// descriptors), on top of the path's queue (`queue_bytes`, the qdisc); 0 = none modelled.
+    /// They are held through a scan's dwell like the rest of the queue, and TCP Small Queues
+    /// counts them until they are through the air (docs/models.md, "Mobility, scans, contention").
+    pub client_tx_queue_frames: u32,
     /// How much better than the standard's minimum sensitivity the receiver is, dB.
     pub rx_gain_db: f64,
     /// Transmit power plus both antennas' gains, dBm: RSSI = this - path loss.
@@ -63,6 +68,7 @@ const WIL6210_DOCK: Device = Device {
     max_amsdu_bytes: 0,
     host_pkt_ns: 0,
     client_tx_pkt_ns: 0,
+    client_tx_queue_frames: 0,
     rx_gain_db: 0.0,
     // Seed 001 section III: the two top rates (MCS 10 and 11) hold up to 20 ft (6.1 m) and no
     // further: there the RSSI is MCS 10's sensitivity (-55 dBm). In the lobby's channel
@@ -90,6 +96,7 @@ pub const DEVICES: &[Device] = &[
         max_amsdu_bytes: 0,
         host_pkt_ns: 0,
         client_tx_pkt_ns: 0,
+        client_tx_queue_frames: 0,
         rx_gain_db: 0.0,
         // 10 dBm conducted + 2 x 15 dBi phased arrays, a typical 802.11ad budget.
         eirp_gain_dbm: 40.0,
@@ -119,6 +126,7 @@ pub const DEVICES: &[Device] = &[
         // i.e. the hosts move ~83 k packets/s: 1500 B x 8 / 1 Gbit/s = 12 us per packet.
         host_pkt_ns: 12_000,
         client_tx_pkt_ns: 0,
+        client_tx_queue_frames: 0,
         // How much better than the standard's minimum the receiver (or its RSSI scale) is, from
         // seed 000's weak-signal UDP results (Fig. 2: MTU 1500 UDP at MCS 8-9 as in the strong
         // case; Fig. 4: MTU 7912 UDP still rising at MCS 8, dropping at MCS 9), in seed 000's
@@ -169,6 +177,7 @@ pub const DEVICES: &[Device] = &[
         max_amsdu_bytes: 0,
         host_pkt_ns: 0,
         client_tx_pkt_ns: 0,
+        client_tx_queue_frames: 0,
         rx_gain_db: 0.0,
         // 20 dBm + 2 x 3 dBi.
         eirp_gain_dbm: 26.0,
@@ -188,6 +197,7 @@ pub const DEVICES: &[Device] = &[
         max_amsdu_bytes: 0,
         host_pkt_ns: 0,
         client_tx_pkt_ns: 0,
+        client_tx_queue_frames: 0,
         rx_gain_db: 0.0,
         eirp_gain_dbm: 26.0,
         retrain_ms: 0.0,
@@ -232,6 +242,7 @@ pub const DEVICES: &[Device] = &[
         // 1448 x 8 / 1450 Mbit/s = 7.989 us per segment = 4.83 (send) + 4.83 / 2 (ACK) + x,
         // x = 0.744 us more per data packet the phone sends. Set once from that device fact.
         client_tx_pkt_ns: 744,
+        client_tx_queue_frames: 0,
         // Not characterised by seed 002 (the phone is 1 m from the AP: any budget gives the top
         // MCS); the standard's minimum sensitivity and the generic budget.
         rx_gain_db: 0.0,
@@ -276,6 +287,18 @@ pub const DEVICES: &[Device] = &[
         // MAC does (docs/facts.md: TCP goodput ~65-70 % of the 866.7 Mbit/s PHY rate). No host cost.
         host_pkt_ns: 0,
         client_tx_pkt_ns: 0,
+        // The phone's qcacld-3.0 driver (Snapdragon 855's integrated WLAN: the SNOC bus, a
+        // low-latency datapath) hands frames to the firmware against the target's transmit
+        // credit, CFG_TGT_NUM_MSDU_DESC = 1024 + 32 = 1056 MSDU descriptors
+        // (core/mac/inc/wlan_tgt_def_config.h, taken as target_tx_credit in
+        // core/dp/txrx/ol_cfg.c), and stops the netdev queues when they run short (TX flow
+        // control v2, which configs/default_defconfig selects for SNOC); during an off-channel
+        // dwell the firmware pauses the vdev (WMI tx pause event, wma_data.c) and holds them.
+        // The skb is freed at the firmware's TX completion (no free-at-download: that is the
+        // SDIO/USB datapath's) and not orphaned (gEnableTxOrphan defaults to false), so TCP
+        // Small Queues sees these frames as it sees the qdisc's. Only the phone's side: the
+        // X10's QCA9984 runs another driver. Sources: docs/facts.md "802.11ac / 802.11n".
+        client_tx_queue_frames: 1056,
         rx_gain_db: 0.0,
         // Not characterised by seed 002; the generic budget (20 dBm + 2 x 3 dBi).
         eirp_gain_dbm: 26.0,
@@ -299,6 +322,7 @@ pub const DEVICES: &[Device] = &[
         max_amsdu_bytes: 0,
         host_pkt_ns: 0,
         client_tx_pkt_ns: 0,
+        client_tx_queue_frames: 0,
         rx_gain_db: 0.0,
         eirp_gain_dbm: 40.0,
         retrain_ms: 500.0,
@@ -322,6 +346,7 @@ pub const DEVICES: &[Device] = &[
         max_amsdu_bytes: 7_991,
         host_pkt_ns: 0,
         client_tx_pkt_ns: 0,
+        client_tx_queue_frames: 0,
         rx_gain_db: 0.0,
         eirp_gain_dbm: 26.0,
         retrain_ms: 0.0,

@@ -377,6 +377,15 @@ impl Medium {
         self.st[from].queue_bytes
     }
 
+    /// The client's driver and firmware hold `bytes` more below its qdisc (device.rs
+    /// `client_tx_queue_frames`): one drop-tail queue stands for both, as the driver takes
+    /// frames from the qdisc whenever it has descriptors, so only the total depth matters. Like
+    /// the rest of the queue, they wait through a scan's dwell and go out after it, and TCP
+    /// Small Queues counts them until they are through the air.
+    pub fn set_client_driver_queue(&mut self, bytes: u64) {
+        self.st[STA].cap_bytes = self.st[STA].cap_bytes.saturating_add(bytes);
+    }
+
     /// Offers a packet to station `from`'s queue; false (a drop) when it does not fit.
     pub fn enqueue(&mut self, now: Time, from: usize, p: Packet, wake: &mut Wake) -> bool {
         // Counted with the queue drops: the frame is refused at the queue.
@@ -763,6 +772,33 @@ mod tests {
         assert!(w.tx_done.is_some());
         let (got, _) = drain(&mut m, Time::from_ms(5), w);
         assert_eq!(got[AP], 1);
+    }
+
+    /// The client's driver queue adds to its qdisc through a dwell (the link paused): with a
+    /// 10-frame qdisc and 5 driver frames the client holds 15 frames, the 16th is refused, the
+    /// AP still holds 10; back on channel, every held frame goes out.
+    #[test]
+    fn client_driver_queue_holds_frames_through_a_dwell() {
+        let mut mac = MacTiming::dmg();
+        mac.cw_min = 0;
+        let mut m = Medium::new(RadioPhy::Dmg, mac, 0, Time::ZERO, 10 * 1500, 9, RngStream::new(1, 1));
+        m.set_client_driver_queue(5 * 1500);
+        let mut w = Wake::default();
+        m.set_up(Time::ZERO, false, &mut w);
+        let took = |m: &mut Medium, from: usize, w: &mut Wake| {
+            (0..20).filter(|_| m.enqueue(Time::ZERO, from, pkt(0, 1500), w)).count()
+        };
+        assert_eq!(took(&mut m, STA, &mut w), 15, "qdisc + driver");
+        assert_eq!(took(&mut m, AP, &mut w), 10, "the AP has only the qdisc");
+        assert_eq!(m.queue_bytes(STA), 15 * 1500);
+        assert_eq!(m.stats.drops_queue, [10, 5]);
+        // Nothing goes on the air while off channel.
+        assert_eq!(w.tx_done, None);
+        let mut w = Wake::default();
+        m.set_up(Time::from_ms(110), true, &mut w);
+        let (got, _) = drain(&mut m, Time::from_ms(110), w);
+        assert_eq!(got, [10, 15]);
+        assert_eq!(m.queue_bytes(STA), 0);
     }
 
     /// Runs a saturated sender of 4054-byte packets (4096-byte MPDUs, so the 4096-octet PER is

@@ -193,6 +193,7 @@ impl Simulation {
             m.set_signal(rssi, dev.rx_gain_db);
             m.set_client_tx_pkt_ns(dev.client_tx_pkt_ns);
             m.set_tx_ring(dev.tx_ring);
+            m.set_client_driver_queue(dev.client_tx_queue_frames as u64 * p.mtu_bytes as u64);
             if adaptation == RateAdaptation::Commodity {
                 m.use_arf(AP, ladder.clone());
                 m.use_arf(STA, ladder.clone());
