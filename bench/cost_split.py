@@ -109,14 +109,14 @@ def main(argv: list[str] | None = None) -> int:
 
     exe = core_binary()
     mptcp = {"upstream": 1, "minrtt": 2, "musher": 3}[args.case]
-    cases = [CASES[0], CASES[mptcp]] + PER_LINK
+    cases = [CASES[0]] + PER_LINK + [CASES[mptcp]]
     cols = []
     with tempfile.TemporaryDirectory(prefix="mmpath-cost-split-") as tmp:
         for label, name, overrides in cases:
             sc = load_scenario(name, overrides)
             print(f"{label} ...", file=sys.stderr)
             cols.append(split(exe, json.loads(sc.json), sc.seed, args.seconds, Path(tmp)))
-    single, mp = sum(cols[0].values()), sum(cols[1].values())
+    single, mp = sum(cols[0].values()), sum(cols[-1].values())
     head = ["part"] + [c[0] for c in cases]
     lines = ["| " + " | ".join(head) + " |", "|---" + "|---:" * len(cases) + "|"]
     for p in PARTS:
@@ -124,9 +124,9 @@ def main(argv: list[str] | None = None) -> int:
                                               for c in cols) + " |")
     lines.append("| total | " + " | ".join(f"{sum(c.values()) / 1e6:.1f} M" for c in cols) + " |")
     print("\n".join(lines))
-    no_b = mp - cols[1][PARTS[1]]
-    no_ab = no_b - cols[1][PARTS[0]]
-    print(f"\n{cases[1][0]} / single path: {mp / single:.2f}x; without (b): {no_b / single:.2f}x; "
+    no_b = mp - cols[-1][PARTS[1]]
+    no_ab = no_b - cols[-1][PARTS[0]]
+    print(f"\n{cases[-1][0]} / single path: {mp / single:.2f}x; without (b): {no_b / single:.2f}x; "
           f"without (a) and (b): {no_ab / single:.2f}x (instructions over the first {args.seconds:g} simulated s)")
     return 0
 
