@@ -81,14 +81,20 @@ def split(exe: Path, scenario: dict, seed: int, seconds: float, tmp: Path) -> Co
     js.write_text(json.dumps(sc))
     subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", str(exe), str(js), str(seed)],
                    capture_output=True, text=True, check=True)
-    ann = subprocess.run(["callgrind_annotate", "--inclusive=no", "--threshold=100", str(out)],
+    return parts(out)
+
+
+def parts(out: Path) -> Counter:
+    """Instructions per part in one callgrind output file (its function list: self cost per
+    source file and function; no annotated source, whose lines would count twice)."""
+    ann = subprocess.run(["callgrind_annotate", "--inclusive=no", "--auto=no", "--threshold=100", str(out)],
                          capture_output=True, text=True, check=True).stdout
-    parts: Counter = Counter()
+    got: Counter = Counter()
     for line in ann.splitlines():
         m = re.match(r"\s*([\d,]+) \(\s*[\d.]+%\)\s+(\S+?):(.*)$", line)
         if m:
-            parts[part_of(m.group(2), m.group(3))] += int(m.group(1).replace(",", ""))
-    return parts
+            got[part_of(m.group(2), m.group(3))] += int(m.group(1).replace(",", ""))
+    return got
 
 
 def main(argv: list[str] | None = None) -> int:
