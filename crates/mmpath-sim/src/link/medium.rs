@@ -537,13 +537,14 @@ impl Medium {
     /// leave the queue for the receiver's reorder buffer, which passes up what it releases.
     fn deliver(&mut self, from: usize, k: usize, at: Time, wake: &mut Wake) {
         for _ in 0..k {
+            let (f, reorder, mut host) = self.receiver_and_head(from, at, wake).expect("aggregate frames are queued");
+            let bytes = f.p.size_bytes as u64;
+            reorder.accept(f.seq, &f.p, |p| host.take(p));
             let tx = &mut self.st[from];
-            let f = tx.queue.pop_front().expect("aggregate frames are queued");
-            tx.queue_bytes -= f.p.size_bytes as u64;
+            tx.queue.pop_front();
+            tx.queue_bytes -= bytes;
             self.left_ring(from);
-            self.stats.bytes_delivered[from] += f.p.size_bytes as u64;
-            let (reorder, mut host) = self.receiver(from, at, wake);
-            reorder.accept(f.seq, f.p, |p| host.take(p));
+            self.stats.bytes_delivered[from] += bytes;
         }
     }
 

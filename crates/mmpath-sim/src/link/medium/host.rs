@@ -9,7 +9,7 @@
 //! It caps the packet rate, which is what limits 802.11ad at MTU 1500 (seed 000: ~1 Gbit/s of
 //! UDP at MCS 8-9 whatever the signal) while jumbo frames reach multi-Gbit/s.
 
-use super::{Medium, Wake, STA};
+use super::{Frame, Medium, Wake, STA};
 use crate::link::reorder::Reorder;
 use crate::packet::{Kind, Packet};
 use crate::time::Time;
@@ -38,7 +38,7 @@ pub(super) struct HostRx<'a> {
 impl HostRx<'_> {
     /// Packet `p` released by the reorder buffer: processed, then into the pipe (copied
     /// straight there); the first packet into an empty pipe asks for its arrival.
-    pub(super) fn take(&mut self, p: Packet) {
+    pub(super) fn take(&mut self, p: &Packet) {
         *self.host_free = (*self.host_free).max(self.at) + Time(self.host_pkt_ns);
         let mut done = *self.host_free;
         if let (true, Some((cpu, ns))) = (matches!(p.kind, Kind::Data | Kind::Udp), self.cpu) {
@@ -49,7 +49,7 @@ impl HostRx<'_> {
         if self.pipe.is_empty() {
             *self.arrival = Some(t);
         }
-        self.pipe.push_back((t, p));
+        self.pipe.push_back((t, *p));
     }
 }
 
@@ -100,6 +100,31 @@ impl Medium {
             arrival: &mut wake.arrival[from],
         };
         (&mut rx.reorder, host)
+    }
+
+    /// `receiver`, with station `from`'s head frame, which the caller passes up by reference
+    /// (a frame is over 150 bytes: it goes from the queue to the pipe in one copy) and then
+    /// pops.
+    pub(super) fn receiver_and_head<'a>(
+        &'a mut self,
+        from: usize,
+        at: Time,
+        wake: &'a mut Wake,
+    ) -> Option<(&'a Frame, &'a mut Reorder, HostRx<'a>)> {
+        let to = 1 - from;
+        let [ap, sta] = &mut self.st;
+        let (tx, rx) = if from == STA { (sta, ap) } else { (ap, sta) };
+        let head = tx.queue.front()?;
+        let host = HostRx {
+            host_free: &mut rx.host_free,
+            cpu: self.client_cpu.as_ref().filter(|_| to == STA),
+            host_pkt_ns: self.host_pkt_ns,
+            delay: self.delay,
+            at,
+            pipe: &mut self.pipe[from],
+            arrival: &mut wake.arrival[from],
+        };
+        Some((head, &mut rx.reorder, host))
     }
 
     /// Pops the packet arriving now in direction `from` (sent by station `from`).
