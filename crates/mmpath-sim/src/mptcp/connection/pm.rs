@@ -11,7 +11,14 @@
 //! - set / clear backup: MP_PRIO on every open subflow of the path, applied at once as the
 //!   scenario's `prio` changes are (events.rs `on_prio`), and kept for subflows opened later;
 //! - announce / remove an address: in the simulated topology the client opens every subflow
-//!   itself, so an announcement changes nothing; a removal closes the path's subflows.
+//!   itself, so an announcement changes nothing; a removal closes the path's subflows, with
+//!   their data not yet data-ACKed sent again on the others at once. That is what the kernel
+//!   does at both ends: the end that removes the address closes its subflows on it, and the
+//!   peer, receiving the RM_ADDR over another subflow, closes its subflows to the address
+//!   (pm_kernel.c, mptcp_pm_rm_addr_or_subflow -> mptcp_close_ssk), which sends its MPTCP-level
+//!   retransmission queue again and pushes (protocol.c, __mptcp_close_ssk with MPTCP_CF_PUSH ->
+//!   __mptcp_retransmit_pending_data). The removal is applied at once here, where the kernel's
+//!   peer acts one way-delay of the surviving path later (10 ms in bench/pm_compare.py).
 //!
 //! Paths are the connection's own indexes (the scenario flow's `paths` order), which the policy
 //! speaks in; the runner's global path indexes are mapped at the edge.
@@ -323,6 +330,32 @@ mod tests {
             cn.pm_summary().map(|(n, s)| (n, s.subflows_created, s.subflows_closed)),
             Some(("fast-failback", 1, 1))
         );
+    }
+
+    /// fast-failback at the cut: the path's address is withdrawn, so subflow 0 is closed and
+    /// its outstanding data goes to the backup subflow at once, before any RTO (upstream's
+    /// connection-level timer included); without the removal it waits on subflow 0.
+    #[test]
+    fn fast_failback_withdraws_the_cut_path_and_its_data_moves_at_once() {
+        let (mut cn, mut io) = connection(Kernel::Upstream, SchedName::Upstream, &[false, true], 1 << 20);
+        with_pm(&mut cn, PmName::FastFailback, &[false, true]);
+        cn.on_pm_timer(Time::ZERO, &mut io);
+        settle(&mut cn, &mut io, Time::ZERO);
+        write(&mut cn, &mut io, Time::ZERO, 5 * MSS as u64);
+        assert_eq!(io.data_on(0).len(), 5);
+        cn.subs[1].established = true;
+        cn.pm_event(ms(1), PmEvent::SubflowEstablished { path: 1, subflow: 1 }, &mut io);
+        assert!(io.data_on(1).is_empty(), "backup mode: nothing on the backup yet");
+        io.up[0] = false;
+        cn.on_pm_link(ms(10), 0, PmEvent::LinkDown { path: 0 }, &mut io);
+        assert!(build_new(&mut cn, &mut io, ms(10)).is_empty());
+        assert!(cn.subs[0].closed, "the removal closed subflow 0");
+        let on1: Vec<u64> = io.data_on(1).iter().map(|d| d.1).collect();
+        assert_eq!(on1, vec![0, 1000, 2000, 3000, 4000], "subflow 0's data again, on the backup, at the cut");
+        // The link returns: a fresh subflow on path 0 although the removal closed the old one.
+        io.up[0] = true;
+        cn.on_pm_link(ms(500), 0, PmEvent::LinkUp { path: 0 }, &mut io);
+        assert_eq!(build_new(&mut cn, &mut io, ms(500)), vec![0]);
     }
 
     /// The kernel's path manager as a policy changes nothing: no subflow is created.
