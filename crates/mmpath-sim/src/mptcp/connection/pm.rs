@@ -24,6 +24,7 @@
 //! speaks in; the runner's global path indexes are mapped at the edge.
 
 use super::{Connection, Effect, Subflow, SubflowIo, Timer};
+use crate::scenario::Direction;
 use crate::mptcp::pm::{PathManager, PmAction, PmEvent};
 use crate::time::Time;
 
@@ -114,6 +115,17 @@ impl Connection {
         let pi = self.subs[j].path;
         let paths = self.pm.as_ref().map_or(&[][..], |p| &p.paths[..]);
         paths.iter().position(|&p| p == pi).unwrap_or(0) as u16
+    }
+
+    /// Whether the policy hears the subflows' transport events (an RTO, a stale mark): only
+    /// where its host sends the data. The path manager runs on the client (the `mmpath-pm`
+    /// daemon in the client's namespace; the joins here leave from the client), and in a
+    /// download the client's subflows carry no data: the retransmission timers and the
+    /// MPTCP-level stale marking (protocol.c, mptcp_pm_subflow_chk_stale, on the sender's
+    /// retransmission timer) are the server's, which nothing on the client hears. In an upload
+    /// they are the client's own (the daemon does not report them yet: docs/path-manager.md).
+    pub(super) fn pm_hears_transport(&self) -> bool {
+        self.info.direction == Direction::Upload
     }
 
     /// Notes an event about subflow `j` for the policy (told at `pm_flush`).
@@ -356,6 +368,37 @@ mod tests {
         io.up[0] = true;
         cn.on_pm_link(ms(500), 0, PmEvent::LinkUp { path: 0 }, &mut io);
         assert_eq!(build_new(&mut cn, &mut io, ms(500)), vec![0]);
+    }
+
+    /// recreate hears a stale subflow only where its host sends the data: in a download the
+    /// stale mark is the server's, which a path manager on the client cannot hear (as the
+    /// daemon does not), so nothing is probed; in an upload the client's own subflow goes
+    /// stale and is probed with a fresh subflow on its path.
+    #[test]
+    fn a_stale_subflow_reaches_the_policy_only_on_the_sending_side() {
+        for (direction, probes) in [(Direction::Download, 0), (Direction::Upload, 1)] {
+            let (mut cn, mut io) = connection(Kernel::Upstream, SchedName::Upstream, &[false, false], 1 << 20);
+            cn.info.direction = direction;
+            with_pm(&mut cn, PmName::Recreate, &[false, false]);
+            cn.on_pm_timer(Time::ZERO, &mut io);
+            settle(&mut cn, &mut io, Time::ZERO);
+            cn.subs[1].established = true;
+            write(&mut cn, &mut io, Time::ZERO, 4 * MSS as u64);
+            let mut now = ms(1);
+            // Subflow 1 hears from its peer, subflow 0 does not: stale after stale_loss_cnt
+            // firings of the connection timer (stale.rs).
+            let mut opened = Vec::new();
+            for _ in 0..5 {
+                let nxt1 = io.senders[1].snd_nxt;
+                ack(&mut cn, &mut io, now, 1, nxt1, 0, 1 << 20);
+                now = cn.rtx_at.expect("data outstanding: the timer runs").max(now);
+                cn.on_rtx_timer(now, &mut io);
+                opened.extend(build_new(&mut cn, &mut io, now));
+                now += ms(1);
+            }
+            assert!(cn.subs[0].stale, "{direction:?}");
+            assert_eq!(opened.len(), probes, "{direction:?}: probes opened {opened:?}");
+        }
     }
 
     /// The kernel's path manager as a policy changes nothing: no subflow is created.
