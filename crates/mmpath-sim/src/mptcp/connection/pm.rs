@@ -24,8 +24,8 @@
 //! speaks in; the runner's global path indexes are mapped at the edge.
 
 use super::{Connection, Effect, Subflow, SubflowIo, Timer};
-use crate::scenario::Direction;
 use crate::mptcp::pm::{PathManager, PmAction, PmEvent};
+use crate::scenario::Direction;
 use crate::time::Time;
 
 /// The most subflows open at once (the scenario's bound on `paths`, and upstream Linux's
