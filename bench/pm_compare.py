@@ -22,7 +22,7 @@ the scenario's clock with emu.json `t0_unix`):
   `lost_b`: sent by the application and not received (iperf3: sender bytes - receiver bytes; 0
   in the simulator, whose oracle checks the data stream); `dup_b`: data bytes that reached the
   receiver more than once (the simulator's duplicate_bytes; the kernel's MPTcpExtDuplicateData
-  on the client, a count of segments, shown as such).
+  on the receiver, a count of segments, shown as such).
 
 `--direction upload` makes the client the sender (the capture counts the client's payload):
 then the sender's own link goes down, and its transmissions fail locally through the outage.
@@ -160,6 +160,14 @@ def run_emu(policy: str, keep: Path | None) -> dict:
     return emu_measures(out, keep is not None)
 
 
+def _dup_segments(meta: dict) -> int:
+    """The receiver's MPTCP DuplicateData counter (the client in a download, the server in an
+    upload; emu.json names the counters without nstat's `MPTcpExt` prefix: an earlier reading
+    under the prefixed name always found 0)."""
+    c = meta["kernel_mptcp_counters"].get("client" if DIRECTION[0] == "download" else "server", {})
+    return int(c.get("DuplicateData", c.get("MPTcpExtDuplicateData", 0)))
+
+
 def emu_measures(out: Path, keep: bool = True) -> dict:
     meta = json.loads((out / "emu.json").read_text())
     t0 = float(meta["t0_unix"])
@@ -178,7 +186,7 @@ def emu_measures(out: Path, keep: bool = True) -> dict:
     m = measures(edges, per_path, first)
     pm = meta.get("path_manager") or {}
     m.update({"received_mb": round(recv / 1e6, 2),
-              "dup_segments": int(meta["kernel_mptcp_counters"].get("client", {}).get("MPTcpExtDuplicateData", 0)),
+              "dup_segments": _dup_segments(meta),
               "goodput_mbps": round(float(meta["goodput_mbps"]), 1),
               "drop_windows": (meta.get("outages") or {}).get("primary", {}).get("windows"),
               "pm_actions": [a for a in pm.get("actions", []) if a.get("source") == "policy"],

@@ -189,6 +189,21 @@ def test_announce_and_remove_use_the_paths_address_id():
     assert wire(rm) == {"command": "REMOVE", "token": TOKEN, "loc_id": 2}
 
 
+def test_remove_withdraws_every_local_id_of_the_path_then_destroys_its_subflows():
+    """The RM_ADDR goes first, while the path's subflows still exist (the kernel refuses to
+    remove an id no subflow uses); the initial subflow's address is id 0."""
+    tr = connected()
+    feed(tr, "SUB_ESTABLISHED", **sub_attrs(1, 41000))
+    feed(tr, "SUB_ESTABLISHED", **sub_attrs(0, 40001))
+    got = [wire(c) for c in tr.commands(TOKEN, {"kind": "remove", "path": 0})]
+    assert [(g["command"], g.get("loc_id")) for g in got] == [
+        ("REMOVE", 0), ("REMOVE", 1), ("SUBFLOW_DESTROY", None), ("SUBFLOW_DESTROY", None)]
+    assert sorted(g["addr"]["port"] for g in got[2:]) == [40000, 40001]
+    # Their closing is the daemon's doing, not an error for the policy.
+    closed = feed(tr, "SUB_CLOSED", **sub_attrs(0, 40001, error=110))
+    assert closed == [{"kind": "subflow_closed", "path": 0, "subflow": 2, "error": False}]
+
+
 def test_actions_for_unknown_paths_or_connections_do_nothing():
     tr = connected()
     assert tr.commands(TOKEN, {"kind": "create_subflow", "path": 5}) == []

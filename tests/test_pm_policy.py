@@ -19,6 +19,18 @@ def test_fast_failback_opens_a_fresh_subflow_and_retires_the_old_one() -> None:
     assert p.poll_at() is None and p.on_timer(7.0) == []
 
 
+def test_fast_failback_withdraws_a_cut_path_that_has_a_survivor() -> None:
+    """At the cut, with path 1's subflow up: REMOVE (RM_ADDR) of path 0, which the peer hears
+    over path 1 and which makes it resend path 0's data there; the return re-joins path 0."""
+    p = _core.PathManagerPolicy("fast-failback")
+    p.on_event(0.0, {"kind": "subflow_established", "path": 0, "subflow": 0})
+    p.on_event(0.1, {"kind": "subflow_established", "path": 1, "subflow": 1})
+    assert p.on_event(1.0, {"kind": "link_down", "path": 0}) == [{"kind": "remove", "path": 0}]
+    assert p.on_event(1.0, {"kind": "subflow_closed", "path": 0, "subflow": 0, "error": False}) == []
+    assert p.on_event(6.0, {"kind": "link_up", "path": 0}) == [{"kind": "create_subflow", "path": 0}]
+    assert p.on_event(6.01, {"kind": "subflow_established", "path": 0, "subflow": 2}) == []
+
+
 def test_kernel_decides_nothing() -> None:
     p = _core.PathManagerPolicy("kernel", None)
     for ev in ({"kind": "link_down", "path": 0}, {"kind": "link_up", "path": 0},

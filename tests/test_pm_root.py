@@ -132,10 +132,11 @@ def test_a_dry_run_prints_the_actions_and_keeps_the_kernels_pm(topo, tmp_path):
     assert _pm(topo.cli) == "kernel"
 
 
-def test_the_cores_fast_failback_rejoins_a_returning_path_and_retires_the_old_subflow(topo, tmp_path):
+def test_the_cores_fast_failback_withdraws_a_cut_path_and_rejoins_it_on_its_return(topo, tmp_path):
     # The policy of the core (`mmpath-pm`, not the stand-in): path 0 loses carrier (the AP's end
-    # of its veth goes down) and comes back during an upload; the daemon opens a fresh subflow on
-    # it and, once the kernel reports it established, closes the old one.
+    # of its veth goes down) and comes back during an upload; at the cut the daemon withdraws
+    # path 0's address (REMOVE, the RM_ADDR going over path 1) and destroys the subflow there;
+    # at the return it opens a fresh subflow on path 0.
     log = tmp_path / "pm.jsonl"
     srv = subprocess.Popen(["ip", "netns", "exec", topo.srv, "mptcpize", "run", "iperf3", "-s", "-1"],
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -158,15 +159,16 @@ def test_the_cores_fast_failback_rejoins_a_returning_path_and_retires_the_old_su
         srv.wait()
     assert d.returncode == 0 and "Traceback" not in err, err
     recs = [json.loads(line) for line in log.read_text().splitlines()]
-    up = next(r["t_s"] for r in recs if r["type"] == "link" and r["up"])
+    down = next(r["t_s"] for r in recs if r["type"] == "link" and not r["up"])
+    up = next(r["t_s"] for r in recs if r["type"] == "link" and r["up"] and r["t_s"] > down)
+    during = [r["command"]["command"] for r in recs if down <= r["t_s"] < up and r["type"] == "command" and r["ok"]]
+    assert "REMOVE" in during and "SUBFLOW_DESTROY" in during, during
     after = [r for r in recs if r["t_s"] >= up]
     acts = [(r["source"], r["action"]) for r in after if r["type"] == "action"]
     assert ("policy", {"kind": "create_subflow", "path": 0}) in acts, acts
     fresh = [r for r in after if r["type"] == "kernel_event" and r["event"] == "SUB_ESTABLISHED"
              and r["attrs"]["saddr4"] == topo.paths[0].cli_addr]
     assert fresh, after
-    destroys = [r for r in after if r["type"] == "command" and r["command"]["command"] == "SUBFLOW_DESTROY"]
-    assert destroys and all(r["ok"] for r in destroys), destroys
     assert _pm(topo.cli) == "kernel"
 
 

@@ -110,6 +110,13 @@ fn policies_against_a_five_second_primary_cut() {
         let ff = ff_back.expect("fast-failback: the primary carries traffic again");
         // The fresh subflow's MP_JOIN takes a round trip and a half on the primary (~15 ms).
         assert!(ff < 0.5, "{kernel}: fast-failback back after {ff} s");
+        // fast-failback withdraws the cut path's address at the cut: its data goes to the
+        // backup at once, arriving one backup one-way delay (10 ms) and a few segments later,
+        // before the kernel's own failover (the connection timer or the first RTO).
+        let (ff_over, _) = get(kernel, "fast-failback");
+        let (k_over, _) = get(kernel, "kernel");
+        let ffo = ff_over.expect("fast-failback: the backup takes over");
+        assert!(ffo < 0.05 && k_over.is_none_or(|k| k > ffo), "{kernel}: {ffo} vs kernel {k_over:?}");
         // The kernel's own path manager waits for the old subflow's backed-off RTO.
         assert!(kernel_back.is_none_or(|k| k > 1.0), "{kernel}: kernel PM back after {kernel_back:?} s");
         // link-aware-backup moves at the link's loss, before any RTO (200 ms at least).

@@ -238,5 +238,19 @@ class Translator:
         if kind == "announce":
             return [Command(token, action, netlink.announce(token, Endpoint(p.addr, 0, p.addr_id, 0, p.ifindex)))]
         if kind == "remove":
-            return [Command(token, action, netlink.remove(token, p.addr_id))]
+            # REMOVE (RM_ADDR) of each local id the path's subflows use: id 0 for the initial
+            # subflow (pm_userspace.c, mptcp_userspace_pm_remove_id_zero_address), the path's
+            # id for the others. The kernel sends the RM_ADDR on a subflow whose id is not
+            # removed (pm.c, "avoid sending RM_ADDR over same subflow"), so the peer hears it
+            # over a surviving path, closes its subflows to the address and sends their data
+            # again at once (docs/path-manager.md). Then the path's subflows here are
+            # destroyed: a sender's data on them goes to the others (protocol.c,
+            # __mptcp_close_ssk -> __mptcp_retransmit_pending_data), as the simulator does.
+            subs = [sf for sf in conn.subflows.values() if sf.path == path]
+            ids = sorted({sf.local.id for sf in subs}) or [p.addr_id]
+            cmds = [Command(token, action, netlink.remove(token, i)) for i in ids]
+            for sf in subs:
+                conn.closing.add(sf.id)
+                cmds.append(Command(token, action, netlink.subflow_destroy(token, sf.local, sf.remote)))
+            return cmds
         return []

@@ -57,7 +57,9 @@ impl Connection {
         }
         self.sched.on_rto(now, j);
         self.push(now, io);
-        self.pm_note(j, |path, subflow| PmEvent::SubflowRto { path, subflow });
+        if self.pm_hears_transport() {
+            self.pm_note(j, |path, subflow| PmEvent::SubflowRto { path, subflow });
+        }
         self.pm_flush(now, io);
     }
 }

@@ -11,13 +11,21 @@
 //! - set / clear backup: MP_PRIO on every open subflow of the path, applied at once as the
 //!   scenario's `prio` changes are (events.rs `on_prio`), and kept for subflows opened later;
 //! - announce / remove an address: in the simulated topology the client opens every subflow
-//!   itself, so an announcement changes nothing; a removal closes the path's subflows.
+//!   itself, so an announcement changes nothing; a removal closes the path's subflows, with
+//!   their data not yet data-ACKed sent again on the others at once. That is what the kernel
+//!   does at both ends: the end that removes the address closes its subflows on it, and the
+//!   peer, receiving the RM_ADDR over another subflow, closes its subflows to the address
+//!   (pm_kernel.c, mptcp_pm_rm_addr_or_subflow -> mptcp_close_ssk), which sends its MPTCP-level
+//!   retransmission queue again and pushes (protocol.c, __mptcp_close_ssk with MPTCP_CF_PUSH ->
+//!   __mptcp_retransmit_pending_data). The removal is applied at once here, where the kernel's
+//!   peer acts one way-delay of the surviving path later (10 ms in bench/pm_compare.py).
 //!
 //! Paths are the connection's own indexes (the scenario flow's `paths` order), which the policy
 //! speaks in; the runner's global path indexes are mapped at the edge.
 
 use super::{Connection, Effect, Subflow, SubflowIo, Timer};
 use crate::mptcp::pm::{PathManager, PmAction, PmEvent};
+use crate::scenario::Direction;
 use crate::time::Time;
 
 /// The most subflows open at once (the scenario's bound on `paths`, and upstream Linux's
@@ -107,6 +115,17 @@ impl Connection {
         let pi = self.subs[j].path;
         let paths = self.pm.as_ref().map_or(&[][..], |p| &p.paths[..]);
         paths.iter().position(|&p| p == pi).unwrap_or(0) as u16
+    }
+
+    /// Whether the policy hears the subflows' transport events (an RTO, a stale mark): only
+    /// where its host sends the data. The path manager runs on the client (the `mmpath-pm`
+    /// daemon in the client's namespace; the joins here leave from the client), and in a
+    /// download the client's subflows carry no data: the retransmission timers and the
+    /// MPTCP-level stale marking (protocol.c, mptcp_pm_subflow_chk_stale, on the sender's
+    /// retransmission timer) are the server's, which nothing on the client hears. In an upload
+    /// they are the client's own (the daemon does not report them yet: docs/path-manager.md).
+    pub(super) fn pm_hears_transport(&self) -> bool {
+        self.info.direction == Direction::Upload
     }
 
     /// Notes an event about subflow `j` for the policy (told at `pm_flush`).
@@ -323,6 +342,63 @@ mod tests {
             cn.pm_summary().map(|(n, s)| (n, s.subflows_created, s.subflows_closed)),
             Some(("fast-failback", 1, 1))
         );
+    }
+
+    /// fast-failback at the cut: the path's address is withdrawn, so subflow 0 is closed and
+    /// its outstanding data goes to the backup subflow at once, before any RTO (upstream's
+    /// connection-level timer included); without the removal it waits on subflow 0.
+    #[test]
+    fn fast_failback_withdraws_the_cut_path_and_its_data_moves_at_once() {
+        let (mut cn, mut io) = connection(Kernel::Upstream, SchedName::Upstream, &[false, true], 1 << 20);
+        with_pm(&mut cn, PmName::FastFailback, &[false, true]);
+        cn.on_pm_timer(Time::ZERO, &mut io);
+        settle(&mut cn, &mut io, Time::ZERO);
+        write(&mut cn, &mut io, Time::ZERO, 5 * MSS as u64);
+        assert_eq!(io.data_on(0).len(), 5);
+        cn.subs[1].established = true;
+        cn.pm_event(ms(1), PmEvent::SubflowEstablished { path: 1, subflow: 1 }, &mut io);
+        assert!(io.data_on(1).is_empty(), "backup mode: nothing on the backup yet");
+        io.up[0] = false;
+        cn.on_pm_link(ms(10), 0, PmEvent::LinkDown { path: 0 }, &mut io);
+        assert!(build_new(&mut cn, &mut io, ms(10)).is_empty());
+        assert!(cn.subs[0].closed, "the removal closed subflow 0");
+        let on1: Vec<u64> = io.data_on(1).iter().map(|d| d.1).collect();
+        assert_eq!(on1, vec![0, 1000, 2000, 3000, 4000], "subflow 0's data again, on the backup, at the cut");
+        // The link returns: a fresh subflow on path 0 although the removal closed the old one.
+        io.up[0] = true;
+        cn.on_pm_link(ms(500), 0, PmEvent::LinkUp { path: 0 }, &mut io);
+        assert_eq!(build_new(&mut cn, &mut io, ms(500)), vec![0]);
+    }
+
+    /// recreate hears a stale subflow only where its host sends the data: in a download the
+    /// stale mark is the server's, which a path manager on the client cannot hear (as the
+    /// daemon does not), so nothing is probed; in an upload the client's own subflow goes
+    /// stale and is probed with a fresh subflow on its path.
+    #[test]
+    fn a_stale_subflow_reaches_the_policy_only_on_the_sending_side() {
+        for (direction, probes) in [(Direction::Download, 0), (Direction::Upload, 1)] {
+            let (mut cn, mut io) = connection(Kernel::Upstream, SchedName::Upstream, &[false, false], 1 << 20);
+            cn.info.direction = direction;
+            with_pm(&mut cn, PmName::Recreate, &[false, false]);
+            cn.on_pm_timer(Time::ZERO, &mut io);
+            settle(&mut cn, &mut io, Time::ZERO);
+            cn.subs[1].established = true;
+            write(&mut cn, &mut io, Time::ZERO, 4 * MSS as u64);
+            let mut now = ms(1);
+            // Subflow 1 hears from its peer, subflow 0 does not: stale after stale_loss_cnt
+            // firings of the connection timer (stale.rs).
+            let mut opened = Vec::new();
+            for _ in 0..5 {
+                let nxt1 = io.senders[1].snd_nxt;
+                ack(&mut cn, &mut io, now, 1, nxt1, 0, 1 << 20);
+                now = cn.rtx_at.expect("data outstanding: the timer runs").max(now);
+                cn.on_rtx_timer(now, &mut io);
+                opened.extend(build_new(&mut cn, &mut io, now));
+                now += ms(1);
+            }
+            assert!(cn.subs[0].stale, "{direction:?}");
+            assert_eq!(opened.len(), probes, "{direction:?}: probes opened {opened:?}");
+        }
     }
 
     /// The kernel's path manager as a policy changes nothing: no subflow is created.

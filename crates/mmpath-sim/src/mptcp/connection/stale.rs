@@ -307,7 +307,9 @@ impl Connection {
             let reinject = &mut self.reinject;
             st.maps.for_each_range(una, nxt, |d, l| reinject.push(d, l));
             self.reclaim(j, io);
-            self.pm_note(j, |path, subflow| PmEvent::SubflowStale { path, subflow });
+            if self.pm_hears_transport() {
+                self.pm_note(j, |path, subflow| PmEvent::SubflowStale { path, subflow });
+            }
         }
         min_stale
     }

@@ -12,7 +12,8 @@
 //! interfaces), subflows are the ids whoever runs the policy gives them.
 //!
 //! - kernel.rs: the in-kernel path manager: no decisions (today's behaviour, for comparison);
-//! - fast_failback.rs: a returning link gets a fresh subflow at once, the old one is retired;
+//! - fast_failback.rs: a lost link's address is withdrawn at once (the peer resends over the
+//!   others); a returning link gets a fresh subflow at once, the old one is retired;
 //! - link_aware_backup.rs: a link that is down, weak or scanning is made backup before the
 //!   transport notices, and made regular again with hysteresis;
 //! - recreate.rs: subflows closed on an error are re-created with backoff; stale ones probed.
