@@ -30,9 +30,6 @@ pytestmark = [
 
 # Measured 2026-12-06 on Linux 6.18 (docs/reproduce.md "x-kernel"): simulated / emulated.
 DISAGREE: dict[str, str] = {
-    "reno-hold-50ms": "goodput 56.9 vs 71.3 Mbit/s, 90 % of the rate again never (4.0 s left) vs 0 s: after "
-                      "the RTO's undo the simulated sender marks 247 held segments lost within 30 ms and "
-                      "halves ssthresh (fast recovery); the kernel does not",
     "bbr-drop-50ms": "first byte after the outage 2.0 vs 0.0-0.1 s, goodput 50.1 vs 65.3-65.6 Mbit/s: the third "
                      "backed-off RTO lands 50 ms before the link's return simulated (RTO 0.25 s, srtt 51 ms) and "
                      "30 ms after it on the kernel (RTO ~0.29 s: BBR holds a larger queue there)",
