@@ -48,6 +48,8 @@ DISAGREE: dict[str, str] = {
 # Rows whose emulated side goes either way from run to run: not strict (an XPASS is expected half
 # the time), with the runs seen.
 FLAKY: dict[str, str] = {
+    "cubic-hold-0.5ms": "1 of 5 emulated runs dipped after the hold (69.8 Mbit/s, 90 % of the rate after 0.3 s), "
+                        "4 did not (75.0-75.5, 0 s); simulated 75.1, 0 s: as reno-hold-0.5ms",
     "reno-hold-0.5ms": "2 of 4 emulated runs dipped after the hold (goodput 67.7 / 69.2 Mbit/s, 90 % of the "
                        "rate after 0.6 / 0.5 s), 2 did not (74.6, 0 s); simulated 74.7, 0 s. The emulator "
                        "releases the held burst into a FIFO that drops what does not fit (docs/emulate.md, "
