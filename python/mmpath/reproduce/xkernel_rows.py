@@ -103,10 +103,17 @@ def _base(name: str, duration: float, paths: list[dict[str, Any]], flow: dict[st
             "path": paths, "flow": [{"name": "f", "stop_s": duration, **flow}]}
 
 
-def _down(t: float, dur: float, drop: bool) -> list[dict[str, Any]]:
-    # `up = false` holds the link's queue (docs/scenario.md); `drop = true` also loses it, as a
-    # cut cable or a radio whose driver frees its ring.
-    return [{"t_s": t, "up": False, **({"drop": True} if drop else {})}, {"t_s": t + dur, "up": True}]
+def _down(t: float, dur: float, drop: bool, rate: float = RATE_MBPS) -> list[dict[str, Any]]:
+    # A drop: `up = false, drop = true` loses the queue and what is sent, as the emulator's veth
+    # taken down does (emu/drops.py). A hold: the emulator holds every packet of the path in its
+    # delay line and loses none (docs/emulate.md step 4), where the simulator's `up = false`
+    # also loses the frame on the air (docs/scenario.md); the simulated hold that loses nothing
+    # is the stall, rate 0 ("nothing is sent, nothing is lost"), which the emulator holds the
+    # same way (emu/holds.py `wired_stall_windows_ns`). One frame lost or not is a fast
+    # recovery or none: Reno at 50 ms RTT then regrows one MSS per RTT (docs/models.md).
+    if drop:
+        return [{"t_s": t, "up": False, "drop": True}, {"t_s": t + dur, "up": True}]
+    return [{"t_s": t, "rate_mbps": 0.0}, {"t_s": t + dur, "rate_mbps": rate}]
 
 
 def _single(cc: str, drop: bool, rtt_ms: float) -> Row:

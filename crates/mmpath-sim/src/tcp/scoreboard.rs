@@ -147,6 +147,8 @@ pub struct Scoreboard {
     /// needs both for every segment the ACK delivers).
     ack_now: Time,
     ack_min_rtt: Option<Time>,
+    /// The ACK's timestamp echo in ns (0: none), for tcp_skb_spurious_retrans.
+    ack_ts_ecr_ns: u64,
     /// Outstanding retransmissions in transmit order, (start, send time): the retransmitted
     /// part of Linux's time-sorted tsorted_sent_queue. Original transmissions are in transmit
     /// order in `segs` already. Entries whose segment was delivered, retransmitted again or
@@ -241,9 +243,25 @@ impl Scoreboard {
         self.rate_pick = None;
         self.ack_now = now;
         self.ack_min_rtt = min_rtt;
+        self.ack_ts_ecr_ns = 0;
         self.sack_prev = self.sack_cur;
         self.n_prev = self.n_cur;
         self.n_cur = 0;
+    }
+
+    /// The timestamp the ACK being processed echoes (TSecr, ns; after `begin_ack`).
+    pub fn set_ack_ts_ecr(&mut self, ts_ecr_ns: u64) {
+        self.ack_ts_ecr_ns = ts_ecr_ns;
+    }
+
+    /// tcp_skb_spurious_retrans (net/ipv4/tcp_input.c, in Linux 4.x and 6.x alike): a
+    /// retransmitted segment whose cumulative ACK echoes a timestamp older than its last
+    /// transmission was delivered by an earlier copy, so its send time says nothing of the
+    /// path: tcp_clean_rtx_queue does not let it advance RACK. (A segment held 2 s in a queue
+    /// while the RTO retransmitted it would otherwise make RACK take the retransmission's short
+    /// RTT and mark everything sent before it lost.)
+    fn spurious_retrans(&self, s: &Seg) -> bool {
+        s.has(EVER_RETRANS) && self.ack_ts_ecr_ns > 0 && self.ack_ts_ecr_ns < s.sent.ns()
     }
 
     /// tcp_rack_advance: a delivered segment moves RACK.xmit_ts on if it was sent after the
@@ -381,7 +399,9 @@ impl Scoreboard {
             }
             n += 1;
             self.note_delivered(s);
-            self.rack_advance(&s);
+            if !self.spurious_retrans(&s) {
+                self.rack_advance(&s);
+            }
             if !s.has(EVER_RETRANS) {
                 span.add_orig(&s);
             }
@@ -831,6 +851,32 @@ mod tests {
         // Its stale entry from 10 ms is skipped; the new one is not before RACK.xmit_ts.
         assert_eq!(b.rack_detect_loss(Time::from_ms(30), reo_wnd), (0, None));
         assert_eq!(b.recount(), b.counters());
+    }
+
+    /// A held outage (reno-hold-50ms in the x-kernel battery): segments 0-9 sent at ~0 wait in
+    /// a queue; segment 0 is retransmitted at 500 ms (an RTO), and at 2 s the original's
+    /// cumulative ACK arrives, echoing the original's timestamp. tcp_clean_rtx_queue skips
+    /// tcp_rack_advance for it (tcp_skb_spurious_retrans): RACK keeps no 1.5 s "RTT" of the
+    /// retransmission, and segments 1-9, still draining from the queue, are not marked lost.
+    /// Echoing the retransmission's timestamp instead (the retransmission delivered it), RACK
+    /// advances to it and marks all nine: the rule is what keeps them.
+    #[test]
+    fn rack_ignores_the_cumulative_ack_of_a_spurious_retransmission() {
+        let reo_wnd = Time(Time::from_ms(10).ns() / 4);
+        let held = |ts_ecr: Time| {
+            let mut b = board(10, 100);
+            assert!(b.mark_head_lost());
+            let r = b.take_retransmission(Time::from_ms(500), TxRate::default()).unwrap();
+            assert_eq!(r.start, 0);
+            b.begin_ack(Time::from_secs(2), Some(Time::from_ms(10)));
+            b.set_ack_ts_ecr(ts_ecr.ns());
+            assert_eq!(b.ack(100).0, 1);
+            let n = b.rack_detect_loss(Time::from_secs(2), reo_wnd).0;
+            assert_eq!(b.recount(), b.counters());
+            n
+        };
+        assert_eq!(held(Time(1)), 0, "the original's ACK: nothing marked lost");
+        assert_eq!(held(Time::from_ms(500)), 9, "the retransmission's ACK: the nine sent before it");
     }
 
     /// RACK tolerates reordering inside reo_wnd: a segment sent 1 ms (< min RTT / 4) after the

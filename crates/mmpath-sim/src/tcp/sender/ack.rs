@@ -41,6 +41,7 @@ impl TcpSender {
         let prior_in_flight = self.sb.in_flight();
         let prior_una = self.snd_una;
         self.sb.begin_ack(now, self.min_rtt);
+        self.sb.set_ack_ts_ecr(p.ts_ecr_ns);
 
         let dsack = self.check_dsack(p);
 
