@@ -214,18 +214,6 @@ impl Reassembly {
         self.right = self.right.max(self.data_ack + free);
     }
 
-    /// The window a subflow would offer now, before the edge already advertised is kept
-    /// (__tcp_select_window with mptcp_space, net/ipv4/tcp_output.c, Linux 6.18): the free space;
-    /// below half the buffer, nothing if it is under 1/16 of the buffer or under the
-    /// receiver's MSS estimate `rcv_mss` (the kernel then heads for a zero window).
-    pub fn select_window(&self, rcv_mss: u32) -> u64 {
-        let free = self.rcvbuf.saturating_sub(self.ooo_bytes);
-        if free < self.rcvbuf / 2 && (free < self.rcvbuf / 16 || free < rcv_mss as u64) {
-            return 0;
-        }
-        free
-    }
-
     pub fn ooo_ranges(&self) -> &[(u64, u64)] {
         &self.ooo
     }

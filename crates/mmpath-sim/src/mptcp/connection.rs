@@ -171,10 +171,6 @@ pub struct Subflow {
     /// The subflow's own autotuned send buffer (tcp_sndbuf_expand), which the connection's
     /// adds up (sndbuf.rs).
     pub sndbuf: crate::tcp::sndbuf::Autotuned,
-    /// The connection-level window this subflow's last ACK advertised (its tp->rcv_wnd, which
-    /// mptcp_set_rwin syncs to the connection's right edge), None before its first ACK: what is
-    /// left of it is the subflow's tcp_receive_window (packets.rs `read_ack`).
-    adv_wnd: Option<u64>,
 }
 
 impl Subflow {
@@ -203,7 +199,6 @@ impl Subflow {
             scheduled_bytes: 0,
             reinjected_bytes: 0,
             sndbuf: Default::default(),
-            adv_wnd: None,
         }
     }
 

@@ -383,24 +383,6 @@ impl TcpReceiver {
         time_to_ack
     }
 
-    /// tcp_cleanup_rbuf's second part, for an upstream MPTCP subflow (mptcp_cleanup_rbuf ->
-    /// mptcp_subflow_cleanup_rbuf -> tcp_cleanup_rbuf(ssk, copied), net/mptcp/protocol.c and
-    /// net/ipv4/tcp.c, Linux 6.18): after a read that copied something, if what is left of the
-    /// window this subflow last advertised (`rcv_window_now`, tcp_receive_window: rcv_wup +
-    /// rcv_wnd - rcv_nxt) is at most half the window clamp, and the window the subflow would
-    /// advertise now (`new_window`, __tcp_select_window over the connection's free space,
-    /// mptcp_space) is non-zero and at least twice that, an ACK goes now ("this read freed lots
-    /// of space"). Returns whether it sent one. The single-path receiver does not run this part
-    /// (`cleanup_rbuf` says why); an MPTCP connection's window is the connection's, whose size
-    /// does not jump with the subflow's autotuning.
-    pub fn window_update(&mut self, now: Time, rcv_window_now: u64, new_window: u64, window_clamp: u64, out: &mut Vec<Packet>) -> bool {
-        let time_to_ack = 2 * rcv_window_now <= window_clamp && new_window > 0 && new_window >= 2 * rcv_window_now;
-        if time_to_ack {
-            self.send_ack(now, out);
-        }
-        time_to_ack
-    }
-
     /// The application read `copied` bytes just delivered (mmpath's readers read at once):
     /// tcp_recvmsg ends in tcp_cleanup_rbuf. A single-path flow's receiver; an MPTCP
     /// subflow's reads happen at the connection (mptcp/connection/packets.rs).

@@ -37,10 +37,8 @@ impl Connection {
                 p.data_ack = self.rx.data_ack;
                 p.data_wnd = self.rx.window();
                 p.size_bytes += DSS_ACK_BYTES;
-                // mptcp_set_rwin: the window this ACK advertises is the read rule's reference,
-                // and the subflow's own rcv_wnd.
+                // mptcp_set_rwin: the window this ACK advertises is the read rule's reference.
                 self.old_wspace = p.data_wnd;
-                self.subs[j].adv_wnd = Some(p.data_wnd);
             }
             _ => {}
         }
@@ -100,15 +98,7 @@ impl Connection {
             Kernel::V09x => rx.cleanup_rbuf(now, rule.copied, rule.rx_empty, out),
             Kernel::Upstream if rule.cleanup || rx.could_cleanup(rule.rx_empty) => {
                 let held = rx.nothing_held();
-                if rx.cleanup_rbuf(now, rule.copied, held, out) {
-                    return true;
-                }
-                // tcp_cleanup_rbuf's window update: what is left of the window this subflow
-                // last advertised (rcv_wup + rcv_wnd - rcv_nxt) against the window it would
-                // advertise now. A subflow that has sent no ACK yet has advertised nothing.
-                let Some(adv) = st.adv_wnd else { return false };
-                let now_left = adv.saturating_sub(rx.unacked_bytes());
-                rx.window_update(now, now_left, self.rx.select_window(st.mss), self.rx.rcvbuf, out)
+                rx.cleanup_rbuf(now, rule.copied, held, out)
             }
             Kernel::Upstream => false,
         }
