@@ -327,3 +327,35 @@ pub(in crate::sim) fn build(
     };
     Connection::new(cfg, subs)
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::sim::Simulation;
+
+    /// The connection-level window a flow starts with (its reassembly's, which its subflows'
+    /// receivers advertise too), for `paths` (JSON path objects named a, b) and `flow` fields.
+    fn window(paths: &str, flow: &str) -> (u64, u64) {
+        let json = format!(
+            r#"{{"duration_s":1,"path":[{paths}],"flow":[{{"kind":"mptcp","paths":["a","b"]{flow}}}]}}"#
+        );
+        let sim = Simulation::from_json(&json, 1).expect("valid scenario");
+        let cn = &sim.conns[0];
+        let sub = sim.flows[cn.subs[0].flow as usize].receiver.as_ref().expect("a receiver").window();
+        (cn.rx.rcvbuf, sub)
+    }
+
+    /// linux-upstream advertises the buffer times the smallest of its subflows' scaling_ratio
+    /// (229/256 on wired paths, half on a radio path); linux-v0.9x half; SO_RCVBUF is doubled.
+    #[test]
+    fn upstream_window_is_the_buffer_times_the_scaling_ratio() {
+        let wired = r#"{"name":"a","rate_mbps":5},{"name":"b","rate_mbps":5}"#;
+        let radio = r#"{"name":"a","rate_mbps":5},{"name":"b","technology":"11ac"}"#;
+        let rmem = r#","tcp":{"rmem_max_bytes":262144}"#;
+        assert_eq!(window(wired, rmem), (234_496, 234_496), "262144 x 229 / 256, on every subflow too");
+        assert_eq!(window(radio, rmem).0, 131_072, "a radio path's half is the smallest ratio");
+        let v09x = r#","kernel":"linux-v0.9x","scheduler":"minrtt","tcp":{"rmem_max_bytes":262144}"#;
+        assert_eq!(window(wired, v09x).0, 131_072, "v0.9x: tcp_adv_win_scale's half");
+        let so = r#","tcp":{"rcvbuf_bytes":100000}"#;
+        assert_eq!(window(wired, so).0, 200_000 * 229 / 256, "SO_RCVBUF doubled, then the ratio");
+    }
+}
