@@ -335,9 +335,8 @@ mod tests {
     /// The connection-level window a flow starts with (its reassembly's, which its subflows'
     /// receivers advertise too), for `paths` (JSON path objects named a, b) and `flow` fields.
     fn window(paths: &str, flow: &str) -> (u64, u64) {
-        let json = format!(
-            r#"{{"duration_s":1,"path":[{paths}],"flow":[{{"kind":"mptcp","paths":["a","b"]{flow}}}]}}"#
-        );
+        let json =
+            format!(r#"{{"duration_s":1,"path":[{paths}],"flow":[{{"kind":"mptcp","paths":["a","b"]{flow}}}]}}"#);
         let sim = Simulation::from_json(&json, 1).expect("valid scenario");
         let cn = &sim.conns[0];
         let sub = sim.flows[cn.subs[0].flow as usize].receiver.as_ref().expect("a receiver").window();
