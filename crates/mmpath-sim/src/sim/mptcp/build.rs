@@ -63,6 +63,45 @@ fn crossed_routes(data: [Hop; 2], ack: [Hop; 2], dir: Direction) -> ([Hop; 2], [
     }
 }
 
+/// The share of a received skb's truesize that is payload, in 256ths (tp->scaling_ratio), on a
+/// wired path: Linux >= 6.5 measures it per subflow (skb->len / skb->truesize,
+/// tcp_measure_rcv_mss, net/ipv4/tcp_input.c) and advertises that share of the buffer's free
+/// space (__tcp_win_from_space, include/net/tcp.h). 229 is what the emulator's kernel measures
+/// on its veth receive path, GSO packets kept whole (docs/facts.md, "MPTCP receive window"):
+/// the kernel wired paths are compared with.
+const WIRED_SCALING_RATIO: u64 = 229;
+/// A radio path's: no receive truesize of the drivers is known, so tcp_adv_win_scale = 1's half
+/// of the buffer (Linux 4.10, tcp_win_from_space) stays.
+const HALF_SCALING_RATIO: u64 = 128;
+
+/// The connection-level window flow `i` advertises with nothing held (its receive buffer's
+/// window share). Its buffer: SO_RCVBUF as given, which the kernel doubles (sock_setsockopt),
+/// or the ceiling Linux's autotuning reaches, tcp_rmem[2] (the model treats "auto" as that
+/// ceiling). `linux-v0.9x` advertises half of it (tcp_adv_win_scale = 1). `linux-upstream`
+/// advertises the msk's scaling_ratio of it (__mptcp_space -> mptcp_win_from_space,
+/// net/mptcp/protocol.h), the smallest of its subflows' (mptcp_rcv_space_adjust,
+/// net/mptcp/protocol.c, Linux 6.18): a wired path's measured ratio, a radio path's half.
+fn conn_rcv_window(sc: &Scenario, i: usize, paths: &[PathState]) -> u64 {
+    let f = &sc.flow[i];
+    let t = &f.tcp;
+    let buffer = match t.rcvbuf_bytes {
+        BufSize::Bytes(b) => 2 * b,
+        BufSize::Auto => t.rmem_max(),
+    };
+    let ratio = match f.kernel.unwrap_or(Kernel::Upstream) {
+        Kernel::V09x => HALF_SCALING_RATIO,
+        Kernel::Upstream => f
+            .paths
+            .iter()
+            .flatten()
+            .filter_map(|n| paths.iter().find(|p| &p.name == n))
+            .map(|p| if p.radio.is_some() { HALF_SCALING_RATIO } else { WIRED_SCALING_RATIO })
+            .min()
+            .unwrap_or(HALF_SCALING_RATIO),
+    };
+    buffer * ratio / 256
+}
+
 /// Subflow `j` of connection `c` (scenario flow `i`) between the client address on path `cp`
 /// and the server's on path `sp` (runner path indexes): its internal flow (routes, TCP sender
 /// and receiver) with handle `fi` and congestion control `cc`, and its MSS.
@@ -81,10 +120,7 @@ fn subflow_flow(
     let f = &sc.flow[i];
     let t = &f.tcp;
     let kernel = f.kernel.unwrap_or(Kernel::Upstream);
-    let rcv_window = match t.rcvbuf_bytes {
-        BufSize::Bytes(b) => b,
-        BufSize::Auto => t.rmem_max() / 2,
-    };
+    let rcv_window = conn_rcv_window(sc, i, paths);
     let start = Time::from_secs_f64(f.start_s);
     let stop = Time::from_secs_f64(f.stop_s.unwrap_or(sc.duration_s)).min(end);
     // Source-address routing: the data leaves on its sender's address's path, the ACKs on
@@ -209,13 +245,9 @@ pub(in crate::sim) fn build(
             (ccs, Some(coupling))
         }
     };
-    // The connection's buffers. Receive: SO_RCVBUF as given, or the ceiling Linux's
-    // autotuning reaches (half of tcp_rmem[2] is window, as for a single TCP socket). Send:
-    // SO_SNDBUF as given, or autotuned from the subflows' (sndbuf.rs).
-    let rcv_window = match t.rcvbuf_bytes {
-        BufSize::Bytes(b) => b,
-        BufSize::Auto => t.rmem_max() / 2,
-    };
+    // The connection's buffers. Receive: `conn_rcv_window`. Send: SO_SNDBUF as given, or
+    // autotuned from the subflows' (sndbuf.rs).
+    let rcv_window = conn_rcv_window(sc, i, paths);
     let kernel = f.kernel.unwrap_or(Kernel::Upstream);
     let (sndbuf, sndbuf_rule) = match (t.sndbuf_bytes, kernel) {
         (BufSize::Bytes(b), _) => (b, ConnSndbuf::Fixed),
@@ -294,4 +326,35 @@ pub(in crate::sim) fn build(
         pm,
     };
     Connection::new(cfg, subs)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::sim::Simulation;
+
+    /// The connection-level window a flow starts with (its reassembly's, which its subflows'
+    /// receivers advertise too), for `paths` (JSON path objects named a, b) and `flow` fields.
+    fn window(paths: &str, flow: &str) -> (u64, u64) {
+        let json =
+            format!(r#"{{"duration_s":1,"path":[{paths}],"flow":[{{"kind":"mptcp","paths":["a","b"]{flow}}}]}}"#);
+        let sim = Simulation::from_json(&json, 1).expect("valid scenario");
+        let cn = &sim.conns[0];
+        let sub = sim.flows[cn.subs[0].flow as usize].receiver.as_ref().expect("a receiver").window();
+        (cn.rx.rcvbuf, sub)
+    }
+
+    /// linux-upstream advertises the buffer times the smallest of its subflows' scaling_ratio
+    /// (229/256 on wired paths, half on a radio path); linux-v0.9x half; SO_RCVBUF is doubled.
+    #[test]
+    fn upstream_window_is_the_buffer_times_the_scaling_ratio() {
+        let wired = r#"{"name":"a","rate_mbps":5},{"name":"b","rate_mbps":5}"#;
+        let radio = r#"{"name":"a","rate_mbps":5},{"name":"b","technology":"11ac"}"#;
+        let rmem = r#","tcp":{"rmem_max_bytes":262144}"#;
+        assert_eq!(window(wired, rmem), (234_496, 234_496), "262144 x 229 / 256, on every subflow too");
+        assert_eq!(window(radio, rmem).0, 131_072, "a radio path's half is the smallest ratio");
+        let v09x = r#","kernel":"linux-v0.9x","scheduler":"minrtt","tcp":{"rmem_max_bytes":262144}"#;
+        assert_eq!(window(wired, v09x).0, 131_072, "v0.9x: tcp_adv_win_scale's half");
+        let so = r#","tcp":{"rcvbuf_bytes":100000}"#;
+        assert_eq!(window(wired, so).0, 200_000 * 229 / 256, "SO_RCVBUF doubled, then the ratio");
+    }
 }
