@@ -28,6 +28,7 @@ __all__ = [
     "link_outages",
     "throughput_drops",
     "rtt_inflation",
+    "rtt_inflation_of",
     "utilization",
     "ben",
     "normalized_throughput",
@@ -281,16 +282,27 @@ def rtt_inflation(rtt_ms, base_rtt_ms: float) -> dict:
     """
     r = np.asarray(rtt_ms, dtype=float).ravel()
     r = r[np.isfinite(r)]
-    base = float(base_rtt_ms)
-    res: dict = {"base_ms": base, "samples": int(r.size), "mean_ms": None, "p95_ms": None,
-                 "mean_ratio": None, "p95_ratio": None, "mean_added_ms": None, "p95_added_ms": None}
     if r.size == 0:
+        return rtt_inflation_of(0, None, None, base_rtt_ms)
+    return rtt_inflation_of(int(r.size), float(r.mean()), float(np.percentile(r, 95)), base_rtt_ms)
+
+
+def rtt_inflation_of(samples: int, mean_ms: float | None, p95_ms: float | None, base_rtt_ms: float) -> dict:
+    """:func:`rtt_inflation` from the samples' count, mean and 95th percentile (a run's summary
+    computes them in passes over its timeline: runstats.py)."""
+    base = float(base_rtt_ms)
+    res: dict = {"base_ms": base, "samples": int(samples), "mean_ms": None, "p95_ms": None,
+                 "mean_ratio": None, "p95_ratio": None, "mean_added_ms": None, "p95_added_ms": None}
+    if not samples:
         return res
-    mean, p95 = float(r.mean()), float(np.percentile(r, 95))
+    mean, p95 = float(mean_ms), float(p95_ms)
     res.update(mean_ms=mean, p95_ms=p95, mean_added_ms=mean - base, p95_added_ms=p95 - base)
     if base > 0:
         res.update(mean_ratio=mean / base, p95_ratio=p95 / base)
     return res
+
+
+# --------------------------------------------------------------------------- utilization
 
 
 def utilization(mbps, capacity_mbps) -> float:
