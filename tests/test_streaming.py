@@ -151,3 +151,20 @@ def test_streamed_outputs_are_read_a_row_group_at_a_time(tmp_path, in_memory, mo
     assert _outputs(tmp_path / "out") == _outputs(tmp_path / "mem")
     _same_bits(res.intervals, in_memory.intervals)
     assert (tmp_path / "out" / ".intervals.parquet").is_file()
+
+
+def test_streamed_report_is_the_in_memory_one(tmp_path, in_memory, monkeypatch):
+    """report.html's plots of a streamed run come from its files in passes of row groups, each
+    line thinned to every k-th point as it goes: the same PNGs as the in-memory run's (lines
+    thinned here to ~40 points, so the stride is at work across group boundaries)."""
+    from mmpath import outputs, report
+
+    monkeypatch.setattr(report, "_MAX_POINTS", 40)
+    whole0 = outputs.WHOLE_READS[0]
+    simulate_to(load_scenario("blockage", SHORT), tmp_path / "out", report=True, chunk_rows=100)
+    assert outputs.WHOLE_READS[0] == whole0
+    in_memory.save(tmp_path / "mem", report=True)
+    pngs = sorted(p.name for p in (tmp_path / "mem").glob("*.png"))
+    assert "rtt.png" in pngs and "throughput_path.png" in pngs
+    for name in pngs:
+        assert (tmp_path / "out" / name).read_bytes() == (tmp_path / "mem" / name).read_bytes(), name

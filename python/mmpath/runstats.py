@@ -26,7 +26,7 @@ COLUMNS = ["t_s", "flow", "path", "subflow", "srtt_ms", "phy_rate_mbps", "link_u
 Batches = Callable[[], Iterable[Any]]
 
 
-def _whole_samples(batches: Batches) -> Iterator[Any]:
+def whole_samples(batches: Batches) -> Iterator[Any]:
     """The batches regrouped so no sample time is split between two (the rows of the last time
     in a batch are held back and go with the next one): the per-sample capacity sums a sample's
     rows."""
@@ -86,7 +86,7 @@ def flow_timeline_stats(batches: Batches, names: list[str], config: Mapping[str,
     finite_cap = dict.fromkeys(names, False)  # any finite one (else no capacity)
     has_srtt = has_cap = True
     # Pass 1: counts.
-    for b in _whole_samples(batches):
+    for b in whole_samples(batches):
         has_srtt = "srtt_ms" in b
         has_cap = "phy_rate_mbps" in b and "link_up" in b
         for name in names:
@@ -103,7 +103,7 @@ def flow_timeline_stats(batches: Batches, names: list[str], config: Mapping[str,
     srtt_sum = {n: PairwiseSum(n_rtt[n]) for n in names}
     cap_sum = {n: PairwiseSum(n_cap[n]) for n in names}
     if any(n_rtt.values()) or any(finite_cap.values()):
-        for b in _whole_samples(batches):
+        for b in whole_samples(batches):
             for name in names:
                 fr = _flow_rows(b, name)
                 if not len(fr):
