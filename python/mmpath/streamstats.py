@@ -79,13 +79,16 @@ class PairwiseSum:
         if self._seen > self.n:
             raise ValueError(f"PairwiseSum: more than the {self.n} values announced")
         self._pending.extend(vals.tolist())
-        while self._result is None and len(self._pending) >= self._need:
-            block, self._pending = self._pending[:self._need], self._pending[self._need:]
+        at = 0  # (the values before `at` were summed: sliced off once, not per block)
+        while self._result is None and len(self._pending) - at >= self._need:
+            block = self._pending[at:at + self._need]
+            at += self._need
             try:
                 self._need = self._tree.send(block)
             except StopIteration as done:
                 # A reduction starts from add's identity, 0.0: np.sum of -0.0s is 0.0.
                 self._result = 0.0 + float(done.value)
+        del self._pending[:at]
 
     def total(self) -> float:
         if self._result is None:
