@@ -289,19 +289,25 @@ def _build_result(out: dict[str, Any], scenario: Scenario, seed: int, wall_s: fl
         "scenario_config": scenario.config,
     }
     result = Result(summary, intervals, timeline, events, scenario)
-    if summary.get("flows"):
-        # A pass or a few over the intervals and the timeline, a batch at a time (a streamed
-        # run's row groups, only the columns used; an in-memory run's whole frames).
-        names = [str(f.get("name", "")) for f in summary["flows"]]
-        series = flow_series(lambda: interval_batches(result), names, float(scenario.config.get("duration_s", 0.0)))
-        stats = runstats.flow_timeline_stats(lambda: timeline_batches(result, runstats.COLUMNS), names,
-                                             scenario.config)
-        for i, flow in enumerate(summary["flows"]):
-            flow["metrics"] = flow_metrics(flow, i, None, None, scenario.config, events,
-                                           series=series[names[i]], stats=stats[names[i]])
+    add_flow_metrics(result)
     # Each path's channel as it happened, in mmpath's trace CSV (replayable: docs/traces.md).
     result.channel = {str(k): str(v) for k, v in dict(out.get("channel_csv", {})).items()}
     return result
+
+
+def add_flow_metrics(result: Result) -> None:
+    """Each flow's `metrics` in result.summary (flow_metrics), from a pass or a few over the
+    intervals and the timeline, a batch at a time (a streamed run's row groups, only the columns
+    used; an in-memory run's whole frames)."""
+    summary, config = result.summary, result.scenario.config
+    if not summary.get("flows"):
+        return
+    names = [str(f.get("name", "")) for f in summary["flows"]]
+    series = flow_series(lambda: interval_batches(result), names, float(config.get("duration_s", 0.0)))
+    stats = runstats.flow_timeline_stats(lambda: timeline_batches(result, runstats.COLUMNS), names, config)
+    for i, flow in enumerate(summary["flows"]):
+        flow["metrics"] = flow_metrics(flow, i, None, None, config, result.events,
+                                       series=series[names[i]], stats=stats[names[i]])
 
 
 def _scheduler_map(scenario: Scenario, scheduler: Any) -> dict[str, Any]:
