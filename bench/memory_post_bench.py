@@ -11,7 +11,8 @@ with a run's length was the work after it. This bench isolates that work:
    group, each copy's t_s shifted by 60 s; the link events repeated likewise: one blockage a
    minute) as the files of a run of that length (the scenario's duration_s set to it);
 3. in a fresh child process per duration, builds the run's Result on those files (the 60 s
-   run's summary, metrics removed), computes the flow metrics (api.add_flow_metrics) and writes
+   run's summary, metrics removed), computes the flow metrics (api.add_flow_metrics, under
+   outputs.system_arrow_pool as api.simulate_to runs them) and writes
    summary.json, intervals.csv, iperf3.json (and with --report report.html and its plots), and
    reports that process's peak resident memory (VmHWM).
 
@@ -50,9 +51,11 @@ events = pd.read_pickle(folder / "events.pkl")
 sc = load_scenario("blockage", {"duration_s": seconds})
 res = api.Result(summary, outputs.TimelineFile(folder / api.INTERVALS_FILE),
                  outputs.TimelineFile(folder / "timeline.parquet"), events, sc)
-api.add_flow_metrics(res)
-out = folder  # (the timeline and intervals files are already there: not copied)
-outputs.write_run_files(res, out, report=report)
+# As api.simulate_to does it: pyarrow on the C library's allocator meanwhile (system_arrow_pool).
+with outputs.system_arrow_pool():
+    api.add_flow_metrics(res)
+    out = folder  # (the timeline and intervals files are already there: not copied)
+    outputs.write_run_files(res, out, report=report)
 import pyarrow.parquet as pq
 rows = pq.ParquetFile(folder / "timeline.parquet").metadata.num_rows
 print(json.dumps({"rows": rows, "wall_s": time.perf_counter() - t0, "peak_mib": hwm(),
