@@ -14,8 +14,8 @@ keeps every claim's measured numbers and verdict.
 
 `--folders` also writes each run's output folder (`mmpath.run(..., out=DIR)`: timeline and
 intervals streamed, then summary.json, intervals.csv, iperf3.json, report.html and its plots
-written from the files) and keeps a digest of every file in it (summary.json without its wall
-times), so the writers are compared too, not only the in-memory Result.
+written from the files) and keeps a digest of every file in it (summary.json and report.html
+without their wall times), so the writers are compared too, not only the in-memory Result.
 
 `compare` exits 0 when everything is identical, 1 otherwise, naming every scenario, variant and
 field that moved (with both values), so a deliberate change can be described by what it moved.
@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -65,6 +66,8 @@ def _digest_folder(folder: Path) -> dict[str, str]:
         data = f.read_bytes()
         if f.name == "summary.json":
             data = json.dumps(_strip_wall(json.loads(data)), sort_keys=True).encode()
+        elif f.name == "report.html":  # its run table's wall time and events / s
+            data = re.sub(rb"((?:wall time \(s\)|events / s)</td><td[^>]*>)[^<]*", rb"\1", data)
         out[f.name] = hashlib.sha256(data).hexdigest()[:16]
     return out
 
