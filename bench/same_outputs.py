@@ -12,6 +12,11 @@ keeps every claim's measured numbers and verdict.
     python bench/same_outputs.py record after.json [--reproduce]
     python bench/same_outputs.py compare before.json after.json
 
+`--folders` also writes each run's output folder (`mmpath.run(..., out=DIR)`: timeline and
+intervals streamed, then summary.json, intervals.csv, iperf3.json, report.html and its plots
+written from the files) and keeps a digest of every file in it (summary.json and report.html
+without their wall times), so the writers are compared too, not only the in-memory Result.
+
 `compare` exits 0 when everything is identical, 1 otherwise, naming every scenario, variant and
 field that moved (with both values), so a deliberate change can be described by what it moved.
 """
@@ -21,6 +26,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -52,7 +58,23 @@ def _strip_wall(summary: Any) -> Any:
     return summary
 
 
-def record_runs() -> dict[str, Any]:
+def _digest_folder(folder: Path) -> dict[str, str]:
+    out = {}
+    for f in sorted(folder.iterdir()):
+        if not f.is_file():
+            continue
+        data = f.read_bytes()
+        if f.name == "summary.json":
+            data = json.dumps(_strip_wall(json.loads(data)), sort_keys=True).encode()
+        elif f.name == "report.html":  # its run table's wall time and events / s
+            data = re.sub(rb"((?:wall time \(s\)|events / s)</td><td[^>]*>)[^<]*", rb"\1", data)
+        out[f.name] = hashlib.sha256(data).hexdigest()[:16]
+    return out
+
+
+def record_runs(folders: bool = False) -> dict[str, Any]:
+    import tempfile
+
     import mmpath
     from mmpath.errors import ScenarioError
     from mmpath.scenario import bundled_scenarios, load_scenario
@@ -71,6 +93,11 @@ def record_runs() -> dict[str, Any]:
                 "timeline": _digest_frame(res.timeline),
                 "intervals": _digest_frame(res.intervals),
             }
+            if folders:
+                with tempfile.TemporaryDirectory() as tmp:
+                    over = {"duration_s": res.summary["sim_s"]}
+                    mmpath.run(name, variant=variant, overrides=over, out=Path(tmp) / "out")
+                    out[key]["files"] = _digest_folder(Path(tmp) / "out")
             print(f"  {key}", file=sys.stderr)
     return out
 
@@ -109,13 +136,14 @@ def main(argv: list[str] | None = None) -> int:
     rec = sub.add_parser("record", help="run every bundled scenario and variant; write FILE")
     rec.add_argument("file", type=Path)
     rec.add_argument("--reproduce", action="store_true", help="also `mmpath reproduce all --fast`")
+    rec.add_argument("--folders", action="store_true", help="also write each run's output folder; digest its files")
     cmp_ = sub.add_parser("compare", help="compare two recordings")
     cmp_.add_argument("before", type=Path)
     cmp_.add_argument("after", type=Path)
     args = ap.parse_args(argv)
 
     if args.cmd == "record":
-        data = {"runs": record_runs()}
+        data = {"runs": record_runs(folders=args.folders)}
         if args.reproduce:
             data["reproduce"] = record_reproduce()
         args.file.write_text(json.dumps(data, indent=1, sort_keys=True, default=str) + "\n")

@@ -113,3 +113,58 @@ def test_killed_run_leaves_no_output_file(tmp_path):
     assert [p.name.startswith(".") for p in tmp_path.iterdir()] == [True]
     simulate_to(load_scenario("blockage", {"duration_s": 0.5}), out, report=False)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+def _outputs(folder: Path) -> dict[str, bytes]:
+    """The folder's files (report and plots left out), summary.json without its wall times."""
+    import json
+
+    from mmpath.api import WALL_TIME_KEYS
+
+    files = {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.suffix in (".json", ".csv")}
+    summary = json.loads(files.pop("summary.json"))
+    files["summary.json"] = json.dumps({k: v for k, v in summary.items() if k not in WALL_TIME_KEYS}).encode()
+    return files
+
+
+def test_streamed_outputs_are_read_a_row_group_at_a_time(tmp_path, in_memory, monkeypatch):
+    """Everything written after a streamed run (summary metrics, intervals.csv, iperf3.json)
+    reads timeline.parquet and the intervals a row group at a time, never whole (issue 26: a
+    whole-column read is what made a long run's memory grow), and gives the bytes the in-memory
+    run's folder holds."""
+    import pyarrow.parquet as pq_mod
+
+    from mmpath import outputs
+
+    def whole(*a, **k):
+        raise AssertionError("a whole-file read after a streamed run")
+
+    monkeypatch.setattr(pd, "read_parquet", whole)
+    monkeypatch.setattr(pq_mod, "read_table", whole)
+    whole0, groups0 = outputs.WHOLE_READS[0], outputs.GROUPS_READ[0]
+    res = simulate_to(load_scenario("blockage", SHORT), tmp_path / "out", report=False, chunk_rows=100)
+    assert outputs.WHOLE_READS[0] == whole0, "TimelineFile.read() (the whole file) was called"
+    # 603 timeline rows in groups of >= 100, 60 interval rows in one group: several passes of each.
+    assert outputs.GROUPS_READ[0] - groups0 >= 6 * 3
+    monkeypatch.undo()
+    in_memory.save(tmp_path / "mem", report=False)
+    assert _outputs(tmp_path / "out") == _outputs(tmp_path / "mem")
+    _same_bits(res.intervals, in_memory.intervals)
+    assert (tmp_path / "out" / ".intervals.parquet").is_file()
+
+
+def test_streamed_report_is_the_in_memory_one(tmp_path, in_memory, monkeypatch):
+    """report.html's plots of a streamed run come from its files in passes of row groups, each
+    line thinned to every k-th point as it goes: the same PNGs as the in-memory run's (lines
+    thinned here to ~40 points, so the stride is at work across group boundaries)."""
+    from mmpath import outputs, report
+
+    monkeypatch.setattr(report, "_MAX_POINTS", 40)
+    whole0 = outputs.WHOLE_READS[0]
+    simulate_to(load_scenario("blockage", SHORT), tmp_path / "out", report=True, chunk_rows=100)
+    assert outputs.WHOLE_READS[0] == whole0
+    in_memory.save(tmp_path / "mem", report=True)
+    pngs = sorted(p.name for p in (tmp_path / "mem").glob("*.png"))
+    assert "rtt.png" in pngs and "throughput_path.png" in pngs
+    for name in pngs:
+        assert (tmp_path / "out" / name).read_bytes() == (tmp_path / "mem" / name).read_bytes(), name

@@ -9,11 +9,11 @@ import time
 from pathlib import Path
 from typing import Any, Mapping
 
-from . import _core, metrics, progress as _progress
+from . import _core, metrics, progress as _progress, runstats
 from .errors import ScenarioError
 from .lazy import numpy as np, pandas as pd  # on first use (start-up time): lazy.py
-from .outputs import (TimelineFile, check_out_folder, stale_files, staged_folder, system_arrow_pool, timeline_columns,
-                      write_outputs, write_run_files)
+from .outputs import (TimelineFile, check_out_folder, interval_batches, stale_files, staged_folder, system_arrow_pool,
+                      timeline_batches, write_outputs, write_run_files)
 from .scenario import Overrides, Scenario, ScenarioSpec, load_scenario, one_variant
 from .spelling import PYTHON
 from .version import __version__
@@ -26,6 +26,10 @@ _CHUNKS = 100
 # it): 16 Ki rows of 23 columns are ~2.5 MB, what a run with an output folder holds of its timeline
 # at any time, however long it runs (the rows go to timeline.parquet as one row group each).
 CHUNK_ROWS = 1 << 14
+
+# A run written to a folder keeps its intervals there too, typed, for Result.intervals to read
+# back (intervals.csv rounds the bin starts); hidden: it is the API's, not an output to read.
+INTERVALS_FILE = ".intervals.parquet"
 
 # Keys of summary.json that depend on the machine's speed, not on the scenario and seed; the
 # determinism guarantee (byte-identical outputs for the same seed) excludes exactly these.
@@ -62,25 +66,36 @@ class Result:
     scenario   the validated Scenario that ran
 
     A run written to an output folder (`run(..., out=DIR)`, `mmpath run`) streamed its timeline
-    to DIR/timeline.parquet as it ran and does not hold it: `timeline` reads that file each time
-    it is asked for (keep the frame in a variable), `timeline_file` is its path (None: in memory).
+    to DIR/timeline.parquet and its intervals to DIR/.intervals.parquet as it ran and holds
+    neither: `timeline` and `intervals` read the file each time they are asked for (keep the
+    frame in a variable), `timeline_file` is the timeline's path (None: in memory).
     """
 
     def __init__(
         self,
         summary: dict[str, Any],
-        intervals: pd.DataFrame,
+        intervals: pd.DataFrame | TimelineFile,
         timeline: pd.DataFrame | TimelineFile,
         events: pd.DataFrame,
         scenario: Scenario,
     ) -> None:
         self.summary = summary
-        self.intervals = intervals
+        self._intervals = intervals
         self._timeline = timeline
         self.events = events
         self.scenario = scenario
         # path name -> the channel the run saw, as trace CSV text (set by the runner).
         self.channel: dict[str, str] = {}
+
+    @property
+    def intervals(self) -> pd.DataFrame:
+        if isinstance(self._intervals, TimelineFile):
+            return self._intervals.read()
+        return self._intervals
+
+    @intervals.setter
+    def intervals(self, frame: pd.DataFrame) -> None:
+        self._intervals = frame
 
     @property
     def timeline(self) -> pd.DataFrame:
@@ -138,7 +153,8 @@ def _num(x: Any) -> float | None:
 
 
 def flow_metrics(flow: Mapping[str, Any], index: int, intervals: pd.DataFrame, timeline: pd.DataFrame,
-                 config: Mapping[str, Any], events: pd.DataFrame | None = None) -> dict[str, Any]:
+                 config: Mapping[str, Any], events: pd.DataFrame | None = None, *,
+                 series: np.ndarray | None = None, stats: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Issue 5's per-flow metrics (mmpath.metrics, shared with the analyzer), for summary.json.
 
     - ``outages``: the spans with one of the flow's paths down (metrics.link_outages on the
@@ -154,23 +170,21 @@ def flow_metrics(flow: Mapping[str, Any], index: int, intervals: pd.DataFrame, t
     - ``utilization``: throughput over the capacity of the flow's bottleneck (the last hop's
       rate, capped by the backbone's when there is one; an MPTCP connection's paths' rates
       summed).
+
+    A run's own summary passes `series` (the flow's 100 ms series, flow_series) and `stats`
+    (runstats.flow_timeline_stats), computed a batch at a time; without them they are computed
+    here from `intervals` and `timeline`.
     """
     name = str(flow.get("name", ""))
-    iv = intervals[intervals["flow"].astype(str) == name] if len(intervals) else intervals
-    if len(iv) and "subflow" in iv:
-        iv = iv[iv["subflow"] < 0]  # the flow's (connection's) own rows: its subflows' are in them
     dt = 0.1
     sim_s = float(config.get("duration_s", 0.0))
-    n = max(int(round(sim_s / dt)), 1)
-    mbps = np.zeros(n)
-    if len(iv):
-        idx = np.round(iv["t_s"].to_numpy(dtype=float) / dt).astype(int)
-        ok = (idx >= 0) & (idx < n)
-        np.add.at(mbps, idx[ok], iv["mbps"].to_numpy(dtype=float)[ok])
+    if series is None:
+        series = flow_series(lambda: [intervals], [name], sim_s)[name]
+    mbps = series
+    n = len(mbps)
+    if stats is None:
+        stats = runstats.flow_timeline_stats(lambda: [timeline], [name], config)[name]
     t = np.arange(n) * dt
-    tl = timeline
-    if len(tl) and "flow" in tl:
-        tl = tl[tl["flow"].astype(str) == name]
     out: dict[str, Any] = {}
 
     # Outages: the flow's paths' link events when it has any, else the throughput's.
@@ -200,30 +214,36 @@ def flow_metrics(flow: Mapping[str, Any], index: int, intervals: pd.DataFrame, t
     }
 
     rtt = flow.get("rtt_ms") or {}
-    if len(tl) and rtt.get("samples"):
-        infl = metrics.rtt_inflation(tl["srtt_ms"].to_numpy(dtype=float), float(rtt["min"]))
+    if stats["rows"] and rtt.get("samples"):
+        srtt = stats["srtt"]
+        infl = metrics.rtt_inflation_of(*(srtt or (0, None, None)), float(rtt["min"]))
         out["rtt_inflation"] = {k: (_num(v) if k != "samples" else int(v)) for k, v in infl.items()}
     else:
         out["rtt_inflation"] = None
 
-    cap = None
-    if len(tl):
-        rate = tl["phy_rate_mbps"].to_numpy(dtype=float)
-        rate = np.where(tl["link_up"].to_numpy(dtype=bool), rate, 0.0)
-        if "path" in tl and "subflow" in tl:
-            # An MPTCP connection has one row per subflow per sample (and its own row, with no
-            # path): its capacity is the sum of its paths' rates at each sample, each path once
-            # (two address-mesh subflows may share one). Averaging the rows instead gave the mean
-            # path's rate, and utilizations above 1.
-            rows = pd.DataFrame({"t": tl["t_s"].to_numpy(dtype=float), "path": tl["path"].astype(object),
-                                 "rate": rate})
-            rows = rows[rows["path"].notna()].drop_duplicates(["t", "path"])
-            rate = rows.groupby("t", sort=True)["rate"].sum(min_count=1).to_numpy(dtype=float)
-        bb = config.get("backbone") or {}
-        if bb.get("enabled", True) and bb.get("rate_mbps"):
-            rate = np.minimum(rate, float(bb["rate_mbps"]))
-        cap = float(np.nanmean(rate)) if len(rate) and np.isfinite(rate).any() else None
+    cap = stats["capacity"] if stats["rows"] else None
     out["utilization"] = _num(metrics.utilization([flow.get("goodput_mbps", 0.0)], cap)) if cap else None
+    return out
+
+
+def flow_series(batches: Any, names: list[str], sim_s: float, dt: float = 0.1) -> dict[str, np.ndarray]:
+    """Each flow's own (an MPTCP connection's, not its subflows') throughput in `dt` bins over the
+    run, from a pass over the intervals' batches (bins added in the rows' order, as one
+    np.add.at over the whole frame adds them)."""
+    n = max(int(round(sim_s / dt)), 1)
+    out = {name: np.zeros(n) for name in names}
+    for intervals in batches():
+        if not len(intervals):
+            continue
+        labels = intervals["flow"].astype(str)
+        for name in names:
+            iv = intervals[labels == name]
+            if len(iv) and "subflow" in iv:
+                iv = iv[iv["subflow"] < 0]  # the flow's (connection's) own rows: its subflows' are in them
+            if len(iv):
+                idx = np.round(iv["t_s"].to_numpy(dtype=float) / dt).astype(int)
+                ok = (idx >= 0) & (idx < n)
+                np.add.at(out[name], idx[ok], iv["mbps"].to_numpy(dtype=float)[ok])
     return out
 
 
@@ -234,16 +254,23 @@ def _joined(chunks: list[Mapping[str, np.ndarray]]) -> dict[str, np.ndarray]:
     return {k: np.concatenate([c[k] for c in chunks]) for k in chunks[0]}
 
 
+def _intervals_frame(columns: Mapping[str, np.ndarray], decode_fp: Mapping[str, list[str]]) -> pd.DataFrame:
+    intervals = _frame(columns, decode_fp)
+    # iperf3 style rate of each 100 ms bin.
+    intervals["mbps"] = intervals["bytes"].to_numpy(dtype=np.float64) * 8 / 0.1 / 1e6
+    return intervals
+
+
 def _build_result(out: dict[str, Any], scenario: Scenario, seed: int, wall_s: float,
-                  timeline: pd.DataFrame | TimelineFile) -> Result:
-    """`out`: what finish() returned, its intervals and events those of every chunk joined."""
+                  timeline: pd.DataFrame | TimelineFile, intervals: pd.DataFrame | TimelineFile | None = None) -> Result:
+    """`out`: what finish() returned, its events those of every chunk joined, and its intervals
+    too unless they were streamed to a file (`intervals`)."""
     flow_names = list(out["flow_names"])
     path_names = list(out["path_names"])
     decode_fp = {"flow": flow_names, "path": path_names}
 
-    intervals = _frame(out["intervals"], decode_fp)
-    # iperf3 style rate of each 100 ms bin.
-    intervals["mbps"] = intervals["bytes"].to_numpy(dtype=np.float64) * 8 / 0.1 / 1e6
+    if intervals is None:
+        intervals = _intervals_frame(out["intervals"], decode_fp)
     events = _frame(out["events"], {"path": path_names, "kind": list(out["event_kinds"])})
 
     core_summary = _ordered(dict(out["summary"]))
@@ -262,15 +289,25 @@ def _build_result(out: dict[str, Any], scenario: Scenario, seed: int, wall_s: fl
         "scenario_config": scenario.config,
     }
     result = Result(summary, intervals, timeline, events, scenario)
-    if summary.get("flows"):
-        # A streamed run's timeline is read back once, only the columns the metrics use.
-        tl = timeline_columns(result, ["t_s", "flow", "path", "subflow", "srtt_ms", "phy_rate_mbps", "link_up"])
-        for i, flow in enumerate(summary["flows"]):
-            flow["metrics"] = flow_metrics(flow, i, intervals, tl, scenario.config, events)
-        del tl
+    add_flow_metrics(result)
     # Each path's channel as it happened, in mmpath's trace CSV (replayable: docs/traces.md).
     result.channel = {str(k): str(v) for k, v in dict(out.get("channel_csv", {})).items()}
     return result
+
+
+def add_flow_metrics(result: Result) -> None:
+    """Each flow's `metrics` in result.summary (flow_metrics), from a pass or a few over the
+    intervals and the timeline, a batch at a time (a streamed run's row groups, only the columns
+    used; an in-memory run's whole frames)."""
+    summary, config = result.summary, result.scenario.config
+    if not summary.get("flows"):
+        return
+    names = [str(f.get("name", "")) for f in summary["flows"]]
+    series = flow_series(lambda: interval_batches(result), names, float(config.get("duration_s", 0.0)))
+    stats = runstats.flow_timeline_stats(lambda: timeline_batches(result, runstats.COLUMNS), names, config)
+    for i, flow in enumerate(summary["flows"]):
+        flow["metrics"] = flow_metrics(flow, i, None, None, config, result.events,
+                                       series=series[names[i]], stats=stats[names[i]])
 
 
 def _scheduler_map(scenario: Scenario, scheduler: Any) -> dict[str, Any]:
@@ -287,13 +324,14 @@ def _scheduler_map(scenario: Scenario, scheduler: Any) -> dict[str, Any]:
 
 def simulate(scenario: Scenario, show_progress: bool = False, scheduler: Any = None,
              label: str | None = None, timeline_file: str | os.PathLike | None = None,
-             chunk_rows: int = CHUNK_ROWS) -> Result:
+             chunk_rows: int = CHUNK_ROWS, intervals_file: str | os.PathLike | None = None) -> Result:
     """Run an already validated Scenario (the seed is the one in its config).
 
     timeline_file  stream the timeline to this Parquet file as the run goes (one row group per
                chunk of at most `chunk_rows` rows) instead of keeping it in memory; the file is
                written under a temporary name beside it and renamed when the run ends, and
                removed if the run fails or is interrupted (see simulate_to for a whole folder)
+    intervals_file  the same for the intervals (100 ms bins)
 
     label      what the progress bar says it is running (default "simulating"; `mmpath run`
                names the variant)
@@ -328,24 +366,32 @@ def simulate(scenario: Scenario, show_progress: bool = False, scheduler: Any = N
     ev_chunks: list[Mapping[str, np.ndarray]] = []
     tl_chunks: list[Mapping[str, np.ndarray]] = []
     writer = TimelineFile(timeline_file) if timeline_file is not None else None
+    iv_writer = TimelineFile(intervals_file) if intervals_file is not None else None
     names = sim.names()
     decode = {"flow": list(names["flow_names"]), "path": list(names["path_names"]),
               "cc_state": list(names["cc_states"])}
 
+    decode_fp = {"flow": decode["flow"], "path": decode["path"]}
     pending = 0  # timeline rows in tl_chunks not yet written (a run with a file)
+    iv_pending = 0  # the same for the intervals
 
     def keep(chunk: Mapping[str, Any], last: bool = False) -> None:
-        nonlocal pending
+        nonlocal pending, iv_pending
         iv_chunks.append(chunk["intervals"])
         ev_chunks.append(chunk["events"])
         tl_chunks.append(chunk["timeline"])
         pending += len(chunk["timeline"]["t_s"])
+        iv_pending += len(chunk["intervals"]["t_s"])
         # A row group of at least `chunk_rows` rows (the last one: what is left), so the file's
         # layout depends on chunk_rows alone, not on how the run was sliced.
         if writer is not None and (pending >= chunk_rows or (last and pending)):
             writer.write(_frame(_joined(tl_chunks), decode))
             tl_chunks.clear()
             pending = 0
+        if iv_writer is not None and (iv_pending >= chunk_rows or (last and iv_pending)):
+            iv_writer.write(_intervals_frame(_joined(iv_chunks), decode_fp))
+            iv_chunks.clear()
+            iv_pending = 0
 
     t0 = time.perf_counter()
     try:
@@ -355,21 +401,25 @@ def simulate(scenario: Scenario, show_progress: bool = False, scheduler: Any = N
             keep(sim.drain())
         out = sim.finish()
         keep(out, last=True)
-        if writer is not None:
-            writer.close()
+        for w in (writer, iv_writer):
+            if w is not None:
+                w.close()
     finally:
         bar.close()
-        if writer is not None:
-            writer.abandon()  # an error or Ctrl-C: no half-written file (a no-op once closed)
+        for w in (writer, iv_writer):
+            if w is not None:
+                w.abandon()  # an error or Ctrl-C: no half-written file (a no-op once closed)
     wall_s = time.perf_counter() - t0
-    out["intervals"] = _joined(iv_chunks)
     out["events"] = _joined(ev_chunks)
+    intervals: pd.DataFrame | TimelineFile | None = iv_writer
+    if iv_writer is None:
+        out["intervals"] = _joined(iv_chunks)
     timeline: pd.DataFrame | TimelineFile
     if writer is not None:
         timeline = writer
     else:
         timeline = _frame(_joined(tl_chunks), decode)
-    return _build_result(out, scenario, seed, wall_s, timeline)
+    return _build_result(out, scenario, seed, wall_s, timeline, intervals)
 
 
 def run(
@@ -413,8 +463,10 @@ def simulate_to(scenario: Scenario, out: str | os.PathLike, show_progress: bool 
     out = Path(out)
     with system_arrow_pool(), staged_folder(out, stale=stale_files(out)) as tmp:
         result = simulate(scenario, show_progress=show_progress, scheduler=scheduler, label=label,
-                          timeline_file=tmp / "timeline.parquet", chunk_rows=chunk_rows)
+                          timeline_file=tmp / "timeline.parquet", chunk_rows=chunk_rows,
+                          intervals_file=tmp / INTERVALS_FILE)
         write_run_files(result, tmp, report=report)
-    if isinstance(result._timeline, TimelineFile):
-        result._timeline.moved_to(out / "timeline.parquet")
+    for spooled, name in ((result._timeline, "timeline.parquet"), (result._intervals, INTERVALS_FILE)):
+        if isinstance(spooled, TimelineFile):
+            spooled.moved_to(out / name)
     return result

@@ -28,6 +28,7 @@ __all__ = [
     "link_outages",
     "throughput_drops",
     "rtt_inflation",
+    "rtt_inflation_of",
     "utilization",
     "ben",
     "normalized_throughput",
@@ -65,6 +66,9 @@ def _cumulative(t: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return e, c
 
 
+_WINDOW_BLOCK = 1 << 16  # windows window_mean computes at once
+
+
 def window_mean(t_s, mbps, start_s, end_s) -> np.ndarray:
     """Time-weighted mean throughput of the step function over [start_s, end_s) (vectorised).
 
@@ -72,19 +76,26 @@ def window_mean(t_s, mbps, start_s, end_s) -> np.ndarray:
     the part of the window that overlaps the series (NaN when none does).
     """
     t, y = _series(t_s, mbps)
-    a = np.atleast_1d(np.asarray(start_s, dtype=float))
-    b = np.atleast_1d(np.asarray(end_s, dtype=float))
+    a_all = np.atleast_1d(np.asarray(start_s, dtype=float))
+    b_all = np.atleast_1d(np.asarray(end_s, dtype=float))
     if t.size == 0:
-        return np.full(np.broadcast(a, b).shape, np.nan)
+        return np.full(np.broadcast(a_all, b_all).shape, np.nan)
+    a_all, b_all = np.broadcast_arrays(a_all, b_all)
     e, c = _cumulative(t, y)
-    a = np.clip(a, e[0], e[-1])
-    b = np.clip(b, e[0], e[-1])
-    # The integral is piecewise linear in time, so linear interpolation is exact.
-    ia = np.interp(a, e, c)
-    ib = np.interp(b, e, c)
-    span = b - a
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(span > 0, (ib - ia) / np.where(span > 0, span, 1.0), np.nan)
+    out = np.empty(a_all.shape)
+    flat_a, flat_b, flat_out = a_all.reshape(-1), b_all.reshape(-1), out.reshape(-1)
+    # The windows a block at a time (each value is computed on its own, so the blocks change no
+    # bit): a day of 100 ms bins would otherwise hold a dozen temporaries of 864,000 values.
+    for i in range(0, flat_a.size, _WINDOW_BLOCK):
+        a = np.clip(flat_a[i:i + _WINDOW_BLOCK], e[0], e[-1])
+        b = np.clip(flat_b[i:i + _WINDOW_BLOCK], e[0], e[-1])
+        # The integral is piecewise linear in time, so linear interpolation is exact.
+        ia = np.interp(a, e, c)
+        ib = np.interp(b, e, c)
+        span = b - a
+        with np.errstate(invalid="ignore", divide="ignore"):
+            flat_out[i:i + _WINDOW_BLOCK] = np.where(span > 0, (ib - ia) / np.where(span > 0, span, 1.0), np.nan)
+    return out
 
 
 # --------------------------------------------------------------------------- outages
@@ -281,16 +292,27 @@ def rtt_inflation(rtt_ms, base_rtt_ms: float) -> dict:
     """
     r = np.asarray(rtt_ms, dtype=float).ravel()
     r = r[np.isfinite(r)]
-    base = float(base_rtt_ms)
-    res: dict = {"base_ms": base, "samples": int(r.size), "mean_ms": None, "p95_ms": None,
-                 "mean_ratio": None, "p95_ratio": None, "mean_added_ms": None, "p95_added_ms": None}
     if r.size == 0:
+        return rtt_inflation_of(0, None, None, base_rtt_ms)
+    return rtt_inflation_of(int(r.size), float(r.mean()), float(np.percentile(r, 95)), base_rtt_ms)
+
+
+def rtt_inflation_of(samples: int, mean_ms: float | None, p95_ms: float | None, base_rtt_ms: float) -> dict:
+    """:func:`rtt_inflation` from the samples' count, mean and 95th percentile (a run's summary
+    computes them in passes over its timeline: runstats.py)."""
+    base = float(base_rtt_ms)
+    res: dict = {"base_ms": base, "samples": int(samples), "mean_ms": None, "p95_ms": None,
+                 "mean_ratio": None, "p95_ratio": None, "mean_added_ms": None, "p95_added_ms": None}
+    if not samples:
         return res
-    mean, p95 = float(r.mean()), float(np.percentile(r, 95))
+    mean, p95 = float(mean_ms), float(p95_ms)
     res.update(mean_ms=mean, p95_ms=p95, mean_added_ms=mean - base, p95_added_ms=p95 - base)
     if base > 0:
         res.update(mean_ratio=mean / base, p95_ratio=p95 / base)
     return res
+
+
+# --------------------------------------------------------------------------- utilization
 
 
 def utilization(mbps, capacity_mbps) -> float:

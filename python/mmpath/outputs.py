@@ -60,13 +60,29 @@ def summary_json(result: "Result") -> str:
 # --------------------------------------------------------------------------- intervals.csv
 
 
+def interval_batches(result: "Result") -> Any:
+    """A pass over the run's intervals: one DataFrame, or a streamed run's row groups one at a
+    time (Result.intervals would read them all)."""
+    src = getattr(result, "_intervals", None)
+    if isinstance(src, TimelineFile):
+        return src.groups()
+    return iter([result.intervals])
+
+
 def write_intervals_csv(result: "Result", path: Path) -> None:
-    df = result.intervals.copy()
-    # Bin starts are multiples of 100 ms in integer nanoseconds in the core; round away float noise
-    # (0.30000000000000004) so the CSV is readable and stable.
-    df["t_s"] = df["t_s"].to_numpy(dtype=np.float64).round(9)
     cols = ["t_s", "flow", "subflow", "path", "bytes", "mbps"]
-    df[cols].to_csv(path, index=False, lineterminator="\n")
+    with open(path, "w", encoding="utf-8", newline="") as f:
+        first = True
+        for df in interval_batches(result):
+            if not first and not len(df):
+                continue
+            df = df.copy()
+            # Bin starts are multiples of 100 ms in integer nanoseconds in the core; round away float
+            # noise (0.30000000000000004) so the CSV is readable and stable.
+            df["t_s"] = df["t_s"].to_numpy(dtype=np.float64).round(9)
+            # A row group at a time, the header once: the same text as the whole frame's to_csv.
+            df[cols].to_csv(f, index=False, header=first, lineterminator="\n")
+            first = False
 
 
 # --------------------------------------------------------------------------- timeline.parquet
@@ -99,9 +115,19 @@ def system_arrow_pool() -> Iterator[None]:
         pa.set_memory_pool(before)
 
 
+# Row groups read one at a time (TimelineFile.groups) and whole-file reads (TimelineFile.read)
+# since the process started: tests/test_streaming.py checks that writing a run's folder reads
+# its files only a group at a time (a whole read is what made memory grow with the run).
+GROUPS_READ = [0]
+WHOLE_READS = [0]
+
+
 class TimelineFile:
-    """timeline.parquet written as a run goes: each chunk of rows the core hands over is appended
-    as a row group (pyarrow's ParquetWriter), so the run holds one chunk, not its whole timeline.
+    """timeline.parquet (or a run's intervals, .intervals.parquet) written as a run goes: each
+    chunk of rows the core hands over is appended as a row group (pyarrow's ParquetWriter), so
+    the run holds one chunk, not its whole timeline. groups() reads it back a row group at a time:
+    what every consumer after the run does (summary metrics, iperf3.json, intervals.csv, the
+    report's plots), so none of them holds more than one row group of it.
 
     The rows go to a temporary name in the same folder (`.timeline.parquet.<pid>.part`), renamed
     to `path` by close() once the last chunk is in: a reader never sees a half-written
@@ -153,19 +179,36 @@ class TimelineFile:
         """The file now lives at `path` (its staging folder was moved into the output folder)."""
         self.path = path
 
+    def _open(self) -> Any:
+        import pyarrow.parquet as pq
+
+        try:
+            return pq.ParquetFile(self.path)
+        except FileNotFoundError:
+            raise OutputError(f"{self.path}: the run's {self.path.name.strip('.')} file is gone (moved or deleted "
+                              f"since the run); it cannot be read back") from None
+
+    def columns(self) -> list[str]:
+        with self._open() as f:
+            return list(f.schema_arrow.names)
+
+    def groups(self, columns: list[str] | None = None) -> Any:
+        """The rows (these columns of them) as DataFrames, one row group at a time, in order;
+        each with the dtypes and categories read() gives."""
+        with self._open() as f:
+            have = set(f.schema_arrow.names)
+            cols = None if columns is None else [c for c in columns if c in have]
+            for i in range(f.num_row_groups):
+                GROUPS_READ[0] += 1
+                yield f.read_row_group(i, columns=cols).to_pandas()
+
     def read(self, columns: list[str] | None = None) -> Any:
         """The timeline (or these columns of it) as a DataFrame, read a row group at a time:
         pandas.read_parquet's whole-file read held several times the frame's size on the way."""
-        import pyarrow.parquet as pq
-
         from .lazy import pandas as pd
 
-        try:
-            f = pq.ParquetFile(self.path)
-        except FileNotFoundError:
-            raise OutputError(f"{self.path}: the run's timeline file is gone (moved or deleted since the run); "
-                              f"it cannot be read back") from None
-        with f:
+        WHOLE_READS[0] += 1
+        with self._open() as f:
             frames = [f.read_row_group(i, columns=columns).to_pandas() for i in range(f.num_row_groups)]
         if not frames:
             return pd.read_parquet(self.path, engine="pyarrow", columns=columns)
@@ -204,54 +247,70 @@ def _flow_window(flow: dict[str, Any], duration: float) -> tuple[float, float]:
 
 
 def _per_second_bytes(result: "Result", n_flows: int, n_int: int) -> np.ndarray:
-    """bytes[flow, interval] from the 100 ms connection-level bins (vectorized)."""
-    iv = result.intervals
-    conn = iv[iv["subflow"].to_numpy() < 0]
-    flow = conn["flow"].cat.codes.to_numpy().astype(np.int64)
-    # A bin belongs to the second it starts in; bins start on multiples of 100 ms, so a bin never
-    # straddles a second boundary. The epsilon guards 2.9999999 -> 2.
-    sec = np.floor(conn["t_s"].to_numpy(dtype=np.float64) / IPERF_INTERVAL_S + 1e-9).astype(np.int64)
-    sec = np.clip(sec, 0, n_int - 1)
-    keep = flow >= 0
-    idx = flow[keep] * n_int + sec[keep]
-    by = np.bincount(idx, weights=conn["bytes"].to_numpy(dtype=np.float64)[keep], minlength=n_flows * n_int)
+    """bytes[flow, interval] from the 100 ms connection-level bins (vectorized, a batch of the
+    intervals at a time: the bytes are whole numbers, so the sums are exact in any order)."""
+    by = np.zeros(n_flows * n_int)
+    for iv in interval_batches(result):
+        conn = iv[iv["subflow"].to_numpy() < 0]
+        flow = conn["flow"].cat.codes.to_numpy().astype(np.int64)
+        # A bin belongs to the second it starts in; bins start on multiples of 100 ms, so a bin
+        # never straddles a second boundary. The epsilon guards 2.9999999 -> 2.
+        sec = np.floor(conn["t_s"].to_numpy(dtype=np.float64) / IPERF_INTERVAL_S + 1e-9).astype(np.int64)
+        sec = np.clip(sec, 0, n_int - 1)
+        keep = flow >= 0
+        idx = flow[keep] * n_int + sec[keep]
+        by += np.bincount(idx, weights=conn["bytes"].to_numpy(dtype=np.float64)[keep], minlength=n_flows * n_int)
     return by.reshape(n_flows, n_int)
 
 
-def timeline_columns(result: "Result", columns: list[str]) -> Any:
-    """The timeline with at least `columns` (those it has): a streamed run's read from its file,
-    only these; an in-memory one as it is."""
-    src = getattr(result, "timeline_file", None)
-    if src is None:
-        return result.timeline
-    import pyarrow.parquet as pq
-
-    have = set(pq.read_schema(src).names)
-    return result._timeline.read(columns=[c for c in columns if c in have])
+def timeline_batches(result: "Result", columns: list[str]) -> Any:
+    """A pass over the timeline with at least `columns` (those it has): a streamed run's read
+    from its file a row group at a time, only these; an in-memory one as one batch."""
+    src = getattr(result, "_timeline", None)
+    if isinstance(src, TimelineFile):
+        return src.groups(columns)
+    return iter([result.timeline])
 
 
-def _timeline_at(tl: Any, n_flows: int, ends: np.ndarray, column: str) -> np.ndarray | None:
-    """Value of a timeline column for each flow at each interval end: [flow, interval].
+def _timeline_at(result: "Result", n_flows: int, ends: np.ndarray,
+                 columns: list[str]) -> tuple[dict[str, np.ndarray | None], np.ndarray]:
+    """Value of each timeline column for each flow at each interval end: {column: [flow,
+    interval]} (None: no such column), and each flow's largest cwnd_bytes (0: none).
 
     The last sample at or before the end, like iperf3 reading TCP_INFO when the interval closes.
-    """
-    if column not in tl.columns or len(tl) == 0:
-        return None
-    out = np.full((n_flows, len(ends)), np.nan)
-    codes = tl["flow"].cat.codes.to_numpy()
-    t = tl["t_s"].to_numpy(dtype=np.float64)
-    v = tl[column].to_numpy(dtype=np.float64)
-    for fi in range(n_flows):  # one searchsorted per flow, not a loop over samples
-        sel = codes == fi
-        if not sel.any():
+    One pass over the timeline's batches: time never decreases from one row group to the next,
+    so a later batch's sample at or before an end is the later one and replaces what an earlier
+    batch found."""
+    out: dict[str, np.ndarray | None] = {}
+    max_cwnd = np.full(n_flows, np.nan)
+    seen = False
+    for tl in timeline_batches(result, ["flow", "t_s", *columns]):
+        if not len(tl):
             continue
-        tf, vf = t[sel], v[sel]
-        order = np.argsort(tf, kind="stable")
-        tf, vf = tf[order], vf[order]
-        i = np.searchsorted(tf, ends + 1e-9, side="right") - 1
-        ok = i >= 0
-        out[fi, ok] = vf[i[ok]]
-    return out
+        if not seen:
+            out = {c: (np.full((n_flows, len(ends)), np.nan) if c in tl.columns else None) for c in columns}
+            seen = True
+        codes = tl["flow"].cat.codes.to_numpy()
+        t = tl["t_s"].to_numpy(dtype=np.float64)
+        values = {c: tl[c].to_numpy(dtype=np.float64) for c in columns if out[c] is not None}
+        for fi in range(n_flows):  # one searchsorted per flow, not a loop over samples
+            sel = codes == fi
+            if not sel.any():
+                continue
+            tf = t[sel]
+            order = np.argsort(tf, kind="stable")
+            tf = tf[order]
+            i = np.searchsorted(tf, ends + 1e-9, side="right") - 1
+            ok = i >= 0
+            for c, v in values.items():
+                out[c][fi, ok] = v[sel][order][i[ok]]
+            if "cwnd_bytes" in values:
+                vals = values["cwnd_bytes"][sel]
+                if vals.size and np.isfinite(vals).any():
+                    max_cwnd[fi] = np.fmax(max_cwnd[fi], np.nanmax(vals))
+    if not seen:
+        out = {c: None for c in columns}
+    return out, max_cwnd
 
 
 def _int_or_zero(x: float) -> int:
@@ -259,7 +318,35 @@ def _int_or_zero(x: float) -> int:
 
 
 def iperf3_doc(result: "Result") -> dict[str, Any]:
-    """The run in the layout of `iperf3 -J` (client side), one stream per flow.
+    """The run in the layout of `iperf3 -J` (client side), one stream per flow (write_iperf3_json
+    writes it without holding its intervals).
+    """
+    doc, intervals = _iperf3_parts(result)
+    return {**doc, "intervals": list(intervals)}
+
+
+_INTERVALS_MARK = "\0intervals\0"
+
+
+def write_iperf3_json(result: "Result", path: Path) -> None:
+    """iperf3.json, the same text as dumps(iperf3_doc(result)), its intervals (one per simulated
+    second: 86,400 for a day) written one at a time as they are made."""
+    doc, intervals = _iperf3_parts(result)
+    text = dumps({**doc, "intervals": [_INTERVALS_MARK]})
+    mark = json.dumps(_INTERVALS_MARK)
+    head, tail = text.split(mark)
+    indent = head[head.rindex("\n") + 1:]  # the list's items' indent
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(head)
+        for k, interval in enumerate(intervals):
+            if k:
+                f.write(",\n" + indent)
+            f.write(dumps(interval)[:-1].replace("\n", "\n" + indent))
+        f.write(tail)
+
+
+def _iperf3_parts(result: "Result") -> tuple[dict[str, Any], Iterator[dict[str, Any]]]:
+    """iperf3_doc without its intervals (key order kept), and the intervals as a generator.
 
     iperf3 reports from the client; mmpath's client is the station, so a download flow is what
     iperf3 calls reverse mode (-R). TCP sender statistics (retransmits, cwnd, RTT) are included for
@@ -281,13 +368,11 @@ def iperf3_doc(result: "Result") -> dict[str, Any]:
     is_sender = [f.get("direction") != "download" for f in flows]
 
     by = _per_second_bytes(result, n_flows, n_int) if n_flows else np.zeros((0, n_int))
-    tl = timeline_columns(result, ["flow", "t_s", "cwnd_bytes", "srtt_ms", "rttvar_ms", "retransmits"])
-    cwnd = _timeline_at(tl, n_flows, ends, "cwnd_bytes")
-    srtt = _timeline_at(tl, n_flows, ends, "srtt_ms")
-    rttvar = _timeline_at(tl, n_flows, ends, "rttvar_ms")
+    at, max_cwnd_of = _timeline_at(result, n_flows, ends, ["cwnd_bytes", "srtt_ms", "rttvar_ms", "retransmits"])
+    cwnd, srtt, rttvar = at["cwnd_bytes"], at["srtt_ms"], at["rttvar_ms"]
     # Per-interval retransmits need a cumulative counter in the timeline; without one iperf3's
     # per-interval field is left out (as iperf3 does on a receiving client) rather than invented.
-    cum_retx = _timeline_at(tl, n_flows, ends, "retransmits")
+    cum_retx = at["retransmits"]
     retx = None
     if cum_retx is not None:
         filled = np.nan_to_num(cum_retx, nan=0.0)
@@ -317,8 +402,7 @@ def iperf3_doc(result: "Result") -> dict[str, Any]:
         sent = int(f["bytes_sent"]) if "bytes_sent" in f else int(round(packets * size))
         udp_pkt[fi] = {"packets": packets, "lost": lost, "size": size, "bytes_sent": sent}
 
-    intervals = []
-    for k in range(n_int):
+    def interval(k: int) -> dict[str, Any]:
         secs = float(ends[k] - starts[k])
         streams = []
         for fi in range(n_flows):
@@ -359,7 +443,8 @@ def iperf3_doc(result: "Result") -> dict[str, Any]:
             ssum["packets"] = sum(st["packets"] for st in streams)
         ssum["omitted"] = False
         ssum["sender"] = not reverse
-        intervals.append({"streams": streams, "sum": ssum})
+        return {"streams": streams, "sum": ssum}
+
 
     end_streams = []
     for fi, f in enumerate(flows):
@@ -375,11 +460,8 @@ def iperf3_doc(result: "Result") -> dict[str, Any]:
         if tcp[fi]:
             rtt = f.get("rtt_ms") or {}
             max_cwnd = 0
-            if cwnd is not None:
-                sel = tl["flow"].cat.codes.to_numpy() == fi
-                vals = tl["cwnd_bytes"].to_numpy(dtype=np.float64)[sel]
-                if vals.size and np.isfinite(vals).any():
-                    max_cwnd = int(np.nanmax(vals))
+            if cwnd is not None and np.isfinite(max_cwnd_of[fi]):
+                max_cwnd = int(max_cwnd_of[fi])
             sender = {
                 **base,
                 "bytes": sent,
@@ -488,12 +570,8 @@ def iperf3_doc(result: "Result") -> dict[str, Any]:
             "tos": 0,
         },
     }
-    return {
-        "start": start,
-        "intervals": intervals,
-        "end": end,
-        "title": f"mmpath {s['scenario']} seed {s['seed']}",
-    }
+    doc = {"start": start, "intervals": None, "end": end, "title": f"mmpath {s['scenario']} seed {s['seed']}"}
+    return doc, (interval(k) for k in range(n_int))
 
 
 def _bytes_sent(flow: dict[str, Any], udp: dict[str, Any] | None) -> int:
@@ -603,16 +681,23 @@ def stale_files(out: Path) -> tuple[str, ...]:
     report): an earlier run's copy in the same folder goes, so e.g. one scenario's power.png
     or channel-11ac.csv does not stay beside another's results. Only in a folder that holds a
     run already (its summary.json): a user's own files elsewhere are never touched."""
-    return ("channel-*.csv", "report.html", *PLOT_FILES) if (out / "summary.json").is_file() else ()
+    return ("channel-*.csv", "report.html", ".intervals.parquet", *PLOT_FILES) if (out / "summary.json").is_file() else ()
 
 
 def write_run_files(result: "Result", tmp: Path, report: bool = True) -> None:
     """Every output file of a run into the (staging) folder `tmp`; a timeline streamed there
     already stays as it is."""
     (tmp / "summary.json").write_text(summary_json(result), encoding="utf-8")
+    spooled = getattr(result, "_intervals", None)
+    if isinstance(spooled, TimelineFile):
+        # The intervals streamed to a file (INTERVALS_FILE), for the Result to read back: copied
+        # beside the rest, unless they were written here.
+        dest = tmp / spooled.path.name
+        if not dest.exists() or not dest.samefile(spooled.path):
+            shutil.copyfile(spooled.path, dest)
     write_intervals_csv(result, tmp / "intervals.csv")
     write_timeline_parquet(result, tmp / "timeline.parquet")
-    (tmp / "iperf3.json").write_text(dumps(iperf3_doc(result)), encoding="utf-8")
+    write_iperf3_json(result, tmp / "iperf3.json")
     for path_name, csv_text in sorted(getattr(result, "channel", {}).items()):
         (tmp / f"channel-{safe_name(path_name)}.csv").write_text(csv_text, encoding="utf-8")
     if report:

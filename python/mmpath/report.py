@@ -4,28 +4,24 @@ from __future__ import annotations
 
 import html
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 # Imported on first use (start-up time); pyplot with the Agg backend (headless: CI, ssh sessions,
 # worker processes).
 from .lazy import numpy as np, pandas as pd, pyplot as plt
+from .runstats import whole_samples
 from .table import flow_rows
 
 if TYPE_CHECKING:
     from .api import Result
 
-_MAX_POINTS = 4000  # per line: more is invisible at this size and slows savefig down
+_MAX_POINTS = 4000  # per line, about: more is invisible at this size and slows savefig down
 _MAX_RATE_EVENTS = 200  # beyond this, "rate" events would paint the plot grey
 _EVENT_STYLE = {
     "down": dict(color="tab:red", linestyle="-", alpha=0.6),
     "up": dict(color="tab:green", linestyle="-", alpha=0.6),
 }
 _DEFAULT_EVENT_STYLE = dict(color="0.5", linestyle=":", alpha=0.5)
-
-
-def _thin(t: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    step = max(1, len(t) // _MAX_POINTS)
-    return t[::step], v[::step]
 
 
 def _mark_events(ax, events: pd.DataFrame) -> None:
@@ -83,34 +79,7 @@ def _plot(out_dir: Path, fname: str, ylabel: str, title: str, events: pd.DataFra
         plt.close(fig)
 
 
-def _lines(df: pd.DataFrame, key: str, column: str, scale: float = 1.0,
-           steps: bool = False, colour: Callable[[str], str | None] | None = None) -> Callable[[Any], bool]:
-    """A draw function: one line of `column` against t_s per value of `key` (flow or path).
-
-    steps=True draws bins as flat steps from their start time (intervals are bin starts);
-    colour: the line's colour from its label (plot_colours), None for matplotlib's next.
-    """
-
-    def draw(ax) -> bool:
-        if column not in df.columns or len(df) == 0:
-            return False
-        drew = False
-        for label, g in df.groupby(key, observed=True, sort=True):
-            v = g[column].to_numpy(dtype=np.float64) * scale
-            if not np.isfinite(v).any():
-                continue  # e.g. cwnd of a UDP flow
-            t, v = _thin(g["t_s"].to_numpy(dtype=np.float64), v)
-            if steps and len(t):  # close the last bin at its end, not its start
-                t, v = np.append(t, t[-1] + 0.1), np.append(v, v[-1])
-            ax.plot(t, v, linewidth=1, label=str(label), drawstyle="steps-post" if steps else "default",
-                    color=colour(str(label)) if colour else None)
-            drew = True
-        return drew
-
-    return draw
-
-
-def _per_subflow(timeline: pd.DataFrame) -> pd.DataFrame:
+def _per_subflow(timeline: pd.DataFrame, shared: set[tuple[str, str]] | None = None) -> pd.DataFrame:
     """TCP state rows with a `series` label: the flow, or for an MPTCP subflow "flow/path" (its
     subflow index too where two subflows share a path, as an address mesh's do). An MPTCP
     connection's own rows carry no cwnd or RTT and are left out; grouping by flow alone would
@@ -118,9 +87,10 @@ def _per_subflow(timeline: pd.DataFrame) -> pd.DataFrame:
     if len(timeline) == 0 or "subflow" not in timeline.columns:
         return timeline.assign(series=timeline.get("flow", pd.Series(dtype=object)))
     tl = timeline[(timeline["subflow"] >= 0) | timeline["path"].notna()]
-    sub = tl[tl["subflow"] >= 0]
-    shared = sub.groupby(["flow", "path"], observed=True)["subflow"].nunique()
-    shared = {k for k, n in shared.items() if n > 1}
+    if shared is None:  # (`shared`: the pairs two subflows share, when `timeline` is a part of it)
+        sub = tl[tl["subflow"] >= 0]
+        counts = sub.groupby(["flow", "path"], observed=True)["subflow"].nunique()
+        shared = {(str(f), str(p)) for (f, p), n in counts.items() if n > 1}
     flow, path, sf = tl["flow"].astype(str), tl["path"].astype(str), tl["subflow"].astype(int)
     label = [f if k < 0 else (f"{f}/{p}#{k}" if (f, p) in shared else f"{f}/{p}")
              for f, p, k in zip(flow, path, sf)]
@@ -134,9 +104,11 @@ def _per_path_samples(timeline: pd.DataFrame) -> pd.DataFrame:
     return timeline.drop_duplicates(subset=["path", "t_s"], keep="first")
 
 
-def throughput_by_path(iv: pd.DataFrame) -> pd.DataFrame:
-    """Bytes per (path, bin): subflow rows where a flow has them, else its connection row."""
-    has_sub = iv.loc[iv["subflow"] >= 0, "flow"].unique()
+def throughput_by_path(iv: pd.DataFrame, has_sub: Any = None) -> pd.DataFrame:
+    """Bytes per (path, bin): subflow rows where a flow has them (`has_sub`: those flows, when
+    `iv` is a part of the intervals), else its connection row."""
+    if has_sub is None:
+        has_sub = iv.loc[iv["subflow"] >= 0, "flow"].unique()
     rows = iv[(iv["subflow"] >= 0) | ~iv["flow"].isin(has_sub)]
     g = rows.groupby(["path", "t_s"], observed=True, sort=True)["bytes"].sum().reset_index()
     g["mbps"] = g["bytes"].to_numpy(dtype=np.float64) * 8 / 0.1 / 1e6
@@ -197,29 +169,221 @@ def plot_colours(paths: list[str], flows: list[dict[str, Any]]) -> Callable[[str
     return colour
 
 
+def _batches(result: "Result", name: str, columns: list[str]) -> Any:
+    """A pass over the run's `name` ("timeline", "intervals"): a streamed run's file a row group
+    at a time (outputs.TimelineFile.groups), an in-memory run's frame as one batch; regrouped so
+    no sample time is split between two batches."""
+    src = getattr(result, f"_{name}", None)
+    if hasattr(src, "groups"):
+        have = set(src.columns())
+        return whole_samples(lambda: src.groups([c for c in columns if c in have]))
+    return whole_samples(lambda: iter([getattr(result, name)]))
+
+
+def _split(df: pd.DataFrame, key: str, column: str, scale: float = 1.0) -> Iterator[tuple[str, Any, Any, Any]]:
+    """(label, its order, t_s, values) of each line in this batch, as groupby(key, observed=True,
+    sort=True) groups the whole frame: categories in their order, other labels sorted."""
+    if column not in df.columns or key not in df.columns or len(df) == 0:
+        return
+    col = df[key]
+    t = df["t_s"].to_numpy(dtype=np.float64)
+    v = df[column].to_numpy(dtype=np.float64) * scale
+    if isinstance(col.dtype, pd.CategoricalDtype):
+        codes = col.cat.codes.to_numpy()
+        cats = col.cat.categories
+        for c in np.unique(codes[codes >= 0]):
+            sel = codes == c
+            yield str(cats[c]), (0, int(c), ""), t[sel], v[sel]
+    else:
+        labels = col.to_numpy(dtype=object)
+        for label in sorted({x for x in labels if isinstance(x, str)}):
+            sel = labels == label
+            yield label, (1, 0, label), t[sel], v[sel]
+
+
+class _Lines:
+    """One plot's lines, from two passes over the data: count() sees every line's rows, keep()
+    then keeps every step-th of them (step = rows // _MAX_POINTS: the stride the plots always took of a whole
+    line), so a line holds at most 2 x _MAX_POINTS points however long the run (a day of 10 ms
+    samples is 8.6 million per line)."""
+
+    def __init__(self) -> None:
+        self.rows: dict[str, int] = {}
+        self.finite: dict[str, bool] = {}
+        self.order: dict[str, Any] = {}
+        self.seen: dict[str, int] = {}
+        self.t: dict[str, list[Any]] = {}
+        self.v: dict[str, list[Any]] = {}
+
+    def count(self, parts: Iterator[tuple[str, Any, Any, Any]]) -> None:
+        for label, order, _, v in parts:
+            self.order.setdefault(label, order)
+            self.rows[label] = self.rows.get(label, 0) + len(v)
+            self.finite[label] = self.finite.get(label, False) or bool(np.isfinite(v).any())
+
+    def keep(self, parts: Iterator[tuple[str, Any, Any, Any]]) -> None:
+        for label, _, t, v in parts:
+            step = max(1, self.rows[label] // _MAX_POINTS)
+            at = self.seen.get(label, 0)
+            pick = np.flatnonzero((at + np.arange(len(v))) % step == 0)
+            self.seen[label] = at + len(v)
+            self.t.setdefault(label, []).append(t[pick])
+            self.v.setdefault(label, []).append(v[pick])
+
+    def draw(self, steps: bool = False, colour: Callable[[str], str | None] | None = None) -> Callable[[Any], bool]:
+        """A draw function: one line per label, in the order groupby(key, sort=True) gives."""
+
+        def draw(ax) -> bool:
+            drew = False
+            for label in sorted(self.rows, key=lambda k: self.order[k]):
+                if not self.finite[label]:
+                    continue  # e.g. cwnd of a UDP flow
+                t = np.concatenate(self.t.get(label) or [np.empty(0)])
+                v = np.concatenate(self.v.get(label) or [np.empty(0)])
+                if steps and len(t):  # close the last bin at its end, not its start
+                    t, v = np.append(t, t[-1] + 0.1), np.append(v, v[-1])
+                ax.plot(t, v, linewidth=1, label=label, drawstyle="steps-post" if steps else "default",
+                        color=colour(label) if colour else None)
+                drew = True
+            return drew
+
+        return draw
+
+
+class _Power:
+    """power_per_flow in passes: the first (first()) finds each flow's first and last sample,
+    each later one (bins()) makes the same 100 ms bins batch by batch, interpolating the
+    cumulative energy between the samples on either side of each bin edge, as np.interp over
+    the whole series does."""
+
+    BIN_S = 0.1
+
+    def __init__(self) -> None:
+        self.span: dict[str, list[float]] = {}  # flow -> [first t, last t, samples]
+        self.order: dict[str, Any] = {}
+
+    @staticmethod
+    def _own(b: pd.DataFrame) -> Iterator[tuple[str, Any, Any]]:
+        if len(b) == 0 or "energy_j" not in b.columns:
+            return
+        own = b[b["subflow"] < 0] if "subflow" in b.columns else b
+        for label, _, t, e in _split(own, "flow", "energy_j"):
+            ok = np.isfinite(t) & np.isfinite(e)
+            if ok.any():
+                yield label, t[ok], e[ok]
+
+    def first(self, b: pd.DataFrame) -> None:
+        for label, t, _ in self._own(b):
+            sp = self.span.setdefault(label, [float(t[0]), float(t[-1]), 0])
+            sp[1] = float(t[-1])
+            sp[2] += len(t)
+
+    def start(self) -> None:
+        """Before a pass of bins()."""
+        self.state: dict[str, dict[str, Any]] = {}
+        for label, (t0, t1, n) in self.span.items():
+            if n < 2 or t1 <= t0:
+                continue
+            # np.arange(t0, t1, 0.1) element by element (numpy's DOUBLE_fill: the first two
+            # values, then t0 + i * delta), and np.append(..., t1).
+            m = max(int(np.ceil((t1 - t0) / self.BIN_S)), 0)
+            delta = (t0 + self.BIN_S) - t0
+            last_kept = m - 1
+            if m and t1 - self._edge(t0, delta, m - 1) <= 1e-12:
+                last_kept = m - 2  # edges closer than 1e-12 to the next are dropped
+            self.state[label] = {"t0": t0, "t1": t1, "delta": delta, "m": last_kept + 1, "i": 0, "done": False,
+                                 "xp": None, "fp": None, "prev": None}
+
+    def _edge(self, t0: float, delta: float, i: int) -> float:
+        if i == 0:
+            return t0
+        if i == 1:
+            return t0 + self.BIN_S
+        return t0 + float(i) * delta
+
+    def bins(self, b: pd.DataFrame) -> Iterator[tuple[str, Any, Any, Any]]:
+        """(flow, its order, bin starts, mean power) of the bins whose edges this batch reaches."""
+        for label, t, e in self._own(b):
+            st = self.state.get(label)
+            if st is None:
+                continue
+            xp = t if st["xp"] is None else np.concatenate([[st["xp"]], t])
+            fp = e if st["fp"] is None else np.concatenate([[st["fp"]], e])
+            st["xp"], st["fp"] = float(xp[-1]), float(fp[-1])
+            edges = []
+            while st["i"] < st["m"]:
+                x = self._edge(st["t0"], st["delta"], st["i"])
+                if x > xp[-1]:
+                    break
+                edges.append(x)
+                st["i"] += 1
+            if st["i"] >= st["m"] and not st["done"] and st["t1"] <= xp[-1]:
+                edges.append(st["t1"])
+                st["done"] = True
+            if not edges:
+                continue
+            x = np.asarray(edges)
+            y = np.interp(x, xp, fp)
+            if st["prev"] is not None:
+                x, y = np.concatenate([[st["prev"][0]], x]), np.concatenate([[st["prev"][1]], y])
+            st["prev"] = (float(x[-1]), float(y[-1]))
+            if len(x) >= 2:
+                yield label, (1, 0, label), x[:-1], np.diff(y) / np.diff(x)
+
+
 def make_plots(result: "Result", out_dir: Path) -> list[tuple[str, str]]:
-    """Write the PNGs; return [(file name, caption)] of those that had data."""
-    iv = result.intervals
-    tl = result.timeline
+    """Write the PNGs; return [(file name, caption)] of those that had data.
+
+    The intervals and the timeline are read in a few passes, a batch at a time (a streamed run's
+    row groups): each line keeps every k-th point, about _MAX_POINTS of them (_Lines)."""
     ev = result.events
-    conn = iv[iv["subflow"] < 0]
-    per_path = _per_path_samples(tl)
-    tcp = _per_subflow(tl)
     c = plot_colours([str(p["name"]) for p in result.summary.get("paths", [])],
                      list((result.scenario.config if result.scenario is not None else {}).get("flow") or []))
+    # Intervals: which flows have subflow rows; then the lines, counted, then kept.
+    has_sub: set[str] = set()
+    for iv in _batches(result, "intervals", ["t_s", "flow", "subflow", "path", "bytes", "mbps"]):
+        has_sub |= {str(f) for f in iv.loc[iv["subflow"] >= 0, "flow"].unique()}
+    flow_tp, path_tp = _Lines(), _Lines()
+    for k in range(2):
+        for iv in _batches(result, "intervals", ["t_s", "flow", "subflow", "path", "bytes", "mbps"]):
+            conn = iv[iv["subflow"] < 0]
+            by_path = throughput_by_path(iv, [f for f in iv["flow"].unique() if str(f) in has_sub])
+            (flow_tp.count if k == 0 else flow_tp.keep)(_split(conn, "flow", "mbps"))
+            (path_tp.count if k == 0 else path_tp.keep)(_split(by_path, "path", "mbps"))
+    # Timeline: which (flow, path) pairs two subflows share, each flow's energy samples; then
+    # the lines, counted, then kept.
+    tl_cols = ["t_s", "flow", "path", "subflow", "cwnd_bytes", "srtt_ms", "queue_bytes", "phy_rate_mbps", "energy_j"]
+    subflows: dict[tuple[str, str], set[int]] = {}
+    power = _Power()
+    for tl in _batches(result, "timeline", tl_cols):
+        if len(tl) and "subflow" in tl.columns:
+            sub = tl[tl["subflow"] >= 0]
+            for (f, p), g in sub.groupby(["flow", "path"], observed=True)["subflow"]:
+                subflows.setdefault((str(f), str(p)), set()).update(int(x) for x in g.unique())
+        power.first(tl)
+    shared = {k for k, ids in subflows.items() if len(ids) > 1}
+    cwnd, rtt, queue, phy, pw = _Lines(), _Lines(), _Lines(), _Lines(), _Lines()
+    for k in range(2):
+        power.start()
+        for tl in _batches(result, "timeline", tl_cols):
+            tcp = _per_subflow(tl, shared)
+            per_path = _per_path_samples(tl)
+            for lines, part in ((cwnd, _split(tcp, "series", "cwnd_bytes", 1e-3)),
+                                (rtt, _split(tcp, "series", "srtt_ms")),
+                                (queue, _split(per_path, "path", "queue_bytes", 1e-3)),
+                                (phy, _split(per_path, "path", "phy_rate_mbps")),
+                                (pw, power.bins(tl))):
+                (lines.count if k == 0 else lines.keep)(part)
     specs = [
-        ("throughput_flow.png", "Goodput per flow (100 ms bins)", "Mbps", _lines(conn, "flow", "mbps", steps=True, colour=c)),
-        ("throughput_path.png", "Goodput per path (100 ms bins)", "Mbps",
-         _lines(throughput_by_path(iv), "path", "mbps", steps=True, colour=c)),
-        ("cwnd.png", "Congestion window per flow (MPTCP: per subflow)", "cwnd (KB)",
-         _lines(tcp, "series", "cwnd_bytes", 1e-3, colour=c)),
-        ("rtt.png", "Smoothed RTT per flow (MPTCP: per subflow)", "srtt (ms)", _lines(tcp, "series", "srtt_ms", colour=c)),
-        ("queue.png", "Transmit queue per path (data direction)", "queue (KB)",
-         _lines(per_path, "path", "queue_bytes", 1e-3, colour=c)),
-        ("phy_rate.png", "PHY rate per path (data direction)", "Mbps", _lines(per_path, "path", "phy_rate_mbps", colour=c)),
+        ("throughput_flow.png", "Goodput per flow (100 ms bins)", "Mbps", flow_tp.draw(steps=True, colour=c)),
+        ("throughput_path.png", "Goodput per path (100 ms bins)", "Mbps", path_tp.draw(steps=True, colour=c)),
+        ("cwnd.png", "Congestion window per flow (MPTCP: per subflow)", "cwnd (KB)", cwnd.draw(colour=c)),
+        ("rtt.png", "Smoothed RTT per flow (MPTCP: per subflow)", "srtt (ms)", rtt.draw(colour=c)),
+        ("queue.png", "Transmit queue per path (data direction)", "queue (KB)", queue.draw(colour=c)),
+        ("phy_rate.png", "PHY rate per path (data direction)", "Mbps", phy.draw(colour=c)),
         # Only with a metered device (energy_j NaN elsewhere: no line, no file).
         ("power.png", "Power per flow: its metered radios and the phone's receive-side host (100 ms means)",
-         "power (W)", _lines(power_per_flow(tl), "flow", "power_w", steps=True, colour=c)),
+         "power (W)", pw.draw(steps=True, colour=c)),
     ]
     assert tuple(f for f, *_ in specs) == PLOT_FILES
     made = []
