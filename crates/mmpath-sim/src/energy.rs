@@ -491,10 +491,11 @@ pub const ROG_MPTCP_UPLINK_ABOVE_DOWNLINK: f64 = 0.56;
 ///   the single-path rates, section 3.2) and the transmit side has no shared part (the uplink
 ///   needs no host tuning, and every host limit and optimisation of sections 3.2-3.4 is on the
 ///   receive side), so the phone draws the sum of the two Tx figures: 1600 + 2800 = 4400 mW.
-/// - Downlink (FixedRatio 73:27): 56 % below that, 4400 / 1.56 = 2820.5 mW, with both radios
-///   receiving all the time. Their two Rx figures sum to 2200 + 1100 = 3300 mW, and each
+/// - Downlink (FixedRatio 73:27): the uplink is 56 % above it, so 4400 / 1.56 = 2820.5 mW,
+///   with both radios receiving all the time. Their two Rx figures sum to 2200 + 1100 = 3300 mW, and each
 ///   contains the phone's receive work, which receiving on both radios at once pays only once:
 ///   3300 - 2820.5 = 479.5 mW.
+///
 /// Uncertain by what the derivation assumes: both radios busy all the time in both directions
 /// (Fig. 3's downlink runs reach ~91 % of the sum, section 3.4), and no shared transmit part.
 /// Not taken from section 4.2's "+32 % throughput for +1.4 % energy" (002-energy-backlogged
