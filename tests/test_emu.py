@@ -102,6 +102,9 @@ def test_kernel_trace_records_the_mptcp_timer_and_scheduling_passes(tmp_path):
     # gone (no data ACK moves): what decides the backup's take-over.
     assert kt["events"]["mptcp_subflow_get_send"] > 100 and "backup=1" in text
     assert kt["events"].get("timer_expire_entry", 0) >= 1 and "function=mptcp_retransmit_timer" in text
+    # Where the kernel has it, the receive window's scaling_ratio is in the trace too.
+    if (ktrace.TRACEFS / "events" / "tcp" / "tcp_rcvbuf_grow").is_dir():
+        assert "tcp_rcvbuf_grow" in kt["recorded"]
     assert not (ktrace.TRACEFS / "instances" / reaper.tag()).exists()
 
 

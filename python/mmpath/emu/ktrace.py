@@ -14,7 +14,10 @@ What is recorded (low-rate events only, so the buffer does not overflow at Gbit/
   address from /proc/kallsyms): when the connection timer is armed, with which timeout
   (jiffies), and when it fires;
 - tcp:tcp_retransmit_skb and tcp:tcp_cong_state_set: subflow retransmissions and CA state
-  changes (Open, Disorder, CWR, Recovery, Loss).
+  changes (Open, Disorder, CWR, Recovery, Loss);
+- tcp:tcp_rcvbuf_grow, where the kernel has it (newer kernels only): each receive-buffer growth
+  with the socket's scaling_ratio, the payload / truesize the receive window is scaled by
+  (docs/facts.md; how the simulator's 229/256 for wired paths was read).
 
 The trace runs in its own ftrace instance (instances/mmpath-<pid>), so the host's own tracing is
 left alone, and it is removed afterwards. ftrace is machine-wide: other MPTCP or TCP traffic on
@@ -32,6 +35,7 @@ from . import reaper
 TRACEFS = Path("/sys/kernel/tracing")
 EVENTS = ("mptcp/mptcp_subflow_get_send", "tcp/tcp_retransmit_skb", "tcp/tcp_cong_state_set")
 TIMER_EVENTS = ("timer/timer_start", "timer/timer_expire_entry")
+OPTIONAL_EVENTS = ("tcp/tcp_rcvbuf_grow",)  # recorded when this kernel has them
 TIMER_FUNCTION = "mptcp_retransmit_timer"
 BUFFER_KB = 65536  # per CPU; a 12 s MPTCP run at ~2 Gbit/s writes ~10 MB of these events
 
@@ -76,6 +80,7 @@ class KernelTrace:
 
     def __init__(self) -> None:
         self.dir = TRACEFS / "instances" / reaper.tag()  # named after its owner (reaper.py)
+        self.optional: list[str] = []
 
     def start(self) -> None:
         check()
@@ -89,7 +94,8 @@ class KernelTrace:
         addr = _symbol(TIMER_FUNCTION)
         for e in TIMER_EVENTS:
             _write(self.dir / "events" / e / "filter", f"function == {addr}")
-        for e in EVENTS + TIMER_EVENTS:
+        self.optional = [e for e in OPTIONAL_EVENTS if (TRACEFS / "events" / e).is_dir()]
+        for e in EVENTS + TIMER_EVENTS + tuple(self.optional):
             _write(self.dir / "events" / e / "enable", "1")
         _write(self.dir / "tracing_on", "1")
 
@@ -112,7 +118,7 @@ class KernelTrace:
                     if ln.startswith("overrun:"):
                         overrun += int(ln.split()[1])
             return {"file": out.name, "events": counts, "lost_events": overrun,
-                    "recorded": [e.split("/")[1] for e in EVENTS]
+                    "recorded": [e.split("/")[1] for e in EVENTS + tuple(self.optional)]
                     + [f"{e.split('/')[1]} ({TIMER_FUNCTION})" for e in TIMER_EVENTS]}
         finally:
             self.close()
