@@ -87,19 +87,8 @@ impl Medium {
         at: Time,
         wake: &'a mut Wake,
     ) -> (&'a mut Reorder, HostRx<'a>) {
-        let to = 1 - from;
-        let rx = &mut self.st[to];
-        let host = HostRx {
-            host_free: &mut rx.host_free,
-            // The shared server's cost is per received data segment (how energy.rs derives it).
-            cpu: self.client_cpu.as_ref().filter(|_| to == STA),
-            host_pkt_ns: self.host_pkt_ns,
-            delay: self.delay,
-            at,
-            pipe: &mut self.pipe[from],
-            arrival: &mut wake.arrival[from],
-        };
-        (&mut rx.reorder, host)
+        let (_, reorder, host) = self.receiver_parts(from, at, wake);
+        (reorder, host)
     }
 
     /// `receiver`, with station `from`'s head frame, which the caller passes up by reference
@@ -111,12 +100,24 @@ impl Medium {
         at: Time,
         wake: &'a mut Wake,
     ) -> Option<(&'a Frame, &'a mut Reorder, HostRx<'a>)> {
+        let (head, reorder, host) = self.receiver_parts(from, at, wake);
+        Some((head?, reorder, host))
+    }
+
+    /// Station `from`'s head frame (if any), and the receiving end of its direction: the two
+    /// stations borrowed apart, so the head can be passed up while the receiver takes it.
+    fn receiver_parts<'a>(
+        &'a mut self,
+        from: usize,
+        at: Time,
+        wake: &'a mut Wake,
+    ) -> (Option<&'a Frame>, &'a mut Reorder, HostRx<'a>) {
         let to = 1 - from;
         let [ap, sta] = &mut self.st;
         let (tx, rx) = if from == STA { (sta, ap) } else { (ap, sta) };
-        let head = tx.queue.front()?;
         let host = HostRx {
             host_free: &mut rx.host_free,
+            // The shared server's cost is per received data segment (how energy.rs derives it).
             cpu: self.client_cpu.as_ref().filter(|_| to == STA),
             host_pkt_ns: self.host_pkt_ns,
             delay: self.delay,
@@ -124,7 +125,7 @@ impl Medium {
             pipe: &mut self.pipe[from],
             arrival: &mut wake.arrival[from],
         };
-        Some((head, &mut rx.reorder, host))
+        (tx.queue.front(), &mut rx.reorder, host)
     }
 
     /// Pops the packet arriving now in direction `from` (sent by station `from`).
