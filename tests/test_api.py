@@ -263,3 +263,19 @@ def test_compare_from_python_blames_the_variant_or_the_override_in_python_words(
     with pytest.raises(ScenarioError) as e:
         compare("default", overrides={"flow.0.kind": "tcp"})
     assert "(from the variant's set" in str(e.value), str(e.value)
+
+
+@pytest.mark.parametrize("direction", ["download", "upload"])
+def test_timeline_path_columns_are_the_paths_in_either_direction(direction):
+    """The timeline's phy_rate / queue / link_up describe the flow's own path, not the backbone:
+    an upload's data crosses the path first and the backbone last (a run once showed the
+    backbone's 1000 Mbit/s and its empty queue for every upload)."""
+    doc = {
+        "name": "dir", "duration_s": 0.3,
+        "backbone": {"rate_mbps": 1000, "delay_ms": 1},
+        "path": [{"name": "p", "rate_mbps": 50, "delay_ms": 1}],
+        "flow": [{"name": "f", "kind": "tcp", "path": "p", "direction": direction}],
+    }
+    tl = mmpath.run(doc).timeline
+    assert set(tl["phy_rate_mbps"].round(3)) == {50.0}
+    assert tl["queue_bytes"].max() > 0  # a backlogged TCP flow queues at its 50 Mbit/s path

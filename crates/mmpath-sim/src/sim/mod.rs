@@ -233,6 +233,19 @@ enum UserFlow {
     Conn(u16),
 }
 
+impl Flow {
+    /// The hop on the flow's own path in the data direction: where its data waits for the
+    /// path's transmitter. A download's data crosses the backbone first and the path last, an
+    /// upload's the path first and then the backbone (`routes`); the last hop is the path only
+    /// without a backbone.
+    fn path_hop(&self) -> Hop {
+        match self.direction {
+            Direction::Download => self.route_fwd[self.hops as usize - 1],
+            Direction::Upload => self.route_fwd[0],
+        }
+    }
+}
+
 /// The path of a link that belongs to none (the backbone's).
 const NO_PATH: u16 = u16::MAX;
 

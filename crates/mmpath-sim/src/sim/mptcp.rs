@@ -50,7 +50,7 @@ impl SubflowIo for SimIo<'_> {
 
     fn link_up(&self, sf: u16) -> bool {
         let f = &self.flows[sf as usize];
-        self.links[f.route_fwd[f.hops as usize - 1].link as usize].is_up()
+        self.links[f.path_hop().link as usize].is_up()
     }
 }
 

@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 impl Simulation {
     pub(super) fn sample(&mut self, now: Time) {
         for f in self.flows.iter() {
-            let h = f.route_fwd[f.hops as usize - 1];
+            let h = f.path_hop();
             let (queue, rate, up) = (self.hop_queue_bytes(h), self.hop_rate_bps(h), self.hop_up(h));
             let (subflow, sf_state, scheduled_bytes) = match f.conn {
                 Some((c, j)) => {
