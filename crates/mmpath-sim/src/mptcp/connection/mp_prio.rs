@@ -86,12 +86,16 @@ mod tests {
         let (mut cn, mut io) = download();
         io.up[0] = false;
         cn.on_pm_link(ms(10), 0, PmEvent::LinkDown { path: 0 }, &mut io);
-        settle(&mut cn, &mut io, ms(10));
+        let fx = cn.take_effects();
+        assert!(!fx.iter().any(|e| matches!(e, Effect::Push)), "sending MP_PRIO pushes nothing");
+        io.sent.extend(fx.iter().filter_map(|e| if let Effect::Send(p) = e { Some(*p) } else { None }));
+        cn.restore_effects(fx);
         assert_eq!(prios(&io), vec![(0, 1, Way::Reverse), (1, 0, Way::Reverse)]);
         assert!(!cn.subs[0].backup && cn.subs[1].backup, "the server's flags wait for the MP_PRIOs");
         assert!(io.data_on(1).is_empty(), "nothing moves at the link's loss");
         let p = *io.sent.iter().find(|p| p.kind == Kind::Prio && p.flow == 1).unwrap();
         cn.on_mp_prio(1, &p);
+        assert!(cn.take_effects().is_empty(), "receiving MP_PRIO asks for nothing");
         settle(&mut cn, &mut io, ms(20));
         assert!(!cn.subs[1].backup, "subflow 1 is regular at the server");
         assert!(!cn.subs[0].backup, "subflow 0's MP_PRIO went over its dead path");
