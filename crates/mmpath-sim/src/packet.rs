@@ -18,6 +18,9 @@ pub const DSS_ACK_BYTES: u32 = 8;
 /// A handshake segment: IPv4 + TCP + options (MSS, SACK-permitted, timestamps, window scale,
 /// MP_JOIN): about 60 bytes on the wire.
 pub const SYN_BYTES: u32 = 60;
+/// An MP_PRIO segment: a pure ACK (headers and DSS data ACK) plus the 3-byte MP_PRIO option
+/// (kind, length, subtype and B flag; RFC 8684 3.3.8) padded to 4.
+pub const PRIO_BYTES: u32 = TCP_HEADER_BYTES + DSS_ACK_BYTES + 4;
 /// With timestamps on, 40 bytes of options leave room for 3 SACK blocks (RFC 2018 section 3).
 pub const MAX_SACK_BLOCKS: usize = 3;
 
@@ -31,6 +34,9 @@ pub enum Kind {
     Udp,
     /// MPTCP subflow handshake (MP_CAPABLE / MP_JOIN SYN, SYN/ACK, ACK); `seq` is the step.
     Syn,
+    /// A pure ACK carrying MP_PRIO (RFC 8684 3.3.8) for the subflow it travels on; `seq` is the
+    /// backup bit (1: backup). Like a handshake segment it bypasses the endpoints.
+    Prio,
 }
 
 /// Which way along the flow's route a packet travels.

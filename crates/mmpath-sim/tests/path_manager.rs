@@ -119,11 +119,19 @@ fn policies_against_a_five_second_primary_cut() {
         assert!(ffo < 0.05 && k_over.is_none_or(|k| k > ffo), "{kernel}: {ffo} vs kernel {k_over:?}");
         // The kernel's own path manager waits for the old subflow's backed-off RTO.
         assert!(kernel_back.is_none_or(|k| k > 1.0), "{kernel}: kernel PM back after {kernel_back:?} s");
-        // link-aware-backup moves at the link's loss, before any RTO (200 ms at least).
+        // link-aware-backup's MP_PRIO reaches the server over the backup and only sets the
+        // flag there (mptcp/connection/mp_prio.rs): the data stuck on the primary moves at the
+        // sender's next retransmission, never later than with the kernel's path manager. On
+        // upstream that is the connection timer's first firing, which resends on a regular
+        // subflow at once where the backup waits for "no progress anywhere" (stale.rs): before
+        // the kernel's own failover. v0.9x resends at the primary's RTO either way.
         let (law_over, _) = get(kernel, "link-aware-backup");
         let (k_over, _) = get(kernel, "kernel");
         let law = law_over.expect("link-aware-backup: the backup takes over");
-        assert!(law < 0.1 && k_over.is_none_or(|k| k > law), "{kernel}: {law} vs kernel {k_over:?}");
+        assert!(k_over.is_none_or(|k| k >= law), "{kernel}: {law} vs kernel {k_over:?}");
+        if kernel == "linux-upstream" {
+            assert!(k_over.is_none_or(|k| k > law), "{kernel}: {law} vs kernel {k_over:?}");
+        }
     }
 }
 

@@ -28,6 +28,7 @@
 //! - stale.rs: upstream's connection-level retransmission timer and stale subflows;
 //! - events.rs: link events, scheduler ticks, MP_PRIO;
 //! - join.rs: the MP_JOIN handshake;
+//! - mp_prio.rs: the path manager's MP_PRIO, sent as a segment and applied where it arrives;
 //! - pm.rs: a userspace path-manager policy (mptcp/pm/) run inside the connection: the events
 //!   it hears, and its actions carried out (new subflows, closing one, MP_PRIO);
 //! - testkit.rs: what the unit tests share (subflow endpoints without a simulation).
@@ -37,6 +38,7 @@ mod app;
 mod events;
 mod failure;
 mod join;
+mod mp_prio;
 mod packets;
 mod pm;
 mod schedule;

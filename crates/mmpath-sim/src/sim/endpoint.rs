@@ -102,6 +102,7 @@ impl Simulation {
                 }
             },
             Kind::Syn => self.on_handshake(now, &p),
+            Kind::Prio => self.on_mp_prio(now, &p),
             Kind::Udp => {
                 fl.counters.data_arrived += 1;
                 fl.counters.udp_bytes_received += p.len as u64;

@@ -193,6 +193,12 @@ impl Simulation {
         self.conn_call(now, c, |cn, io| cn.on_handshake(now, j as usize, p, io));
     }
 
+    /// An MP_PRIO segment reached its end.
+    pub(super) fn on_mp_prio(&mut self, now: Time, p: &Packet) {
+        let Some((c, j)) = self.flows[p.flow as usize].conn else { return };
+        self.conn_call(now, c, |cn, _| cn.on_mp_prio(j as usize, p));
+    }
+
     /// A subflow's sender timer is due.
     pub(super) fn conn_sender_timer(&mut self, now: Time, (c, j): (u16, u8)) {
         self.conn_call(now, c, |cn, io| cn.on_sender_timer(now, j as usize, io));

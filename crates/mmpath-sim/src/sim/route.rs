@@ -105,7 +105,7 @@ impl Simulation {
         match p.kind {
             Kind::Ack => c.acks_dropped += 1,
             Kind::Data | Kind::Udp => c.data_dropped += 1,
-            Kind::Syn => {}
+            Kind::Syn | Kind::Prio => {}
         }
     }
 

@@ -30,7 +30,7 @@ impl Connection {
     }
 
     /// The way along a subflow's route from the client to the server.
-    fn client_to_server(&self) -> Way {
+    pub(super) fn client_to_server(&self) -> Way {
         match self.info.direction {
             Direction::Download => Way::Reverse,
             Direction::Upload => Way::Forward,

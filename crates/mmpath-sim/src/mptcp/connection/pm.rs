@@ -8,8 +8,9 @@
 //! - close a subflow (MPTCP_PM_CMD_SUBFLOW_DESTROY): its data not yet data-ACKed goes back to
 //!   the connection and is sent again on the others (as the kernel's __mptcp_retransmit_pending
 //!   on a subflow close), the runner drops whatever still reaches its endpoints (`Effect::Closed`);
-//! - set / clear backup: MP_PRIO on every open subflow of the path, applied at once as the
-//!   scenario's `prio` changes are (events.rs `on_prio`), and kept for subflows opened later;
+//! - set / clear backup: MP_PRIO on every open subflow of the path (mp_prio.rs: in a download
+//!   it reaches the server over the subflow itself, lost when the path is down, and only sets
+//!   the flag there; nothing is pushed), and kept for subflows opened later;
 //! - announce / remove an address: in the simulated topology the client opens every subflow
 //!   itself, so an announcement changes nothing; a removal closes the path's subflows, with
 //!   their data not yet data-ACKed sent again on the others at once. That is what the kernel
@@ -193,7 +194,9 @@ impl Connection {
 
     /// Carries out the policy's actions, in order, then pushes; gives the buffer back.
     fn pm_apply(&mut self, now: Time, out: &mut Vec<PmAction>, io: &mut impl SubflowIo) {
-        let acted = !out.is_empty();
+        // An MP_PRIO pushes nothing in the kernel (mp_prio.rs); every other action may have
+        // handed data back or opened a subflow.
+        let acted = out.iter().any(|a| !matches!(a, PmAction::SetBackup { .. } | PmAction::ClearBackup { .. }));
         for a in out.drain(..) {
             match a {
                 PmAction::CreateSubflow { path } => self.pm_create(path),
@@ -237,15 +240,15 @@ impl Connection {
         self.effects.push(Effect::NewSubflow { path, backup });
     }
 
-    /// MP_PRIO on every open subflow of path `k`; subflows opened later inherit it.
+    /// MP_PRIO on every open subflow of path `k` (mp_prio.rs); subflows opened later inherit it.
     fn pm_backup(&mut self, k: u16, backup: bool) {
         let Some(p) = self.pm.as_mut() else { return };
         let Some(flag) = p.backup.get_mut(k as usize) else { return };
         *flag = backup;
         p.stats.backup_changes += 1;
         for j in 0..self.subs.len() {
-            if !self.subs[j].closed && self.pm_path_of(j) == k {
-                self.subs[j].backup = backup;
+            if self.pm_path_of(j) == k {
+                self.send_mp_prio(j, backup);
             }
         }
     }
@@ -413,8 +416,9 @@ mod tests {
         assert_eq!(cn.subs.len(), 2);
     }
 
-    /// link-aware-backup: a link going down swaps the backup flags at once (MP_PRIO), so new
-    /// data goes to the backup without waiting for an RTO.
+    /// link-aware-backup: a link going down swaps the backup flags (MP_PRIO), so once the
+    /// MP_PRIOs have reached the server new data goes to the old backup without waiting for an
+    /// RTO.
     #[test]
     fn link_aware_backup_swaps_the_flags_on_link_down() {
         let (mut cn, mut io) = connection(Kernel::V09x, SchedName::Minrtt, &[false, true], 1 << 20);
@@ -426,6 +430,11 @@ mod tests {
         cn.subs[1].established = true;
         cn.on_pm_link(ms(10), 0, PmEvent::LinkDown { path: 0 }, &mut io);
         settle(&mut cn, &mut io, ms(10));
+        let prios: Vec<Packet> = io.sent.iter().filter(|p| p.kind == Kind::Prio).copied().collect();
+        assert_eq!(prios.len(), 2, "one MP_PRIO per subflow");
+        for p in &prios {
+            cn.on_mp_prio(p.flow as usize, p);
+        }
         assert!(cn.subs[0].backup && !cn.subs[1].backup);
         write(&mut cn, &mut io, ms(11), 10 * MSS as u64);
         assert_eq!(io.data_on(1).len(), 5, "new data on the old backup");
