@@ -210,6 +210,7 @@ impl Scenario {
                 }
             }
         }
+        self.validate_linked_paths()?;
         if self.flow.is_empty() {
             return Err(err("flow", "at least one [[flow]] is required"));
         }
@@ -317,6 +318,52 @@ impl Scenario {
     /// A userspace path-manager policy opens subflows during the run: one per path more, which
     /// the ratio schedulers (one subflow per path), an address mesh (subflows between address
     /// pairs) and the coupled controls (built with their subflows) do not take.
+    /// `[[path.interferer]] path = "..."` links two radio paths of the same technology, each the
+    /// other's interferer (link/medium/air.rs). A path takes part in at most one such pair, and
+    /// the pair is declared once (it works both ways).
+    fn validate_linked_paths(&self) -> Result<(), ScenarioError> {
+        let names: Vec<&str> = self.path.iter().filter_map(|p| p.name.as_deref()).collect();
+        // Each path's partner and the field that linked it.
+        let mut partner: Vec<Option<(usize, String)>> = vec![None; self.path.len()];
+        for (i, p) in self.path.iter().enumerate() {
+            for (j, x) in p.interferer.iter().enumerate() {
+                let Some(other) = x.path.as_deref() else { continue };
+                let field = format!("path.{i}.interferer.{j}.path");
+                let Some(k) = names.iter().position(|n| *n == other) else {
+                    return Err(err(field, format!("no path named {other:?} (paths: {})", names.join(", "))));
+                };
+                if k == i {
+                    return Err(err(field, format!("{other:?} is this path; name another radio path of the scenario")));
+                }
+                let q = &self.path[k];
+                if q.technology != p.technology {
+                    return Err(err(
+                        field,
+                        format!(
+                            "path {other:?} is {}; the linked path must be a radio path of this path's technology ({})",
+                            q.technology.name(),
+                            p.technology.name()
+                        ),
+                    ));
+                }
+                for (a, b) in [(i, k), (k, i)] {
+                    if let Some((c, by)) = &partner[a] {
+                        let (an, cn) = (names[a], names[*c]);
+                        return Err(err(
+                            field,
+                            format!(
+                                "path {an:?} is linked to {cn:?} already ({by}); a path is linked to at most one \
+                                 other, and a link works both ways: declare it once"
+                            ),
+                        ));
+                    }
+                    partner[a] = Some((b, field.clone()));
+                }
+            }
+        }
+        Ok(())
+    }
+
     fn validate_path_manager(&self, i: usize, fl: &FlowCfg) -> Result<(), ScenarioError> {
         let pm = fl.path_manager.unwrap_or(PmName::Kernel);
         if pm == PmName::Kernel {
