@@ -595,6 +595,43 @@ mod tests {
         assert!(m.starts_with("path.0.trace.outage: unknown value `lose`, expected `hold` or `drop`"), "{m}");
     }
 
+    /// `[[path.interferer]] path = ...`: another radio path of the same technology, one pair per
+    /// path, declared once, without the fields its own flows and settings decide.
+    #[test]
+    fn linked_interferers_are_checked() {
+        let two = |a: &str, b: &str| {
+            format!(
+                r#"{{"path":[{{"name":"l1","technology":"11ad"{a}}},{{"name":"l2","technology":"11ad"{b}}},
+                {{"name":"w","rate_mbps":5}},{{"name":"ac","technology":"11ac"}}],"flow":[{{"path":"l1"}}]}}"#
+            )
+        };
+        let link = |to: &str, more: &str| format!(r#","interferer":[{{"channel":"same","path":"{to}"{more}}}]"#);
+        Scenario::from_json(&two("", &link("l1", r#","beams":"apart""#))).unwrap();
+        let cases = [
+            (two("", &link("l3", "")), "path.1.interferer.0.path: no path named \"l3\" (paths: l1, l2, w, ac)"),
+            (two("", &link("l2", "")), "path.1.interferer.0.path: \"l2\" is this path; name another radio path of the scenario"),
+            (two("", &link("w", "")), "path.1.interferer.0.path: path \"w\" is wired; the linked path must be a radio path of this path's technology (11ad)"),
+            (two("", &link("ac", "")), "path.1.interferer.0.path: path \"ac\" is 11ac; the linked path must be a radio path of this path's technology (11ad)"),
+            (
+                two(&link("l2", ""), &link("l1", "")),
+                "path.1.interferer.0.path: path \"l2\" is linked to \"l1\" already (path.0.interferer.0.path); a path is linked to at most one other, and a link works both ways: declare it once",
+            ),
+        ];
+        for (json, want) in cases {
+            assert_eq!(fails(&json), want);
+        }
+        for (k, v) in [("load", "0.5"), ("mcs", "9"), ("mtu_bytes", "1500"), ("start_s", "1"), ("stop_s", "2")] {
+            let m = fails(&two("", &link("l1", &format!(r#","{k}":{v}"#))));
+            assert_eq!(
+                m,
+                format!(
+                    "path.1.interferer.0.{k}: not with `path`: the linked path's own flows decide when it sends, and its \
+                     own settings its MCS and MTU (allowed with `path`: channel, power_db, sensed, beams, rejection_db)"
+                )
+            );
+        }
+    }
+
     #[test]
     fn ranges_are_checked() {
         assert_eq!(fails(r#"{"path":[{"rate_mbps":-5}],"flow":[{}]}"#), "path.0.rate_mbps: must be > 0 (got -5)");

@@ -180,15 +180,21 @@ impl Medium {
     /// Carrier sense of the coupled link: with frames to send, we defer to its TXOP on the air
     /// when we hear it (`sensed`, drawn per attempt when it is a fraction), and let it go first
     /// once when it waited for ours. True if we hold back (a wake-up is asked for).
+    ///
+    /// The link that waited starts when our TXOP ends, and we right after it: both count their
+    /// backoff from there, as contenders after a busy medium do. If we do not hear it, nothing
+    /// then stops our PPDU from overlapping its (the hidden side of an unequal pair: it defers
+    /// to us, we never to it, and both lose frames).
     pub(super) fn defer_to_air(&mut self, now: Time, wake: &mut Wake) -> bool {
         let Some((air, side)) = self.air.clone() else { return false };
         let sensed = self.int_state.sensed;
-        if self.interferer.is_none() || sensed <= 0.0 || self.st.iter().all(|s| s.queue.is_empty()) {
+        if self.interferer.is_none() || self.st.iter().all(|s| s.queue.is_empty()) {
             return false;
         }
         let mut a = air.lock().expect("air lock");
         let other = 1 - side;
-        if let Some(end) = a.sides[other].on.map(|o| o.end).filter(|&e| e > now) {
+        let on_until = a.sides[other].on.map(|o| o.end).filter(|&e| e > now);
+        if let Some(end) = on_until.filter(|_| sensed > 0.0) {
             if sensed >= 1.0 || self.rng.uniform() < sensed {
                 a.sides[side].waiting = true;
                 drop(a);
@@ -197,7 +203,7 @@ impl Medium {
                 self.wake_when_ready(now, Some(end), wake);
                 return true;
             }
-        } else if a.sides[other].waiting {
+        } else if on_until.is_none() && a.sides[other].waiting {
             // It waited through our last TXOP: its turn first (it starts at this instant, when
             // its own wake-up fires); we look again just after.
             a.sides[other].waiting = false;
@@ -216,10 +222,11 @@ mod tests {
     use crate::link::seam::Wake;
 
     /// Two media coupled through one air, each `from` AP with `n` packets of 7912 bytes at MCS
-    /// `mcs`, -42 dBm signal, the other link at `power_db` relative to it (sensed as given).
+    /// `mcs`, -42 dBm signal, the other link at `power_db` relative to it (each side senses the
+    /// other as given).
     /// Driven together in time order until both are idle; returns both media and when each
     /// last delivered.
-    fn pair(n: [usize; 2], mcs: u8, power_db: f64, sensed: Option<f64>, coupled: bool) -> ([Medium; 2], [Time; 2]) {
+    fn pair(n: [usize; 2], mcs: u8, power_db: f64, sensed: [Option<f64>; 2], coupled: bool) -> ([Medium; 2], [Time; 2]) {
         let air = Air::shared();
         let mut ms = [0, 1].map(|k| {
             let mut mac = MacTiming::dmg();
@@ -227,7 +234,7 @@ mod tests {
             let mut m = Medium::new(RadioPhy::Dmg, mac, 0, Time::ZERO, 1 << 40, mcs, RngStream::new(7, k));
             m.set_signal(-42.0, 0.0);
             if coupled {
-                m.set_interferer(Some(Interferer { coupled: true, ..interferer(power_db, sensed, false, 0.0) }));
+                m.set_interferer(Some(Interferer { coupled: true, ..interferer(power_db, sensed[k as usize], false, 0.0) }));
                 m.set_air(air.clone(), k as usize);
             }
             m
@@ -274,8 +281,8 @@ mod tests {
     /// lose frames; uncoupled (each alone) neither does.
     #[test]
     fn hidden_links_at_0_db_corrupt_each_other() {
-        let (alone, _) = pair([3000, 3000], 9, 0.0, Some(0.0), false);
-        let (both, _) = pair([3000, 3000], 9, 0.0, Some(0.0), true);
+        let (alone, _) = pair([3000, 3000], 9, 0.0, [Some(0.0); 2], false);
+        let (both, _) = pair([3000, 3000], 9, 0.0, [Some(0.0); 2], true);
         for k in 0..2 {
             assert_eq!(alone[k].stats.mpdus_failed[AP], 0);
             assert_eq!(delivered(&alone[k]), 3000);
@@ -290,11 +297,11 @@ mod tests {
     /// nobody, and the busier the other link, the more of ours it overlaps.
     #[test]
     fn interference_follows_the_other_links_traffic() {
-        let (idle, _) = pair([3000, 0], 9, 0.0, Some(0.0), true);
+        let (idle, _) = pair([3000, 0], 9, 0.0, [Some(0.0); 2], true);
         assert_eq!(idle[0].stats.mpdus_interfered[AP], 0);
         assert_eq!(delivered(&idle[0]), 3000);
-        let (light, _) = pair([3000, 200], 9, 0.0, Some(0.0), true);
-        let (heavy, _) = pair([3000, 3000], 9, 0.0, Some(0.0), true);
+        let (light, _) = pair([3000, 200], 9, 0.0, [Some(0.0); 2], true);
+        let (heavy, _) = pair([3000, 3000], 9, 0.0, [Some(0.0); 2], true);
         let hit = |m: &Medium| m.stats.mpdus_interfered[AP];
         assert!(hit(&light[0]) > 0 && hit(&light[0]) * 3 < hit(&heavy[0]), "{} vs {}", hit(&light[0]), hit(&heavy[0]));
     }
@@ -303,7 +310,7 @@ mod tests {
     /// the PPDUs overlap, nothing is lost, and both links run as if alone.
     #[test]
     fn captured_interference_hurts_neither() {
-        let (both, _) = pair([3000, 3000], 9, -20.1, Some(0.0), true);
+        let (both, _) = pair([3000, 3000], 9, -20.1, [Some(0.0); 2], true);
         for m in &both {
             assert!(m.stats.mpdus_interfered[AP] > 1000);
             assert_eq!(m.stats.mpdus_failed[AP], 0);
@@ -316,14 +323,30 @@ mod tests {
     /// both are backlogged).
     #[test]
     fn sensed_links_take_turns() {
-        let (_, one) = pair([3000, 0], 9, 0.0, None, false);
-        let (both, end) = pair([3000, 3000], 9, 0.0, Some(1.0), true);
+        let (_, one) = pair([3000, 0], 9, 0.0, [None; 2], false);
+        let (both, end) = pair([3000, 3000], 9, 0.0, [Some(1.0); 2], true);
         for (m, end) in both.iter().zip(end) {
             assert_eq!(m.stats.mpdus_interfered[AP], 0);
             assert_eq!(m.stats.mpdus_failed[AP], 0);
             assert_eq!(delivered(m), 3000);
             let r = end.secs_f64() / one[0].secs_f64();
             assert!((r - 2.0).abs() < 0.1, "{r}");
+        }
+    }
+
+    /// Heard one way only (link 0 hears link 1, link 1 does not hear link 0): link 0 defers and
+    /// link 1 lets it go first after each TXOP it waited through, so neither is starved, but
+    /// link 1, starting right after, overlaps link 0's PPDUs: both lose frames. Without the
+    /// turn link 0 would wait for ever behind a backlogged link 1.
+    #[test]
+    fn heard_one_way_neither_starves_nor_is_spared() {
+        let (both, end) = pair([3000, 3000], 9, 0.0, [Some(1.0), Some(0.0)], true);
+        let r = end[0].secs_f64() / end[1].secs_f64();
+        assert!(r < 1.5, "link 0 finished {r}x later than link 1");
+        for (k, m) in both.iter().enumerate() {
+            assert_eq!(delivered(m) + m.stats.drops_retry[AP], 3000, "link {k}");
+            assert!(m.stats.txops[AP] > 100, "link {k}: {} TXOPs", m.stats.txops[AP]);
+            assert!(m.stats.mpdus_failed[AP] > 100, "link {k}: {} lost", m.stats.mpdus_failed[AP]);
         }
     }
 }
