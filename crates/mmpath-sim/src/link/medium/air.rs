@@ -226,7 +226,13 @@ mod tests {
     /// other as given).
     /// Driven together in time order until both are idle; returns both media and when each
     /// last delivered.
-    fn pair(n: [usize; 2], mcs: u8, power_db: f64, sensed: [Option<f64>; 2], coupled: bool) -> ([Medium; 2], [Time; 2]) {
+    fn pair(
+        n: [usize; 2],
+        mcs: u8,
+        power_db: f64,
+        sensed: [Option<f64>; 2],
+        coupled: bool,
+    ) -> ([Medium; 2], [Time; 2]) {
         let air = Air::shared();
         let mut ms = [0, 1].map(|k| {
             let mut mac = MacTiming::dmg();
@@ -234,7 +240,10 @@ mod tests {
             let mut m = Medium::new(RadioPhy::Dmg, mac, 0, Time::ZERO, 1 << 40, mcs, RngStream::new(7, k));
             m.set_signal(-42.0, 0.0);
             if coupled {
-                m.set_interferer(Some(Interferer { coupled: true, ..interferer(power_db, sensed[k as usize], false, 0.0) }));
+                m.set_interferer(Some(Interferer {
+                    coupled: true,
+                    ..interferer(power_db, sensed[k as usize], false, 0.0)
+                }));
                 m.set_air(air.clone(), k as usize);
             }
             m
