@@ -613,6 +613,62 @@ fn interference_shares_turns_and_hurts_high_mcs_more() {
     assert!((loud - 0.5).abs() < 0.03, "energy-detected neighbour: {loud}");
 }
 
+/// Two 802.11ad links, each with its own TCP upload, linked as each other's interferer (`path`):
+/// hidden from each other on one channel (never sensed) at an SINR of 0 dB, which no MCS
+/// captures, both lose frames and together carry less than one link alone; heard both ways they
+/// take turns and lose nothing; on the adjacent channel the leakage (20.1 dB below) is captured
+/// and neither is hurt.
+#[test]
+fn linked_tcp_links_share_or_spoil_the_air() {
+    let run2 = |it: &str| {
+        let link = |name: &str, more: &str| {
+            format!(
+                r#"{{"name": "{name}", "technology": "11ad", "device": "panasonic-wigig", "mcs": 9, "mtu_bytes": 7912,
+                    "rssi_dbm": -42{more}}}"#
+            )
+        };
+        let json = format!(
+            r#"{{"duration_s": 2, "backbone": {{"enabled": false}},
+                "path": [{}, {}],
+                "flow": [{{"path": "a", "direction": "upload"}}, {{"path": "b", "direction": "upload"}}]}}"#,
+            link("a", &format!(r#", "interferer": [{it}]"#)),
+            link("b", "")
+        );
+        let (s, _) = run(&json, 1);
+        assert_eq!(s["invariants"]["ok"], true);
+        let g = |i: usize| flow(&s, i)["goodput_mbps"].as_f64().unwrap();
+        // MPDUs lost while the other link's PPDU was on the air (each link's own AP-client
+        // backoff collisions lose some too, with or without the other link).
+        let spoiled = |i: usize| {
+            let failed = s["paths"][i]["mpdus_failed_up"].as_u64().unwrap();
+            let hit = s["paths"][i]["mpdus_interfered_up"].as_u64().unwrap();
+            (hit, failed)
+        };
+        ([g(0), g(1)], [spoiled(0), spoiled(1)])
+    };
+    let alone = {
+        let json = r#"{"duration_s": 2, "backbone": {"enabled": false},
+            "path": [{"technology": "11ad", "device": "panasonic-wigig", "mcs": 9, "mtu_bytes": 7912, "rssi_dbm": -42}],
+            "flow": [{"direction": "upload"}]}"#;
+        let (s, _) = run(json, 1);
+        flow(&s, 0)["goodput_mbps"].as_f64().unwrap()
+    };
+    let (hidden, lost) = run2(r#"{"channel": "same", "path": "b", "sensed": 0}"#);
+    assert!(lost.iter().all(|&(hit, failed)| hit > 1000 && failed > hit / 2), "both lose frames: {lost:?}");
+    assert!(hidden[0] < alone && hidden[1] < alone, "{hidden:?} vs alone {alone}");
+    assert!(hidden[0] + hidden[1] < alone, "the overlaps waste air: {hidden:?} vs alone {alone}");
+    let (turns, lost) = run2(r#"{"channel": "same", "path": "b", "sensed": 1}"#);
+    assert!(lost.iter().all(|&(hit, _)| hit == 0), "no overlaps: {lost:?}");
+    for g in turns {
+        assert!((g / alone - 0.5).abs() < 0.1, "half the air each: {turns:?} vs alone {alone}");
+    }
+    let (aci, lost) = run2(r#"{"channel": "adjacent", "path": "b"}"#);
+    assert!(lost.iter().all(|&(hit, _)| hit > 1000), "overlapped, and captured: {lost:?}");
+    for g in aci {
+        assert!(g > 0.97 * alone, "{aci:?} vs alone {alone}");
+    }
+}
+
 #[test]
 fn interferer_fields_are_validated() {
     let bad = |it: &str| {

@@ -293,7 +293,7 @@ impl Channel {
             let sensed_dbm = (x.beams == crate::scenario::Beams::Apart)
                 .then(|| base + shadow + x.power_db - rejection_db - super::spectrum::beams_apart_isolation_db());
             let i = Interferer {
-                load: x.load,
+                load: x.load.unwrap_or(1.0),
                 sensed: x.sensed,
                 sensed_dbm,
                 power_db: x.power_db,
@@ -301,6 +301,7 @@ impl Channel {
                 adjacent: x.channel == crate::scenario::ChannelRelation::Adjacent,
                 mcs: x.mcs.unwrap_or(1),
                 mpdu_bytes: x.mtu_bytes.unwrap_or(p.mtu_bytes) + super::radio::MPDU_OVERHEAD_BYTES,
+                coupled: x.path.is_some(),
             };
             actions.push((Time::from_secs_f64(x.start_s), Action::Interfere(Some(i))));
             if let Some(stop) = x.stop_s {

@@ -382,6 +382,11 @@ pub fn fill_interferer_defaults(p: &mut PathCfg) {
     for i in p.interferer.iter_mut() {
         let same = i.channel == ChannelRelation::Same;
         i.rejection_db.get_or_insert(if same { 0.0 } else { (aci * 10.0).round() / 10.0 });
+        // A coupled path (`path`) sends what its own flows give it, with its own MCS and MTU.
+        if i.path.is_some() {
+            continue;
+        }
+        i.load.get_or_insert(1.0);
         if let (None, Some(m)) = (i.mcs, top) {
             i.mcs = Some(m);
         }
@@ -714,7 +719,25 @@ pub fn validate_radio(p: &PathCfg, i: usize) -> Result<(), ScenarioError> {
                 Err(err(g(k), format!("must be between {lo} and {hi} (got {v})")))
             }
         };
-        range("load", x.load, 0.0, 1.0)?;
+        if x.path.is_some() {
+            // Its own flows decide when it sends, its own path its MCS and MTU, for the run.
+            for (k, set) in [
+                ("load", x.load.is_some()),
+                ("mcs", x.mcs.is_some()),
+                ("mtu_bytes", x.mtu_bytes.is_some()),
+                ("start_s", x.start_s != 0.0),
+                ("stop_s", x.stop_s.is_some()),
+            ] {
+                if set {
+                    return Err(err(
+                        g(k),
+                        "not with `path`: the linked path's own flows decide when it sends, and its own \
+                         settings its MCS and MTU (allowed with `path`: channel, power_db, sensed, beams, rejection_db)",
+                    ));
+                }
+            }
+        }
+        range("load", x.load.unwrap_or(1.0), 0.0, 1.0)?;
         range("start_s", x.start_s, 0.0, crate::time::MAX_USER_SECS as f64)?;
         if let Some(stop) = x.stop_s {
             if !(stop.is_finite() && stop > x.start_s) {

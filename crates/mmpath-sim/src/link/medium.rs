@@ -19,9 +19,11 @@
 //! - medium/host.rs: when a packet to send is ready, and the receive processing;
 //! - medium/per.rs: each station's packet error rate;
 //! - medium/ring.rs: the driver's transmit ring between the qdisc and the MAC;
-//! - medium/foreign.rs: other stations' airtime share and an interfering link.
+//! - medium/foreign.rs: other stations' airtime share and an interfering link;
+//! - medium/air.rs: another path of the scenario as that interfering link, each the other's.
 
 mod aggregation;
+mod air;
 mod edca;
 mod foreign;
 mod host;
@@ -32,6 +34,7 @@ mod testkit;
 
 // Re-exported so that `link::medium::...` keeps naming what it did before the split.
 pub use super::spectrum::{adjacent_rejection_db, cca_thresholds_dbm};
+pub use air::{Air, SharedAir};
 pub use foreign::{Interferer, MAX_FOREIGN_SHARE};
 pub use host::SharedCpu;
 
@@ -211,6 +214,8 @@ pub struct Medium {
     int_state: InterfState,
     /// Our TXOPs since the sensed interferer's last turn.
     int_round: u32,
+    /// The air shared with a coupled path (air.rs) and our side of it.
+    air: Option<(SharedAir, usize)>,
     pub stats: AirStats,
     /// The client's shared receive server and its cost per packet received here (energy.rs).
     client_cpu: Option<(SharedCpu, u64)>,
@@ -274,6 +279,7 @@ impl Medium {
             interferer: None,
             int_state: InterfState::default(),
             int_round: 0,
+            air: None,
             budget: None,
             stats: AirStats::default(),
             client_cpu: None,
@@ -406,6 +412,7 @@ impl Medium {
         if head && self.busy.is_some_and(|t| t.from == 1 - from && !t.rival_drew) {
             self.rival_counts(from, ready, None, wake);
         }
+        self.publish_air();
         true
     }
 
@@ -415,6 +422,9 @@ impl Medium {
             return;
         }
         if self.others_take_turn(now, wake) {
+            return;
+        }
+        if self.defer_to_air(now, wake) {
             return;
         }
         if self.mac.collisions {
@@ -446,6 +456,7 @@ impl Medium {
             Some(t) if t.end == now => {
                 self.busy = None;
                 self.settle(t, dropped, wake);
+                self.air_finished(&t, now);
                 // The driver frees what completed; the qdisc refills its ring.
                 self.refill_ring(AP);
                 self.refill_ring(STA);
@@ -455,6 +466,7 @@ impl Medium {
             None => {}
         }
         self.try_start(now, wake);
+        self.publish_air();
     }
 
     fn settle(&mut self, t: Txop, dropped: &mut Vec<Packet>, wake: &mut Wake) {
@@ -480,12 +492,14 @@ impl Medium {
         let mut last_len = u32::MAX;
         let mut last_per = 0.0;
         debug_assert_eq!(self.st[from].layout.len(), t.m, "the TXOP's aggregate is the last formed");
-        let mut scan = if self.overlap_prob > 0.0 {
-            let psdu: u32 = self.st[from].layout.iter().map(|s| s.len).sum();
-            self.overlap_scan(from, psdu)
+        let psdu = if self.overlap_prob > 0.0 || self.air.is_some() {
+            self.st[from].layout.iter().map(|s| s.len).sum::<u32>()
         } else {
-            None
+            0
         };
+        let mut scan = if self.overlap_prob > 0.0 { self.overlap_scan(from, psdu) } else { None };
+        // A coupled path's PPDUs as they were on the air (air.rs).
+        let mut air = if self.air.is_some() { self.air_scan(&t, psdu) } else { None };
         for j in 0..t.m {
             // One MPDU: its MSDUs are received or lost together (one FCS covers the A-MSDU).
             let MpduSpan { msdus: k, len, .. } = self.st[from].layout[j];
@@ -497,9 +511,10 @@ impl Medium {
             let mut lost = last_per > 0.0 && self.rng.uniform() < last_per;
             // Whether the interferer is on the air during this MPDU (a hidden one's frames at
             // any time of it, whatever else happened to the MPDU).
-            let overlapped = match scan.as_mut() {
-                Some(sc) => self.mpdu_overlaps(sc, len),
-                None => false,
+            let overlapped = match (scan.as_mut(), air.as_mut()) {
+                (Some(sc), _) => self.mpdu_overlaps(sc, len),
+                (None, Some(a)) => self.air_overlaps(a, len),
+                (None, None) => false,
             };
             if !lost && overlapped {
                 // An interferer's transmission overlaps this MPDU: received at the SINR it
@@ -593,6 +608,7 @@ impl Medium {
         }
         if !up {
             if let Some(t) = self.busy.take().filter(|t| t.from != OTHERS) {
+                self.air_finished(&t, now);
                 self.count_busy(&t, now);
                 self.stats.txops[t.from] += 1;
                 for f in self.st[t.from].queue.iter_mut().take(t.n) {
@@ -609,6 +625,7 @@ impl Medium {
             self.idle_since = now;
             self.try_start(now, wake);
         }
+        self.publish_air();
     }
 
     /// The link is lost (beam blocked or turned away, the firmware reports a disconnect):

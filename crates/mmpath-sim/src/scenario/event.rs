@@ -50,9 +50,14 @@ impl Beams {
 #[serde(deny_unknown_fields)]
 pub struct InterfererCfg {
     pub channel: ChannelRelation,
-    /// Fraction of the time the interfering link transmits (1 = saturated, e.g. UDP at full rate).
-    #[serde(default = "d_one")]
-    pub load: f64,
+    /// Another path of this scenario as the interfering link (link/medium/air.rs): its own
+    /// flows decide what it puts on the air, and our frames interfere with its in turn.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// Fraction of the time the interfering link transmits (1 = saturated, e.g. UDP at full
+    /// rate); filled with 1 unless `path` is given (scenario/defaults.rs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load: Option<f64>,
     #[serde(default)]
     pub start_s: f64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -80,10 +85,6 @@ pub struct InterfererCfg {
     /// Its MTU, bytes; default our path's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mtu_bytes: Option<u32>,
-}
-
-fn d_one() -> f64 {
-    1.0
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -121,6 +121,18 @@ pub enum Technology {
     Dot11n,
 }
 
+impl Technology {
+    /// The name a scenario spells it by.
+    pub fn name(self) -> &'static str {
+        match self {
+            Technology::Wired => "wired",
+            Technology::Dot11ad => "11ad",
+            Technology::Dot11ac => "11ac",
+            Technology::Dot11n => "11n",
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum RateAdaptation {

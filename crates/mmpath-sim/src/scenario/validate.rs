@@ -210,6 +210,7 @@ impl Scenario {
                 }
             }
         }
+        self.validate_linked_paths()?;
         if self.flow.is_empty() {
             return Err(err("flow", "at least one [[flow]] is required"));
         }
@@ -317,6 +318,52 @@ impl Scenario {
     /// A userspace path-manager policy opens subflows during the run: one per path more, which
     /// the ratio schedulers (one subflow per path), an address mesh (subflows between address
     /// pairs) and the coupled controls (built with their subflows) do not take.
+    /// `[[path.interferer]] path = "..."` links two radio paths of the same technology, each the
+    /// other's interferer (link/medium/air.rs). A path takes part in at most one such pair, and
+    /// the pair is declared once (it works both ways).
+    fn validate_linked_paths(&self) -> Result<(), ScenarioError> {
+        let names: Vec<&str> = self.path.iter().filter_map(|p| p.name.as_deref()).collect();
+        // Each path's partner and the field that linked it.
+        let mut partner: Vec<Option<(usize, String)>> = vec![None; self.path.len()];
+        for (i, p) in self.path.iter().enumerate() {
+            for (j, x) in p.interferer.iter().enumerate() {
+                let Some(other) = x.path.as_deref() else { continue };
+                let field = format!("path.{i}.interferer.{j}.path");
+                let Some(k) = names.iter().position(|n| *n == other) else {
+                    return Err(err(field, format!("no path named {other:?} (paths: {})", names.join(", "))));
+                };
+                if k == i {
+                    return Err(err(field, format!("{other:?} is this path; name another radio path of the scenario")));
+                }
+                let q = &self.path[k];
+                if q.technology != p.technology {
+                    return Err(err(
+                        field,
+                        format!(
+                            "path {other:?} is {}; the linked path must be a radio path of this path's technology ({})",
+                            q.technology.name(),
+                            p.technology.name()
+                        ),
+                    ));
+                }
+                for (a, b) in [(i, k), (k, i)] {
+                    if let Some((c, by)) = &partner[a] {
+                        let (an, cn) = (names[a], names[*c]);
+                        return Err(err(
+                            field,
+                            format!(
+                                "path {an:?} is linked to {cn:?} already ({by}); a path is linked to at most one \
+                                 other, and a link works both ways: declare it once"
+                            ),
+                        ));
+                    }
+                    partner[a] = Some((b, field.clone()));
+                }
+            }
+        }
+        Ok(())
+    }
+
     fn validate_path_manager(&self, i: usize, fl: &FlowCfg) -> Result<(), ScenarioError> {
         let pm = fl.path_manager.unwrap_or(PmName::Kernel);
         if pm == PmName::Kernel {
@@ -546,6 +593,43 @@ mod tests {
         assert!(m.starts_with("path.0.trace.outage: a radio path keeps its own model of an outage"), "{m}");
         let m = fails(r#"{"path":[{"rate_mbps":5,"trace":{"file":"t.csv","outage":"lose"}}],"flow":[{}]}"#);
         assert!(m.starts_with("path.0.trace.outage: unknown value `lose`, expected `hold` or `drop`"), "{m}");
+    }
+
+    /// `[[path.interferer]] path = ...`: another radio path of the same technology, one pair per
+    /// path, declared once, without the fields its own flows and settings decide.
+    #[test]
+    fn linked_interferers_are_checked() {
+        let two = |a: &str, b: &str| {
+            format!(
+                r#"{{"path":[{{"name":"l1","technology":"11ad"{a}}},{{"name":"l2","technology":"11ad"{b}}},
+                {{"name":"w","rate_mbps":5}},{{"name":"ac","technology":"11ac"}}],"flow":[{{"path":"l1"}}]}}"#
+            )
+        };
+        let link = |to: &str, more: &str| format!(r#","interferer":[{{"channel":"same","path":"{to}"{more}}}]"#);
+        Scenario::from_json(&two("", &link("l1", r#","beams":"apart""#))).unwrap();
+        let cases = [
+            (two("", &link("l3", "")), "path.1.interferer.0.path: no path named \"l3\" (paths: l1, l2, w, ac)"),
+            (two("", &link("l2", "")), "path.1.interferer.0.path: \"l2\" is this path; name another radio path of the scenario"),
+            (two("", &link("w", "")), "path.1.interferer.0.path: path \"w\" is wired; the linked path must be a radio path of this path's technology (11ad)"),
+            (two("", &link("ac", "")), "path.1.interferer.0.path: path \"ac\" is 11ac; the linked path must be a radio path of this path's technology (11ad)"),
+            (
+                two(&link("l2", ""), &link("l1", "")),
+                "path.1.interferer.0.path: path \"l2\" is linked to \"l1\" already (path.0.interferer.0.path); a path is linked to at most one other, and a link works both ways: declare it once",
+            ),
+        ];
+        for (json, want) in cases {
+            assert_eq!(fails(&json), want);
+        }
+        for (k, v) in [("load", "0.5"), ("mcs", "9"), ("mtu_bytes", "1500"), ("start_s", "1"), ("stop_s", "2")] {
+            let m = fails(&two("", &link("l1", &format!(r#","{k}":{v}"#))));
+            assert_eq!(
+                m,
+                format!(
+                    "path.1.interferer.0.{k}: not with `path`: the linked path's own flows decide when it sends, and its \
+                     own settings its MCS and MTU (allowed with `path`: channel, power_db, sensed, beams, rejection_db)"
+                )
+            );
+        }
     }
 
     #[test]

@@ -10,7 +10,7 @@ use crate::energy;
 use crate::engine::{EventQueue, RngStream};
 use crate::link::channel::Channel;
 use crate::link::device;
-use crate::link::medium::{Medium, SharedCpu, AP, STA};
+use crate::link::medium::{Air, Medium, SharedAir, SharedCpu, AP, STA};
 use crate::link::radio::ideal_mcs;
 use crate::link::schedule::Schedule;
 use crate::link::trace::{self as chtrace, ChannelState, TraceOpts, TraceStep};
@@ -108,6 +108,7 @@ impl Simulation {
         let client_cpu = SharedCpu::default();
         // ... and one receive-side host power meter, created with its first metered radio.
         let mut client_host: Option<energy::SharedHost> = None;
+        let linked = linked_paths(&sc);
         for (pi, p) in sc.path.iter().enumerate() {
             let replay = replays.next().flatten();
             let name = p.name.clone().unwrap_or_default();
@@ -147,6 +148,18 @@ impl Simulation {
             // random stream.
             let dev = device::device_of(p);
             let phy = device::radio_phy(p);
+            // A path another one names as its interferer has that link as its own (the same
+            // geometry seen from its side).
+            let mirrored;
+            let p = match &linked[pi] {
+                Some((_, Some(x), _)) => {
+                    let mut q = p.clone();
+                    q.interferer.push(x.clone());
+                    mirrored = q;
+                    &mirrored
+                }
+                _ => p,
+            };
             let channel = Channel::new(
                 p,
                 dev.eirp_gain_dbm,
@@ -197,6 +210,9 @@ impl Simulation {
             if adaptation == RateAdaptation::Commodity {
                 m.use_arf(AP, ladder.clone());
                 m.use_arf(STA, ladder.clone());
+            }
+            if let Some((_, _, air)) = &linked[pi] {
+                m.set_air(air.0.clone(), air.1);
             }
             let radio = RadioState { rx_gain_db: dev.rx_gain_db, adaptation, mpdu_bytes, ladder, channel };
             let mi = links.len() as u16;
@@ -347,4 +363,28 @@ impl Simulation {
         sim.q.schedule(Time::ZERO, Ev::Sample);
         Ok(sim)
     }
+}
+
+/// Per path, the path it is linked to (`[[path.interferer]] path = ...`, validated: pairs of
+/// radio paths): the partner's index, the interferer entry it gets from the partner's
+/// declaration (None on the declaring side, which has its own), and the pair's shared air
+/// with its side (0 for the declaring path).
+type Linked = Option<(usize, Option<crate::scenario::InterfererCfg>, (SharedAir, usize))>;
+
+fn linked_paths(sc: &Scenario) -> Vec<Linked> {
+    let mut out: Vec<Linked> = vec![None; sc.path.len()];
+    for (i, p) in sc.path.iter().enumerate() {
+        for x in &p.interferer {
+            let Some(k) = x.path.as_deref().and_then(|n| sc.path.iter().position(|q| q.name.as_deref() == Some(n)))
+            else {
+                continue;
+            };
+            let air = Air::shared();
+            // The same link seen from the other side: our path is its interferer.
+            let back = crate::scenario::InterfererCfg { path: p.name.clone(), ..x.clone() };
+            out[i] = Some((k, None, (air.clone(), 0)));
+            out[k] = Some((i, Some(back), (air, 1)));
+        }
+    }
+    out
 }

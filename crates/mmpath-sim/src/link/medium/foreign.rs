@@ -35,6 +35,9 @@ pub struct Interferer {
     /// Its MCS and MPDU size (MTU + MAC overhead): they set its TXOP and how much of it is on air.
     pub mcs: u8,
     pub mpdu_bytes: u32,
+    /// Another path of the scenario (air.rs): its own traffic puts its PPDUs on the air, so
+    /// `load`, `mcs` and `mpdu_bytes` are not used; only its power and sensing are.
+    pub coupled: bool,
 }
 
 /// One TXOP's view of the unsensed interferer's PPDUs (`Medium::overlap_scan`), all in ns from
@@ -96,7 +99,8 @@ impl Medium {
                 InterfState {
                     txop: Time(txop),
                     ppdu: Time(ppdu),
-                    duty: i.load * ppdu as f64 / txop as f64,
+                    // A coupled path overlaps us by what it actually sends (air.rs), not at a duty.
+                    duty: if i.coupled { 0.0 } else { i.load * ppdu as f64 / txop as f64 },
                     ..Default::default()
                 }
             }
@@ -228,7 +232,7 @@ impl Medium {
         // The sensed interferer is one more contender: one TXOP per round of our backlogged
         // stations (they still hold this TXOP's frames until it is settled, so count them now).
         if self.int_state.sensed > 0.0 {
-            if let Some(i) = self.interferer {
+            if let Some(i) = self.interferer.filter(|i| !i.coupled) {
                 self.int_round += 1;
                 let other_waiting = !self.st[1 - from].queue.is_empty();
                 let round = if other_waiting { 2 } else { 1 };

@@ -58,5 +58,15 @@ pub(super) fn backlogged(mut m: Medium, from: usize, n: usize, size: u32) -> (Me
 }
 
 pub(super) fn interferer(power_db: f64, sensed: Option<f64>, adjacent: bool, rejection_db: f64) -> Interferer {
-    Interferer { load: 1.0, sensed, sensed_dbm: None, power_db, rejection_db, adjacent, mcs: 9, mpdu_bytes: 7912 + 42 }
+    Interferer {
+        load: 1.0,
+        sensed,
+        sensed_dbm: None,
+        power_db,
+        rejection_db,
+        adjacent,
+        mcs: 9,
+        mpdu_bytes: 7912 + 42,
+        coupled: false,
+    }
 }
