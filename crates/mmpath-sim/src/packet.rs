@@ -56,6 +56,9 @@ pub struct Packet {
     /// Index of the hop (link) along the route the packet is on.
     pub hop: u8,
     pub nsack: u8,
+    /// Data: the PSH flag, which the sender's tcp_push puts on the segment ending a push
+    /// (tcp_mark_push on the write queue's tail skb, net/ipv4/tcp.c).
+    pub psh: bool,
     /// IP packet size on the wire (headers included, link framing excluded).
     pub size_bytes: u32,
     /// Data: first payload byte; UDP: datagram number.
@@ -86,6 +89,7 @@ impl Packet {
             way,
             hop: 0,
             nsack: 0,
+            psh: false,
             size_bytes: 0,
             seq: 0,
             len: 0,

@@ -282,6 +282,9 @@ impl Simulation {
                         rcvbuf: t.rcvbuf_bytes,
                         rmem_max: t.rmem_max(),
                         delayed_ack: t.delayed_ack,
+                        // A current kernel's receiver; a single-path writer is modelled
+                        // without pushes, so no segment carries PSH for the rule to see.
+                        push_full_segments: true,
                     })),
                 )
             } else {

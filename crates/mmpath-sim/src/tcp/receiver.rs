@@ -30,6 +30,9 @@ pub struct ReceiverCfg {
     pub rcvbuf: BufSize,
     pub rmem_max: u64,
     pub delayed_ack: bool,
+    /// Linux >= 6.6's tcp_measure_rcv_mss: a full-sized segment with PSH is "pushed" too
+    /// (`measure_rcv_mss`). Off for receivers modelled on older kernels (MPTCP linux-v0.9x).
+    pub push_full_segments: bool,
 }
 
 /// What the oracle needs to know about the byte stream the application saw.
@@ -57,6 +60,7 @@ pub struct TcpReceiver {
     last_seg_size: u32,
     /// ACK_PUSHED / ACK_PUSHED2, cleared when an ACK goes out.
     pushed: u8,
+    push_full_segments: bool,
     quickack: u32,
     delayed_ack: bool,
     delack_at: Option<Time>,
@@ -106,6 +110,7 @@ impl TcpReceiver {
             rcv_mss: cfg.mss.min(TCP_MSS_DEFAULT),
             last_seg_size: 0,
             pushed: 0,
+            push_full_segments: cfg.push_full_segments,
             // tcp_incr_quickack at connection start: min(rcv_wnd / (2 rcv_mss), 16).
             quickack: ((window / (2 * cfg.mss as u64)) as u32).min(MAX_QUICKACKS),
             delayed_ack: cfg.delayed_ack,
@@ -274,7 +279,7 @@ impl TcpReceiver {
             self.check.duplicate_bytes += self.rcv_nxt - s;
             self.dsack = Some((s, self.rcv_nxt));
         }
-        self.measure_rcv_mss(p.len);
+        self.measure_rcv_mss(p.len, p.psh);
         let old = self.rcv_nxt;
         self.rcv_nxt = e;
         let had_hole = !self.ooo.is_empty();
@@ -318,11 +323,18 @@ impl TcpReceiver {
     /// previous short length, which then becomes the estimate (a peer with a smaller MSS). A
     /// short segment's PSH flag decides for those under TCP_MSS_DEFAULT; the model's short
     /// segments are write tails, which Linux sends with PSH (tcp_push -> tcp_mark_push).
-    fn measure_rcv_mss(&mut self, len: u32) {
+    /// Since Linux 6.6 a full one with PSH is pushed too ("tcp: fix delayed ACKs for MSS
+    /// boundary condition", commit 4720852ed9af, net/ipv4/tcp_input.c): the end of a write
+    /// whose sender may wait for the ACK, which tcp_cleanup_rbuf then sends once the reader
+    /// has taken everything (`push_full_segments`).
+    fn measure_rcv_mss(&mut self, len: u32, psh: bool) {
         let lss = self.last_seg_size;
         self.last_seg_size = 0;
         if len >= self.rcv_mss {
             self.rcv_mss = len.min(self.mss);
+            if psh && self.push_full_segments {
+                self.pushed |= ACK_PUSHED;
+            }
             return;
         }
         // The test is on the segment with its TCP header (20 bytes + 12 of timestamps);
@@ -412,6 +424,7 @@ mod tests {
             rcvbuf: BufSize::Bytes(100_000),
             rmem_max: 1 << 22,
             delayed_ack: delayed,
+            push_full_segments: true,
         });
         r.quickack = 0;
         r
@@ -450,6 +463,27 @@ mod tests {
         assert_eq!(out.len(), 2);
         assert_eq!(out[1].ack, 2400);
         assert!(!r.ack_scheduled());
+    }
+
+    /// Linux >= 6.6: a full segment with PSH (the end of the sender's push) is pushed like a
+    /// short one, so the read that empties the queue sends its pending ACK; without PSH, or
+    /// on a receiver of an older kernel, it waits for its pair or the delayed-ACK timer.
+    #[test]
+    fn a_read_acks_a_pending_full_segment_that_ends_a_push() {
+        for (push_full, psh, acked) in [(true, true, true), (true, false, false), (false, true, false)] {
+            let mut r = rx(true);
+            r.push_full_segments = push_full;
+            let mut out = Vec::new();
+            let mut p = seg(0);
+            p.psh = psh;
+            r.on_data(Time::ZERO, &p, &mut out);
+            assert!(out.is_empty() && r.ack_scheduled(), "one full segment: a delayed ACK");
+            assert_eq!(r.could_cleanup(true), acked, "rule {push_full}, PSH {psh}");
+            assert!(!r.could_cleanup(false), "never while data is held");
+            assert_eq!(r.on_read(Time::from_us(5), 1000, &mut out), acked, "rule {push_full}, PSH {psh}");
+            assert_eq!(out.len(), acked as usize);
+            assert_eq!(r.ack_scheduled(), !acked);
+        }
     }
 
     /// Data held out of order keeps the receive queue non-empty: the short segment's ACK is
@@ -555,6 +589,7 @@ mod tests {
             rcvbuf: BufSize::Auto,
             rmem_max: 6_291_456,
             delayed_ack: true,
+            push_full_segments: true,
         });
         let w0 = r.window();
         assert_eq!(w0, 65_536);
@@ -587,6 +622,7 @@ mod tests {
             rcvbuf: BufSize::Auto,
             rmem_max: 6_291_456,
             delayed_ack: true,
+            push_full_segments: true,
         });
         let w0 = r.window();
         assert_eq!(w0, 10 * mss, "starts at 10 segments, as rcvq_space");

@@ -174,6 +174,9 @@ pub struct TcpSender {
     /// Sequence numbers no new segment may cross (MPTCP: where one DSS mapping ends and a
     /// discontiguous one begins; Linux never puts two mappings in one skb). Empty for TCP.
     boundaries: std::collections::VecDeque<u64>,
+    /// tp->pushed_seq: where the last push ended (`mark_push`); the segment reaching it carries
+    /// PSH. 0: never pushed (a single-path flow's writer is modelled without pushes).
+    pushed_seq: u64,
     /// TCP Small Queues (tcp_small_queue_check): bytes of this socket queued below TCP (in
     /// the first hop's queue, not yet transmitted), the ceiling (net.ipv4.tcp_limit_output_bytes;
     /// 0 = off) and whether sending stopped on it (TSQ_THROTTLED).
@@ -252,6 +255,7 @@ impl TcpSender {
             max_packets_out: 0,
             cwnd_usage_seq: 0,
             boundaries: std::collections::VecDeque::new(),
+            pushed_seq: 0,
             tsq_queued: 0,
             tsq_limit: 0,
             tsq_throttled: false,
@@ -407,6 +411,15 @@ impl TcpSender {
         if seq > self.snd_nxt && self.boundaries.back().is_none_or(|&b| b < seq) {
             self.boundaries.push_back(seq);
         }
+    }
+
+    /// A push ends at `seq` (the end of what the writer queued): tcp_push marks the write
+    /// queue's tail skb PSH (tcp_mark_push, net/ipv4/tcp.c), and a TSO skb's PSH goes to its
+    /// last segment (tcp_gso_segment), so the segment reaching `seq` carries it. Only the
+    /// latest push is kept: data appended to an unsent tail skb carries its PSH on to the new
+    /// end (tcp_skb_can_collapse_to / mptcp_skb_can_collapse_to append to it).
+    pub fn mark_push(&mut self, seq: u64) {
+        self.pushed_seq = seq;
     }
 
     /// Forget boundaries at or beyond `seq` (queued data taken back).

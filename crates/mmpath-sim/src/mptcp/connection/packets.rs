@@ -163,6 +163,8 @@ impl Connection {
 #[cfg(test)]
 mod tests {
     use super::super::testkit::*;
+    use crate::scenario::BufSize;
+    use crate::tcp::receiver::{ReceiverCfg, TcpReceiver};
 
     fn data(dsn: u64, len: u32) -> Packet {
         let mut p = Packet::empty(0, Kind::Data, Way::Forward);
@@ -190,6 +192,82 @@ mod tests {
         assert_eq!(cn.on_data(ms(2), &data(0, 1000)), 2000);
         assert_eq!(cn.delivered_bytes, 2000);
         assert_eq!(stamped_ack(&mut cn, 1), (2000, 10_000));
+    }
+
+    /// Upstream, Linux >= 6.6: the slow subflow's last segment, the end of its push (PSH),
+    /// fills the connection-level hole; the read that takes everything then sends the
+    /// subflows' pending delayed ACKs at once (mptcp_cleanup_rbuf -> tcp_cleanup_rbuf, the
+    /// segment "pushed" by tcp_measure_rcv_mss), and they carry the data ACK past the data
+    /// held behind the hole. Without the rule the full segment's ACK waits for the 40 ms
+    /// timer with the data ACK from before the fill (docs/models.md, "A small
+    /// connection-level receive buffer": the kernel's ACK came ~0.1 ms after the fill).
+    #[test]
+    fn the_read_after_a_hole_fills_acks_a_full_segment_that_ended_a_push() {
+        for push_full in [true, false] {
+            let (mut cn, mut io) = connection(Kernel::Upstream, SchedName::Upstream, &[false, false], 10 * MSS as u64);
+            cn.subs[1].established = true;
+            for (j, r) in io.receivers.iter_mut().enumerate() {
+                // Delayed ACKs on; a one-segment buffer leaves no quick ACKs at the start
+                // (tcp_incr_quickack: window / 2 rcv_mss).
+                *r = TcpReceiver::new(ReceiverCfg {
+                    flow: j as u16,
+                    mss: MSS,
+                    rcvbuf: BufSize::Bytes(MSS as u64),
+                    rmem_max: 1 << 30,
+                    delayed_ack: true,
+                    push_full_segments: push_full,
+                });
+            }
+            // The window the last ACK advertised: the read does not double it.
+            stamped_ack(&mut cn, 0);
+            let seg = |j: u16, seq: u64, dsn: u64, psh: bool| {
+                let mut p = data(dsn, MSS);
+                p.flow = j;
+                p.seq = seq;
+                p.psh = psh;
+                p
+            };
+            let arrive = |cn: &mut Connection, io: &mut Endpoints, t: u64, p: Packet| {
+                io.receivers[p.flow as usize].on_data(ms(t), &p, &mut io.out);
+                let copied = cn.on_data(ms(t), &p);
+                if let Some(rule) = cn.read_rule(copied) {
+                    for j in 0..2 {
+                        cn.read_ack(ms(t), j, rule, io);
+                    }
+                }
+            };
+            // The fast subflow's three segments (DSN 1000..4000, the last ends its push) are
+            // held behind the hole; its second one is ACKed, its third waits.
+            for k in 0..3u64 {
+                arrive(&mut cn, &mut io, 1, seg(1, k * 1000, 1000 + k * 1000, k == 2));
+            }
+            assert_eq!(io.out.len(), 1, "the fast subflow's pair is ACKed, its last segment waits");
+            assert_eq!(cn.delivered_bytes, 0);
+            io.out.clear();
+            // The slow subflow's only segment, the end of its push, fills the hole.
+            arrive(&mut cn, &mut io, 3, seg(0, 0, 0, true));
+            assert_eq!(cn.delivered_bytes, 4000);
+            let mut acks: Vec<(u16, u64)> = Vec::new();
+            for mut p in std::mem::take(&mut io.out) {
+                cn.stamp(p.flow as usize, &mut p);
+                acks.push((p.flow, p.data_ack));
+            }
+            if push_full {
+                assert_eq!(acks, vec![(0, 4000), (1, 4000)], "both pending ACKs go at the read, with the new data ACK");
+            } else {
+                assert!(acks.is_empty(), "without the rule both wait for the delayed-ACK timer");
+            }
+        }
+    }
+
+    /// Each chunk the scheduler gives a subflow ends a push: its last segment carries PSH,
+    /// the others do not (tcp_push marks the tail, net/ipv4/tcp.c).
+    #[test]
+    fn the_last_segment_of_each_chunk_carries_psh() {
+        let (mut cn, mut io) = connection(Kernel::Upstream, SchedName::Upstream, &[false], 4 * MSS as u64);
+        write(&mut cn, &mut io, Time::ZERO, 100 * MSS as u64);
+        let psh: Vec<bool> = io.sent.iter().filter(|p| p.kind == Kind::Data).map(|p| p.psh).collect();
+        assert_eq!(psh, vec![false, false, false, true]);
     }
 
     /// Upstream copies the window's last sliver, however short (mptcp_check_allowed_size):

@@ -211,6 +211,12 @@ impl Connection {
             s.mark_boundary(sseq);
         }
         s.set_app_limit(sseq + len);
+        // The kernel ends each subflow's turn with tcp_push (mptcp_push_release, net/mptcp/
+        // protocol.c), which marks the subflow's queued tail PSH; the receiver's read ACKs a
+        // pending segment that ends a push at once (Linux >= 6.6, tcp/receiver.rs). The model
+        // sends at each chunk, so each chunk's end is its push (the kernel has one PSH where
+        // two chunks in a row go to the same subflow).
+        s.mark_push(sseq + len);
         self.with_sender(j, io, |s, out| s.try_send(now, out));
     }
 }

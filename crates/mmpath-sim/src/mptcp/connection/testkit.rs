@@ -99,6 +99,7 @@ fn receiver(j: u16, window: u64) -> TcpReceiver {
         rcvbuf: BufSize::Bytes(window),
         rmem_max: 1 << 30,
         delayed_ack: false,
+        push_full_segments: true,
     })
 }
 

@@ -160,6 +160,9 @@ fn subflow_flow(
         rcvbuf: BufSize::Bytes(rcv_window.max(2 * mss as u64)),
         rmem_max: t.rmem_max(),
         delayed_ack: t.delayed_ack,
+        // Linux >= 6.6 pushes a full segment with PSH (receiver.rs measure_rcv_mss); the
+        // v0.9x kernels (4.x) do not.
+        push_full_segments: kernel == Kernel::Upstream,
     });
     let flow = Flow {
         name: format!("{}/{}", f.name.clone().unwrap_or_default(), label),

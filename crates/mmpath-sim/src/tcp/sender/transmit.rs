@@ -95,6 +95,7 @@ impl TcpSender {
         p.size_bytes = seg.len + TCP_HEADER_BYTES;
         p.ts_val_ns = now.ns();
         p.ts_ecr_ns = self.ts_recent;
+        p.psh = seg.start < self.pushed_seq && self.pushed_seq <= seg.start + seg.len as u64;
         p
     }
 
