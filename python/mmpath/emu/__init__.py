@@ -312,7 +312,8 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
     ss = None
     spans = [_span(f, sc.duration_s) for f in flows]
     try:
-        tcp_set: dict[str, Any] = {}
+        # Before any socket exists: each is born with its namespace's default (tcpconf.py).
+        tcp_set: dict[str, Any] = tcpconf.apply_default_cc(topo, flows)
         for f in flows:
             tcp_set.update(tcpconf.apply(topo, f))
         _shape_backbone(topo, cfg)
