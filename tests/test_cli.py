@@ -295,13 +295,12 @@ def test_console_script_on_path():
 
 
 def test_import_mmpath_cli_leaves_the_heavy_libraries_unloaded():
-    """Start-up time: the command line's modules load pandas, matplotlib, numpy, pyarrow, dask and
-    pyroute2 on first use only (mmpath/lazy.py), so `mmpath --help` does not pay for them."""
+    """Start-up time: the command line's modules load pandas, matplotlib, numpy, pyarrow and dask
+    on first use only (mmpath/lazy.py), so `mmpath --help` does not pay for them."""
     import subprocess
     import sys
 
-    code = ("import sys, mmpath.cli; heavy = ('numpy', 'pandas', 'matplotlib', 'pyarrow', 'dask', 'distributed', "
-            "'pyroute2'); "
+    code = ("import sys, mmpath.cli; heavy = ('numpy', 'pandas', 'matplotlib', 'pyarrow', 'dask', 'distributed'); "
             "print(' '.join(m for m in heavy if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""

@@ -1,4 +1,4 @@
-"""The heavy third-party libraries (numpy, pandas and with it pyarrow, matplotlib, pyroute2), imported on first use.
+"""The heavy third-party libraries (numpy, pandas and with it pyarrow, matplotlib), imported on first use.
 
 `mmpath --help`, `mmpath scenarios` and every parser of the command line import the whole
 package, but most commands need few or none of these libraries, which take about a second to
@@ -67,5 +67,3 @@ def _agg_backend() -> None:
 numpy = LazyModule("numpy")
 pandas = LazyModule("pandas")  # pandas imports pyarrow (Parquet) itself, when it is first used
 pyplot = LazyModule("matplotlib.pyplot", before=_agg_backend)
-# ~0.2-0.6 s to import; the emulator needs it only once a run sets up its interfaces (emu/gso.py).
-pyroute2 = LazyModule("pyroute2")
