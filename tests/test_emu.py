@@ -295,6 +295,42 @@ def test_the_delay_line_gives_the_scenarios_rtt_and_the_tcp_settings_reach_the_k
     assert res.goodput_mbps > 0.8 * 190, res.goodput_mbps
 
 
+def test_a_path_is_a_line_rate_link_with_packets_of_about_a_millisecond(tmp_path):
+    """The shaping of a line-rate link (emu/gso.py, emu/shaper.py): at 100 Mbit/s the server
+    builds packets of at most 8 segments (1 ms of the path) and the HTB bucket is 1 ms of frames.
+    Without the bound veth carries whole 64 KiB packets (45 segments, 5.2 ms of the link at
+    once); veth passes them whole, so the client's capture shows each as the server built it."""
+    sc = _scenario([_wired("a", 100.0)], {"kind": "tcp", "path": "a", "cc": "cubic"}, duration=2.0)
+    sc["backbone"] = {"enabled": True, "rate_mbps": 10000.0}
+    out = tmp_path / "out"
+    res = _emulate(sc, out=out, capture=True)
+    shp = res.meta["shaper"]
+    assert shp["gso_max_segs"] == {"srv bb0": 8}, shp
+    assert 0 < shp["bucket_bytes"]["a"] <= 12_616, shp
+    dump = subprocess.run(["tcpdump", "-nn", "-r", str(out / "a.pcap"), "tcp and src port 5201"],
+                          capture_output=True, text=True).stdout
+    sizes = [int(ln.rsplit("length ", 1)[1]) for ln in dump.splitlines() if "length " in ln]
+    assert len(sizes) > 100 and max(sizes) <= 8 * 1448, (len(sizes), max(sizes, default=0))
+    assert res.goodput_mbps > 85, res.goodput_mbps
+
+
+def test_cubic_is_not_paced_and_resumes_at_once_after_a_hold(tmp_path):
+    """Every socket is born with its namespace's default congestion control; on a kernel whose
+    default is BBR, a CUBIC socket kept BBR's pacing and, after a hold whose RTT samples put its
+    srtt near the hold's length, sent at 1.2 cwnd / srtt: 4-13 Mbit/s for half a second after a
+    2 s hold (x-kernel cubic-hold-0.5ms). Born Reno (emu/tcpconf.py default_cc), it is unpaced, as
+    the scenario says, and its restored window refills the path at once."""
+    sc = _scenario([_wired("a", 100.0, delay_ms=0.25,
+                           schedule=[{"t_s": 1.5, "rate_mbps": 0.0}, {"t_s": 2.5, "rate_mbps": 100.0}])],
+                   {"kind": "tcp", "path": "a", "cc": "cubic"}, duration=3.5)
+    sc["backbone"] = {"enabled": True, "rate_mbps": 10000.0}
+    res = _emulate(sc)
+    assert res.meta["tcp_settings"]["both net.ipv4.tcp_congestion_control"] == "reno"
+    iv = res.intervals
+    after = iv[(iv["t_s"] >= 2.6) & (iv["t_s"] < 3.1)]["mbps"]
+    assert len(after) >= 4 and after.mean() > 70, list(after)
+
+
 def test_random_loss_drops_single_frames(tmp_path):
     """A wired path's loss_pct on the kernel (emu/loss.py): each frame is dropped with that
     probability, so the sender retransmits about that share of its segments, and each loss is a

@@ -89,3 +89,52 @@ def test_a_capacity_is_a_rate_of_ip_packets_and_htb_is_given_frames():
     cfg = load_scenario("11ad-bulk", {"path.0.rate_mbps": 8000, "path.0.mtu_bytes": 7912}).config
     assert capacity.offered_mbps(cfg["path"][0]) == 16000.0
     assert capacity.probe(cfg, 0, "download", 0.5, 1, tcp=False).mbps[2:].mean() == pytest.approx(8000.0, rel=2e-3)
+
+
+def test_a_path_is_a_line_rate_link_one_packet_of_about_a_millisecond():
+    """The senders' packets are bounded to ~1 ms of their path's link (gso.py) and the HTB bucket
+    is about one such packet (shaper.py): at 100 Mbit/s, 8 frames and 1 ms of frames, where the
+    bucket was two 64 KiB packets (131 584 bytes, 10.5 ms), which let BBR's 1.25 x probing pass
+    at veth speed (docs/models.md, x-kernel)."""
+    from mmpath.emu import gso, shaper
+
+    frame = 1514
+    assert gso.frames_per_packet(100.0, 1500) == 8  # 12 500 bytes in 1 ms: 8 whole frames
+    assert gso.frames_per_packet(10.0, 1500) == 1  # one frame is more than 1 ms: one frame
+    assert gso.frames_per_packet(0.01, 1500) == 1
+    assert gso.frames_per_packet(200.0, 9000) == 2
+    # Above ~545 Mbit/s the kernel's own 64 KiB cap (45 segments at MTU 1500) binds first.
+    assert gso.frames_per_packet(1400.0, 1500) == 115
+    assert gso.frames_per_packet(1e9, 1500) == gso.GSO_MAX_SEGS
+    # The bucket: 1 ms of the class's frames, at least one frame; no longer two 64 KiB packets.
+    assert shaper.burst_bytes(100.0, 1500) == int(shaper.htb_mbps(100.0, 1500) * 1e6 / 8 * 0.001) == 12_616
+    assert shaper.burst_bytes(100.0, 1500) < 2 * gso.frames_per_packet(100.0, 1500) * frame
+    assert shaper.burst_bytes(1.0, 1500) == frame
+    assert shaper.burst_bytes(1400.0, 1500) == 176_633  # 1 ms: Gbit/s keeps its timer slack
+    args = shaper._rate_args(100.0, 1500)
+    assert args[args.index("burst") + 1] == args[args.index("cburst") + 1] == "12616"
+
+
+def test_each_sender_interface_gets_the_bound_of_the_slowest_path_it_feeds():
+    from mmpath.emu import gso
+
+    # A download over paths of 200 and 10 Mbit/s leaves the server by its one backbone interface:
+    # the 10 Mbit/s path's one frame binds it. An upload leaves by the path's own interface.
+    # A path never up (no rate) sets nothing.
+    bounds = gso.plan([("s-srv", "bb0", 1500, 200.0), ("s-srv", "bb0", 1500, 10.0),
+                       ("s-cli", "p0c", 1500, 100.0), ("s-cli", "p1c", 1500, None)])
+    assert bounds == {("s-srv", "bb0"): 1, ("s-cli", "p0c"): 8}
+    # A radio's capacity: the median of its bins with the link up, not the dips nor the outage.
+    assert gso.typical_rate_mbps([1400.0, 1380.0, 0.0, 0.0, 30.0, 1410.0, 1420.0]) == 1400.0
+    assert gso.typical_rate_mbps([0.0, 0.0]) is None
+
+
+def test_every_socket_is_born_with_a_congestion_control_that_does_not_pace():
+    """Born BBR (this kernel's CONFIG_DEFAULT_TCP_CONG), a socket keeps BBR's internal pacing
+    after iperf3 -C switches it to CUBIC (tcpconf.py); Reno is allowed in any namespace."""
+    tcp = {"kind": "tcp", "path": "a"}
+    assert tcpconf.default_cc([{**tcp, "cc": "cubic"}]) == "reno"
+    assert tcpconf.default_cc([{**tcp}]) == "reno"  # cubic by default
+    assert tcpconf.default_cc([{**tcp, "cc": "bbr"}, {"kind": "mptcp", "cc": "bbr"}]) == "bbr"
+    assert tcpconf.default_cc([{**tcp, "cc": "bbr"}, {**tcp, "cc": "cubic"}]) == "reno"
+    assert tcpconf.default_cc([{"kind": "udp"}]) is None

@@ -37,7 +37,7 @@ from ..outputs import staged_folder
 from ..progress import Progress
 from ..scenario import Overrides, ScenarioSpec, load_scenario, one_variant
 from ..spelling import PYTHON, Spelling
-from . import capacity, checks, delay, drops, holds, ktrace, loss, netns, pmdaemon, reaper, shaper, tcpconf, traffic
+from . import capacity, checks, delay, drops, gso, holds, ktrace, loss, netns, pmdaemon, reaper, shaper, tcpconf, traffic
 from .errors import EmuError
 
 __all__ = ["EmuError", "EmuResult", "FlowResult", "run"]
@@ -312,7 +312,8 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
     ss = None
     spans = [_span(f, sc.duration_s) for f in flows]
     try:
-        tcp_set: dict[str, Any] = {}
+        # Before any socket exists: each is born with its namespace's default (tcpconf.py).
+        tcp_set: dict[str, Any] = tcpconf.apply_default_cc(topo, flows)
         for f in flows:
             tcp_set.update(tcpconf.apply(topo, f))
         _shape_backbone(topo, cfg)
@@ -323,6 +324,8 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
         shaped_keys: list[str | None] = []  # per target: its path/direction name if its rate is shaped
         # Per scanned path: its interfaces, both ways, paused through its dwells (shaper.py).
         pauses: list[tuple[list[tuple[str, str, int, int]], list[tuple[float, float]]]] = []
+        senders: list[tuple[str, str, int, float | None]] = []
+        bursts: dict[str, int] = {}
         for link, p in zip(topo.paths, cfg["path"]):
             windows = holds_ns.get(link.index)
             if windows:
@@ -347,6 +350,14 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
                     shaper.check_installed(ns, ifname)
                 targets.append((ns, ifname, cap, link.mtu, qbytes, shaped))
                 shaped_keys.append(_cap_key(link.name, d, both) if shaped else None)
+                if shaped:
+                    # The interface this direction's data leaves its sender by (gso.py): the
+                    # server's backbone for a download, the client's own for an upload.
+                    senders.append((topo.srv, "bb0", link.mtu, gso.typical_rate_mbps(cap.mbps)) if d == "download"
+                                   else (topo.cli, link.cli_if, link.mtu, gso.typical_rate_mbps(cap.mbps)))
+                    bursts[_cap_key(link.name, d, both)] = shaper.burst_bytes(float(cap.mbps[0]), link.mtu)
+        # Packets no larger than ~1 ms of their path (gso.py), before any socket connects.
+        segs = gso.apply(gso.plan(senders))
         logs = [tmp / f"iperf3-{f['name']}.json" for f in flows]
         pm.start()
         for i, f in enumerate(flows):
@@ -484,7 +495,10 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
         # `hold` by the delay line, `drop` by taking the link down (drops.py), with the times
         # the link monitors saw for a drop.
         "outages": _outages(cfg, names, sc.duration_s, drops_ns or {}, outages),
-        "shaper": {"changes": shp.applied if shp else 0, "latest_change_s": shp.late_s if shp else None,
+        # The HTB bucket per shaped path at bin 0 (it follows the rate: shaper.burst_bytes), and
+        # the bound on the senders' packets per interface (gso.py).
+        "shaper": {"bucket_bytes": bursts, "bucket_s": shaper.BURST_S, "gso_max_segs": segs,
+                   "changes": shp.applied if shp else 0, "latest_change_s": shp.late_s if shp else None,
                    "up_after_trace": shp.restored if shp else [],
                    **({"scan_pauses": shp.paused, "latest_pause_s": shp.pause_late_s} if pauses else {})},
         "wall_s": wall,

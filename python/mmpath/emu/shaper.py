@@ -30,6 +30,7 @@ import sys
 import threading
 import time
 
+from . import gso
 from .capacity import Capacity
 from .errors import EmuError
 from .netns import sh
@@ -40,10 +41,19 @@ from .reaper import popen
 # 60 GHz driver frees the station's ring on disconnect (docs/models.md). Changing the limit alone
 # would leave them to drain during the outage.
 LEAVES = ("10:", "11:")
-# HTB needs a bucket of at least a timer tick's worth of data to hold a Gbit/s rate (the kernel's
-# HTB works in 64 ns units but dequeues on softirq timers of ~1 ms): 1 ms at the rate, at least
-# two of the largest packets it sees (GSO_MAX_BYTES).
-BURST_S = 0.001
+# The class's bucket (burst and cburst alike: with rate = ceil the smaller one would rule) is
+# about one packet's time on the link: the sender's packets are at most BURST_S at the path's
+# rate (gso.py), so a class that has waited long enough for one sends it and then holds the
+# rate, as a link serialising frame by frame does. tc-htb(8): cburst "for perfect evening out,
+# should be equal to at most one average packet"; burst at least the rate over the timer
+# events per second (here the qdisc watchdog's hrtimer, which this loaded two-core VM wakes up
+# to ~1 ms late: a smaller bucket would lose that time's tokens, and the rate). HTB sends a
+# packet whenever its class has any tokens and charges it whole (sch_htb.c htb_charge_class:
+# the class goes into debt), so a packet larger than the bucket still passes, at the rate.
+# Before, the bucket was at least two 64 KiB packets (131 584 bytes, 10.5 ms at 100 Mbit/s):
+# BBR's 1.25 x probing passed at veth speed and the kernel's BBR measured 113-116 Mbit/s on a
+# 100 Mbit/s path (docs/models.md, x-kernel).
+BURST_S = gso.PACKET_S
 # The reverse direction's rate: above anything a veth pair carries here, so only the gate acts.
 GATE_MBPS = 40_000.0
 
@@ -78,8 +88,9 @@ KICK = ("import socket, sys, time\n"
         "            s.close()\n")
 
 
-def _burst(rate_mbps: float, mtu: int) -> int:
-    return max(int(rate_mbps * 1e6 / 8 * BURST_S), 2 * GSO_MAX_BYTES, 2 * (mtu + 14))
+def burst_bytes(rate_mbps: float, mtu: int) -> int:
+    """The HTB class's bucket at `rate_mbps` of IP packets: BURST_S of its frames, at least one frame."""
+    return max(int(htb_mbps(rate_mbps, mtu) * 1e6 / 8 * BURST_S), gso.frame_bytes(mtu))
 
 
 # HTB charges a packet its length on the wire it leaves by: the 14-byte Ethernet header of veth
@@ -87,7 +98,7 @@ def _burst(rate_mbps: float, mtu: int) -> int:
 # is a rate of IP packets (capacity.py), so an HTB class at it would carry only mtu / (mtu + 14)
 # of it: 3 % short at MTU 1500 (the emulator bench measured 937 Mbit/s of TCP on a 1000 Mbit/s
 # link, the simulator 965). The class is set to the capacity's Ethernet-frame rate instead.
-ETH_HEADER_BYTES = 14
+ETH_HEADER_BYTES = gso.ETH_HEADER_BYTES
 
 
 def htb_mbps(ip_mbps: float, mtu: int) -> float:
@@ -97,7 +108,7 @@ def htb_mbps(ip_mbps: float, mtu: int) -> float:
 
 def _rate_args(rate_mbps: float, mtu: int) -> list[str]:
     r = f"{max(htb_mbps(rate_mbps, mtu), 0.01):.3f}mbit"
-    b = str(_burst(rate_mbps, mtu))
+    b = str(burst_bytes(rate_mbps, mtu))
     return ["rate", r, "ceil", r, "burst", b, "cburst", b]
 
 

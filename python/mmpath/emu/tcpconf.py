@@ -17,6 +17,19 @@ one line, rather than left silently at the machine's value.
 | slow_start_after_idle         | net.ipv4.tcp_slow_start_after_idle 1 / 0                     | sender   |
 | pacing = true                 | iperf3 --fq-rate (SO_MAX_PACING_RATE turns on the stack's internal pacing; the cap is above any path) | sender |
 | hystart = false               | refused: /sys/module/tcp_cubic/parameters/hystart is machine-wide | -   |
+| cc (no `pacing`)              | net.ipv4.tcp_congestion_control, both ends (below)            | both     |
+
+Every socket is born with its namespace's default congestion control, and iperf3 -C switches it
+afterwards. A kernel built with BBR as its default (CONFIG_DEFAULT_TCP_CONG="bbr", as this
+project's is) runs bbr_init on each connection first, which turns the stack's internal pacing
+on (sk_pacing_status = SK_PACING_NEEDED, net/ipv4/tcp_bbr.c), and a switch to CUBIC or Reno
+does not turn it off (tcp_reinit_congestion_control leaves sk_pacing_status alone): the
+scenario's unpaced CUBIC ran paced at 1.2 cwnd / srtt (tcp_update_pacing_rate; after a 2 s
+hold, whose RTT samples put srtt near 2 s, at ~4 Mbit/s for half a second). So the namespaces'
+default is one that does not pace (`default_cc`). A namespace other than the first may only
+choose one of net.ipv4.tcp_allowed_congestion_control (tcp_set_default_congestion_control:
+-EPERM otherwise; here "reno bbr"), a machine-wide list the emulator leaves alone: Reno, the
+built-in one, unless every flow is BBR.
 """
 
 from __future__ import annotations
@@ -70,6 +83,28 @@ def _with_max(ns: str, key: str, top: int) -> str:
     cur = sh("sysctl", "-n", key, ns=ns).split()
     lo, mid = (int(cur[0]), int(cur[1])) if len(cur) == 3 else (4096, 16384)
     return f"{lo} {min(mid, top)} {top}"
+
+
+def default_cc(flows: list[dict[str, Any]]) -> str | None:
+    """The congestion control every socket of the run is born with, before iperf3 -C gives it
+    the flow's own: BBR when every TCP and MPTCP flow is BBR (it paces anyway), else Reno
+    (built into every kernel and allowed in any namespace; it leaves pacing off, so a switch to
+    CUBIC runs unpaced, as the scenario says). None: no TCP flow."""
+    ccs = {str(f.get("cc") or "cubic") for f in flows if f.get("kind") != "udp"}
+    if not ccs:
+        return None
+    return "bbr" if ccs == {"bbr"} else "reno"
+
+
+def apply_default_cc(topo: Topology, flows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Sets `default_cc` in the server's and the client's namespaces (either may send); what was
+    set, for emu.json."""
+    cc = default_cc(flows)
+    if cc is None:
+        return {}
+    for ns in (topo.srv, topo.cli):
+        set_sysctl(ns, "net.ipv4.tcp_congestion_control", cc)
+    return {"both net.ipv4.tcp_congestion_control": cc}
 
 
 def apply(topo: Topology, flow: dict[str, Any]) -> dict[str, Any]:
