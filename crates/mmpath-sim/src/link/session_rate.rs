@@ -6,7 +6,7 @@
 //!   pick the transmit sector whose sweep frame it read strongest. One frame per sector is read,
 //!   so a sector a little weaker than the best is sometimes picked: the chosen sector's gain
 //!   falls short of the best one's by a loss drawn per session (`SECTOR_LOSS_DB`, from measured
-//!   QCA9500 sector patterns; docs/facts.md "Sector choice of the stock sweep").
+//!   QCA9500 sector patterns; docs/facts.md "Beamforming and blockage").
 //! - *Rate search.* When beamforming completes the firmware runs its rate search (wil6210 wmi.h
 //!   `struct wmi_rs_cfg`: an MCS "will be considered as failed if PER during RS is higher" than
 //!   its `per_threshold`; `dbg_disable_internal_trigger`: the search "is currently triggered by
@@ -30,7 +30,7 @@ use super::per::{per_4096, per_for_len};
 /// low and high per sector and azimuth, 36 sectors; Steinmetzer et al., CoNEXT 2017): at each
 /// azimuth within +-90 degrees of broadside, each sector's sweep frame read uniformly within its
 /// measured [low, high] and the strongest read picked; the loss is the best sector's mean less
-/// the picked one's (docs/facts.md "Sector choice of the stock sweep": 83 % of sweeps pick the
+/// the picked one's (docs/facts.md "Beamforming and blockage": 83 % of sweeps pick the
 /// best sector, mean loss 0.25 dB).
 pub const SECTOR_LOSS_DB: [f64; 25] = [
     0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.44,
