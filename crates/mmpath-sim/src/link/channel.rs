@@ -345,6 +345,12 @@ impl Channel {
         self.base_dbm + self.shadow_db + self.fade_db - self.block_db
     }
 
+    /// The signal without its small-scale fading: what a beam training's rate search settles
+    /// for (link/session_rate.rs).
+    pub fn mean_rssi_dbm(&self) -> f64 {
+        self.base_dbm + self.shadow_db - self.block_db
+    }
+
     /// Whether the signal varies over time on its own (fading).
     pub fn fades(&self) -> bool {
         self.fading_sigma_db > 0.0

@@ -19,6 +19,7 @@
 //! - medium/host.rs: when a packet to send is ready, and the receive processing;
 //! - medium/per.rs: each station's packet error rate;
 //! - medium/ring.rs: the driver's transmit ring between the qdisc and the MAC;
+//! - medium/session.rs: a commodity 802.11ad link's rate, set per session (beam training);
 //! - medium/foreign.rs: other stations' airtime share and an interfering link;
 //! - medium/air.rs: another path of the scenario as that interfering link, each the other's.
 
@@ -29,6 +30,7 @@ mod foreign;
 mod host;
 mod per;
 mod ring;
+mod session;
 #[cfg(test)]
 mod testkit;
 
@@ -225,6 +227,8 @@ pub struct Medium {
     meter: Option<RadioMeter>,
     /// `psdu_cap` per MCS, plus one (0 = not computed yet).
     psdu_cap: [u32; PSDU_CAP_MCS],
+    /// A rate set per session by beam training (commodity 802.11ad), when the path uses it.
+    session: Option<session::Session>,
 }
 
 impl Medium {
@@ -286,6 +290,7 @@ impl Medium {
             client_tx_pkt_ns: 0,
             meter: None,
             psdu_cap: [0; PSDU_CAP_MCS],
+            session: None,
         }
     }
 
@@ -566,6 +571,9 @@ impl Medium {
     /// Commodity rate adaptation (ARF) of station `s` learns from a TXOP: `m` MPDUs sent,
     /// `failed` of them lost.
     fn rate_feedback(&mut self, s: usize, m: usize, failed: usize) {
+        if self.session_feedback(m, failed) {
+            return;
+        }
         if let Some(new) = self.st[s].arf.as_mut().and_then(|a| a.on_txop(m, failed)) {
             self.st[s].mcs = new;
             self.refresh_per(s);
@@ -603,8 +611,10 @@ impl Medium {
             return;
         }
         self.up = up;
-        if up {
+        if up && self.disconnected {
+            // A new association: beam training and the rate search again (medium/session.rs).
             self.disconnected = false;
+            self.train();
         }
         if !up {
             if let Some(t) = self.busy.take().filter(|t| t.from != OTHERS) {

@@ -25,6 +25,7 @@ pub mod radio;
 pub mod reorder;
 pub mod schedule;
 pub mod seam;
+pub mod session_rate;
 pub mod spectrum;
 pub mod trace;
 pub mod wire;

@@ -140,7 +140,9 @@ pub enum RateAdaptation {
     Fixed,
     /// The MCS maximising rate x (1 - PER) at the current signal.
     Ideal,
-    /// Auto Rate Fallback over the device's MCS ladder, learning from each TXOP.
+    /// What a commodity device does: on 802.11ad a rate set per session by beam training and
+    /// the firmware's rate search (link/session_rate.rs); elsewhere Auto Rate Fallback over
+    /// the device's MCS ladder, learning from each TXOP (link/arf.rs).
     Commodity,
 }
 

@@ -13,6 +13,7 @@ use crate::link::device;
 use crate::link::medium::{Air, Medium, SharedAir, SharedCpu, AP, STA};
 use crate::link::radio::ideal_mcs;
 use crate::link::schedule::Schedule;
+use crate::link::session_rate::SessionRate;
 use crate::link::trace::{self as chtrace, ChannelState, TraceOpts, TraceStep};
 use crate::link::{AnyLink, LinkCfg, Wire};
 use crate::packet::{TCP_HEADER_BYTES, UDP_HEADER_BYTES};
@@ -207,13 +208,22 @@ impl Simulation {
             m.set_client_tx_pkt_ns(dev.client_tx_pkt_ns);
             m.set_tx_ring(dev.tx_ring);
             m.set_client_driver_queue(dev.client_tx_queue_frames as u64 * p.mtu_bytes as u64);
-            if adaptation == RateAdaptation::Commodity {
+            if adaptation == RateAdaptation::Commodity && p.technology == Technology::Dot11ad {
+                // Commodity 60 GHz: the rate is set per session by beam training and the
+                // firmware's rate search, and held (link/session_rate.rs).
+                let sens =
+                    ladder.iter().filter_map(|&x| phy.sensitivity_dbm(x).map(|s| (x, s - dev.rx_gain_db))).collect();
+                let rate = SessionRate::new(sens, p.fading_db.unwrap_or(0.0), mpdu_bytes);
+                m.use_session_rate(rate, RngStream::new(seed, 0x5000 + pi as u64), channel.mean_rssi_dbm());
+            } else if adaptation == RateAdaptation::Commodity {
                 m.use_arf(AP, ladder.clone());
                 m.use_arf(STA, ladder.clone());
             }
             if let Some((_, _, air)) = &linked[pi] {
                 m.set_air(air.0.clone(), air.1);
             }
+            // What the link starts at (a per-session rate has trained by now).
+            let mcs = m.mcs(AP);
             let radio = RadioState { rx_gain_db: dev.rx_gain_db, adaptation, mpdu_bytes, ladder, channel };
             let mi = links.len() as u16;
             links.push(AnyLink::Medium(m));

@@ -185,8 +185,10 @@ impl Simulation {
         let ps = &self.paths[pi as usize];
         let (Some(r), l) = (&ps.radio, ps.hops[0].link) else { return };
         let rssi = ps.rssi_dbm;
+        let mean = r.channel.mean_rssi_dbm();
         let Some(medium) = self.links[l as usize].medium_mut() else { return };
         medium.set_signal(rssi, r.rx_gain_db);
+        medium.set_session_signal(mean);
         let pick = match (forced_mcs, r.adaptation) {
             (Some(x), _) => Some(x),
             (None, RateAdaptation::Ideal) => ideal_mcs(medium.phy(), rssi, r.rx_gain_db, r.mpdu_bytes, &r.ladder),
