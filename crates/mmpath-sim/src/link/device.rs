@@ -192,7 +192,7 @@ pub const DEVICES: &[Device] = &[
         // with CoDel's 5 ms target and 100 ms interval.
         ap_tx_ring: X10_WIL6210_TX_RING,
         ap_fq_codel_limit: X10_FQ_CODEL_LIMIT,
-        about: "seed 003's laptop (wil6210, QCA6320) <-> Netgear X10: wil6210-dock's radio with the X10's (generic) link budget",
+        about: "seed 003's laptop (wil6210, QCA6320; Linux 4.10's driver) <-> Netgear X10 (its own wil6210 build, fq_codel): wil6210-dock's radio with the X10's (generic) link budget",
         ..WIL6210_DOCK
     },
     Device {
@@ -282,8 +282,10 @@ pub const DEVICES: &[Device] = &[
         // docs/facts.md: commodity re-establishment takes hundreds of ms to s; not measured by seed 002.
         retrain_ms: 500.0,
         mcs_set: &[],
-        // The same wil6210 driver generation as the phone's 11ad chip (Talyn, see max_mpdus) and the
-        // X10's: TX ring 1 << 12, tx_queue_len 4000 (docs/facts.md "Transmit ring").
+        // The wil6210 driver generation of the phone's 11ad chip (Talyn, see max_mpdus): TX ring
+        // 1 << 12, tx_queue_len 4000, at both ends (docs/facts.md "Transmit ring"). The X10's own
+        // build (1024 descriptors, fq_codel: travelmate-x10's `ap_*`) is not applied here yet:
+        // seed 002's claims have not been re-run with it.
         tx_ring: WIL6210_4_10_TX_RING,
         tx_queue_len: WIL6210_4_10_TX_QUEUE_LEN,
         ap_tx_ring: 0,
@@ -363,8 +365,10 @@ pub const DEVICES: &[Device] = &[
         eirp_gain_dbm: 40.0,
         retrain_ms: 500.0,
         mcs_set: &[],
-        // The same wil6210 driver generation as the phone's 11ad chip (Talyn, see max_mpdus) and the
-        // X10's: TX ring 1 << 12, tx_queue_len 4000 (docs/facts.md "Transmit ring").
+        // The wil6210 driver generation of the phone's 11ad chip (Talyn, see max_mpdus): TX ring
+        // 1 << 12, tx_queue_len 4000, at both ends (docs/facts.md "Transmit ring"). The X10's own
+        // build (1024 descriptors, fq_codel: travelmate-x10's `ap_*`) is not applied here yet:
+        // seed 002's claims have not been re-run with it.
         tx_ring: WIL6210_4_10_TX_RING,
         tx_queue_len: WIL6210_4_10_TX_QUEUE_LEN,
         ap_tx_ring: 0,
