@@ -197,9 +197,9 @@ mod tests {
         let mut c = Codel::default();
         let mut now = ms(0);
         while !c.drop_head(now.saturating_sub(ms(10)), now, MTU, BACKLOG) {
-            now = now + ms(1);
+            now += ms(1);
         }
-        now = now + ms(1);
+        now += ms(1);
         assert!(!c.drop_head(now - ms(1), now, MTU, BACKLOG), "below target: no drop");
         // Above again: it waits a full interval before the next drop (a fresh first_above).
         let back = now + ms(1);

@@ -276,7 +276,7 @@ mod tests {
             if next < end && done.is_none_or(|t| next <= t) {
                 offered += 1;
                 m.enqueue(next, AP, pkt(0, 1500), &mut w);
-                next = next + Time::from_ns(gap_ns);
+                next += Time::from_ns(gap_ns);
             } else if let Some(t) = done {
                 w.tx_done = None;
                 m.on_tx_done(t, &mut w, &mut dropped);
