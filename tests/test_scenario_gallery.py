@@ -47,14 +47,10 @@ def test_cc_blockage_bbr_recovers_first_and_cubic_takes_long(runs):
         assert res.timeline["cwnd_bytes"].notna().any()
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "seed 1: Cubic re-saturates 2.2 s after the blockage (BBR 1.2 s; goodput Cubic 1166, BBR 1178, Reno 848 "
-    "Mbit/s): with the wil6210 4.10 driver's 4096-descriptor ring and 4000-packet qdisc as the X10's (docs/facts.md "
-    "\"Transmit ring\"), the AP holds most of a 50 ms window through the 1 s blockage, so the RTO is undone when "
-    "the held data is acknowledged; it took > 10 s with Linux's 1000-packet queue and no ring. Same as the "
-    "claim 003-blockage (docs/reproduce.md)"))
 def test_cc_blockage_cubic_takes_long_to_resaturate(runs):
     # The poster's observation the scenario stages: > 20 s for Cubic's cwnd to re-saturate.
+    # It holds with the X10's own 1024-descriptor ring and fq_codel at the AP (docs/facts.md
+    # "Transmit ring"); with the 4.10 driver's 4096 / 4000 there Cubic was back in 2.2 s.
     assert _row(runs("cc-blockage"), "cubic")["resaturation_s"] > 10.0
 
 

@@ -46,6 +46,13 @@ pub struct Device {
     /// The qdisc limit the driver gives its interface, packets (`dev->tx_queue_len`); 0 = Linux's
     /// default (1000, DEFAULT_QUEUE_FRAMES). Used when the path sets no `queue_bytes`.
     pub tx_queue_len: u32,
+    /// The AP's own driver, where the AP runs another build than the client: its TX ring,
+    /// descriptors (0 = `tx_ring`, the same driver on both ends).
+    pub ap_tx_ring: u32,
+    /// The AP's kernel attaches fq_codel as the interface's qdisc with this packet limit (its
+    /// `limit`; fq_codel ignores `tx_queue_len`): CoDel on the AP's qdisc (link/codel.rs). 0 =
+    /// the qdisc is drop-tail (pfifo_fast) at `tx_queue_len`.
+    pub ap_fq_codel_limit: u32,
     pub about: &'static str,
 }
 
@@ -54,6 +61,13 @@ pub struct Device {
 /// Talyn-era drivers); the 2014 driver had order 9 (512) and left Linux's 1000 (docs/facts.md).
 const WIL6210_4_10_TX_RING: u32 = 1 << 12;
 const WIL6210_4_10_TX_QUEUE_LEN: u32 = 4000;
+
+/// The Netgear X10's (R9000) wil6210 build and qdisc (docs/facts.md "Transmit ring"): its
+/// wil6210.ko (qca-backports, ath-qca tree) defaults tx_ring_order to 10; its kernel (3.10.20-al,
+/// sch_generic.c attach_one_default_qdisc) gives every interface fq_codel, limit 1024 packets
+/// (sch_fq_codel.c fq_codel_init).
+const X10_WIL6210_TX_RING: u32 = 1 << 10;
+const X10_FQ_CODEL_LIMIT: u32 = 1024;
 
 /// Seed 001's wil6210 laptop and Dell D5000 dock; seed 003's preset reuses its radio.
 const WIL6210_DOCK: Device = Device {
@@ -81,6 +95,8 @@ const WIL6210_DOCK: Device = Device {
     // Seed 001 does not name its driver version (docs/facts.md "Transmit ring"): no ring.
     tx_ring: 0,
     tx_queue_len: 0,
+    ap_tx_ring: 0,
+    ap_fq_codel_limit: 0,
     about: "seed 001's Wilocity wil6210 laptop + Dell D5000 dock: 8 SC rates, commodity rate adaptation",
 };
 
@@ -106,6 +122,8 @@ pub const DEVICES: &[Device] = &[
         // The standard says nothing of a driver ring: none.
         tx_ring: 0,
         tx_queue_len: 0,
+        ap_tx_ring: 0,
+        ap_fq_codel_limit: 0,
         about: "802.11ad SC MCS 1-12 as the standard defines it, no host limit",
     },
     Device {
@@ -145,6 +163,8 @@ pub const DEVICES: &[Device] = &[
         // Seed 000 names no kernel or driver version (docs/facts.md "Transmit ring"): no ring.
         tx_ring: 0,
         tx_queue_len: 0,
+        ap_tx_ring: 0,
+        ap_fq_codel_limit: 0,
         about: "seed 000's Panasonic 802.11ad modules (laptops): SC MCS 1-9, ~83 kpps host",
     },
     WIL6210_DOCK,
@@ -157,14 +177,22 @@ pub const DEVICES: &[Device] = &[
         // (rog-phone-2-11ad, laptop-11ad).
         name: "travelmate-x10",
         eirp_gain_dbm: 40.0,
-        // The wil6210 driver of Linux 4.10, the kernel seed 003 names (docs/facts.md "Transmit
-        // ring"): a TX ring of 1 << WIL_TX_RING_SIZE_ORDER_DEFAULT = 1 << 12 descriptors per
-        // station (main.c tx_ring_order) and tx_queue_len = WIL_TX_Q_LEN_DEFAULT = 4000
-        // (netdev.c wil_dev_setup; wil6210.h). The X10's own driver version is not published;
-        // docs/models.md shows the claims with the 2014 driver's 512 / 1000 as well.
+        // The laptop's driver: the wil6210 of Linux 4.10, the kernel seed 003 names
+        // (docs/facts.md "Transmit ring"): a TX ring of 1 << WIL_TX_RING_SIZE_ORDER_DEFAULT =
+        // 1 << 12 descriptors per station (main.c tx_ring_order) below a qdisc of tx_queue_len =
+        // WIL_TX_Q_LEN_DEFAULT = 4000 (netdev.c wil_dev_setup; wil6210.h).
         tx_ring: WIL6210_4_10_TX_RING,
         tx_queue_len: WIL6210_4_10_TX_QUEUE_LEN,
-        about: "seed 003's laptop (wil6210, QCA6320) <-> Netgear X10: wil6210-dock's radio with the X10's (generic) link budget",
+        // The X10's own driver and qdisc, from its firmware's build tree (docs/facts.md
+        // "Transmit ring": the prebuilt qca-backports wil6210.ko of the R9000 GPL tree, and its
+        // Linux 3.10.20-al kernel): tx_ring_order defaults to 10, a ring of 1 << 10 = 1024
+        // descriptors per station (wil_tx_init), with the same size/8 stop and size/4 wake
+        // levels; the driver sets tx_queue_len 4000, but the kernel's attach_one_default_qdisc
+        // attaches fq_codel to the interface, whose own limit is 1024 packets (fq_codel_init),
+        // with CoDel's 5 ms target and 100 ms interval.
+        ap_tx_ring: X10_WIL6210_TX_RING,
+        ap_fq_codel_limit: X10_FQ_CODEL_LIMIT,
+        about: "seed 003's laptop (wil6210, QCA6320; Linux 4.10's driver) <-> Netgear X10 (its own wil6210 build, fq_codel): wil6210-dock's radio with the X10's (generic) link budget",
         ..WIL6210_DOCK
     },
     Device {
@@ -185,6 +213,8 @@ pub const DEVICES: &[Device] = &[
         mcs_set: &[],
         tx_ring: 0,
         tx_queue_len: 0,
+        ap_tx_ring: 0,
+        ap_fq_codel_limit: 0,
         about: "802.11ac VHT MCS 0-9 as the standard defines it, no host limit",
     },
     Device {
@@ -204,6 +234,8 @@ pub const DEVICES: &[Device] = &[
         mcs_set: &[],
         tx_ring: 0,
         tx_queue_len: 0,
+        ap_tx_ring: 0,
+        ap_fq_codel_limit: 0,
         about: "802.11n HT MCS 0-15 as the standard defines it, no host limit",
     },
     Device {
@@ -250,10 +282,14 @@ pub const DEVICES: &[Device] = &[
         // docs/facts.md: commodity re-establishment takes hundreds of ms to s; not measured by seed 002.
         retrain_ms: 500.0,
         mcs_set: &[],
-        // The same wil6210 driver generation as the phone's 11ad chip (Talyn, see max_mpdus) and the
-        // X10's: TX ring 1 << 12, tx_queue_len 4000 (docs/facts.md "Transmit ring").
+        // The wil6210 driver generation of the phone's 11ad chip (Talyn, see max_mpdus): TX ring
+        // 1 << 12, tx_queue_len 4000, at both ends (docs/facts.md "Transmit ring"). The X10's own
+        // build (1024 descriptors, fq_codel: travelmate-x10's `ap_*`) is not applied here yet:
+        // seed 002's claims have not been re-run with it.
         tx_ring: WIL6210_4_10_TX_RING,
         tx_queue_len: WIL6210_4_10_TX_QUEUE_LEN,
+        ap_tx_ring: 0,
+        ap_fq_codel_limit: 0,
         about: "seed 002's ASUS ROG Phone II 802.11ad <-> Netgear X10: SC MCS 1-12, host-capped at ~1.6 Gbit/s TCP",
     },
     Device {
@@ -306,6 +342,8 @@ pub const DEVICES: &[Device] = &[
         mcs_set: &[],
         tx_ring: 0,
         tx_queue_len: 0,
+        ap_tx_ring: 0,
+        ap_fq_codel_limit: 0,
         about: "seed 002's ASUS ROG Phone II 802.11ac <-> Netgear X10: VHT MCS 0-9, 80 MHz, 2 SS, no host limit",
     },
     Device {
@@ -327,10 +365,14 @@ pub const DEVICES: &[Device] = &[
         eirp_gain_dbm: 40.0,
         retrain_ms: 500.0,
         mcs_set: &[],
-        // The same wil6210 driver generation as the phone's 11ad chip (Talyn, see max_mpdus) and the
-        // X10's: TX ring 1 << 12, tx_queue_len 4000 (docs/facts.md "Transmit ring").
+        // The wil6210 driver generation of the phone's 11ad chip (Talyn, see max_mpdus): TX ring
+        // 1 << 12, tx_queue_len 4000, at both ends (docs/facts.md "Transmit ring"). The X10's own
+        // build (1024 descriptors, fq_codel: travelmate-x10's `ap_*`) is not applied here yet:
+        // seed 002's claims have not been re-run with it.
         tx_ring: WIL6210_4_10_TX_RING,
         tx_queue_len: WIL6210_4_10_TX_QUEUE_LEN,
+        ap_tx_ring: 0,
+        ap_fq_codel_limit: 0,
         about: "dual-band laptop 802.11ad <-> Netgear X10: the phone's radio without host limits, not metered",
     },
     Device {
@@ -353,6 +395,8 @@ pub const DEVICES: &[Device] = &[
         mcs_set: &[],
         tx_ring: 0,
         tx_queue_len: 0,
+        ap_tx_ring: 0,
+        ap_fq_codel_limit: 0,
         about: "dual-band laptop 802.11ac (80 MHz, 2 SS) <-> Netgear X10: no host limit, not metered",
     },
 ];

@@ -41,6 +41,7 @@ pub use foreign::{Interferer, MAX_FOREIGN_SHARE};
 pub use host::SharedCpu;
 
 use super::arf::Arf;
+use super::codel::Codel;
 use super::per::per_for_len;
 use super::radio::{MacTiming, RadioPhy};
 use super::reorder::Reorder;
@@ -87,6 +88,8 @@ struct Frame {
     seq: u64,
     mpdu: u64,
     ready: Time,
+    /// When it was offered to the queue (the qdisc's enqueue time: CoDel's sojourn clock).
+    queued: Time,
 }
 
 const NO_MPDU: u64 = u64::MAX;
@@ -104,6 +107,8 @@ struct Station {
     qdisc_bytes: u64,
     /// The driver's transmit ring, where the device has one (medium/ring.rs).
     ring: Option<TxRing>,
+    /// CoDel on the qdisc above the ring, where the device's qdisc is fq_codel (medium/ring.rs).
+    codel: Option<Codel>,
     mcs: u8,
     /// Packet error rate of a 4096-octet PSDU at the current MCS and signal.
     per_4096: f64,
@@ -249,6 +254,7 @@ impl Medium {
             cap_bytes: queue_cap_bytes,
             qdisc_bytes: 0,
             ring: None,
+            codel: None,
             mcs,
             per_4096: 0.0,
             per_int_4096: 0.0,
@@ -410,7 +416,7 @@ impl Medium {
         // It may go on the air once its host has prepared it.
         let ready = self.prepare(now, from, p.kind);
         let s = &mut self.st[from];
-        s.queue.push_back(Frame { p, retries: 0, seq, mpdu: NO_MPDU, ready });
+        s.queue.push_back(Frame { p, retries: 0, seq, mpdu: NO_MPDU, ready, queued: now });
         let head = s.queue.len() == 1;
         self.try_start(now, wake);
         // A new head frame while the other station counts down its backoff: it joins.
@@ -463,8 +469,8 @@ impl Medium {
                 self.settle(t, dropped, wake);
                 self.air_finished(&t, now);
                 // The driver frees what completed; the qdisc refills its ring.
-                self.refill_ring(AP);
-                self.refill_ring(STA);
+                self.refill_ring(AP, now, dropped);
+                self.refill_ring(STA, now, dropped);
                 self.idle_since = now;
             }
             Some(_) => return, // stale wake-up while a TXOP is on

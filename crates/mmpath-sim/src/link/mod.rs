@@ -16,6 +16,7 @@
 
 pub mod arf;
 pub mod channel;
+pub mod codel;
 pub mod device;
 pub mod kinds;
 pub mod medium;

@@ -207,6 +207,11 @@ impl Simulation {
             m.set_signal(rssi, dev.rx_gain_db);
             m.set_client_tx_pkt_ns(dev.client_tx_pkt_ns);
             m.set_tx_ring(dev.tx_ring);
+            // An AP with its own driver build and qdisc (device.rs `ap_tx_ring`, `ap_fq_codel_limit`).
+            m.set_tx_ring_at(AP, dev.ap_tx_ring);
+            if dev.ap_fq_codel_limit > 0 {
+                m.set_fq_codel(AP, dev.ap_fq_codel_limit as u64 * p.mtu_bytes as u64);
+            }
             m.set_client_driver_queue(dev.client_tx_queue_frames as u64 * p.mtu_bytes as u64);
             if adaptation == RateAdaptation::Commodity && p.technology == Technology::Dot11ad {
                 // Commodity 60 GHz: the rate is set per session by beam training and the

@@ -15,8 +15,15 @@
 //! the qdisc holds frames only while the ring holds at least its wake level, more than any
 //! aggregate takes (checked in `set_tx_ring`). One descriptor per queued packet (wil6210 uses one
 //! per linear skb; a scatter-gather skb takes one per fragment, which the model does not have).
+//!
+//! The qdisc is drop-tail at its limit, or, where the device's kernel attaches fq_codel (the
+//! Netgear X10's: docs/facts.md "Transmit ring"), also runs CoDel (link/codel.rs) on each packet
+//! it hands the driver: a packet that waited too long in the qdisc is dropped there instead.
+//! With one flow per direction fq_codel's flow queues and round robin have nothing to share, so
+//! CoDel on the one queue is what is left of it. Its sojourn clock covers the qdisc only: the
+//! ring's own delay is below it, out of its sight (wil6210 has no BQL to shorten the ring).
 
-use super::{Medium, Packet};
+use super::{Codel, Medium, Packet, Time, AP, STA};
 
 /// A station's TX ring: its descriptors in use and the netdev queue's state.
 #[derive(Debug, Clone, Copy)]
@@ -44,15 +51,36 @@ impl Medium {
     /// is the queue's byte cap (`queue_cap_bytes`). 0 = no ring: the queue is one drop-tail
     /// queue of that cap (the model without a driver ring).
     pub fn set_tx_ring(&mut self, size: u32) {
+        for from in [AP, STA] {
+            self.set_tx_ring_at(from, size);
+        }
+    }
+
+    /// `set_tx_ring` for station `from` alone (an AP whose driver build differs from the
+    /// client's).
+    pub fn set_tx_ring_at(&mut self, from: usize, size: u32) {
         if size == 0 {
             return;
         }
         let ring = TxRing::new(size as usize);
         let biggest = (self.mac.max_mpdus * self.mac.amsdu_msdus.max(1)) as usize;
         assert!(ring.wake >= biggest, "a TX ring of {size} cannot feed a {biggest}-frame aggregate");
-        for s in &mut self.st {
-            s.ring = Some(ring);
-        }
+        self.st[from].ring = Some(ring);
+    }
+
+    /// The qdisc of station `from` is fq_codel: CoDel (link/codel.rs, its default 5 ms target and
+    /// 100 ms interval) decides on each packet it hands the ring, under a limit of `limit_bytes`
+    /// (fq_codel's packet limit times the MTU). Needs a ring (`set_tx_ring` first): without a
+    /// driver queue stopping the qdisc, it would never hold a packet long.
+    pub fn set_fq_codel(&mut self, from: usize, limit_bytes: u64) {
+        assert!(self.st[from].ring.is_some(), "fq_codel is modelled above a driver TX ring only");
+        self.st[from].codel = Some(Codel::default());
+        self.st[from].cap_bytes = limit_bytes;
+    }
+
+    /// Packets CoDel dropped at station `from`'s qdisc.
+    pub fn codel_drops(&self, from: usize) -> u64 {
+        self.st[from].codel.map_or(0, |c| c.drops)
     }
 
     /// Packets on station `from`'s TX ring (None without a ring).
@@ -75,6 +103,11 @@ impl Medium {
         };
         if !ring.stopped && ring.n == s.queue.len() {
             // Qdisc bypass: straight to the driver (refill keeps the qdisc empty while awake).
+            // fq_codel has no bypass, but its dequeue comes at once: a zero sojourn, which
+            // ends a dropping state as an empty queue does.
+            if let Some(c) = s.codel.as_mut() {
+                c.on_empty();
+            }
             ring.n += 1;
             ring.stopped = ring.n >= ring.stop;
         } else if s.qdisc_bytes + size > s.cap_bytes {
@@ -94,18 +127,40 @@ impl Medium {
         }
     }
 
-    /// After TX completions: a stopped queue wakes at its wake level, and an awake queue's
-    /// qdisc moves its frames onto the ring until it is empty or the ring reaches its stop level.
-    pub(super) fn refill_ring(&mut self, from: usize) {
+    /// After TX completions at `now`: a stopped queue wakes at its wake level, and an awake
+    /// queue's qdisc moves its frames onto the ring until it is empty or the ring reaches its
+    /// stop level. With CoDel, a frame it drops on the way leaves the queue (to `dropped`).
+    pub(super) fn refill_ring(&mut self, from: usize, now: Time, dropped: &mut Vec<Packet>) {
         let s = &mut self.st[from];
         let Some(ring) = s.ring.as_mut() else { return };
         if ring.stopped && ring.n <= ring.wake {
             ring.stopped = false;
         }
         while !ring.stopped && ring.n < s.queue.len() {
-            s.qdisc_bytes -= s.queue[ring.n].p.size_bytes as u64;
+            let f = &s.queue[ring.n];
+            let bytes = f.p.size_bytes as u64;
+            s.qdisc_bytes -= bytes;
+            if s.codel.as_mut().is_some_and(|c| c.drop_head(f.queued, now, bytes, s.qdisc_bytes)) {
+                let f = s.queue.remove(ring.n).expect("the qdisc's head is queued");
+                s.queue_bytes -= bytes;
+                // It never reached the MAC: the frames behind it take the sequence numbers
+                // from its own on (the firmware numbers MPDUs as it sends them).
+                for g in s.queue.range_mut(ring.n..) {
+                    g.seq -= 1;
+                }
+                s.next_seq -= 1;
+                self.stats.drops_queue[from] += 1;
+                dropped.push(f.p);
+                continue;
+            }
             ring.n += 1;
             ring.stopped = ring.n >= ring.stop;
+        }
+        if !ring.stopped {
+            // The qdisc ran empty with the queue awake.
+            if let Some(c) = s.codel.as_mut() {
+                c.on_empty();
+            }
         }
     }
 
@@ -116,6 +171,9 @@ impl Medium {
         if let Some(r) = s.ring.as_mut() {
             r.n = 0;
             r.stopped = false;
+        }
+        if let Some(c) = s.codel.as_mut() {
+            c.on_empty();
         }
         s.qdisc_bytes = 0;
     }
@@ -204,5 +262,58 @@ mod tests {
         m.set_up(Time::ZERO, true, &mut w);
         assert!(m.enqueue(Time::ZERO, AP, pkt(0, 1500), &mut w));
         assert_eq!(m.ring_len(AP), Some(1));
+    }
+
+    /// Offers 1500-byte packets to the AP every `gap_ns` for `secs` while the link carries
+    /// them; returns (offered, delivered, dropped at the AP: at its queue or after retries).
+    fn stream(m: &mut Medium, gap_ns: u64, secs: u64) -> (u64, u64, u64) {
+        let (mut w, mut dropped) = (Wake::default(), Vec::new());
+        let (mut offered, mut got) = (0u64, 0u64);
+        let end = Time::from_secs(secs);
+        let mut next = Time::ZERO;
+        loop {
+            let done = w.tx_done;
+            if next < end && done.is_none_or(|t| next <= t) {
+                offered += 1;
+                m.enqueue(next, AP, pkt(0, 1500), &mut w);
+                next += Time::from_ns(gap_ns);
+            } else if let Some(t) = done {
+                w.tx_done = None;
+                m.on_tx_done(t, &mut w, &mut dropped);
+            } else {
+                break;
+            }
+            while m.on_arrival(Time(u64::MAX / 2), AP, &mut w).is_some() {
+                got += 1;
+            }
+        }
+        (offered, got, m.stats.drops_queue[AP] + m.stats.drops_retry[AP])
+    }
+
+    /// fq_codel above the ring: a standing qdisc (packets offered faster than any DMG rate for
+    /// 0.3 s) meets CoDel, which drops at the qdisc's head as packets leave it for the ring;
+    /// what it drops never reaches the MAC, so the receiver does not wait for it and every
+    /// other packet is delivered. Without fq_codel the same qdisc only drops at its tail.
+    #[test]
+    fn codel_drops_from_a_standing_qdisc_and_the_rest_is_delivered() {
+        let mut m = ringed(1024, 1024);
+        m.set_fq_codel(AP, 1024 * 1500);
+        let (offered, got, dropped) = stream(&mut m, 2_000, 1);
+        assert!(m.codel_drops(AP) > 0, "no CoDel drop");
+        assert!(dropped >= m.codel_drops(AP));
+        assert_eq!(got + dropped, offered, "every packet is delivered or dropped");
+        let mut plain = ringed(1024, 1024);
+        let (offered, got, dropped) = stream(&mut plain, 2_000, 1);
+        assert_eq!(plain.codel_drops(AP), 0);
+        assert_eq!(got + dropped, offered);
+    }
+
+    /// Below the link's rate the qdisc never holds a packet for 5 ms: CoDel drops nothing.
+    #[test]
+    fn codel_leaves_a_short_queue_alone() {
+        let mut m = ringed(1024, 1024);
+        m.set_fq_codel(AP, 1024 * 1500);
+        let (offered, got, dropped) = stream(&mut m, 20_000, 1);
+        assert_eq!((got, dropped, m.codel_drops(AP)), (offered, 0, 0));
     }
 }
