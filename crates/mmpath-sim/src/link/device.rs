@@ -282,14 +282,14 @@ pub const DEVICES: &[Device] = &[
         // docs/facts.md: commodity re-establishment takes hundreds of ms to s; not measured by seed 002.
         retrain_ms: 500.0,
         mcs_set: &[],
-        // The wil6210 driver generation of the phone's 11ad chip (Talyn, see max_mpdus): TX ring
-        // 1 << 12, tx_queue_len 4000, at both ends (docs/facts.md "Transmit ring"). The X10's own
-        // build (1024 descriptors, fq_codel: travelmate-x10's `ap_*`) is not applied here yet:
-        // seed 002's claims have not been re-run with it.
+        // The client's wil6210 driver generation (the phone's 11ad chip, Talyn, see max_mpdus):
+        // TX ring 1 << 12, tx_queue_len 4000 (docs/facts.md "Transmit ring"). The AP is the
+        // Netgear X10, whose own build and qdisc are a fact of that device, the same in every
+        // preset it is in (travelmate-x10): 1024 descriptors below fq_codel (limit 1024).
         tx_ring: WIL6210_4_10_TX_RING,
         tx_queue_len: WIL6210_4_10_TX_QUEUE_LEN,
-        ap_tx_ring: 0,
-        ap_fq_codel_limit: 0,
+        ap_tx_ring: X10_WIL6210_TX_RING,
+        ap_fq_codel_limit: X10_FQ_CODEL_LIMIT,
         about: "seed 002's ASUS ROG Phone II 802.11ad <-> Netgear X10: SC MCS 1-12, host-capped at ~1.6 Gbit/s TCP",
     },
     Device {
@@ -365,14 +365,14 @@ pub const DEVICES: &[Device] = &[
         eirp_gain_dbm: 40.0,
         retrain_ms: 500.0,
         mcs_set: &[],
-        // The wil6210 driver generation of the phone's 11ad chip (Talyn, see max_mpdus): TX ring
-        // 1 << 12, tx_queue_len 4000, at both ends (docs/facts.md "Transmit ring"). The X10's own
-        // build (1024 descriptors, fq_codel: travelmate-x10's `ap_*`) is not applied here yet:
-        // seed 002's claims have not been re-run with it.
+        // The client's wil6210 driver generation (the phone's 11ad chip, Talyn, see max_mpdus):
+        // TX ring 1 << 12, tx_queue_len 4000 (docs/facts.md "Transmit ring"). The AP is the
+        // Netgear X10, whose own build and qdisc are a fact of that device, the same in every
+        // preset it is in (travelmate-x10): 1024 descriptors below fq_codel (limit 1024).
         tx_ring: WIL6210_4_10_TX_RING,
         tx_queue_len: WIL6210_4_10_TX_QUEUE_LEN,
-        ap_tx_ring: 0,
-        ap_fq_codel_limit: 0,
+        ap_tx_ring: X10_WIL6210_TX_RING,
+        ap_fq_codel_limit: X10_FQ_CODEL_LIMIT,
         about: "dual-band laptop 802.11ad <-> Netgear X10: the phone's radio without host limits, not metered",
     },
     Device {
