@@ -284,3 +284,18 @@ def test_probertt_counts_dips_in_every_run(fast):
     uneven.loc[b[0], "drops"] = 0  # one run without dips, the other with extra: the mean would pass
     uneven.loc[b[1], "drops"] = 2 * int(runs.loc[b[1], "drops"]) + 2
     assert not _held("003-probertt", uneven, mode, "fewest in any run")
+
+
+def test_xkernel_reports_the_kernels_pacing_ratios_beside_the_simulators():
+    # The simulator has tcp_pacing_ss_ratio / tcp_pacing_ca_ratio as constants (no scenario knob):
+    # the battery reads the emulating kernel's (Linux >= 4.1 has them) to show a host that differs.
+    from pathlib import Path
+
+    from mmpath.reproduce.xkernel_rows import SIMULATOR_KNOBS, host_knobs
+
+    k = host_knobs()
+    for name in ("tcp_pacing_ss_ratio", "tcp_pacing_ca_ratio"):
+        proc = Path(f"/proc/sys/net/ipv4/{name}")
+        want = [int(proc.read_text())] if proc.exists() else None
+        assert k[name] == want, (name, k[name])
+    assert "tcp_pacing_ss_ratio 200, tcp_pacing_ca_ratio 120" in SIMULATOR_KNOBS
