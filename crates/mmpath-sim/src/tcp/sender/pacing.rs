@@ -34,23 +34,17 @@ impl TcpSender {
 
     /// Linux sk_pacing_rate (tcp_update_pacing_rate), bits/s; 0 before the first RTT sample.
     pub fn stack_pacing_rate_bps(&self) -> u64 {
-        match self.rtt.srtt() {
-            None => 0,
-            Some(s) => {
-                let ratio = if self.pacing_ss_ratio_applies() { PACING_SS_RATIO } else { PACING_CA_RATIO };
-                (self.w.cwnd as f64 * self.mss as f64 * 8.0 * ratio / s.secs_f64().max(1e-9)) as u64
-            }
-        }
+        self.linux_pacing_rate_bps().unwrap_or(0)
     }
 
-    /// `stack_pacing_rate_bps`, kept from the last call while its inputs (srtt, cwnd and
-    /// which ratio applies; the MSS is fixed) are the same: TSQ's limit reads it
+    /// `stack_pacing_rate_bps`, kept from the last call while its inputs (srtt, the packets
+    /// it counts and which ratio applies; the MSS is fixed) are the same: TSQ's limit reads it
     /// before every segment and an MPTCP scheduler's view on every decision, mostly between two
     /// ACKs that change them. The same number as a fresh computation, without its float
     /// division.
     pub fn stack_pacing_rate_memo(&mut self) -> u64 {
         let Some(srtt) = self.rtt.srtt() else { return 0 };
-        let key = (srtt.ns(), self.w.cwnd, self.pacing_ss_ratio_applies());
+        let key = (srtt.ns(), self.pacing_packets(), self.pacing_ss_ratio_applies());
         match self.pacing_memo {
             Some((k, rate)) if k == key => rate,
             _ => {
@@ -72,13 +66,18 @@ impl TcpSender {
         self.w.cwnd < self.w.ssthresh / 2
     }
 
+    /// The packets tcp_update_pacing_rate counts: max(snd_cwnd, packets_out).
+    fn pacing_packets(&self) -> u32 {
+        self.w.cwnd.max(self.sb.packets_out())
+    }
+
     /// sk_pacing_rate as tcp_update_pacing_rate sets it: 200 % of cwnd x mss / srtt while
     /// cwnd < ssthresh / 2, else 120 %, with cwnd at least packets_out; None before an RTT
     /// sample (Linux leaves the rate unlimited then).
     fn linux_pacing_rate_bps(&self) -> Option<u64> {
         let srtt = self.rtt.srtt()?;
         let ratio = if self.pacing_ss_ratio_applies() { PACING_SS_RATIO } else { PACING_CA_RATIO };
-        let pkts = self.w.cwnd.max(self.sb.packets_out()) as f64;
+        let pkts = self.pacing_packets() as f64;
         Some((pkts * self.mss as f64 * 8.0 * ratio / srtt.secs_f64().max(1e-9)) as u64)
     }
 
@@ -175,6 +174,26 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// tcp_update_pacing_rate counts max(cwnd, packets_out): after the window shrinks below
+    /// what is out (a reduction, an RTO's cwnd of 1), sk_pacing_rate, and with it TSQ's limit,
+    /// still counts every packet out.
+    #[test]
+    fn the_pacing_rate_counts_the_packets_out_above_cwnd() {
+        let mut s = sender(1000);
+        s.set_app_limit(u64::MAX);
+        let mut out = Vec::new();
+        s.try_send(Time::ZERO, &mut out);
+        assert_eq!(out.len(), 10);
+        s.rtt.sample(Time::from_ms(10));
+        s.w.cwnd = 4;
+        s.w.ssthresh = 8;
+        // 10 packets at 120 % (4 >= 8 / 2), not 4.
+        let want = 10 * 1000 * 8 * 100 * 120 / 100;
+        let got = s.stack_pacing_rate_memo();
+        assert!(near(got, want), "{got} != {want}");
+        assert_eq!(got, s.stack_pacing_rate_bps());
     }
 
     /// With pacing on, packets leave at the pacing rate: one per len / rate, each release time
