@@ -49,7 +49,7 @@ EXPECTED = {
     "002-backup-power": None,
     "002-energy-aware": None,
     "004-scan": _xfail(
-        "fast mode: 11ad during / outside scans: default 798 / 1425, AMuSe-SCAN 1436 / 1436 Mbit/s: 1.8"
+        "fast mode: 11ad during / outside scans: default 798 / 1425, AMuSe-SCAN 1436 / 1434 Mbit/s: 1.8"
         "0x during scans; connection during scans 1443 vs 1029 Mbit/s = 1.40x -- fails: 11ad throughput"
         " during scans, AMuSe-SCAN / default = 1.80 x, paper 2.20 x (within 15%: 1.87..2.53)"),
     "004-contention": _xfail(

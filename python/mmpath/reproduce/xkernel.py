@@ -27,8 +27,8 @@ from ..emu import run as emulate
 from ..lazy import numpy as np, pandas as pd  # on first use (start-up time): lazy.py
 from . import plotting
 from .registry import Checks, Claim, Experiment, Mode, Point, claim, experiment, fmt, stats
-from .xkernel_rows import (BACK, FAST_ROW, FIRST_BYTE, GOODPUT, OUTAGE, RESAT, ROWS, SHARE, TAKEOVER, Row,
-                           host_knobs, host_tcp)
+from .xkernel_rows import (BACK, FAST_ROW, FIRST_BYTE, GOODPUT, OUTAGE, RESAT, ROWS, SHARE, SIMULATOR_KNOBS, TAKEOVER,
+                           Row, host_knobs, host_tcp)
 
 PAPER = "x"
 BIN_S = 0.1
@@ -212,7 +212,9 @@ def _check(runs: pd.DataFrame, mode: Mode):
     k = host_knobs()
     text = (f"{len(ok)} of {want} rows agree"
             + (f"; disagreeing: {', '.join(r['row'].id for r in res if not r['ok'])}" if len(ok) < len(res) else "")
-            + f" (this kernel: stale_loss_cnt {k.get('stale_loss_cnt')}, tcp_rmem {k.get('tcp_rmem')})")
+            + f" (this kernel: stale_loss_cnt {k.get('stale_loss_cnt')}, tcp_rmem {k.get('tcp_rmem')}, "
+              f"tcp_pacing_ss_ratio {k.get('tcp_pacing_ss_ratio')}, tcp_pacing_ca_ratio {k.get('tcp_pacing_ca_ratio')};"
+              f" simulated: {SIMULATOR_KNOBS})")
     return text, c.items
 
 

@@ -4,7 +4,8 @@ the outage it contains and the metrics it compares. Plain data; xkernel.py runs 
 Every row's TCP timers and buffers are the emulating kernel's own (`host_tcp`): read from
 /proc/sys where the scenario has the knob, so the battery compares like with like on another
 kernel too. What has no scenario knob (net.mptcp.stale_loss_cnt: the simulator's constant 4,
-net/mptcp/ctrl.c) is read and reported beside the table (`host_knobs`).
+net/mptcp/ctrl.c; net.ipv4.tcp_pacing_ss_ratio / tcp_pacing_ca_ratio: the simulator's 200 / 120,
+tcp/sender/pacing.rs) is read and reported beside the table (`host_knobs`).
 
 Wired paths throughout (both engines model them alike: the emulator shapes them with tc), but the
 bundled `blockage` row, the one radio scenario the x-kernel claim always had.
@@ -59,11 +60,18 @@ def _read(path: str) -> list[str] | None:
         return None
 
 
+# The simulator's constants for the knobs `host_knobs` reports beside the table: the kernel
+# defaults (net/mptcp/ctrl.c stale_loss_cnt; tcp_input.c / tcp_ipv4.c tcp_pacing_ss_ratio and
+# tcp_pacing_ca_ratio), in crates/mmpath-sim (mptcp, tcp/sender/pacing.rs).
+SIMULATOR_KNOBS = "stale_loss_cnt 4, tcp_pacing_ss_ratio 200, tcp_pacing_ca_ratio 120"
+
+
 def host_knobs() -> dict[str, Any]:
     """The emulating kernel's TCP / MPTCP settings the battery depends on (None: not readable)."""
     out: dict[str, Any] = {}
     for name in ("ipv4/tcp_rmem", "ipv4/tcp_wmem", "ipv4/tcp_early_retrans", "ipv4/tcp_frto",
-                 "ipv4/tcp_slow_start_after_idle", "mptcp/stale_loss_cnt"):
+                 "ipv4/tcp_slow_start_after_idle", "ipv4/tcp_pacing_ss_ratio", "ipv4/tcp_pacing_ca_ratio",
+                 "mptcp/stale_loss_cnt"):
         v = _read(f"/proc/sys/net/{name}")
         out[name.split("/")[1]] = [int(x) for x in v] if v and all(x.isdigit() for x in v) else None
     return out

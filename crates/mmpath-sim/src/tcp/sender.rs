@@ -195,8 +195,9 @@ pub struct TcpSender {
     pacing: bool,
     wstamp: Time,
     pace_wait: Option<Time>,
-    /// `stack_pacing_rate_memo`'s last ((srtt ns, cwnd, ssthresh), rate).
-    pacing_memo: Option<((u64, u32, u32), u64)>,
+    /// `stack_pacing_rate_memo`'s last ((srtt ns, max(cwnd, packets out), slow-start ratio),
+    /// rate).
+    pacing_memo: Option<((u64, u32, bool), u64)>,
     // Tail loss probe: when the probe timer fires (Linux's ICSK_TIME_LOSS_PROBE, which takes
     // the RTO timer's place while armed; None = the RTO is the pending timer) and
     // tp->tlp_high_seq (None = no probe retransmission outstanding).

@@ -9,8 +9,11 @@
 use super::TcpSender;
 use crate::time::Time;
 
-/// Linux pacing ratios used for sk_pacing_rate even without fq (sysctl tcp_pacing_ss_ratio
-/// 200 %, tcp_pacing_ca_ratio 120 %); CUBIC's HyStart reads it.
+/// Linux's pacing ratios for sk_pacing_rate, which the stack sets even without fq: the sysctls
+/// net.ipv4.tcp_pacing_ss_ratio (default 200 %) and tcp_pacing_ca_ratio (default 120 %), added
+/// by commit 43e122b014c9 ("tcp: refine pacing rate determination", Linux 4.1); the same
+/// defaults in 4.10 (tcp_input.c) and upstream 6.18 (tcp_ipv4.c tcp_sk_init). The simulator has
+/// them as constants (no scenario knob): docs/models.md, Pacing.
 const PACING_SS_RATIO: f64 = 2.0;
 const PACING_CA_RATIO: f64 = 1.2;
 /// tcp_update_skb_after_send: the first 10 data segments are not paced ("Original sch_fq does
@@ -31,22 +34,17 @@ impl TcpSender {
 
     /// Linux sk_pacing_rate (tcp_update_pacing_rate), bits/s; 0 before the first RTT sample.
     pub fn stack_pacing_rate_bps(&self) -> u64 {
-        match self.rtt.srtt() {
-            None => 0,
-            Some(s) => {
-                let ratio = if self.w.in_slow_start() { PACING_SS_RATIO } else { PACING_CA_RATIO };
-                (self.w.cwnd as f64 * self.mss as f64 * 8.0 * ratio / s.secs_f64().max(1e-9)) as u64
-            }
-        }
+        self.linux_pacing_rate_bps().unwrap_or(0)
     }
 
-    /// `stack_pacing_rate_bps`, kept from the last call while its inputs (srtt, cwnd,
-    /// ssthresh; the MSS is fixed) are the same: TSQ's limit reads it before every segment and
-    /// an MPTCP scheduler's view on every decision, mostly between two ACKs that change them.
-    /// The same number as a fresh computation, without its float division.
+    /// `stack_pacing_rate_bps`, kept from the last call while its inputs (srtt, the packets
+    /// it counts and which ratio applies; the MSS is fixed) are the same: TSQ's limit reads it
+    /// before every segment and an MPTCP scheduler's view on every decision, mostly between two
+    /// ACKs that change them. The same number as a fresh computation, without its float
+    /// division.
     pub fn stack_pacing_rate_memo(&mut self) -> u64 {
         let Some(srtt) = self.rtt.srtt() else { return 0 };
-        let key = (srtt.ns(), self.w.cwnd, self.w.ssthresh);
+        let key = (srtt.ns(), self.pacing_packets(), self.pacing_ss_ratio_applies());
         match self.pacing_memo {
             Some((k, rate)) if k == key => rate,
             _ => {
@@ -57,13 +55,29 @@ impl TcpSender {
         }
     }
 
+    /// tcp_update_pacing_rate's choice of ratio: tcp_pacing_ss_ratio only while
+    /// `snd_cwnd < snd_ssthresh / 2` ("approaching end of slow start and should slow down"),
+    /// tcp_pacing_ca_ratio otherwise, so the second half of slow start (ssthresh / 2 <= cwnd <
+    /// ssthresh) already paces at 120 %. The initial ssthresh (TCP_INFINITE_SSTHRESH,
+    /// 0x7fffffff) halved is still above any cwnd: 200 % until the first reduction. Checked in
+    /// net/ipv4/tcp_input.c of Linux 4.10 and 6.18 (the same test; 6.18 reads the cwnd through
+    /// tcp_snd_cwnd() and the sysctls per network namespace).
+    fn pacing_ss_ratio_applies(&self) -> bool {
+        self.w.cwnd < self.w.ssthresh / 2
+    }
+
+    /// The packets tcp_update_pacing_rate counts: max(snd_cwnd, packets_out).
+    fn pacing_packets(&self) -> u32 {
+        self.w.cwnd.max(self.sb.packets_out())
+    }
+
     /// sk_pacing_rate as tcp_update_pacing_rate sets it: 200 % of cwnd x mss / srtt while
     /// cwnd < ssthresh / 2, else 120 %, with cwnd at least packets_out; None before an RTT
     /// sample (Linux leaves the rate unlimited then).
     fn linux_pacing_rate_bps(&self) -> Option<u64> {
         let srtt = self.rtt.srtt()?;
-        let ratio = if self.w.cwnd < self.w.ssthresh / 2 { PACING_SS_RATIO } else { PACING_CA_RATIO };
-        let pkts = self.w.cwnd.max(self.sb.packets_out()) as f64;
+        let ratio = if self.pacing_ss_ratio_applies() { PACING_SS_RATIO } else { PACING_CA_RATIO };
+        let pkts = self.pacing_packets() as f64;
         Some((pkts * self.mss as f64 * 8.0 * ratio / srtt.secs_f64().max(1e-9)) as u64)
     }
 
@@ -121,6 +135,65 @@ mod tests {
         check(&mut s);
         s.w.ssthresh = s.w.cwnd / 2;
         check(&mut s);
+    }
+
+    /// Within 1 bit/s (the rate is computed in floating point, as a bit rate).
+    fn near(got: u64, want: u64) -> bool {
+        got.abs_diff(want) <= 1
+    }
+
+    /// tcp_update_pacing_rate's ratio, state by state (srtt 10 ms, MSS 1000): 200 % from the
+    /// start (the infinite ssthresh halved is above any cwnd) and while cwnd < ssthresh / 2,
+    /// 120 % from ssthresh / 2 on, which is still slow start (cwnd < ssthresh), and after it.
+    /// The same rate whether the sender paces or only keeps sk_pacing_rate (TSQ, the upstream
+    /// MPTCP scheduler), nothing being out.
+    #[test]
+    fn the_pacing_rate_drops_to_the_ca_ratio_at_half_ssthresh() {
+        for pacing in [false, true] {
+            let mut s = sender_with(1000, cc::build(CcKind::Cubic, &TcpOpts::default()), pacing);
+            s.rtt.sample(Time::from_ms(10));
+            // cwnd x 1000 B x 8 / 10 ms, in bits/s, at `pct` percent.
+            let at = |cwnd: u64, pct: u64| cwnd * 1000 * 8 * 100 * pct / 100;
+            let cases: [(u32, u32, u64); 6] = [
+                (10, INFINITE_SSTHRESH, 200), // initial slow start
+                (29, 60, 200),                // cwnd < ssthresh / 2
+                (30, 60, 120),                // ssthresh / 2: slow start still, 120 %
+                (59, 60, 120),                // the last cwnd of slow start
+                (60, 60, 120),                // congestion avoidance
+                (80, 60, 120),
+            ];
+            for (cwnd, ssthresh, pct) in cases {
+                s.w.cwnd = cwnd;
+                s.w.ssthresh = ssthresh;
+                let want = at(cwnd as u64, pct);
+                let got = s.stack_pacing_rate_bps();
+                assert!(near(got, want), "pacing {pacing} cwnd {cwnd} ssthresh {ssthresh}: {got} != {want}");
+                assert_eq!(s.stack_pacing_rate_memo(), got, "the kept rate, cwnd {cwnd}");
+                if pacing {
+                    assert_eq!(s.pacing_rate_bps(), Some(got));
+                }
+            }
+        }
+    }
+
+    /// tcp_update_pacing_rate counts max(cwnd, packets_out): after the window shrinks below
+    /// what is out (a reduction, an RTO's cwnd of 1), sk_pacing_rate, and with it TSQ's limit,
+    /// still counts every packet out.
+    #[test]
+    fn the_pacing_rate_counts_the_packets_out_above_cwnd() {
+        let mut s = sender(1000);
+        s.set_app_limit(u64::MAX);
+        let mut out = Vec::new();
+        s.try_send(Time::ZERO, &mut out);
+        assert_eq!(out.len(), 10);
+        s.rtt.sample(Time::from_ms(10));
+        s.w.cwnd = 4;
+        s.w.ssthresh = 8;
+        // 10 packets at 120 % (4 >= 8 / 2), not 4.
+        let want = 10 * 1000 * 8 * 100 * 120 / 100;
+        let got = s.stack_pacing_rate_memo();
+        assert!(near(got, want), "{got} != {want}");
+        assert_eq!(got, s.stack_pacing_rate_bps());
     }
 
     /// With pacing on, packets leave at the pacing rate: one per len / rate, each release time
