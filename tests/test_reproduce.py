@@ -53,29 +53,28 @@ EXPECTED = {
         "gest lost-packet share (any MCS, any run) = 94.7 %, paper's range 2.50..7.50 % (criteria review "
         "2026-12-05)"),
     "000-concurrent": _xfail(
-        "fast mode: link 2 share of its interference-free mean: UDP ACI 1.00, CCI 0.362; TCP ACI 0.999, C"
-        "CI 0.930 (link 1's under CCI: UDP 0.193, TCP 0.025) -- fails: UDP link 2 ACI / interference-free"
-        " mean = 1.00, paper 0.500 (within 15%: 0.425..0.575) UDP link 2 CCI / interference-free mean = 0"
-        ".362, paper 0.250 (within 15%: 0.212..0.287) CCI: TCP link 2 share = 0.930 < UDP share 0.362"),
+        "fast mode: link 2 share of its interference-free mean: UDP ACI 1.00, CCI 0.362; TCP ACI 0.999, CCI"
+        " 0.894 (link 1's under CCI: UDP 0.193, TCP 0.041) -- fails: UDP link 2 ACI / interference-free mea"
+        "n = 1.00, paper 0.500 (within 15%: 0.425..0.575) | UDP link 2 CCI / interference-free mean = 0.362"
+        ", paper 0.250 (within 15%: 0.212..0.287) | CCI: TCP link 2 share = 0.894 < UDP share 0.362"),
     "000-outage": None,
     "001-distance": _xfail(
-        "fast mode: PHY mean (std) Mbit/s: 2 ft 3850 (0.000), 10 ft 3850 (0.000), 20 ft 2695 (544), 30 ft"
-        " 2310 (0.000), 50 ft 2118 (272), 80 ft 1348 (817), 110 ft 923 (217), 130 ft 770 (0.000), 145 ft "
-        "770 (0.000), 155 ft 578 (272), 165 ft 578 (272); region RSSI -49.6/-61.8/-65.9 dBm -- fails: 20 "
-        "ft PHY mean = 2695 Mbit/s >= 3080 (a top rate) | 20 ft PHY std = 544 Mbit/s <= 5% of the mean (s"
-        "table) | 30 ft PHY std = 0.000 Mbit/s >= 10% of the mean (large) | 110 ft PHY mean = 923 Mbit/s,"
-        " paper's range 1317..2935 Mbit/s | 130 ft PHY mean = 770 Mbit/s, paper's range 1317..2935 Mbit/s"
-        " | 130 ft PHY std = 0.000 Mbit/s >= 10% of the mean (large) | 155 ft PHY std = 272 Mbit/s <= 5% "
-        "of the mean (stable) | 165 ft TCP mean (link broken) = 355 Mbit/s < 1.00 Mbit/s; the rate is set "
-        "per session (docs/models.md \"Seed 001: why the PHY rate varies between sessions\")"),
+        "fast mode: PHY mean (std) Mbit/s: 2 ft 3850 (0.000), 10 ft 3850 (0.000), 20 ft 2695 (544), 30 ft 2"
+        "310 (0.000), 50 ft 2118 (272), 80 ft 1348 (817), 110 ft 1117 (490), 130 ft 770 (0.000), 145 ft 770"
+        " (0.000), 155 ft 578 (272), 165 ft 578 (272); region RSSI -49.6/-61.8/-65.9 dBm -- fails: 20 ft PH"
+        "Y mean = 2695 Mbit/s >= 3080 (a top rate) | 20 ft PHY std = 544 Mbit/s <= 5% of the mean (stable) "
+        "| 30 ft PHY std = 0.000 Mbit/s >= 10% of the mean (large) | 110 ft PHY mean = 1117 Mbit/s, paper's"
+        " range 1317..2935 Mbit/s | 130 ft PHY mean = 770 Mbit/s, paper's range 1317..2935 Mbit/s | 130 ft "
+        "PHY std = 0.000 Mbit/s >= 10% of the mean (large) | 155 ft PHY std = 272 Mbit/s <= 5% of the mean "
+        "(stable) | 165 ft TCP mean (link broken) = 357 Mbit/s < 1.00 Mbit/s; the rate is set per session ("
+        "docs/models.md \"Seed 001: why the PHY rate varies between sessions\")"),
     "001-tcp": _xfail(
-        "fast mode: TCP mean (std) Mbit/s: 2 ft 928 (0.860), 10 ft 929 (0.328), 20 ft 882 (63.8), 30 ft 9"
-        "28 (0.262), 50 ft 922 (2.04), 80 ft 598 (127), 110 ft 465 (57.1), 130 ft 498 (0.273), 145 ft 485"
-        " (0.358), 155 ft 382 (133); sessions by held PHY rate: >=3000 n=5 mean 910, 1500-2500 n=6 688-92"
-        "8, <1500 n=8 mean 468 -- fails: 50 ft TCP mean = 922 Mbit/s, paper's range 200..750 Mbit/s | 50 "
-        "ft TCP std = 2.04 Mbit/s >= 10% of the mean (large) | 130 ft TCP std = 0.273 Mbit/s >= 10% of th"
-        "e mean (large) | TCP spread (max-min) of sessions at PHY 1500-2500 = 241 Mbit/s >= 468 (the pape"
-        "r's 200-750 span less 15%)"),
+        "fast mode: TCP mean (std) Mbit/s: 2 ft 928 (0.860), 10 ft 929 (0.328), 20 ft 882 (63.8), 30 ft 928"
+        " (0.262), 50 ft 922 (2.04), 80 ft 598 (127), 110 ft 413 (131), 130 ft 498 (0.273), 145 ft 484 (1.6"
+        "3), 155 ft 378 (128); sessions by held PHY rate: >=3000 n=5 mean 910, 1500-2500 n=7 320-928, <1500"
+        " n=8 mean 467 -- fails: 50 ft TCP mean = 922 Mbit/s, paper's range 200..750 Mbit/s | 50 ft TCP std"
+        " = 2.04 Mbit/s >= 10% of the mean (large) | 130 ft TCP std = 0.273 Mbit/s >= 10% of the mean (larg"
+        "e)"),
     "003-los": _xfail(
         "fast mode: base RTT 1 ms: Cubic 1300 Mbit/s, mean RTT 13.5 ms, 0 drop(s) >= 34 % (longest 0.00"
         "0 s, deepest 0.000); Vegas 305 Mbit/s, 1.50 ms: 4.27x less throughput, 8.97x lower RTT -- fail"
