@@ -25,24 +25,9 @@ import dpkt
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
-from mmpath.analyze.pcap.options import DSS, _mptcp_option  # noqa: E402
+from mmpath.analyze.pcap.options import DSS, _mptcp_option, tcp_options  # noqa: E402
 
 MPTCP_KIND = 30
-
-
-def _options(raw: bytes):
-    i = 0
-    while i < len(raw):
-        kind = raw[i]
-        if kind == 0:
-            return
-        if kind == 1:
-            i += 1
-            continue
-        if i + 1 >= len(raw) or raw[i + 1] < 2:
-            return
-        yield kind, raw[i:i + raw[i + 1]]
-        i += raw[i + 1]
 
 
 def packets(folder: Path):
@@ -59,7 +44,7 @@ def packets(folder: Path):
                     continue
                 tcp = ip.data
                 data_ack = mapping = None
-                for kind, o in _options(bytes(tcp.opts)):
+                for kind, o in tcp_options(bytes(tcp.opts)):
                     if kind != MPTCP_KIND:
                         continue
                     dec = _mptcp_option(bytes(o), tcp.flags)

@@ -76,32 +76,39 @@ def _mptcp_option(o: bytes, flags: int):
     return st, ()
 
 
-def parse_opts(d: TcpDir, idx: int, flags: int, opts: bytes) -> None:
+def tcp_options(opts: bytes):
+    """Each TCP option as (kind, its bytes), in order; stops at End of Option List and at a
+    malformed option or one cut by the snap length (what was read before it is kept)."""
     i, n = 0, len(opts)
     while i < n:
         kind = opts[i]
         if kind == 0:
-            break
+            return
         if kind == 1:
             i += 1
             continue
         if i + 1 >= n:
-            break
+            return
         ln = opts[i + 1]
         if ln < 2 or i + ln > n:
-            break  # malformed or cut by the snap length: stop, keep what was read
+            return
+        yield kind, opts[i:i + ln]
+        i += ln
+
+
+def parse_opts(d: TcpDir, idx: int, flags: int, opts: bytes) -> None:
+    for kind, o in tcp_options(opts):
         if kind == 3 and flags & SYN:
-            d.wscale = min(opts[i + 2], 14)  # RFC 7323 2.3: shift counts above 14 are taken as 14
+            d.wscale = min(o[2], 14)  # RFC 7323 2.3: shift counts above 14 are taken as 14
         elif kind == 4:
             d.sack_ok = True
-        elif kind == 5 and ln >= 10:
-            blocks = tuple(struct.unpack_from(">II", opts, j) for j in range(i + 2, i + ln - 7, 8))
+        elif kind == 5 and len(o) >= 10:
+            blocks = tuple(struct.unpack_from(">II", o, j) for j in range(2, len(o) - 7, 8))
             d.sacks.append((idx, blocks))
         elif kind == 30:
-            m = _mptcp_option(opts[i:i + ln], flags)
+            m = _mptcp_option(o, flags)
             if m is not None:
                 d.mptcp.append((idx, m[0], m[1]))
-        i += ln
 
 
 TS_ONLY = b"\x01\x01\x08\x0a"  # NOP NOP TS: the common case, nothing to keep
