@@ -195,4 +195,20 @@ mod tests {
         let m = fails(r#"{"path":[{"rate_mbps":100}],"flow":[{"tcp":{"frto":"yes"}}]}"#);
         assert!(m.contains("frto") && m.contains("expected a boolean"), "{m}");
     }
+
+    /// CONFIG_HZ: Linux's default 250, one of Kconfig.hz's choices when given, anything else
+    /// refused in one line naming the field and the choices.
+    #[test]
+    fn kernel_hz_is_one_of_linuxs_choices() {
+        let hz = |t: &str| {
+            let j = format!(r#"{{"path":[{{"rate_mbps":100}}],"flow":[{{"kind":"tcp"{t}}}]}}"#);
+            Scenario::from_json(&j).map(|s| s.flow[0].tcp.kernel_hz)
+        };
+        assert_eq!(hz("").unwrap(), 250);
+        assert_eq!(hz(r#","tcp":{"kernel_hz":1000}"#).unwrap(), 1000);
+        let m = fails(r#"{"path":[{"rate_mbps":100}],"flow":[{"tcp":{"kernel_hz":200}}]}"#);
+        assert!(m.contains("flow.0.tcp.kernel_hz") && m.contains("100, 250, 300, 1000") && m.contains("200"), "{m}");
+        let m = fails(r#"{"path":[{"rate_mbps":100}],"flow":[{"tcp":{"kernel_hz":"250"}}]}"#);
+        assert!(m.contains("kernel_hz"), "{m}");
+    }
 }
