@@ -60,6 +60,7 @@ use crate::scenario::{AppKind, CcKind, Direction, Kernel, MptcpMode};
 use crate::tcp::cc::CaState;
 use crate::tcp::receiver::TcpReceiver;
 use crate::tcp::sender::TcpSender;
+use crate::tcp::timer_wheel::TimerWheel;
 use crate::time::Time;
 use crate::trace::Bins;
 
@@ -245,6 +246,8 @@ pub struct ConnInfo {
     pub direction: Direction,
     pub start: Time,
     pub stop: Time,
+    /// The host kernel's tick and timer wheel: when the connection's retransmission timer fires.
+    pub wheel: TimerWheel,
 }
 
 /// What a connection is built from (the scenario flow, sim/mptcp/build.rs).

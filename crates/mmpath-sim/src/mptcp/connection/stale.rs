@@ -110,13 +110,15 @@ impl Connection {
     }
 
     /// mptcp_reset_rtx_timer: the connection's retransmission timer runs from now for the
-    /// interval the last scheduling pass set. Returns the timer event to ask for, if any.
+    /// interval the last scheduling pass set (`sk_reset_timer(jiffies + timer_ival)`, the
+    /// interval in jiffies), on the kernel's timer wheel (tcp/timer_wheel.rs). Returns the
+    /// timer event to ask for, if any.
     fn rtx_restart(&mut self, now: Time) -> Option<Time> {
         if self.info.kernel != Kernel::Upstream {
             return None;
         }
         let ival = self.timer_ival;
-        self.rtx_set(now + ival)
+        self.rtx_set(self.info.wheel.after(now, ival))
     }
 
     /// The kernel's pending data (mptcp_send_head): written by the application and not yet
@@ -397,6 +399,20 @@ mod state_tests {
         ack(&mut cn, &mut io, now, 0, una0, 0, 1 << 20);
         assert!(!cn.subs[0].stale);
         assert_eq!(cn.subs[0].state_code(), 0);
+    }
+
+    /// mptcp_reset_rtx_timer arms a timer_list (sk_reset_timer): the connection's timer runs on
+    /// the kernel's timer wheel, as its subflows' do (tcp/timer_wheel.rs).
+    #[test]
+    fn the_connection_timer_runs_on_the_timer_wheel() {
+        let (mut cn, mut io) = connection(Kernel::Upstream, SchedName::Upstream, &[false], 1 << 20);
+        write(&mut cn, &mut io, ms(1), 4 * MSS as u64);
+        // The interval: what is left of subflow 0's initial RTO, which runs on the wheel too
+        // (1 s = 250 ticks from tick 0, level 1: tick 256 = 1.024 s), from 1 ms.
+        assert_eq!(cn.timer_ival, ms(1023));
+        // 1023 ms = 256 ticks (rounded up) from tick 0, expiry 256 in level 1 (8-tick buckets):
+        // run at tick 264 = 1.056 s, not at 1 + 1023 ms.
+        assert_eq!(cn.rtx_at, Some(ms(1056)));
     }
 
     /// Without a healthy alternative a silent subflow is not marked stale.

@@ -16,6 +16,7 @@ use crate::scenario::{AppKind, BufSize, CcKind, MptcpMode, TcpOpts};
 use crate::tcp::cc;
 use crate::tcp::receiver::{ReceiverCfg, TcpReceiver};
 use crate::tcp::sender::{SenderCfg, TcpSender};
+use crate::tcp::timer_wheel::TimerWheel;
 
 /// Every subflow's MSS.
 pub(super) const MSS: u32 = 1000;
@@ -123,6 +124,7 @@ pub(super) fn connection(kernel: Kernel, sched: SchedName, backup: &[bool], wind
             direction: Direction::Download,
             start: Time::ZERO,
             stop: Time::from_secs(100),
+            wheel: TimerWheel::default(),
         },
         sched: sched::build(sched, &SchedParams::default()),
         app: App::new(AppKind::Bulk, None, None, 0),

@@ -20,6 +20,7 @@ use crate::sim::{routes, Flow, FlowCounters, Hop, PathState, Simulation, INTERVA
 use crate::tcp::cc::{self, CongestionControl};
 use crate::tcp::receiver::{ReceiverCfg, TcpReceiver};
 use crate::tcp::sender::{SenderCfg, TcpSender};
+use crate::tcp::timer_wheel::TimerWheel;
 use crate::time::Time;
 use crate::trace::Bins;
 
@@ -317,6 +318,7 @@ pub(in crate::sim) fn build(
             direction: f.direction,
             start,
             stop,
+            wheel: TimerWheel::new(f.tcp.kernel_hz),
         },
         sched,
         app: App::new(app_kind, f.rate_mbps, f.bytes, 0),
