@@ -335,6 +335,7 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
         pauses: list[tuple[list[tuple[str, str, int, int]], list[tuple[float, float]]]] = []
         senders: list[tuple[str, str, int, float | None]] = []
         bursts: dict[str, int] = {}
+        silent: set[tuple[str, str]] = set()
         for link, p in zip(topo.paths, cfg["path"]):
             windows = holds_ns.get(link.index)
             if windows:
@@ -351,8 +352,12 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
                 if cap is None:
                     cap = next(iter(path_caps.values()))
                 up0 = bool(cap.mbps[0] > 0)
+                # The server's own interface (the server in the AP's namespace): a link down
+                # loses what it is given without telling the socket (shaper.py).
+                if topo.colocated and d == "download":
+                    silent.add((ns, ifname))
                 shaper.install(ns, ifname, float(cap.mbps[0]) if shaped else shaper.GATE_MBPS, link.mtu, qbytes,
-                               up0, pausable=bool(windows))
+                               up0, pausable=bool(windows), silent=(ns, ifname) in silent)
                 if windows:
                     pauses[-1][0].append((ns, ifname, link.mtu, qbytes))
                 if shaped:
@@ -384,7 +389,7 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
         before = {(t[0], t[1]): netns.tx_bytes(t[0], t[1]) for t in targets if t[5]}
         if trace is not None:
             trace.start()
-        shp = shaper.Shaper(targets, pauses)
+        shp = shaper.Shaper(targets, pauses, silent)
         if holds_ns or downs.needed():
             # The hold and drop windows are on the shaper's clock: its bin 0 is set a little
             # ahead and given to the delay line (as CLOCK_REALTIME, read together with the
