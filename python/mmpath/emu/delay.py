@@ -182,6 +182,9 @@ class DelayLine:
                     break
             merged["queues"] += [{**q, "namespace": short} if two else q for q in stats.get("queues", [])]
             merged["held_at_exit"] += int(stats.get("held_at_exit") or 0)
+            # Held packets the kernel dropped itself, their interface gone down (a `drop` outage
+            # of the client's end, with the line in the client's namespace: mmpath-delay).
+            merged["dropped_by_kernel"] = merged.get("dropped_by_kernel", 0) + int(stats.get("dropped_by_kernel") or 0)
             merged.setdefault("hold_origin_after_start_ms", stats.get("hold_origin_after_start_ms"))
             merged["kernel_drops"].update({f"{short} {k}" if two else k: v for k, v in drops.items()})
         self.procs = []
