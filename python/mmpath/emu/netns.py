@@ -155,6 +155,13 @@ def build(path_names: list[str], mtus: list[int], mptcp: bool, backup: set[str],
             link = PathLink(index=k, name=name, mtu=mtu, cli_if=f"p{k}c", ap_if=f"p{k}a",
                             cli_addr=f"10.199.{k + 1}.2", ap_addr=f"10.199.{k + 1}.1")
             _veth(topo.ap, link.ap_if, link.ap_addr, topo.cli, link.cli_if, link.cli_addr, mtu)
+            if colocated:
+                # The server's packets leave from its own address: a socket bound to no address
+                # (iperf3's UDP server) would otherwise take the path's AP address from the
+                # connected route, and the client's socket, connected to SERVER_ADDR, would not
+                # know them (measured: a UDP download delivered nothing, the client's Udp
+                # NoPorts counted them).
+                sh("ip", "-n", topo.ap, "route", "replace", *_server_route(link))
             # The AP knows its station's MAC address, as an AP knows the stations associated
             # with it: a permanent neighbour entry, which the kernel keeps when the link loses its
             # carrier (a `drop` outage, drops.py). Learnt by ARP instead, it is flushed then, and
@@ -208,6 +215,12 @@ def packet_hooks(topo: Topology, index: int) -> list[tuple[str, str, list[list[s
     return [(topo.ap, "ap", [["FORWARD", "-i", i, "-o", o] for i, o in (("bb1", link.ap_if), (link.ap_if, "bb1"))])]
 
 
+def _server_route(link: PathLink) -> list[str]:
+    """The colocated server's route to the client over `link` (its connected subnet)."""
+    return [f"10.199.{link.index + 1}.0/24", "dev", link.ap_if, "proto", "kernel", "scope", "link", "src",
+            SERVER_ADDR]
+
+
 def routes(topo: Topology) -> dict[str, list[list[str]]]:
     """The routes build() added toward the far end, per namespace, as `ip route` arguments: where
     per-route TCP settings (initcwnd, rto_min, quickack) go."""
@@ -217,9 +230,9 @@ def routes(topo: Topology) -> dict[str, list[list[str]]]:
     if topo.paths:
         cli.append(["default", "via", topo.paths[0].ap_addr, "dev", topo.paths[0].cli_if])
     if topo.colocated:
-        # The server reaches the client by each path's own subnet (the kernel's connected routes).
-        srv = [[f"10.199.{lk.index + 1}.0/24", "dev", lk.ap_if, "proto", "kernel", "scope", "link", "src",
-                lk.ap_addr] for lk in topo.paths]
+        # The server reaches the client by each path's own subnet (build(): its connected route,
+        # from the server's address).
+        srv = [_server_route(lk) for lk in topo.paths]
     else:
         srv = [["10.199.0.0/16", "via", AP_BACKBONE_ADDR]]
     return {topo.srv: srv, topo.cli: cli}
