@@ -20,71 +20,82 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import NamedTuple
 
-import dpkt
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
-from mmpath.analyze.pcap.options import DSS, _mptcp_option, tcp_options  # noqa: E402
+from mmpath.analyze.errors import AnalyzeInputError  # noqa: E402
+from mmpath.analyze.pcap import DSS, PSH, SYN, read_packets  # noqa: E402
 
-MPTCP_KIND = 30
+
+class Packet(NamedTuple):
+    t: float
+    path: str  # the capture's file name without .pcap: the path's name
+    src: bytes
+    sport: int
+    dport: int
+    seq: int
+    flags: int
+    plen: int
+    data_ack: int | None  # of the packet's (last) DSS option
+    mapping: tuple[int, int] | None  # (DSN, subflow sequence number) of that DSS
 
 
-def packets(folder: Path):
-    """(t, path, src, client port, tcp, payload length, data_ack, (dsn, ssn) or None) per TCP packet."""
+def packets(folder: Path) -> list[Packet]:
+    """Every TCP packet of the folder's captures, by time; the analyzer's reader
+    (mmpath.analyze.pcap.read_packets) decodes the headers and each direction's MPTCP options."""
     out = []
-    for pcap in sorted(folder.glob("*.pcap")):
-        with pcap.open("rb") as f:
-            for ts, buf in dpkt.pcap.Reader(f):
-                try:
-                    ip = dpkt.ethernet.Ethernet(buf).data
-                except (dpkt.UnpackError, IndexError):
-                    continue
-                if not isinstance(ip, dpkt.ip.IP) or not isinstance(ip.data, dpkt.tcp.TCP):
-                    continue
-                tcp = ip.data
-                data_ack = mapping = None
-                for kind, o in tcp_options(bytes(tcp.opts)):
-                    if kind != MPTCP_KIND:
-                        continue
-                    dec = _mptcp_option(bytes(o), tcp.flags)
-                    if dec and dec[0] == DSS:
-                        ack, dsn, ssn, _len, _fin = dec[1]
-                        data_ack = ack[0] if ack else None
-                        mapping = (dsn[0], ssn) if dsn else None
-                out.append((ts, pcap.stem, bytes(ip.src), tcp, ip.len - ip.hl * 4 - tcp.off * 4, data_ack, mapping))
-    out.sort(key=lambda r: r[0])
+    pcaps = sorted(folder.glob("*.pcap"))
+    for pcap in pcaps:
+        tcp, _udp, _stats = read_packets(pcap)
+        for (src, sport, _dst, dport), d in tcp.items():
+            dss: dict = {}  # packet index -> (data_ack, mapping) of its last DSS option
+            for idx, subtype, fields in d.mptcp:
+                if subtype == DSS:
+                    ack, dsn, ssn = fields[:3]
+                    dss[idx] = (ack[0] if ack else None, (dsn[0], ssn) if dsn else None)
+            out.extend(Packet(d.ts[i], pcap.stem, src, sport, dport, d.seq[i], d.flags[i], d.plen[i],
+                        *dss.get(i, (None, None))) for i in range(len(d.ts)))
+    # read_packets keeps a file's packets direction by direction: merged again by time, equal
+    # times in the files' order. Equal times within one file come direction by direction, not in
+    # capture order; the fills do not depend on it: an ACK that left before a fill arrived cannot
+    # data-ACK it, so at the fill's microsecond only an ACK that followed it matches either way.
+    order = {p.stem: k for k, p in enumerate(pcaps)}
+    out.sort(key=lambda r: (r.t, order[r.path]))
     return out
 
 
-def fills(rows, after_s: float):
+def fills(rows: list[Packet], after_s: float):
+    if not rows:
+        return [], 0, 0
     # The server sends the data: the source of the most payload.
     payload: dict = {}
-    for _t, path, src, tcp, plen, _a, _m in rows:
-        payload[src] = payload.get(src, 0) + plen
+    for r in rows:
+        payload[r.src] = payload.get(r.src, 0) + r.plen
     server = max(payload, key=payload.get)
     sub_bytes: dict = {}
-    for _t, path, src, tcp, plen, _a, _m in rows:
-        if src == server:
-            key = (path, tcp.dport)
-            sub_bytes[key] = sub_bytes.get(key, 0) + plen
+    for r in rows:
+        if r.src == server:
+            key = (r.path, r.dport)
+            sub_bytes[key] = sub_bytes.get(key, 0) + r.plen
     keys = sorted(sub_bytes, key=sub_bytes.get)[-2:]
     isn, anchor, have, found, pending = {}, {}, [], [], []
-    t0 = rows[0][0]
+    t0 = rows[0].t
     contig = None
-    for t, path, src, tcp, plen, data_ack, mapping in rows:
-        key = (path, tcp.dport if src == server else tcp.sport)
+    for t, path, src, sport, dport, seq, flags, plen, data_ack, mapping in rows:
+        key = (path, dport if src == server else sport)
         if key not in keys:
             continue
-        if tcp.flags & dpkt.tcp.TH_SYN and src == server:
-            isn[key] = tcp.seq
+        if flags & SYN and src == server:
+            isn[key] = seq
         if src == server and plen > 0 and key in isn:
             if mapping:
                 anchor[key] = mapping
             if key not in anchor:
                 continue
             dsn0, ssn0 = anchor[key]
-            start = dsn0 + ((tcp.seq - isn[key]) % (1 << 32) - ssn0)
+            start = dsn0 + ((seq - isn[key]) % (1 << 32) - ssn0)
             contig = start if contig is None else contig
             before = contig
             have = sorted(have + [(start, start + plen)])
@@ -98,7 +109,7 @@ def fills(rows, after_s: float):
                 contig = max(contig, merged[0][1])
             have = [h for h in merged if h[1] > contig]
             if contig - before > plen and t - t0 >= after_s:
-                pending.append({"t": t, "path": path, "len": plen, "psh": bool(tcp.flags & dpkt.tcp.TH_PUSH),
+                pending.append({"t": t, "path": path, "len": plen, "psh": bool(flags & PSH),
                                 "at": contig})
         elif src != server and data_ack is not None:
             for p in list(pending):
@@ -107,7 +118,7 @@ def fills(rows, after_s: float):
                     pending.remove(p)
     # The full segment's payload: the commonest length of a one-frame data packet over 1000 bytes
     # (short window-edge tails are commoner than full segments where GSO packets carry the rest).
-    small = [plen for _t, _p, src, _tcp, plen, _a, _m in rows if src == server and 1000 < plen <= 1500]
+    small = [r.plen for r in rows if r.src == server and 1000 < r.plen <= 1500]
     mss = max(set(small), key=small.count) if small else 0
     return found, len(pending), mss
 
@@ -122,7 +133,12 @@ def main(argv=None) -> int:
         print(f"fill_acks: {a.folder} has no <path>.pcap (allowed: an `mmpath emu run --out` folder, "
               "captures on)", file=sys.stderr)
         return 2
-    found, unanswered, full = fills(packets(a.folder), a.after)
+    try:
+        rows = packets(a.folder)
+    except AnalyzeInputError as e:
+        print(f"fill_acks: {e}", file=sys.stderr)
+        return 2
+    found, unanswered, full = fills(rows, a.after)
     if not found:
         print(f"fill_acks: no connection-level hole was filled in {a.folder} (allowed: an MPTCP download "
               "over two or more paths)", file=sys.stderr)

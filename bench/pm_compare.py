@@ -40,11 +40,11 @@ import sys
 import tempfile
 from pathlib import Path
 
-import dpkt
 import numpy as np
 
 import mmpath
 import mmpath.emu
+from mmpath.analyze.pcap.packets import ip_str, read_packets
 
 CUT_S, BACK_S, DURATION_S = 5.0, 10.0, 14.0
 BIN_S = 0.1
@@ -133,23 +133,16 @@ def _pcap_bytes(path: Path, t0_unix: float, edges: np.ndarray) -> tuple[np.ndarr
     """Per bin, TCP payload bytes from the data's sender (the server in a download, the client
     in an upload) in a client-side capture; and the times of every such packet (scenario clock)."""
     from_server = DIRECTION[0] == "download"
-    ts, sizes = [], []
-    with open(path, "rb") as fh:
-        for t, buf in dpkt.pcap.Reader(fh):
-            try:
-                ip = dpkt.ethernet.Ethernet(buf).data
-            except (dpkt.UnpackError, IndexError):
-                continue
-            if not isinstance(ip, dpkt.ip.IP) or not isinstance(ip.data, dpkt.tcp.TCP):
-                continue
-            # The capture keeps the headers only (traffic.py CAPTURE_SNAPLEN): the payload's
-            # length from the IP total length.
-            payload = ip.len - 4 * ip.hl - 4 * ip.data.off
-            if (dpkt.utils.inet_to_str(ip.src) == SERVER) != from_server or payload <= 0:
-                continue
-            ts.append(float(t) - t0_unix)
-            sizes.append(payload)
-    ts_a, sz = np.array(ts), np.array(sizes, dtype=float)
+    ts, sizes = [np.zeros(0)], [np.zeros(0)]
+    # The capture keeps the headers only (traffic.py CAPTURE_SNAPLEN): the analyzer's reader
+    # takes the payload's length from the IP total length.
+    tcp, _udp, _stats = read_packets(path)
+    for (src, *_ports), d in tcp.items():
+        if (ip_str(src) == SERVER) == from_server:
+            plen = np.array(d.plen, dtype=float)
+            ts.append(np.array(d.ts)[plen > 0] - t0_unix)
+            sizes.append(plen[plen > 0])
+    ts_a, sz = np.concatenate(ts), np.concatenate(sizes)
     b, _ = np.histogram(ts_a, bins=edges, weights=sz)
     return b, ts_a
 

@@ -249,3 +249,26 @@ def test_a_wired_schedules_stall_is_held_in_the_emulation(tmp_path, capsys, _):
     assert abs(row["simulated_mbps"] / row["emulated_mbps"] - 1) < 0.1, row
     held = json.loads((out / "emu.json").read_text())["holds"]["a"]
     assert held["cause"] == "stall" and held["windows"] == 1 and held["first_s"] == [2.0, 2.5]
+
+
+def test_the_simulated_side_runs_at_the_emulating_kernels_hz(monkeypatch, tmp_path):
+    """CONFIG_HZ is a build-time setting the emulator cannot give the kernel: the comparison
+    simulates at the running kernel's (read from its config, kconfig.py), and leaves the
+    scenario alone when the config cannot be read."""
+    from mmpath.emu import compare as cmp_mod
+    from mmpath.emu import kconfig
+    from mmpath.scenario import load_scenario
+
+    boot = tmp_path / "config"
+    boot.write_bytes(b"# CONFIG_HZ_250 is not set\nCONFIG_HZ_1000=y\nCONFIG_HZ=1000\n")
+    monkeypatch.setattr(kconfig, "_config_text", lambda: boot.read_bytes())
+    assert kconfig.host_hz() == 1000
+    sc = load_scenario({"path": [{"rate_mbps": 100}], "flow": [{"kind": "tcp"}, {"kind": "tcp"}]})
+    assert [f["tcp"]["kernel_hz"] for f in sc.config["flow"]] == [250, 250]
+    at, hz = cmp_mod.at_host_hz(sc)
+    assert hz == 1000 and [f["tcp"]["kernel_hz"] for f in at.config["flow"]] == [1000, 1000]
+    assert [f["tcp"]["kernel_hz"] for f in sc.config["flow"]] == [250, 250], "the caller's scenario is untouched"
+    monkeypatch.setattr(kconfig, "_config_text", lambda: None)
+    assert kconfig.host_hz() is None
+    assert cmp_mod.at_host_hz(sc) == (sc, None)
+    assert "CONFIG_HZ 1000" in format_rows({"seed": 1, "kernel_hz": 1000, "simulated_wall_s": 0.1, "flows": []})[0]

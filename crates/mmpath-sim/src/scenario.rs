@@ -37,7 +37,7 @@ pub use flow::{AppKind, CcKind, Direction, FlowCfg, FlowKind};
 pub use mptcp::{AmuseCfg, CoupledName, Kernel, MptcpMode, PmName, PrioCfg, SchedName, SubflowLayout};
 pub use path::{PathCfg, RateAdaptation, ScheduleStep, Signal, SoftirqCpu, Technology, TraceCfg, TraceFormat};
 pub use sections::Sections;
-pub use tcp_options::{BufSize, TcpOpts};
+pub use tcp_options::{BufSize, TcpOpts, DEFAULT_KERNEL_HZ, KERNEL_HZ_CHOICES};
 
 /// What a wired path's outages do with its packets: a schedule step's `drop`, a trace's `outage`
 /// and the wire's (link/wire.rs) one enum.

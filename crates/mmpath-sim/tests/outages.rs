@@ -2,6 +2,8 @@
 //! (`up = false, drop = true`), run whole: what each direction loses, what the oracle counts,
 //! and when TCP gets going again (docs/models.md "Outages: hold or drop").
 
+use mmpath_sim::tcp::timer_wheel::TimerWheel;
+use mmpath_sim::time::Time;
 use mmpath_sim::{RunOutput, Simulation};
 use serde_json::Value;
 
@@ -87,9 +89,10 @@ fn first_rise(rows: &[(f64, u64, u64, f64, f64)], after_s: f64, col: usize) -> O
 /// under 1 ms; a 20-frame queue keeps it near that under load), down 2 s from t = 3 s. Dropped,
 /// nothing the sender had out survives, so it gets going again only at its RTO's next
 /// retransmission after the link returns: the RTO (`srtt + max(4 rttvar, 200 ms)`, Linux's
-/// tcp_set_rto, tcp/rtt.rs) fires first at t1 (the loss probe's timeout, then one RTO), then
-/// doubling, at t1 + 2 RTO, t1 + 6 RTO, t1 + 14 RTO, ...; held, the queued data arrives the
-/// moment the link is back.
+/// tcp_set_rto, tcp/rtt.rs) in jiffies fires first at t1 (the loss probe's timeout, then one
+/// RTO), then doubling in jiffies, each run by the kernel's timer wheel (tcp/timer_wheel.rs: at
+/// HZ = 250 the 816-tick one waits for the next 64-tick bucket); held, the queued data arrives
+/// the moment the link is back.
 #[test]
 fn after_a_dropping_outage_tcp_resumes_at_its_next_rto_held_at_the_return() {
     let (t0, up) = (3.0, 5.0);
@@ -106,12 +109,28 @@ fn after_a_dropping_outage_tcp_resumes_at_its_next_rto_held_at_the_return() {
     let (srtt, rttvar) = (before.3 / 1e3, before.4 / 1e3);
     assert!(srtt < 0.002, "the path's RTT under load stays near its base: srtt {srtt} s");
     let rto = srtt + (4.0 * rttvar).max(0.200);
+    let wheel = TimerWheel::new(250); // the scenario's default tcp.kernel_hz
+    let tick = wheel.tick().secs_f64();
+    let rto_ticks = wheel.ticks(Time::from_secs_f64(rto));
     // The first retransmission after the outage starts: the RTO, armed after the tail loss
-    // probe (at most max(2 srtt, 10 ms) after the last send, tcp/tlp.rs) went unanswered.
+    // probe (at most max(2 srtt, 10 ms) after the last send, tcp/tlp.rs) went unanswered;
+    // each timer runs at most one tick (level 0) after its expiry, which is in whole ticks.
     let t1 = first_rise(&rows, t0, 2).expect("an RTO retransmission");
-    assert!(t1 >= t0 + rto && t1 <= t0 + rto + 0.012 + 2.0 * srtt, "first RTO at {t1}, RTO {rto}");
-    // The backoff's retransmission times; the first at or after the link's return.
-    let next = (1..10).map(|k| t1 + rto * ((1u64 << k) as f64 - 2.0)).find(|&t| t >= up).unwrap();
+    let slack = 0.010 + 2.0 * srtt + 4.0 * tick;
+    assert!(t1 >= t0 + rto && t1 <= t0 + rto + slack, "first RTO at {t1}, RTO {rto}");
+    // The wheel runs timers at tick starts: t1 is the tick start in the 1 ms sample before it.
+    let mut at = Time::from_secs_f64(((t1 - 0.0005) / tick).round() * tick);
+    // The backoff's retransmission times (icsk_rto doubled in jiffies, each on the wheel); the
+    // first at or after the link's return.
+    let mut next = None;
+    for k in 1..10 {
+        at = wheel.fire_at(at, rto_ticks << k);
+        if at.secs_f64() >= up {
+            next = Some(at.secs_f64());
+            break;
+        }
+    }
+    let next = next.unwrap();
     let resumed = first_rise(&rows, t0 + 0.005, 1).expect("deliveries after the outage");
     assert!(resumed >= next && resumed <= next + 0.003, "dropped: resumed at {resumed}, next RTO at {next}");
     assert!(next - up > 0.9, "the RTO backoff, not the link, sets the recovery here ({next} vs {up})");

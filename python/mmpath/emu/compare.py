@@ -9,19 +9,24 @@ throughput under 10 % of its mean over the 2 s before; the recovery is the time 
 link's return until the 1 s mean is back to 90 % of that pre-outage mean
 (mmpath.metrics.resaturation_time; None: not within the run).
 Written as compare.json and compare.png (the two throughput series per flow) into the
-emulator's output folder.
+emulator's output folder. The simulated side runs at the emulating kernel's CONFIG_HZ
+(`tcp.kernel_hz`, kconfig.py): a build-time setting the emulator cannot give the kernel, so the
+model follows the kernel rather than the other way round.
 """
 
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
 from typing import Any
 
 from .. import metrics
 from ..api import simulate
+from ..scenario import normalize
 from ..lazy import numpy as np, pandas as pd, pyplot as plt  # on first use (start-up time): lazy.py
 from ..table import align
+from .kconfig import host_hz
 
 BIN_S = 0.1
 PRE_S = 2.0  # x-kernel's pre-outage window
@@ -55,9 +60,24 @@ def _flow_series_sim(res, name: str) -> tuple[np.ndarray, np.ndarray]:
     return g.index.to_numpy(dtype=float), g.to_numpy(dtype=float)
 
 
+def at_host_hz(sc) -> tuple[Any, int | None]:
+    """`sc` with every flow's `tcp.kernel_hz` set to the CONFIG_HZ of the kernel the emulator ran
+    (its TCP timers tick at that rate, whatever the scenario says; kconfig.py), and that HZ
+    (None, and `sc` as it is, when the kernel's config cannot be read)."""
+    hz = host_hz()
+    flows = sc.config.get("flow") or []
+    if hz is None or all((f.get("tcp") or {}).get("kernel_hz") == hz for f in flows):
+        return sc, hz
+    config = copy.deepcopy(sc.config)
+    for f in config["flow"]:
+        f.setdefault("tcp", {})["kernel_hz"] = hz
+    return normalize(config, sc.source), hz
+
+
 def compare(sc, emu) -> dict[str, Any]:
     """Simulate `sc` (the scenario the emulator ran, its seed included) and set it beside
     `emu` (an EmuResult)."""
+    sc, hz = at_host_hz(sc)
     sim = simulate(sc)
     end_s = float(sc.config["duration_s"])
     flows = []
@@ -85,7 +105,7 @@ def compare(sc, emu) -> dict[str, Any]:
                         "simulated_outage_s": s["outage_s"], "emulated_outage_s": e["outage_s"],
                         "simulated_recovery_s": s["recovery_s"], "emulated_recovery_s": e["recovery_s"]})
         flows.append(row)
-    return {"seed": int(sc.seed), "simulated_wall_s": round(float(sim.summary.get("wall_s", 0.0)), 3),
+    return {"seed": int(sc.seed), "kernel_hz": hz, "simulated_wall_s": round(float(sim.summary.get("wall_s", 0.0)), 3),
             "flows": flows, "_sim": sim}
 
 
@@ -117,7 +137,9 @@ def write(cmp: dict[str, Any], emu, out: Path) -> None:
 
 def format_rows(cmp: dict[str, Any]) -> list[str]:
     rows = cmp["flows"]
-    lines = [f"compared with the simulator (same scenario, seed {cmp['seed']}; {cmp['simulated_wall_s']:g} s to simulate):"]
+    hz = f", this kernel's CONFIG_HZ {cmp['kernel_hz']}" if cmp.get("kernel_hz") else ""
+    lines = [f"compared with the simulator (same scenario, seed {cmp['seed']}{hz}; "
+             f"{cmp['simulated_wall_s']:g} s to simulate):"]
     timed = any("simulated_outage_s" in r for r in rows)
     header = ["flow", "simulated Mbps", "emulated Mbps", "diff %"]
     if timed:

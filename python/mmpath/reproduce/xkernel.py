@@ -212,7 +212,8 @@ def _check(runs: pd.DataFrame, mode: Mode):
     k = host_knobs()
     text = (f"{len(ok)} of {want} rows agree"
             + (f"; disagreeing: {', '.join(r['row'].id for r in res if not r['ok'])}" if len(ok) < len(res) else "")
-            + f" (this kernel: stale_loss_cnt {k.get('stale_loss_cnt')}, tcp_rmem {k.get('tcp_rmem')}, "
+            + f" (this kernel: CONFIG_HZ {k.get('CONFIG_HZ')} (both engines), stale_loss_cnt {k.get('stale_loss_cnt')}, "
+              f"tcp_rmem {k.get('tcp_rmem')}, "
               f"tcp_pacing_ss_ratio {k.get('tcp_pacing_ss_ratio')}, tcp_pacing_ca_ratio {k.get('tcp_pacing_ca_ratio')};"
               f" simulated: {SIMULATOR_KNOBS})")
     return text, c.items

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from ..emu.kconfig import host_hz
 from ..scenario import load_scenario
 
 # Metrics a row can compare (the criterion's tolerance for each is in xkernel.py).
@@ -74,13 +75,15 @@ def host_knobs() -> dict[str, Any]:
                  "mptcp/stale_loss_cnt"):
         v = _read(f"/proc/sys/net/{name}")
         out[name.split("/")[1]] = [int(x) for x in v] if v and all(x.isdigit() for x in v) else None
+    out["CONFIG_HZ"] = host_hz()
     return out
 
 
 def host_tcp(knobs: dict[str, Any] | None = None) -> dict[str, Any]:
     """`[flow.tcp]` from the kernel's sysctls (docs/emulate.md's table, read the other way):
     tcp_rmem[2] / tcp_wmem[2] the buffer ceilings, tcp_early_retrans >= 3 the tail loss probe,
-    tcp_frto > 0 F-RTO, tcp_slow_start_after_idle. What cannot be read keeps the scenario's default."""
+    tcp_frto > 0 F-RTO, tcp_slow_start_after_idle, and the kernel's CONFIG_HZ its timers tick at.
+    What cannot be read keeps the scenario's default."""
     k = host_knobs() if knobs is None else knobs
     tcp: dict[str, Any] = {}
     if k.get("tcp_rmem") and len(k["tcp_rmem"]) == 3:
@@ -93,6 +96,8 @@ def host_tcp(knobs: dict[str, Any] | None = None) -> dict[str, Any]:
         tcp["frto"] = k["tcp_frto"][0] > 0
     if k.get("tcp_slow_start_after_idle"):
         tcp["slow_start_after_idle"] = k["tcp_slow_start_after_idle"][0] > 0
+    if k.get("CONFIG_HZ"):
+        tcp["kernel_hz"] = k["CONFIG_HZ"]
     return tcp
 
 

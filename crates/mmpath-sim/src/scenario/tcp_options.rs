@@ -118,6 +118,21 @@ pub struct TcpOpts {
     /// application leaves it unused (tcp/sender/idle.rs).
     #[serde(default = "d_true")]
     pub slow_start_after_idle: bool,
+    /// The hosts' CONFIG_HZ: Linux's TCP timers (RTO, tail loss probe, RACK reordering,
+    /// delayed ACK) count in its ticks and fire from the kernel's timer wheel, late by up to
+    /// the wheel level's granularity (tcp/timer_wheel.rs). 250, kernel/Kconfig.hz's default;
+    /// 100, 300 or 1000 for a kernel built so.
+    #[serde(default = "d_kernel_hz")]
+    pub kernel_hz: u32,
+}
+
+/// Linux's default timer frequency (kernel/Kconfig.hz: `default HZ_250`).
+pub const DEFAULT_KERNEL_HZ: u32 = 250;
+/// The frequencies kernel/Kconfig.hz offers (CONFIG_HZ_100, _250, _300, _1000).
+pub const KERNEL_HZ_CHOICES: [u32; 4] = [100, 250, 300, 1000];
+
+fn d_kernel_hz() -> u32 {
+    DEFAULT_KERNEL_HZ
 }
 
 /// net.ipv4.tcp_limit_output_bytes of current kernels (1 MiB; it was 128 KiB before Linux 4.2
@@ -153,6 +168,7 @@ impl Default for TcpOpts {
             tail_loss_probes: true,
             frto: true,
             slow_start_after_idle: true,
+            kernel_hz: d_kernel_hz(),
         }
     }
 }
@@ -178,5 +194,21 @@ mod tests {
         assert!(!Scenario::from_json(j).unwrap().flow[0].tcp.slow_start_after_idle);
         let m = fails(r#"{"path":[{"rate_mbps":100}],"flow":[{"tcp":{"frto":"yes"}}]}"#);
         assert!(m.contains("frto") && m.contains("expected a boolean"), "{m}");
+    }
+
+    /// CONFIG_HZ: Linux's default 250, one of Kconfig.hz's choices when given, anything else
+    /// refused in one line naming the field and the choices.
+    #[test]
+    fn kernel_hz_is_one_of_linuxs_choices() {
+        let hz = |t: &str| {
+            let j = format!(r#"{{"path":[{{"rate_mbps":100}}],"flow":[{{"kind":"tcp"{t}}}]}}"#);
+            Scenario::from_json(&j).map(|s| s.flow[0].tcp.kernel_hz)
+        };
+        assert_eq!(hz("").unwrap(), 250);
+        assert_eq!(hz(r#","tcp":{"kernel_hz":1000}"#).unwrap(), 1000);
+        let m = fails(r#"{"path":[{"rate_mbps":100}],"flow":[{"tcp":{"kernel_hz":200}}]}"#);
+        assert!(m.contains("flow.0.tcp.kernel_hz") && m.contains("100, 250, 300, 1000") && m.contains("200"), "{m}");
+        let m = fails(r#"{"path":[{"rate_mbps":100}],"flow":[{"tcp":{"kernel_hz":"250"}}]}"#);
+        assert!(m.contains("kernel_hz"), "{m}");
     }
 }

@@ -304,6 +304,14 @@ impl Scenario {
             }
             pos(&f("tcp.min_rto_ms"), t.min_rto_ms)?;
             sections.validate_min_rto(&f("tcp.min_rto_ms"), t.min_rto_ms)?;
+            let hz = super::tcp_options::KERNEL_HZ_CHOICES;
+            if !hz.contains(&t.kernel_hz) {
+                let allowed: Vec<String> = hz.iter().map(u32::to_string).collect();
+                return Err(err(
+                    f("tcp.kernel_hz"),
+                    format!("must be one of Linux's CONFIG_HZ choices {} (got {})", allowed.join(", "), t.kernel_hz),
+                ));
+            }
             range_u(&f("tcp.rmem_max_bytes"), t.rmem_max(), 4096, 1 << 31)?;
             range_u(&f("tcp.wmem_max_bytes"), t.wmem_max(), 4096, 1 << 31)?;
             for (k, b) in [("tcp.rcvbuf_bytes", t.rcvbuf_bytes), ("tcp.sndbuf_bytes", t.sndbuf_bytes)] {

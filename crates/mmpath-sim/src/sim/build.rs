@@ -289,19 +289,18 @@ impl Simulation {
                 });
                 sender.apply_sysctls(t);
                 sender.set_writer_blocks(true); // the application writes to this socket (SOCK_NOSPACE)
-                (
-                    Some(sender),
-                    Some(TcpReceiver::new(ReceiverCfg {
-                        flow: fi,
-                        mss,
-                        rcvbuf: t.rcvbuf_bytes,
-                        rmem_max: t.rmem_max(),
-                        delayed_ack: t.delayed_ack,
-                        // A current kernel's receiver; a single-path writer is modelled
-                        // without pushes, so no segment carries PSH for the rule to see.
-                        push_full_segments: true,
-                    })),
-                )
+                let mut receiver = TcpReceiver::new(ReceiverCfg {
+                    flow: fi,
+                    mss,
+                    rcvbuf: t.rcvbuf_bytes,
+                    rmem_max: t.rmem_max(),
+                    delayed_ack: t.delayed_ack,
+                    // A current kernel's receiver; a single-path writer is modelled
+                    // without pushes, so no segment carries PSH for the rule to see.
+                    push_full_segments: true,
+                });
+                receiver.set_kernel_hz(t.kernel_hz);
+                (Some(sender), Some(receiver))
             } else {
                 (None, None)
             };

@@ -7,4 +7,5 @@ pub mod rtt;
 pub mod scoreboard;
 pub mod sender;
 pub mod sndbuf;
+pub mod timer_wheel;
 pub mod tlp;

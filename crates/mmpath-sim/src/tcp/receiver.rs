@@ -6,6 +6,7 @@
 //! (tcp_rcv_space_adjust), and the ACK a read can trigger (tcp_cleanup_rbuf, `on_read`): a
 //! pending delayed ACK goes at once when the read took a short ("pushed") segment.
 
+use super::timer_wheel::TimerWheel;
 use crate::packet::{Kind, Packet, Way, MAX_SACK_BLOCKS, SACK_BLOCK_BYTES, SACK_OPTION_BASE_BYTES, TCP_HEADER_BYTES};
 use crate::scenario::BufSize;
 use crate::time::Time;
@@ -63,6 +64,8 @@ pub struct TcpReceiver {
     push_full_segments: bool,
     quickack: u32,
     delayed_ack: bool,
+    /// The host kernel's tick and timer wheel: when the delayed-ACK timer fires.
+    wheel: TimerWheel,
     delack_at: Option<Time>,
     /// The window we will grow to (window_clamp) and its ceiling.
     window: u64,
@@ -87,6 +90,11 @@ pub struct TcpReceiver {
 }
 
 impl TcpReceiver {
+    /// The receiving host's CONFIG_HZ (`tcp.kernel_hz`; Linux's default 250 until set).
+    pub fn set_kernel_hz(&mut self, hz: u32) {
+        self.wheel = TimerWheel::new(hz);
+    }
+
     pub fn new(cfg: ReceiverCfg) -> Self {
         let (window, window_max, autotune) = match cfg.rcvbuf {
             // SO_RCVBUF = X: the kernel doubles it and advertises half, i.e. about X.
@@ -114,6 +122,7 @@ impl TcpReceiver {
             // tcp_incr_quickack at connection start: min(rcv_wnd / (2 rcv_mss), 16).
             quickack: ((window / (2 * cfg.mss as u64)) as u32).min(MAX_QUICKACKS),
             delayed_ack: cfg.delayed_ack,
+            wheel: TimerWheel::default(),
             delack_at: None,
             window,
             window_max,
@@ -313,7 +322,8 @@ impl TcpReceiver {
         if ack_now {
             self.send_ack(now, out);
         } else if self.delack_at.is_none() {
-            self.delack_at = Some(now + DELACK_MIN);
+            // tcp_send_delayed_ack: sk_reset_timer(jiffies + ato), run by the timer wheel.
+            self.delack_at = Some(self.wheel.after(now, DELACK_MIN));
         }
         delivered
     }
@@ -530,23 +540,31 @@ mod tests {
         let mut out = Vec::new();
         r.on_data(Time::ZERO, &seg(0), &mut out);
         assert!(out.is_empty());
-        assert_eq!(r.timer_deadline(), Some(DELACK_MIN));
+        // 40 ms = 10 ticks at HZ = 250 from tick 0: the wheel runs it at tick 11.
+        assert_eq!(r.timer_deadline(), Some(DELACK_MIN + Time::from_ms(4)));
         r.on_data(Time::from_us(10), &seg(1000), &mut out);
         assert_eq!(out.len(), 1);
         assert_eq!(out[0].ack, 2000);
         assert_eq!(r.timer_deadline(), None);
     }
 
+    /// TCP_DELACK_MIN (40 ms) in jiffies from the tick the segment arrived in, run one tick
+    /// after its expiry by the timer wheel: at HZ = 250 a segment at 5 ms (tick 1) is ACKed at
+    /// tick 12 = 48 ms; at HZ = 1000 at tick 46 = 46 ms.
     #[test]
-    fn delayed_ack_timer_fires_after_40ms() {
-        let mut r = rx(true);
-        let mut out = Vec::new();
-        r.on_data(Time::from_ms(5), &seg(0), &mut out);
-        r.on_timer(Time::from_ms(44), &mut out);
-        assert!(out.is_empty(), "not before 40 ms");
-        r.on_timer(Time::from_ms(45), &mut out);
-        assert_eq!(out.len(), 1);
-        assert_eq!(out[0].ack, 1000);
+    fn delayed_ack_timer_fires_after_40ms_on_the_wheel() {
+        for (hz, at_ms) in [(250, 48), (1000, 46)] {
+            let mut r = rx(true);
+            r.set_kernel_hz(hz);
+            let mut out = Vec::new();
+            r.on_data(Time::from_ms(5), &seg(0), &mut out);
+            assert_eq!(r.timer_deadline(), Some(Time::from_ms(at_ms)), "HZ {hz}");
+            r.on_timer(Time::from_ms(at_ms) - Time(1), &mut out);
+            assert!(out.is_empty(), "HZ {hz}: not before the wheel runs the timer");
+            r.on_timer(Time::from_ms(at_ms), &mut out);
+            assert_eq!(out.len(), 1);
+            assert_eq!(out[0].ack, 1000);
+        }
     }
 
     #[test]

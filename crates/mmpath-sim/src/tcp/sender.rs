@@ -63,6 +63,7 @@ mod undo;
 use super::cc::{CaState, CongestionControl, Window};
 use super::rtt::RttEstimator;
 use super::scoreboard::Scoreboard;
+use super::timer_wheel::TimerWheel;
 use crate::packet::Packet;
 use crate::scenario::{BufSize, TcpOpts};
 use crate::time::Time;
@@ -215,6 +216,9 @@ pub struct TcpSender {
     /// net.ipv4.tcp_early_retrans >= 3 (loss probes) and net.ipv4.tcp_frto != 0; both on by
     /// default as in every kernel since 3.10.
     tlp_enabled: bool,
+    /// The host kernel's tick and timer wheel: when the retransmission timer (RTO, probe,
+    /// reordering timeout) fires.
+    wheel: TimerWheel,
     /// Current kernels' probe rule (`set_modern_loss_probe`).
     tlp_modern: bool,
     frto_enabled: bool,
@@ -279,6 +283,7 @@ impl TcpSender {
             frto: false,
             xmit: Xmit::Normal,
             tlp_enabled: true,
+            wheel: TimerWheel::default(),
             tlp_modern: false,
             frto_enabled: true,
             stats: SenderStats::default(),
@@ -405,6 +410,7 @@ impl TcpSender {
         self.set_loss_probes(t.tail_loss_probes);
         self.set_frto(t.frto);
         self.set_slow_start_after_idle(t.slow_start_after_idle);
+        self.wheel = TimerWheel::new(t.kernel_hz);
     }
 
     /// No segment may span `seq` (it starts a new record: an MPTCP mapping).

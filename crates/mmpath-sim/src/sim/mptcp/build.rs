@@ -154,7 +154,7 @@ fn subflow_flow(
     sender.set_modern_loss_probe(kernel == Kernel::Upstream);
     // Subflows advertise the connection's window (RFC 8684 3.3.5): no subflow-level
     // limit beyond it.
-    let receiver = TcpReceiver::new(ReceiverCfg {
+    let mut receiver = TcpReceiver::new(ReceiverCfg {
         flow: fi,
         mss,
         rcvbuf: BufSize::Bytes(rcv_window.max(2 * mss as u64)),
@@ -164,6 +164,7 @@ fn subflow_flow(
         // v0.9x kernels (4.x) do not.
         push_full_segments: kernel == Kernel::Upstream,
     });
+    receiver.set_kernel_hz(t.kernel_hz);
     let flow = Flow {
         name: format!("{}/{}", f.name.clone().unwrap_or_default(), label),
         owner: i as u16,

@@ -55,7 +55,11 @@ impl TcpSender {
             return;
         }
         let pto = tlp::probe_timeout(self.rtt.srtt(), self.sb.packets_out(), Some(rto_at.saturating_sub(now)));
-        self.tlp_at = Some(now + pto);
+        // tcp_schedule_loss_probe arms the retransmission timer with the PTO in jiffies
+        // (usecs_to_jiffies): the wheel runs it (tcp/timer_wheel.rs). The PTO is bounded by
+        // what is left of the RTO, so on the one timer the probe never runs after the RTO would
+        // have (the rounding of the two to ticks and buckets must not reverse them).
+        self.tlp_at = Some(self.wheel.after(now, pto).min(rto_at));
     }
 
     /// tcp_send_loss_probe: one new segment if the peer's window allows one (cwnd may be
@@ -112,16 +116,18 @@ mod tests {
         s.on_ack(Time::from_ms(10), &ack(1000, &[]), &mut out); // srtt 10 ms, cwnd 11
         assert_eq!(out.len(), 2);
         assert_eq!(s.in_flight(), s.w.cwnd, "cwnd-limited");
-        assert_eq!(s.tlp_deadline(), Some(Time::from_ms(30)), "PTO = 2 x srtt");
-        assert_eq!(s.timer_deadline(), Some(Time::from_ms(30)));
+        // PTO = 2 x srtt = 20 ms = 5 ticks at HZ = 250, armed in tick 2: run at tick 8.
+        let pto_at = Time::from_ms(32);
+        assert_eq!(s.tlp_deadline(), Some(pto_at), "PTO = 2 x srtt, on the timer wheel");
+        assert_eq!(s.timer_deadline(), Some(pto_at));
         out.clear();
-        s.on_timer(Time::from_ms(30), &mut out);
+        s.on_timer(pto_at, &mut out);
         assert_eq!(out.iter().map(|p| p.seq).collect::<Vec<_>>(), vec![12_000], "a new segment");
         assert_eq!(s.in_flight(), s.w.cwnd + 1, "cwnd exceeded by the probe");
         assert_eq!(s.stats.tlp_probes, 1);
         assert_eq!(s.stats.retransmits, 0);
         assert_eq!(s.tlp_high_seq, None, "only retransmitted probes are tracked");
-        assert_eq!(s.timer_deadline(), Some(Time::from_ms(30) + s.rtt.rto()), "RTO from the probe");
+        assert_eq!(s.timer_deadline(), Some(s.rto_deadline(pto_at)), "RTO from the probe");
         assert_eq!(s.stats.rtos, 0);
     }
 
@@ -135,9 +141,10 @@ mod tests {
         out.clear();
         s.on_ack(Time::from_ms(10), &ack(1000, &[]), &mut out);
         assert!(out.is_empty());
-        assert_eq!(s.tlp_deadline(), Some(Time::from_ms(30)));
+        let pto_at = Time::from_ms(32); // 2 x srtt on the wheel, as above
+        assert_eq!(s.tlp_deadline(), Some(pto_at));
         // Still in the host's queue: no probe retransmission (skb_still_in_host_queue).
-        s.on_timer(Time::from_ms(30), &mut out);
+        s.on_timer(pto_at, &mut out);
         assert!(out.is_empty());
         assert_eq!(s.stats.tlp_probes, 0);
         let mut s = sender(1000);
@@ -146,7 +153,7 @@ mod tests {
         out.clear();
         s.on_ack(Time::from_ms(10), &ack(1000, &[]), &mut out);
         left_host(&mut s);
-        s.on_timer(Time::from_ms(30), &mut out);
+        s.on_timer(pto_at, &mut out);
         assert_eq!(out.iter().map(|p| (p.seq, p.len)).collect::<Vec<_>>(), vec![(9000, 1000)]);
         assert_eq!((s.stats.tlp_probes, s.stats.retransmits), (1, 1));
         assert_eq!(s.tlp_high_seq, Some(10_000));
@@ -181,8 +188,10 @@ mod tests {
         let mut out = Vec::new();
         s.try_send(Time::ZERO, &mut out);
         s.on_ack(Time::from_ms(10), &ack(1000, &[]), &mut out);
-        // 1.5 x 10 + 200 = 215 ms > RTO (10 + max(4 x 5, 200) = 210 ms): the probe fires then.
-        let rto_at = Time::from_ms(10) + s.rtt.rto();
+        // 1.5 x 10 + 200 = 215 ms > RTO (10 + max(4 x 5, 200) = 210 ms): the probe fires then
+        // (both on the timer wheel: 53 ticks from tick 2, level 0, run at tick 56).
+        let rto_at = s.rto_deadline(Time::from_ms(10));
+        assert_eq!(rto_at, Time::from_ms(224));
         assert_eq!(s.tlp_deadline(), Some(rto_at));
         out.clear();
         left_host(&mut s);
@@ -190,7 +199,7 @@ mod tests {
         assert_eq!(out.iter().map(|p| p.seq).collect::<Vec<_>>(), vec![1000]);
         assert_eq!((s.stats.tlp_probes, s.stats.rtos), (1, 0), "a probe, not a timeout");
         assert_eq!(s.state, CaState::Open);
-        assert_eq!(s.timer_deadline(), Some(rto_at + s.rtt.rto()));
+        assert_eq!(s.timer_deadline(), Some(s.rto_deadline(rto_at)));
     }
 
     /// At most one probe retransmission is outstanding: a later probe timer only re-arms.
@@ -202,7 +211,7 @@ mod tests {
         s.try_send(Time::ZERO, &mut out);
         s.on_ack(Time::from_ms(10), &ack(1000, &[]), &mut out);
         left_host(&mut s);
-        s.on_timer(Time::from_ms(30), &mut out);
+        s.on_timer(s.tlp_deadline().expect("armed"), &mut out);
         assert_eq!(s.stats.tlp_probes, 1);
         // A partial ACK arms the probe again ...
         s.on_ack(Time::from_ms(40), &ack(5000, &[]), &mut out);

@@ -12,9 +12,9 @@ use crate::packet::Packet;
 use crate::tcp::cc::{CaState, INFINITE_SSTHRESH};
 use crate::time::Time;
 
-/// TCP_TIMEOUT_MIN (include/net/tcp.h, 2 jiffies; 2 ms at HZ = 1000): tcp_rack_mark_lost adds
-/// it to the reordering timer.
-const TCP_TIMEOUT_MIN: Time = Time::from_ms(2);
+/// TCP_TIMEOUT_MIN (include/net/tcp.h, 2 jiffies: 8 ms at HZ = 250): tcp_rack_mark_lost adds
+/// it to the reordering timer's timeout in jiffies.
+const TCP_TIMEOUT_MIN_TICKS: u64 = 2;
 /// tp->reordering's initial value, net.ipv4.tcp_reordering = 3 (the model has no reordering
 /// estimator; Linux raises it, and turns FACK off, only when it detects reordering).
 const REORDERING: u32 = 3;
@@ -196,7 +196,7 @@ impl TcpSender {
     /// reordering timer for segments still inside the window. Returns how many were marked.
     fn rack_detect(&mut self, now: Time) -> u32 {
         let (n, wait) = self.sb.rack_detect_loss(now, self.reo_wnd());
-        self.reo_at = wait.map(|w| now + w + TCP_TIMEOUT_MIN);
+        self.reo_at = wait.map(|w| self.wheel.fire_at(now, self.wheel.ticks(w) + TCP_TIMEOUT_MIN_TICKS));
         n
     }
 
@@ -320,8 +320,10 @@ mod tests {
         assert!(out.iter().all(|p| p.seq != 0), "not yet: inside the reordering window");
         assert_eq!(s.stats.retransmits, 1);
         // The reordering timer: the retransmission (10 ms) expires at 10 + RACK.rtt (10) +
-        // reo_wnd (2.5) ms, plus TCP_TIMEOUT_MIN; well before the RTO.
-        let reo = Time::from_us(22_500) + Time(1) + TCP_TIMEOUT_MIN;
+        // reo_wnd (2.5) ms = 22.5 ms; armed at 21 ms (tick 5 at HZ = 250) for the 1.5 ms left,
+        // one tick, plus TCP_TIMEOUT_MIN (2 ticks): expiry tick 8, run at tick 9 = 36 ms by the
+        // timer wheel; well before the RTO.
+        let reo = Time::from_ms(36);
         assert_eq!(s.timer_deadline(), Some(reo));
         // The retransmission arrives: everything below 13 000 is ACKed.
         s.on_ack(Time::from_ms(22), &ack(13_000, &[]), &mut out);
@@ -341,7 +343,8 @@ mod tests {
         let mut out = Vec::new();
         s.on_ack(Time::from_ms(21), &ack(0, &[(1000, 13_000)]), &mut out);
         let reo = s.timer_deadline().unwrap();
-        assert!(reo < Time::from_ms(30), "{reo:?}");
+        // As above: the reordering timer on the wheel, at tick 9 (HZ = 250).
+        assert_eq!(reo, Time::from_ms(36));
         out.clear();
         s.on_timer(reo, &mut out);
         assert_eq!(out.first().map(|p| p.seq), Some(0));

@@ -9,12 +9,23 @@
 use super::{AckFlags, TcpSender};
 use crate::packet::Packet;
 use crate::tcp::cc::CaState;
+use crate::tcp::rtt::MAX_RTO;
 use crate::time::Time;
 
 impl TcpSender {
     /// tcp_rearm_rto: the RTO runs from now while data is outstanding, and stops without.
     pub(super) fn arm_rto(&mut self, now: Time) {
-        self.rto_at = if self.sb.is_empty() { None } else { Some(now + self.rtt.rto()) };
+        self.rto_at = if self.sb.is_empty() { None } else { Some(self.rto_deadline(now)) };
+    }
+
+    /// When an RTO armed now fires: `icsk_rto` in jiffies (__tcp_set_rto's usecs_to_jiffies,
+    /// rounded up), doubled per backoff in jiffies (tcp_retransmit_timer: `icsk_rto << 1`,
+    /// bounded by TCP_RTO_MAX), run by the timer wheel (tcp/timer_wheel.rs).
+    pub(super) fn rto_deadline(&self, now: Time) -> Time {
+        let max = self.wheel.ticks(MAX_RTO);
+        let base = self.wheel.ticks(self.rtt.base_rto()).min(max);
+        let ticks = base.checked_shl(self.rtt.backoff()).filter(|t| t >> self.rtt.backoff() == base).unwrap_or(max);
+        self.wheel.fire_at(now, ticks.min(max))
     }
 
     /// tcp_retransmit_timer: the RTO has fired with data outstanding (tcp_enter_loss: cwnd 1,
@@ -56,7 +67,7 @@ impl TcpSender {
         self.stats.rtos += 1;
         self.rto_retransmits += 1;
         self.rtt.back_off();
-        self.rto_at = Some(now + self.rtt.rto());
+        self.rto_at = Some(self.rto_deadline(now));
         self.try_send(now, out);
     }
 
@@ -137,6 +148,9 @@ mod tests {
         s.try_send(Time::ZERO, &mut out);
         s.on_ack(Time::from_ms(10), &ack(1000, &[]), &mut out);
         let deadline = s.timer_deadline().unwrap();
+        // srtt 10 ms: RTO 210 ms = 53 ticks at HZ = 250, armed in tick 2: expiry tick 55 in
+        // the wheel's level 0, run at tick 56.
+        assert_eq!(deadline, Time::from_ms(224));
         out.clear();
         // A stale timer (before the deadline) does nothing.
         s.on_timer(deadline - Time::from_ms(1), &mut out);
@@ -148,12 +162,16 @@ mod tests {
         assert_eq!(out[0].seq, 1000);
         assert_eq!(s.stats.rtos, 1);
         let first_rto = s.rtt.base_rto();
-        assert_eq!(s.timer_deadline(), Some(deadline + Time(first_rto.ns() * 2)));
+        // icsk_rto doubled in jiffies: 106 ticks from tick 56, expiry 162 in level 1 (8-tick
+        // buckets): run at tick 168 = 672 ms.
+        assert_eq!(s.timer_deadline(), Some(Time::from_ms(672)));
         // Second expiry: doubled again.
         let d2 = s.timer_deadline().unwrap();
         out.clear();
         s.on_timer(d2, &mut out);
         assert_eq!(s.rtt.rto(), Time(first_rto.ns() * 4).min(crate::tcp::rtt::MAX_RTO));
+        // 212 ticks from tick 168: expiry 380, run at tick 384 = 1536 ms.
+        assert_eq!(s.timer_deadline(), Some(Time::from_ms(1536)));
         // The retransmission is ACKed, but Karn's rule gives no RTT sample: backoff stays...
         s.on_ack(d2 + Time::from_ms(10), &ack(2000, &[]), &mut out);
         assert_eq!(s.rtt.backoff(), 2);

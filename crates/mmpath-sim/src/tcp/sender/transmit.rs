@@ -232,7 +232,8 @@ mod tests {
         let mut out = Vec::new();
         s.try_send(Time::ZERO, &mut out);
         assert_eq!(out.len(), 10);
-        assert_eq!(s.timer_deadline(), Some(Time::from_secs(1)), "initial RTO 1 s");
+        // Initial RTO 1 s = 250 ticks at HZ = 250, in the wheel's level 1: run at tick 256.
+        assert_eq!(s.timer_deadline(), Some(Time::from_ms(1024)), "initial RTO 1 s, on the wheel");
     }
 
     /// MPTCP record boundaries: no segment spans one, and a sub-MSS segment that ends a

@@ -101,7 +101,8 @@ mod tests {
     #[test]
     fn timestamps_undo_a_spurious_rto() {
         let mut s = stalled_after_rto(None);
-        let rto_at = Time::from_ms(10) + s.rtt.base_rto();
+        // When the RTO fired (stalled_after_rto: armed at 10 ms, the 210 ms RTO on the wheel).
+        let rto_at = Time::from_ms(224);
         let mut a = ack(2000, &[]);
         a.ts_ecr_ns = 1; // segment 1's first transmission, at time 0 (+1 ns)
         let mut out = Vec::new();

@@ -1,0 +1,149 @@
+//! When a Linux TCP timer fires: its timeouts count in jiffies (ticks of CONFIG_HZ), and the
+//! kernel's timer wheel runs a timer at a tick its level's granularity rounds up to.
+//!
+//! The retransmission timer (RTO, tail loss probe, RACK reordering timeout) and the delayed-ACK
+//! timer are `timer_list`s armed with `sk_reset_timer(sk, timer, jiffies + timeout)`, the
+//! timeout in whole jiffies (`usecs_to_jiffies` rounds up; `icsk_rto` is held in jiffies and
+//! doubled there on each expiry). Since Linux 4.8 the wheel (kernel/time/timer.c,
+//! `calc_wheel_index` / `calc_index`) files a timer `delta = expires - clk` ticks ahead in level
+//! `n`, the smallest with `delta < LVL_START(n + 1)` (63, 504, 4032, ... ticks: 63 << 3n), where
+//! each bucket spans `8^n` ticks; it runs the timer at the start of the bucket after the one
+//! `expires` falls in: `((expires >> 3n) + 1) << 3n` ("round up with level granularity" so it
+//! never fires early). So a 200 ms RTO at HZ = 250 (50 ticks, level 0) fires 51 ticks after the
+//! tick it was armed in, and a 1 s backed-off one (250 ticks, level 1) up to 8 ticks = 32 ms
+//! late; from 2.016 s (504 ticks, level 2) the steps are 64 ticks = 256 ms.
+//!
+//! The kernel's tick phase against the simulation's clock is arbitrary; the model puts tick 0 at
+//! t = 0 (deterministic). The wheel's clock is taken to be jiffies when the timer is armed
+//! (`forward_timer_base` brings an idle base's clock up to date in `__mod_timer`).
+
+use crate::scenario::DEFAULT_KERNEL_HZ;
+use crate::time::Time;
+
+/// LVL_CLK_SHIFT: each level's buckets are 8 times the previous level's.
+const LVL_CLK_SHIFT: u32 = 3;
+/// LVL_BITS: 64 buckets per level.
+const LVL_SIZE: u64 = 64;
+/// LVL_DEPTH at HZ > 100 (9 levels; 8 at HZ = 100). The last level's reach (63 << 24 ticks,
+/// days) is beyond TCP_RTO_MAX at every HZ, so the depth never binds here.
+const LVL_DEPTH: u32 = 9;
+const NS_PER_S: u128 = 1_000_000_000;
+
+/// A host kernel's tick and timer wheel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TimerWheel {
+    hz: u32,
+}
+
+impl TimerWheel {
+    /// A wheel ticking `hz` times a second (CONFIG_HZ; the scenario checks it is one Linux offers).
+    pub fn new(hz: u32) -> Self {
+        TimerWheel { hz: hz.max(1) }
+    }
+
+    pub fn hz(&self) -> u32 {
+        self.hz
+    }
+
+    /// One jiffy.
+    pub fn tick(&self) -> Time {
+        self.start_of(1)
+    }
+
+    /// `usecs_to_jiffies`: a duration in whole ticks, rounded up (exact at HZ = 300 too).
+    pub fn ticks(&self, d: Time) -> u64 {
+        (u128::from(d.ns()) * u128::from(self.hz)).div_ceil(NS_PER_S) as u64
+    }
+
+    /// The tick `now` falls in.
+    fn tick_of(&self, now: Time) -> u64 {
+        (u128::from(now.ns()) * u128::from(self.hz) / NS_PER_S) as u64
+    }
+
+    /// When tick `k` starts (tick 0 at t = 0).
+    fn start_of(&self, k: u64) -> Time {
+        let ns = (u128::from(k) * NS_PER_S).div_ceil(u128::from(self.hz));
+        Time(u64::try_from(ns).unwrap_or(u64::MAX))
+    }
+
+    /// A timer armed at `now` to expire `ticks` jiffies later (`sk_reset_timer(jiffies +
+    /// ticks)`): when the wheel runs it.
+    pub fn fire_at(&self, now: Time, ticks: u64) -> Time {
+        let expires = self.tick_of(now).saturating_add(ticks);
+        let shift = LVL_CLK_SHIFT * Self::level(ticks);
+        self.start_of(((expires >> shift) + 1) << shift)
+    }
+
+    /// `fire_at` for a timeout given as a duration (converted as `usecs_to_jiffies` does).
+    pub fn after(&self, now: Time, d: Time) -> Time {
+        self.fire_at(now, self.ticks(d))
+    }
+
+    /// calc_wheel_index's level for a timer `delta` ticks ahead: the first level whose start
+    /// (LVL_START(n) = (LVL_SIZE - 1) << (n - 1) * LVL_CLK_SHIFT) lies beyond it.
+    fn level(delta: u64) -> u32 {
+        let mut n = 0;
+        while n + 1 < LVL_DEPTH && delta >= (LVL_SIZE - 1) << (n * LVL_CLK_SHIFT) {
+            n += 1;
+        }
+        n
+    }
+}
+
+impl Default for TimerWheel {
+    fn default() -> Self {
+        TimerWheel::new(DEFAULT_KERNEL_HZ)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The levels' starts as calc_wheel_index compares them: 63, 504, 4032 ticks.
+    #[test]
+    fn levels_start_at_63_504_4032_ticks() {
+        assert_eq!(TimerWheel::level(0), 0);
+        assert_eq!(TimerWheel::level(62), 0);
+        assert_eq!(TimerWheel::level(63), 1);
+        assert_eq!(TimerWheel::level(503), 1);
+        assert_eq!(TimerWheel::level(504), 2);
+        assert_eq!(TimerWheel::level(4031), 2);
+        assert_eq!(TimerWheel::level(4032), 3);
+    }
+
+    /// At HZ = 250: a level-0 timer runs one tick after its expiry tick; a level-1 one at the
+    /// next 8-tick (32 ms) boundary; a level-2 one at the next 64-tick (256 ms) boundary.
+    /// Never early.
+    #[test]
+    fn timers_fire_at_their_levels_granularity_never_early() {
+        let w = TimerWheel::new(250);
+        assert_eq!(w.tick(), Time::from_ms(4));
+        // 200 ms = 50 ticks, armed 1 ms into tick 0: expires at tick 50, runs at tick 51.
+        assert_eq!(w.after(Time::from_ms(1), Time::from_ms(200)), Time::from_ms(204));
+        // 400 ms = 100 ticks from tick 0: expires 100, level 1: bucket (100 >> 3) + 1 = 13 -> tick 104.
+        assert_eq!(w.after(Time::ZERO, Time::from_ms(400)), Time::from_ms(416));
+        // 800 ms = 200 ticks: (200 >> 3) + 1 = 26 -> tick 208 = 832 ms.
+        assert_eq!(w.after(Time::ZERO, Time::from_ms(800)), Time::from_ms(832));
+        // 1600 ms = 400 ticks: (400 >> 3) + 1 = 51 -> tick 408 = 1632 ms.
+        assert_eq!(w.after(Time::ZERO, Time::from_ms(1600)), Time::from_ms(1632));
+        // 3200 ms = 800 ticks, level 2: (800 >> 6) + 1 = 13 -> tick 832 = 3328 ms.
+        assert_eq!(w.after(Time::ZERO, Time::from_ms(3200)), Time::from_ms(3328));
+        for start_us in [0u64, 1, 3999, 4000, 123_457] {
+            let now = Time::from_us(start_us);
+            for ms in [1u64, 10, 40, 200, 252, 256, 1000, 2016, 5000, 120_000] {
+                let at = w.after(now, Time::from_ms(ms));
+                assert!(at >= now + Time::from_ms(ms), "{ms} ms from {start_us} us fired early at {at:?}");
+            }
+        }
+    }
+
+    /// usecs_to_jiffies rounds up: 201 ms is 51 ticks at HZ = 250, 201 at HZ = 1000.
+    #[test]
+    fn durations_round_up_to_whole_ticks() {
+        assert_eq!(TimerWheel::new(250).ticks(Time::from_ms(201)), 51);
+        assert_eq!(TimerWheel::new(1000).ticks(Time::from_ms(201)), 201);
+        assert_eq!(TimerWheel::new(300).ticks(Time::from_ms(200)), 60);
+        assert_eq!(TimerWheel::new(100).ticks(Time::ZERO), 0);
+    }
+}
