@@ -14,6 +14,7 @@ import pytest
 
 from conftest import to_toml, emulation_marks
 from mmpath.cli import main
+from mmpath.emu import traffic
 
 
 pytestmark = emulation_marks(("ip", "tc", "iperf3", "tcpdump", "mptcpize"))
@@ -287,12 +288,45 @@ def test_the_delay_line_gives_the_scenarios_rtt_and_the_tcp_settings_reach_the_k
     assert rto and min(rto) >= 300, rto[:5]
     meta = res.meta
     assert meta["base_rtt_ms"]["emulated"] == {"a": 20.0}
+    # No backbone: the server is in the AP's namespace and each direction is delayed where it
+    # arrives, by a line in the client's namespace (the data) and one in the AP's (the ACKs).
     q = meta["delay_line"]["queues"]
-    assert len(q) == 1 and q[0]["delay_ms"] == 10.0 and q[0]["packets"] > 1000, q
+    assert sorted(x["namespace"] for x in q) == ["ap", "cli"], q
+    assert all(x["delay_ms"] == 10.0 and x["packets"] > 1000 for x in q), q
     assert meta["tcp_settings"]["sender routes"] == "initcwnd 20 rto_min 300ms"
     assert meta["tcp_settings"]["sender net.ipv4.tcp_slow_start_after_idle"] == 0
     # 200 Mbit/s x 20 ms is 0.5 MB: the default buffers hold that, so the path is full.
     assert res.goodput_mbps > 0.8 * 190, res.goodput_mbps
+
+
+def test_without_a_backbone_the_server_is_at_the_ap_and_tcp_small_queues_see_the_path(tmp_path, monkeypatch):
+    """`backbone.enabled = false`: the simulator's server sits at the AP, its queue the path's, and
+    TCP Small Queues hold a backlogged CUBIC to about 1 ms of its rate there (srtt 11.7 ms on
+    this path in the simulator: docs/path-manager.md). The emulator runs the server in the AP's
+    namespace (two namespaces, no backbone veth), so the kernel's TSQ sees the path's queue too.
+    Behind a router, the AP's forwarding drops each packet's socket reference (ip_rcv_core,
+    skb_orphan) and CUBIC fills the path's 1.5 MB queue: an RTT of ~130 ms (measured 121-126)."""
+    sc = _scenario([_wired("a", 100.0, delay_ms=5.0)], {"kind": "tcp", "path": "a", "cc": "cubic"}, duration=4.0)
+    out = tmp_path / "emu"
+    seen: list[set[str]] = []
+    start = traffic.start_server
+
+    def spy(topo, *a, **k):  # the namespaces as they are while the run's traffic starts
+        seen.append(_namespaces())
+        return start(topo, *a, **k)
+
+    monkeypatch.setattr(traffic, "start_server", spy)
+    res = _emulate(sc, out=out, capture=True)
+    assert len(seen) == 1 and {n.rsplit("-", 1)[-1] for n in seen[0]} == {"ap", "cli"}, seen
+    assert res.meta["topology"]["namespaces"] == ["cli", "ap"], res.meta["topology"]
+    ss = (out / "ss.log").read_text()
+    # srtt after the first second (slow start's overshoot aside): the base RTT (10 ms) plus
+    # about 1 ms of TSQ's queue, not the full queue's 120 ms.
+    rtt = _ss_values(ss, "rtt")
+    assert len(rtt) > 40, len(rtt)
+    late = sorted(rtt[len(rtt) // 3:])
+    assert 10.0 <= late[len(late) // 2] < 20.0, late[::10]
+    assert res.goodput_mbps > 85, res.goodput_mbps
 
 
 def test_a_path_is_a_line_rate_link_with_packets_of_about_a_millisecond(tmp_path):

@@ -138,3 +138,36 @@ def test_every_socket_is_born_with_a_congestion_control_that_does_not_pace():
     assert tcpconf.default_cc([{**tcp, "cc": "bbr"}, {"kind": "mptcp", "cc": "bbr"}]) == "bbr"
     assert tcpconf.default_cc([{**tcp, "cc": "bbr"}, {**tcp, "cc": "cubic"}]) == "reno"
     assert tcpconf.default_cc([{"kind": "udp"}]) is None
+
+
+def test_without_a_backbone_each_direction_is_delayed_and_lost_where_it_arrives():
+    """The server in the AP's namespace (emu/netns.py `colocated`): nothing is forwarded, so the
+    delay line's and the random loss's rules are on the INPUT chain of the namespace each
+    direction arrives in (after the link's queue, the packet without its socket), and the
+    server's routes to the client leave from its own address. With a backbone: the AP's FORWARD
+    chain, either way, as before."""
+    from mmpath.emu import netns
+
+    link = netns.PathLink(index=0, name="a", mtu=1500, cli_if="p0c", ap_if="p0a", cli_addr="10.199.1.2",
+                          ap_addr="10.199.1.1")
+    both = netns.Topology(tag="t", paths=[link], colocated=True)
+    assert both.srv == both.ap == "t-ap" and both.namespaces == ["t-cli", "t-ap"]
+    assert netns.packet_hooks(both, 0) == [("t-cli", "cli", [["INPUT", "-i", "p0c"]]),
+                                           ("t-ap", "ap", [["INPUT", "-i", "p0a"]])]
+    assert netns.routes(both)["t-ap"] == [["10.199.1.0/24", "dev", "p0a", "proto", "kernel", "scope", "link",
+                                          "src", netns.SERVER_ADDR]]
+    routed = netns.Topology(tag="t", paths=[link])
+    assert routed.srv == "t-srv" and routed.namespaces == ["t-cli", "t-ap", "t-srv"]
+    assert netns.packet_hooks(routed, 0) == [("t-ap", "ap", [["FORWARD", "-i", "bb1", "-o", "p0a"],
+                                                             ["FORWARD", "-i", "p0a", "-o", "bb1"]])]
+
+
+def test_the_servers_own_interface_loses_a_down_link_s_packets_in_a_blackhole():
+    """A FIFO of limit 0 refuses a packet to its sender (NET_XMIT_DROP: local congestion to the
+    server's TCP); a blackhole takes and loses it (emu/shaper.py). Only the colocated server's
+    interface is `silent`; every other gate is the FIFO, as before."""
+    from mmpath.emu import shaper
+
+    assert shaper.leaf(150_000, True, True) == shaper.leaf(150_000, True, False) == "bfifo limit 150000"
+    assert shaper.leaf(150_000, False, True) == "blackhole"
+    assert shaper.leaf(150_000, False, False) == "bfifo limit 0"

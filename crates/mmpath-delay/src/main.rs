@@ -128,6 +128,8 @@ fn run(args: &args::Args) -> Result<(), String> {
         m.set_verdict(Verdict::Accept);
         q.verdict(m).map_err(|e| format!("verdict failed: {e}"))
     };
+    // Verdicts the kernel answered "no such packet" (below).
+    let mut gone = 0u64;
     while !stop.load(Ordering::Relaxed) {
         let mut arrived = 0usize;
         loop {
@@ -144,6 +146,14 @@ fn run(args: &args::Args) -> Result<(), String> {
                 }
                 Err(e) if e.kind() == ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == ErrorKind::Interrupted => break,
+                // The kernel's answer to a verdict for a packet it no longer holds: when an
+                // interface goes down, nfnetlink_queue drops the queued packets that came in or
+                // go out by it (net/netfilter/nfnetlink_queue.c, nfqnl_rcv_dev_event ->
+                // nfqnl_dev_drop), and the verdict on one of them fails with ENOENT. With the
+                // line where packets arrive (the client's namespace, whose end of a path a
+                // `drop` outage takes down) those were on the link when it broke: lost, as
+                // the link loses them.
+                Err(e) if e.kind() == ErrorKind::NotFound => gone += 1,
                 Err(e) => return Err(format!("receiving from the queue failed: {e}")),
             }
         }
@@ -179,7 +189,8 @@ fn run(args: &args::Args) -> Result<(), String> {
     let origin_ms = origin.map(|o| o as f64 / 1e6);
     println!(
         "{}",
-        serde_json::json!({ "queues": queues, "held_at_exit": held, "hold_origin_after_start_ms": origin_ms })
+        serde_json::json!({ "queues": queues, "held_at_exit": held, "hold_origin_after_start_ms": origin_ms,
+                            "dropped_by_kernel": gone })
     );
     Ok(())
 }

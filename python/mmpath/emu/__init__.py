@@ -231,7 +231,13 @@ def _holds(cfg: dict[str, Any], names: list[str], holds_ns: dict[int, list[tuple
     path's trace taking it down or to rate 0, with its schedule's steps), their count, the time
     held in all, the first and last, and the packets the delay line held past their due time for
     them (holds.hold_cause)."""
-    by_queue = {q.get("queue"): q for q in delay_stats.get("queues", [])}
+    # A path's queue in each line that delays it (two with the server in the AP's namespace:
+    # delay.py): the same windows, the packets held added.
+    by_queue: dict[Any, dict[str, Any]] = {}
+    for q in delay_stats.get("queues", []):
+        seen = by_queue.get(q.get("queue"))
+        by_queue[q.get("queue")] = dict(q) if seen is None else \
+            {**seen, "held_by_window": (seen.get("held_by_window") or 0) + (q.get("held_by_window") or 0)}
     out = {}
     for i, w in sorted(holds_ns.items()):
         q = by_queue.get(i, {})
@@ -292,9 +298,12 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
             (tmp / f"capacity-{_cap_key(n, d, both).replace('/', '-')}.csv").write_text(c.csv(), encoding="utf-8")
     mp = next((f for f in flows if f["kind"] == "mptcp"), None)
     bb = cfg.get("backbone") or {}
-    bb_mtu = int(bb.get("mtu_bytes") or 9000) if bb.get("enabled", True) else None
+    bb_on = bool(bb.get("enabled", True))
+    bb_mtu = int(bb.get("mtu_bytes") or 9000) if bb_on else None
+    # No backbone: the simulator's server is at the AP, so the emulator's runs in the AP's
+    # namespace, where the path's queue is its own (netns.py).
     topo = netns.build(names, mtus, mptcp=mptcp, backup=backup, mptcp_paths=(mp or {}).get("paths") or None,
-                       backbone_mtu=bb_mtu)
+                       backbone_mtu=bb_mtu, colocated=not bb_on)
     shp = None
     trace = ktrace.KernelTrace() if kernel_trace else None
     trace_meta: dict[str, Any] | None = None
@@ -326,6 +335,7 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
         pauses: list[tuple[list[tuple[str, str, int, int]], list[tuple[float, float]]]] = []
         senders: list[tuple[str, str, int, float | None]] = []
         bursts: dict[str, int] = {}
+        silent: set[tuple[str, str]] = set()
         for link, p in zip(topo.paths, cfg["path"]):
             windows = holds_ns.get(link.index)
             if windows:
@@ -342,8 +352,12 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
                 if cap is None:
                     cap = next(iter(path_caps.values()))
                 up0 = bool(cap.mbps[0] > 0)
+                # The server's own interface (the server in the AP's namespace): a link down
+                # loses what it is given without telling the socket (shaper.py).
+                if topo.colocated and d == "download":
+                    silent.add((ns, ifname))
                 shaper.install(ns, ifname, float(cap.mbps[0]) if shaped else shaper.GATE_MBPS, link.mtu, qbytes,
-                               up0, pausable=bool(windows))
+                               up0, pausable=bool(windows), silent=(ns, ifname) in silent)
                 if windows:
                     pauses[-1][0].append((ns, ifname, link.mtu, qbytes))
                 if shaped:
@@ -352,9 +366,11 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
                 shaped_keys.append(_cap_key(link.name, d, both) if shaped else None)
                 if shaped:
                     # The interface this direction's data leaves its sender by (gso.py): the
-                    # server's backbone for a download, the client's own for an upload.
-                    senders.append((topo.srv, "bb0", link.mtu, gso.typical_rate_mbps(cap.mbps)) if d == "download"
-                                   else (topo.cli, link.cli_if, link.mtu, gso.typical_rate_mbps(cap.mbps)))
+                    # server's backbone for a download (the path's own with the server at the
+                    # AP), the client's own for an upload.
+                    out_if = (link.ap_if if topo.colocated else "bb0") if d == "download" else link.cli_if
+                    senders.append((topo.srv if d == "download" else topo.cli, out_if, link.mtu,
+                                    gso.typical_rate_mbps(cap.mbps)))
                     bursts[_cap_key(link.name, d, both)] = shaper.burst_bytes(float(cap.mbps[0]), link.mtu)
         # Packets no larger than ~1 ms of their path (gso.py), before any socket connects.
         segs = gso.apply(gso.plan(senders))
@@ -373,7 +389,7 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
         before = {(t[0], t[1]): netns.tx_bytes(t[0], t[1]) for t in targets if t[5]}
         if trace is not None:
             trace.start()
-        shp = shaper.Shaper(targets, pauses)
+        shp = shaper.Shaper(targets, pauses, silent)
         if holds_ns or downs.needed():
             # The hold and drop windows are on the shaper's clock: its bin 0 is set a little
             # ahead and given to the delay line (as CLOCK_REALTIME, read together with the
@@ -449,9 +465,7 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
             shp.stop()
         downs.stop()
         pm.stop()
-        if line.proc is not None:
-            line.proc.kill()
-            line.proc.communicate()
+        line.kill()
         for srv in servers:
             if srv.poll() is None:
                 srv.kill()
@@ -471,6 +485,9 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
         "seed": sc.seed,
         "engine": "emulation",
         "kernel": platform.release(),
+        # The namespaces built (netns.py): the server behind the AP over a backbone veth, or in
+        # the AP's namespace when the scenario disables the backbone.
+        "topology": {"server": topo.layout, "namespaces": [ns.rsplit("-", 1)[-1] for ns in topo.namespaces]},
         "flows": [{**{k: f.get(k) for k in ("name", "kind", "cc", "direction", "mode", "start_s", "stop_s")},
                    "goodput_mbps": results[f["name"]].goodput_mbps,
                    **({"offered_mbps": float(f["rate_mbps"]), "sent_mbps": iperf3.sent_mbps(doc)}

@@ -11,6 +11,18 @@ sends them when it is back; the line then runs for that path even without a prop
 The windows are given in ns after the shaper's start (`origin_unix_ns`, CLOCK_REALTIME, which
 mmpath-delay turns into its own monotonic clock once when it starts).
 
+With the server in the AP's namespace (the scenario's backbone disabled, netns.py) nothing is
+forwarded: each direction is delayed where it arrives, after the link's queue, by a line in the
+receiving namespace (the INPUT chain of the client for the AP's packets, of the AP for the
+client's). Not where the server's packets leave (OUTPUT): there the packet still holds its
+socket's reference, so TCP Small Queues would count a whole propagation delay of data as queued
+at the sender (measured: a CUBIC download got 35 Mbit/s of a 100 Mbit/s path with 5 ms each way
+held in the server's OUTPUT, 96 with the lines where packets arrive); the receiver's IP layer
+drops that reference on arrival (net/ipv4/ip_input.c, ip_rcv_core, skb_orphan), before its
+netfilter hooks. Queue then propagation is also the link's order. Then there are two lines
+(one per namespace), each with the path's queue numbers; emu.json's `delay_line.queues` has both,
+each with its `namespace`.
+
 The delay line runs at real-time priority (`chrt -f`) when it can: on a two-core machine that
 also runs iperf3 at Gbit/s, an ordinary process is preempted for milliseconds and its releases
 come late (measured: mean 0.26 ms / max 8.8 ms late at 3 Gbit/s without, 0.05 / 0.5 ms with). Its
@@ -31,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import EmuError
-from .netns import Topology, sh
+from .netns import Topology, packet_hooks, sh
 from .reaper import popen
 
 BINARY = "mmpath-delay"
@@ -67,7 +79,8 @@ def one_way_us(config: dict[str, Any]) -> list[int]:
 
 
 class DelayLine:
-    """The rules and the process; `stop()` returns what it measured."""
+    """The rules and the processes (one per namespace that delays: netns.packet_hooks); `stop()` returns what
+    they measured."""
 
     def __init__(self, topo: Topology, delays_us: list[int],
                  holds_ns: dict[int, list[tuple[int, int]]] | None = None) -> None:
@@ -75,7 +88,8 @@ class DelayLine:
         self.delays_us = delays_us
         # Per path index: hold windows [start, end) in ns after the origin given to start().
         self.holds_ns = {k: v for k, v in (holds_ns or {}).items() if v}
-        self.proc: subprocess.Popen | None = None
+        # (namespace, short name, process) per running line.
+        self.procs: list[tuple[str, str, subprocess.Popen]] = []
         self.realtime = False
 
     def needed(self) -> bool:
@@ -94,73 +108,99 @@ class DelayLine:
                            "with `make setup`, or point MMPATH_DELAY at it)")
         if self.holds_ns and origin_unix_ns is None:
             raise EmuError("internal: the delay line's hold windows need their origin")
-        ns = self.topo.ap
-        queues = []
+        # Per namespace that delays: its short name and the line's arguments.
+        args: dict[str, tuple[str, list[str]]] = {}
         for link, us in todo:
-            for i, o in (("bb1", link.ap_if), (link.ap_if, "bb1")):
-                sh("iptables", "-A", "FORWARD", "-i", i, "-o", o, "-j", "NFQUEUE", "--queue-num", str(link.index),
-                   ns=ns)
-            queues += ["--queue", f"{link.index}:{us}"]
-            windows = self.holds_ns.get(link.index, [])
-            # HOLD_CHUNK windows per --hold (Linux takes at most 128 KiB in one argument).
-            for c in range(0, len(windows), HOLD_CHUNK):
-                queues += ["--hold", f"{link.index}:" + ",".join(f"{a}-{b}" for a, b in windows[c:c + HOLD_CHUNK])]
-        if self.holds_ns:
-            queues += ["--origin-unix-ns", str(origin_unix_ns)]
-        # Real-time priority where the machine allows it (CAP_SYS_NICE); else an ordinary
-        # process, and emu.json says so (`realtime`).
-        err = ""
-        for rt in ([["chrt", "-f", RT_PRIORITY]] if shutil.which("chrt") else []) + [[]]:
-            err = self._launch(ns, [*rt, exe, *queues])
-            if not err:
-                self.realtime = bool(rt)
-                return
-        raise EmuError(f"{BINARY} did not start: {err}")
+            for ns, short, rules in packet_hooks(self.topo, link.index):
+                for match in rules:
+                    sh("iptables", "-A", *match, "-j", "NFQUEUE", "--queue-num", str(link.index), ns=ns)
+                queues = args.setdefault(ns, (short, []))[1]
+                queues += ["--queue", f"{link.index}:{us}"]
+                windows = self.holds_ns.get(link.index, [])
+                # HOLD_CHUNK windows per --hold (Linux takes at most 128 KiB in one argument).
+                for c in range(0, len(windows), HOLD_CHUNK):
+                    queues += ["--hold",
+                               f"{link.index}:" + ",".join(f"{a}-{b}" for a, b in windows[c:c + HOLD_CHUNK])]
+        for ns, (short, queues) in args.items():
+            if self.holds_ns:
+                queues += ["--origin-unix-ns", str(origin_unix_ns)]
+            # Real-time priority where the machine allows it (CAP_SYS_NICE); else an ordinary
+            # process, and emu.json says so (`realtime`: every line's).
+            err = ""
+            for rt in ([["chrt", "-f", RT_PRIORITY]] if shutil.which("chrt") else []) + [[]]:
+                proc, err = self._launch(ns, [*rt, exe, *queues])
+                if proc is not None:
+                    self.procs.append((ns, short, proc))
+                    self.realtime = bool(rt) and (self.realtime or len(self.procs) == 1)
+                    break
+            else:
+                raise EmuError(f"{BINARY} did not start: {err}")
 
-    def _launch(self, ns: str, argv: list[str]) -> str:
-        """Starts the line; '' once it reports ready, else why not."""
-        self.proc = popen(["ip", "netns", "exec", ns, *argv], stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, text=True)
-        ready, _, _ = select.select([self.proc.stdout], [], [], READY_TIMEOUT_S)
-        line = self.proc.stdout.readline() if ready else ""
+    @staticmethod
+    def _launch(ns: str, argv: list[str]) -> tuple[subprocess.Popen | None, str]:
+        """Starts a line; the process once it reports ready, else None and why not."""
+        proc = popen(["ip", "netns", "exec", ns, *argv], stdout=subprocess.PIPE,
+                     stderr=subprocess.PIPE, text=True)
+        ready, _, _ = select.select([proc.stdout], [], [], READY_TIMEOUT_S)
+        line = proc.stdout.readline() if ready else ""
         if line.strip() == "ready":
-            return ""
-        self.proc.kill()
-        _, err = self.proc.communicate()
-        self.proc = None
-        return " ".join((err or line or f"no answer in {READY_TIMEOUT_S:g} s").split())
+            return proc, ""
+        proc.kill()
+        _, err = proc.communicate()
+        return None, " ".join((err or line or f"no answer in {READY_TIMEOUT_S:g} s").split())
+
+    def kill(self) -> None:
+        """Ends every line at once (a run that failed)."""
+        for _, _, proc in self.procs:
+            proc.kill()
+            proc.communicate()
+        self.procs = []
 
     def stop(self) -> dict[str, Any]:
-        """Stops the line; its counts and lateness, and the kernel's queue drops."""
-        if self.proc is None:
+        """Stops the lines; their counts and lateness, and the kernel's queue drops. With two
+        lines (netns.Topology.colocated) each queue's entry names its `namespace`."""
+        if not self.procs:
             return {"one_way_ms": [us / 1000.0 for us in self.delays_us], "queues": []}
-        died = self.proc.poll() is not None
-        drops = self._kernel_drops()  # the queues' rows go with the process
-        if not died:
-            self.proc.send_signal(signal.SIGTERM)
-        try:
-            out, err = self.proc.communicate(timeout=5)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            out, err = self.proc.communicate()
-        self.proc = None
-        stats: dict[str, Any] = {}
-        for line in reversed(out.splitlines()):
-            if line.startswith("{"):
-                stats = json.loads(line)
-                break
+        two = len(self.procs) > 1
+        merged: dict[str, Any] = {"queues": [], "held_at_exit": 0, "kernel_drops": {}}
+        died = []
+        for ns, short, proc in self.procs:
+            gone = proc.poll() is not None
+            drops = self._kernel_drops(ns)  # the queues' rows go with the process
+            if not gone:
+                proc.send_signal(signal.SIGTERM)
+            try:
+                out, err = proc.communicate(timeout=5)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                out, err = proc.communicate()
+            if gone:
+                died.append(" ".join((err or "").split()) or "no message")
+            stats: dict[str, Any] = {}
+            for line in reversed(out.splitlines()):
+                if line.startswith("{"):
+                    stats = json.loads(line)
+                    break
+            merged["queues"] += [{**q, "namespace": short} if two else q for q in stats.get("queues", [])]
+            merged["held_at_exit"] += int(stats.get("held_at_exit") or 0)
+            # Held packets the kernel dropped itself, their interface gone down (a `drop` outage
+            # of the client's end, with the line in the client's namespace: mmpath-delay).
+            merged["dropped_by_kernel"] = merged.get("dropped_by_kernel", 0) + int(stats.get("dropped_by_kernel") or 0)
+            merged.setdefault("hold_origin_after_start_ms", stats.get("hold_origin_after_start_ms"))
+            merged["kernel_drops"].update({f"{short} {k}" if two else k: v for k, v in drops.items()})
+        self.procs = []
         if died:
-            raise EmuError(f"{BINARY} stopped during the run: {' '.join((err or '').split()) or 'no message'}")
-        stats["one_way_ms"] = [us / 1000.0 for us in self.delays_us]
-        stats["kernel_drops"] = drops
-        stats["realtime"] = self.realtime
-        return stats
+            raise EmuError(f"{BINARY} stopped during the run: {died[0]}")
+        merged["one_way_ms"] = [us / 1000.0 for us in self.delays_us]
+        merged["realtime"] = self.realtime
+        return merged
 
-    def _kernel_drops(self) -> dict[str, int]:
+    @staticmethod
+    def _kernel_drops(ns: str) -> dict[str, int]:
         """/proc/net/netfilter/nfnetlink_queue: per queue, packets dropped for a full queue
         (queue_dropped) or a full netlink socket (user_dropped)."""
         try:
-            text = sh("cat", "/proc/net/netfilter/nfnetlink_queue", ns=self.topo.ap)
+            text = sh("cat", "/proc/net/netfilter/nfnetlink_queue", ns=ns)
         except EmuError:
             return {}
         drops = {}

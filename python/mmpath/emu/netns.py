@@ -7,6 +7,14 @@ the sender's own queue (where Linux TCP would see the drop locally). The client 
 address (one routing table per path), so a socket bound to a path's address, or an MPTCP subflow
 from it, leaves over that path.
 
+With the scenario's backbone disabled (`backbone.enabled = false`) the simulator puts the server
+AT the AP: the path's queue is the server's own, and TCP Small Queues charge each frame to its
+socket until it has left. A router in between would hide that queue (the AP drops a forwarded
+packet's socket reference when it receives it: net/ipv4/ip_input.c, ip_rcv_core, skb_orphan), so
+then the server runs in the AP's namespace (`Topology.colocated`): no server namespace and no
+backbone veth, the server's address (SERVER_ADDR, on the AP's loopback so that it belongs to no
+one path) reached over every path, and each path's shaped interface is the server's own egress.
+
 For MPTCP the kernel's in-kernel path manager opens the subflows: every path of the flow's `paths`
 but the first (which carries the initial subflow) is a client endpoint with the `subflow` flag
 (`backup` too for the flow's `backup_paths`), and the limits allow one subflow per path. Everything is torn down on exit, whatever happened.
@@ -73,13 +81,16 @@ class Topology:
     tag: str
     paths: list[PathLink] = field(default_factory=list)
     backbone_mtu: int | None = None  # None: the backbone never binds (no link of its own)
+    # The server in the AP's namespace (the scenario's backbone disabled): see the module's doc.
+    colocated: bool = False
     # Per namespace, the attributes tcpconf.apply added to its `routes` (initcwnd, rto_min,
     # quickack): what a path's routes get back when its link returns from a drop (drops.py).
     route_attrs: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def srv(self) -> str:
-        return f"{self.tag}-srv"
+        """The server's namespace: its own, or the AP's when colocated."""
+        return f"{self.tag}-ap" if self.colocated else f"{self.tag}-srv"
 
     @property
     def cli(self) -> str:
@@ -92,6 +103,17 @@ class Topology:
     @property
     def srv_addr(self) -> str:
         return SERVER_ADDR
+
+    @property
+    def namespaces(self) -> list[str]:
+        """The namespaces the run builds, client first (the order teardown removes them in)."""
+        return [self.cli, self.ap] + ([] if self.colocated else [self.srv])
+
+    @property
+    def layout(self) -> str:
+        """The topology, as emu.json records it."""
+        return "server in the AP's namespace (no backbone)" if self.colocated else \
+            "server behind the AP (backbone veth)"
 
     def path(self, name: str) -> PathLink:
         return next(p for p in self.paths if p.name == name)
@@ -109,23 +131,37 @@ def _veth(a_ns: str, a_if: str, a_addr: str, b_ns: str, b_if: str, b_addr: str, 
 
 
 def build(path_names: list[str], mtus: list[int], mptcp: bool, backup: set[str],
-          mptcp_paths: list[str] | None = None, backbone_mtu: int | None = None) -> Topology:
+          mptcp_paths: list[str] | None = None, backbone_mtu: int | None = None,
+          colocated: bool = False) -> Topology:
     """`mptcp_paths`: the MPTCP flow's `paths`, in order (default: every path); its first path
     carries the initial subflow, each other one gets a client endpoint. `backbone_mtu`: the
-    backbone's MTU when it is a link of its own (else the largest path MTU, so it never binds)."""
-    topo = Topology(tag=reaper.tag(), backbone_mtu=backbone_mtu)
+    backbone's MTU when it is a link of its own (else the largest path MTU, so it never binds).
+    `colocated`: the server in the AP's namespace (the scenario's backbone disabled)."""
+    topo = Topology(tag=reaper.tag(), backbone_mtu=backbone_mtu, colocated=colocated)
     mptcp_paths = list(path_names) if mptcp_paths is None else list(mptcp_paths)
     try:
-        for ns in (topo.srv, topo.ap, topo.cli):
+        for ns in reversed(topo.namespaces):
             sh("ip", "netns", "add", ns)
             sh("ip", "-n", ns, "link", "set", "lo", "up")
-        set_sysctl(topo.ap, "net.ipv4.ip_forward", "1")
-        _veth(topo.srv, "bb0", SERVER_ADDR, topo.ap, "bb1", AP_BACKBONE_ADDR, backbone_mtu or max(mtus))
-        sh("ip", "-n", topo.srv, "route", "add", "10.199.0.0/16", "via", AP_BACKBONE_ADDR)
+        if colocated:
+            # The server's address, on the AP's loopback: every path reaches it (each client
+            # table's default route is via the path's AP address) and no one path owns it.
+            sh("ip", "-n", topo.ap, "addr", "add", f"{SERVER_ADDR}/32", "dev", "lo")
+        else:
+            set_sysctl(topo.ap, "net.ipv4.ip_forward", "1")
+            _veth(topo.srv, "bb0", SERVER_ADDR, topo.ap, "bb1", AP_BACKBONE_ADDR, backbone_mtu or max(mtus))
+            sh("ip", "-n", topo.srv, "route", "add", "10.199.0.0/16", "via", AP_BACKBONE_ADDR)
         for k, (name, mtu) in enumerate(zip(path_names, mtus)):
             link = PathLink(index=k, name=name, mtu=mtu, cli_if=f"p{k}c", ap_if=f"p{k}a",
                             cli_addr=f"10.199.{k + 1}.2", ap_addr=f"10.199.{k + 1}.1")
             _veth(topo.ap, link.ap_if, link.ap_addr, topo.cli, link.cli_if, link.cli_addr, mtu)
+            if colocated:
+                # The server's packets leave from its own address: a socket bound to no address
+                # (iperf3's UDP server) would otherwise take the path's AP address from the
+                # connected route, and the client's socket, connected to SERVER_ADDR, would not
+                # know them (measured: a UDP download delivered nothing, the client's Udp
+                # NoPorts counted them).
+                sh("ip", "-n", topo.ap, "route", "replace", *_server_route(link))
             # The AP knows its station's MAC address, as an AP knows the stations associated
             # with it: a permanent neighbour entry, which the kernel keeps when the link loses its
             # carrier (a `drop` outage, drops.py). Learnt by ARP instead, it is flushed then, and
@@ -163,6 +199,28 @@ def build(path_names: list[str], mtus: list[int], mptcp: bool, backup: set[str],
     return topo
 
 
+def packet_hooks(topo: Topology, index: int) -> list[tuple[str, str, list[list[str]]]]:
+    """Where path `index`'s packets, both ways, pass a netfilter hook after its sender's queue and
+    without their socket (the delay line's queues, delay.py; random loss, loss.py): (namespace,
+    its short name, the iptables chain and matches of each rule). Behind the AP: its FORWARD
+    chain, either way. With the server in the AP's namespace nothing is forwarded: each
+    direction where it arrives, the client's INPUT for the AP's packets and the AP's INPUT for
+    the client's. Not the server's OUTPUT: there a packet still holds its socket's reference
+    (TCP Small Queues would count a packet held there as queued at the sender) and a drop is an
+    error of the server's own send; the receiver's IP layer drops the reference on arrival
+    (net/ipv4/ip_input.c, ip_rcv_core, skb_orphan), before its hooks."""
+    link = topo.paths[index]
+    if topo.colocated:
+        return [(topo.cli, "cli", [["INPUT", "-i", link.cli_if]]), (topo.ap, "ap", [["INPUT", "-i", link.ap_if]])]
+    return [(topo.ap, "ap", [["FORWARD", "-i", i, "-o", o] for i, o in (("bb1", link.ap_if), (link.ap_if, "bb1"))])]
+
+
+def _server_route(link: PathLink) -> list[str]:
+    """The colocated server's route to the client over `link` (its connected subnet)."""
+    return [f"10.199.{link.index + 1}.0/24", "dev", link.ap_if, "proto", "kernel", "scope", "link", "src",
+            SERVER_ADDR]
+
+
 def routes(topo: Topology) -> dict[str, list[list[str]]]:
     """The routes build() added toward the far end, per namespace, as `ip route` arguments: where
     per-route TCP settings (initcwnd, rto_min, quickack) go."""
@@ -171,11 +229,17 @@ def routes(topo: Topology) -> dict[str, list[list[str]]]:
         cli.append(["default", "via", link.ap_addr, "dev", link.cli_if, "table", str(100 + link.index)])
     if topo.paths:
         cli.append(["default", "via", topo.paths[0].ap_addr, "dev", topo.paths[0].cli_if])
-    return {topo.srv: [["10.199.0.0/16", "via", AP_BACKBONE_ADDR]], topo.cli: cli}
+    if topo.colocated:
+        # The server reaches the client by each path's own subnet (build(): its connected route,
+        # from the server's address).
+        srv = [_server_route(lk) for lk in topo.paths]
+    else:
+        srv = [["10.199.0.0/16", "via", AP_BACKBONE_ADDR]]
+    return {topo.srv: srv, topo.cli: cli}
 
 
 def teardown(topo: Topology) -> None:
-    for ns in (topo.cli, topo.ap, topo.srv):
+    for ns in topo.namespaces:
         subprocess.run(["ip", "netns", "del", ns], capture_output=True)
 
 

@@ -6,6 +6,18 @@ long-lived `tc -batch` per namespace (a fork per change would cost more than a b
 After the trace's last bin a link left down comes back up at its last rate (iperf3 still has to
 exchange its results over the first path).
 
+On the server's own interface (the server in the AP's namespace: netns.py, the backbone disabled)
+the link's gate is a `blackhole` leaf instead of a FIFO of limit 0 (`silent`): a FIFO's drop is
+returned to the sending socket (NET_XMIT_DROP: Linux TCP takes it for local congestion, keeps the
+segment unsent and retries it every TCP_RESOURCE_PROBE_INTERVAL, 0.5 s, without backing its RTO
+off: net/ipv4/tcp_timer.c tcp_retransmit_timer), where a blocked radio's driver takes the frame
+and loses it, and the simulator's server at the AP sees its own queue refuse a frame as a frame
+lost (sim/route.rs `forward`: counted, not told to the sender). sch_blackhole drops and answers
+NET_XMIT_SUCCESS | __NET_XMIT_BYPASS, which the device layer masks to success
+(net/core/dev.c dev_qdisc_enqueue, NET_XMIT_MASK): the socket's frame is freed, as sent. A full
+FIFO while the link is up still answers NET_XMIT_DROP there (the kernel's own behaviour with a
+qdisc of its own; TSQ keeps one flow's queue far from full).
+
 Only the data direction is shaped. The other direction (ACKs) gets the same gate at a fixed,
 unlimiting rate (GATE_MBPS): a blocked 60 GHz link carries nothing either way.
 
@@ -118,10 +130,20 @@ def _tbf_args(paused: bool, mtu: int, queue_bytes: int) -> list[str]:
     return ["rate", f"{PASS_MBPS:.0f}mbit", "burst", str(PASS_BURST), "limit", str(queue_bytes)]
 
 
+def leaf(queue_bytes: int, up: bool, silent: bool) -> str:
+    """The leaf qdisc under the HTB class, as tc names it: the path's FIFO while the link is up;
+    while it is down a FIFO of none, or a blackhole when `silent` (the sender's own interface:
+    the module's doc)."""
+    if up:
+        return f"bfifo limit {queue_bytes}"
+    return "blackhole" if silent else "bfifo limit 0"
+
+
 def install(ns: str, ifname: str, rate_mbps: float, mtu: int, queue_bytes: int, up: bool,
-            pausable: bool = False) -> None:
+            pausable: bool = False, silent: bool = False) -> None:
     """HTB at `rate_mbps` over a byte FIFO of `queue_bytes`, or of none while the link is down;
-    `pausable`: under a passing TBF that `Shaper` pauses during a scan's dwells."""
+    `pausable`: under a passing TBF that `Shaper` pauses during a scan's dwells; `silent`: the
+    link down is a blackhole (the sender's own interface: the module's doc)."""
     if pausable:
         sh("tc", "qdisc", "add", "dev", ifname, "root", "handle", "2:", "tbf", *_tbf_args(False, mtu, queue_bytes),
            ns=ns)
@@ -131,22 +153,24 @@ def install(ns: str, ifname: str, rate_mbps: float, mtu: int, queue_bytes: int, 
         sh("tc", "qdisc", "add", "dev", ifname, "root", "handle", "1:", "htb", "default", "1", "r2q", "1000", ns=ns)
     sh("tc", "class", "add", "dev", ifname, "parent", "1:", "classid", "1:1", "htb", *_rate_args(rate_mbps, mtu),
        "quantum", "60000", ns=ns)
-    limit = queue_bytes if up else 0
-    sh("tc", "qdisc", "add", "dev", ifname, "parent", "1:1", "handle", LEAVES[0], "bfifo", "limit", str(limit),
-       ns=ns)
+    sh("tc", "qdisc", "add", "dev", ifname, "parent", "1:1", "handle", LEAVES[0],
+       *leaf(queue_bytes, up, silent).split(), ns=ns)
 
 
 class Shaper:
     """Replays every path's capacity from `start()` on, one bin at a time, in a thread."""
 
     def __init__(self, targets: list[tuple[str, str, Capacity, int, int, bool]],
-                 pauses: list[tuple[list[tuple[str, str, int, int]], list[tuple[float, float]]]] | None = None) -> None:
+                 pauses: list[tuple[list[tuple[str, str, int, int]], list[tuple[float, float]]]] | None = None,
+                 silent: set[tuple[str, str]] | None = None) -> None:
         # (namespace, interface, capacity, mtu, queue bytes, shaped: the rate follows the
         # capacity; else only the up / down gate does)
         self.targets = targets
         # Per scanned path: its pausable interfaces (namespace, interface, mtu, queue bytes,
         # installed with pausable=True) and its dwells [start, end) in s from bin 0, sorted.
         self.pauses = pauses or []
+        # (namespace, interface) installed with silent=True: their link down is a blackhole.
+        self.silent = silent or set()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._pause_thread: threading.Thread | None = None
@@ -228,7 +252,7 @@ class Shaper:
         # What each interface holds now: the rate installed with bin 0, up if it was > 0, and
         # which leaf handle its FIFO has.
         state = [(float(t[2].mbps[0]), float(t[2].mbps[0]) > 0) for t in self.targets]
-        leaf = [0 for _ in self.targets]
+        leaves = [0 for _ in self.targets]
         for i in range(1, n_bins):
             wait = t0 + i * bin_s - time.monotonic()
             if wait > 0 and self._stop.wait(wait):
@@ -245,10 +269,11 @@ class Shaper:
                                            *_rate_args(rate, mtu)]))
                     held = rate
                 if was_up and not up:
-                    leaf[k] = 1 - leaf[k]
-                    lines.append(f"qdisc replace dev {ifname} parent 1:1 handle {LEAVES[leaf[k]]} bfifo limit 0")
+                    leaves[k] = 1 - leaves[k]
+                    lines.append(f"qdisc replace dev {ifname} parent 1:1 handle {LEAVES[leaves[k]]} "
+                                 + leaf(qbytes, False, (ns, ifname) in self.silent))
                 elif up and not was_up:
-                    lines.append(f"qdisc change dev {ifname} parent 1:1 handle {LEAVES[leaf[k]]} bfifo limit {qbytes}")
+                    lines.append(self._up_line(ns, ifname, qbytes, leaves, k))
                 state[k] = (held, up)
                 if lines and not self._send(ns, lines):
                     return
@@ -267,10 +292,18 @@ class Shaper:
             if shaped and last and last[-1] != held:
                 lines.append(" ".join(["class change dev", ifname, "parent 1: classid 1:1 htb",
                                        *_rate_args(last[-1], mtu)]))
-            lines.append(f"qdisc change dev {ifname} parent 1:1 handle {LEAVES[leaf[k]]} bfifo limit {qbytes}")
+            lines.append(self._up_line(ns, ifname, qbytes, leaves, k))
             if not self._send(ns, lines):
                 return
             self.restored.append(ifname)
+
+    def _up_line(self, ns: str, ifname: str, qbytes: int, leaves: list[int], k: int) -> str:
+        """The tc line that brings target k's link up: its empty FIFO's limit back, or a FIFO in
+        place of its blackhole (another kind: a new qdisc, under the other handle)."""
+        if (ns, ifname) in self.silent:
+            leaves[k] = 1 - leaves[k]
+            return f"qdisc replace dev {ifname} parent 1:1 handle {LEAVES[leaves[k]]} {leaf(qbytes, True, True)}"
+        return f"qdisc change dev {ifname} parent 1:1 handle {LEAVES[leaves[k]]} {leaf(qbytes, True, False)}"
 
     def _send(self, ns: str, lines: list[str]) -> bool:
         with self._lock:  # the bins' thread and the pauses' thread share the tc processes
@@ -310,5 +343,5 @@ def _close(p: subprocess.Popen) -> None:
 
 def check_installed(ns: str, ifname: str) -> None:
     out = sh("tc", "qdisc", "show", "dev", ifname, ns=ns)
-    if "htb" not in out or "bfifo" not in out:
+    if "htb" not in out or ("bfifo" not in out and "blackhole" not in out):
         raise EmuError(f"the shaper on {ifname} did not install (tc shows: {' '.join(out.split())})")
