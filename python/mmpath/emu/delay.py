@@ -36,14 +36,13 @@ import json
 import os
 import select
 import shutil
-import signal
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 from .errors import EmuError
-from .netns import Topology, packet_hooks, sh
+from .netns import Topology, packet_hooks, sh, stop
 from .reaper import popen
 
 BINARY = "mmpath-delay"
@@ -167,13 +166,7 @@ class DelayLine:
         for ns, short, proc in self.procs:
             gone = proc.poll() is not None
             drops = self._kernel_drops(ns)  # the queues' rows go with the process
-            if not gone:
-                proc.send_signal(signal.SIGTERM)
-            try:
-                out, err = proc.communicate(timeout=5)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                out, err = proc.communicate()
+            out, err = stop(proc)
             if gone:
                 died.append(" ".join((err or "").split()) or "no message")
             stats: dict[str, Any] = {}

@@ -62,7 +62,7 @@ import time
 from typing import Any
 
 from .errors import EmuError
-from .netns import Topology, routes
+from .netns import Topology, routes, stop
 from .reaper import popen, run
 
 # `ip -ts -o monitor link`: "[2026-12-06T03:15:37.207390] 3: p0a@if2: <NO-CARRIER,...,UP> ...".
@@ -234,12 +234,7 @@ class LinkDrops:
             driver, self._driver = self._driver, None
             # What is still due is abandoned (the run is over); its ip child reads the end of its
             # batch and exits.
-            driver.terminate()
-            try:
-                _, errors = driver.communicate(timeout=5)
-            except subprocess.TimeoutExpired:
-                driver.kill()
-                _, errors = driver.communicate()
+            _, errors = stop(driver)
             if self._reader is not None:
                 self._reader.join(timeout=5)
         restore = [c for k in sorted(self.windows_ns) for c in commands(self.topo, k, False)]
@@ -253,12 +248,7 @@ class LinkDrops:
         time.sleep(0.05)
         texts = {}
         for ns, p in self._monitors.items():
-            p.terminate()
-            try:
-                texts[ns], _ = p.communicate(timeout=5)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                texts[ns], _ = p.communicate()
+            texts[ns], _ = stop(p)
         self._monitors = {}
         rec = self.record(texts.get(self.topo.cli, ""), texts.get(self.topo.ap, ""), " ".join(errors.split()))
         for r in rec.values():

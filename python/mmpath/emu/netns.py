@@ -23,9 +23,11 @@ but the first (which carries the initial subflow) is a client endpoint with the 
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from .errors import EmuError
 from . import reaper
@@ -37,6 +39,18 @@ def read_proc(path: str) -> str | None:
         return Path(path).read_text().strip()
     except OSError:
         return None
+
+
+def stop(proc: subprocess.Popen, sig: int = signal.SIGTERM, timeout: float = 5.0) -> tuple[Any, Any]:
+    """Asks a process the run started to end (`sig`, unless it has exited), waits up to `timeout`
+    seconds for it, kills it if it is still there, and returns its (stdout, stderr)."""
+    if proc.poll() is None:
+        proc.send_signal(sig)
+    try:
+        return proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        return proc.communicate()
 
 
 def sh(*args: str, ns: str | None = None, check: bool = True, timeout: float = 20.0) -> str:

@@ -15,7 +15,7 @@ from typing import Any
 
 from . import tcpconf
 from .errors import EmuError
-from .netns import Topology, sh
+from .netns import Topology, sh, stop
 from .reaper import popen
 
 PORT = 5201
@@ -141,13 +141,7 @@ def start_captures(topo: Topology, out: Path) -> list[tuple[subprocess.Popen, Pa
 def stop_captures(caps: list[tuple[subprocess.Popen, Path]]) -> list[str]:
     notes = []
     for p, f in caps:
-        if p.poll() is None:
-            p.send_signal(signal.SIGINT)
-        try:
-            _, err = p.communicate(timeout=10)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            _, err = p.communicate()
+        _, err = stop(p, signal.SIGINT, timeout=10)
         for line in (err or "").splitlines():
             if "dropped by kernel" in line or "captured" in line:
                 notes.append(f"{f.name}: {line.strip()}")
