@@ -297,3 +297,16 @@ def test_xkernel_reports_the_kernels_pacing_ratios_beside_the_simulators():
         want = [int(proc.read_text())] if proc.exists() else None
         assert k[name] == want, (name, k[name])
     assert "tcp_pacing_ss_ratio 200, tcp_pacing_ca_ratio 120" in SIMULATOR_KNOBS
+
+
+def test_xkernel_times_a_whole_tolerance_apart_agree():
+    """The battery's times are whole 100 ms bins: a difference of exactly the 0.3 s floor is
+    "within 0.3 s", whatever binary floating point makes of 0.6 - 0.3; a bin more is not."""
+    from mmpath.reproduce.xkernel import _agrees
+    from mmpath.reproduce.xkernel_rows import OUTAGE
+
+    assert 0.6000000000000001 - 0.3 > 0.3  # the arithmetic the slack is for
+    assert _agrees(OUTAGE, 0.3, 0.6000000000000001)[0]
+    assert _agrees(OUTAGE, 0.30000000000000004, 0.6)[0]
+    assert not _agrees(OUTAGE, 0.3, 0.7000000000000001)[0]
+    assert not _agrees(OUTAGE, 0.2, 0.6)[0]
