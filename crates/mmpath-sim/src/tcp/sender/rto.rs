@@ -23,8 +23,9 @@ impl TcpSender {
     /// bounded by TCP_RTO_MAX), run by the timer wheel (tcp/timer_wheel.rs).
     pub(super) fn rto_deadline(&self, now: Time) -> Time {
         let max = self.wheel.ticks(MAX_RTO);
-        let base = self.wheel.ticks(self.rtt.base_rto()).min(max);
-        let ticks = base.checked_shl(self.rtt.backoff()).filter(|t| t >> self.rtt.backoff() == base).unwrap_or(max);
+        // The backoff is at most 16 (RttEstimator::back_off) and the base at most TCP_RTO_MAX's
+        // 120 000 ticks (HZ 1000): the shift cannot overflow.
+        let ticks = self.wheel.ticks(self.rtt.base_rto()).min(max) << self.rtt.backoff();
         self.wheel.fire_at(now, ticks.min(max))
     }
 
