@@ -15,8 +15,9 @@ PY_SRC   := $(shell find python -name '*.py' -o -name '*.toml' 2>/dev/null) pypr
 
 # The emulation engine's system tools (docs/emulate.md): installed from Debian when missing and we
 # are root (the emulator needs root anyway); elsewhere the emulation tests skip, saying why.
-# (iptables: the delay line's NFQUEUE rules, docs/emulate.md.)
-EMU_TOOLS := iperf3 tcpdump mptcpize ethtool iptables
+# (iptables: the delay line's NFQUEUE rules; nft, from Debian's nftables: a drop outage's cut,
+# docs/emulate.md.)
+EMU_TOOLS := iperf3 tcpdump mptcpize ethtool iptables nft
 
 demo: $(STAMP)
 	$(VENV)/bin/mmpath run
@@ -50,7 +51,8 @@ $(STAMP): $(RUST_SRC) $(PY_SRC) Makefile
 	@touch $(STAMP)
 
 emu-tools:
-	@missing=""; for t in $(EMU_TOOLS); do command -v $$t >/dev/null || missing="$$missing $$t"; done; \
+	@missing=""; for t in $(EMU_TOOLS); do command -v $$t >/dev/null || \
+		case $$t in nft) missing="$$missing nftables";; *) missing="$$missing $$t";; esac; done; \
 	if [ -n "$$missing" ] && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 		echo "mmpath: installing the emulator's tools:$$missing"; \
 		DEBIAN_FRONTEND=noninteractive apt-get update -qq && \

@@ -153,27 +153,44 @@ def test_the_changes_are_handed_to_the_driver_in_time_order_with_their_due_times
     d.start(100.0)
     d._reader.join(timeout=5)
     assert Driver.stdin.getvalue().splitlines() == [
-        "101.0 1 1 link set dev p1c down",
-        "102.0 1 0 link set dev p1c up\troute replace default via 10.199.2.1 dev p1c table 101"]
+        '101.0 1 1 add element inet mmpath_cut cut { "p1c" }\tlink set dev p1c down',
+        '102.0 1 0 delete element inet mmpath_cut cut { "p1c" }\tlink set dev p1c up'
+        "\troute replace default via 10.199.2.1 dev p1c table 101"]
     assert d.written == [(1, True, 1.0, pytest.approx(1.0005)), (1, False, 2.0, pytest.approx(2.001))]
 
 
-def test_the_driver_writes_each_change_when_it_is_due_not_before():
-    # The driver as the emulator runs it, on commands that change nothing (`ip link show`).
-    p = subprocess.Popen([sys.executable, "-I", "-c", drops.DRIVER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                         stderr=subprocess.DEVNULL, text=True)
+@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("nft") is None,
+                    reason="the driver's cut needs root and nft (a namespace of its own)")
+def test_the_driver_cuts_when_due_not_before_and_only_then_runs_ip():
+    # The driver as the emulator runs it, in a namespace of its own with the cut's table, on ip
+    # commands that change nothing (`ip link show`). Each answer comes once nft has committed
+    # the set's change: the set then holds exactly what the plan says.
+    ns = f"mmpath-cuttest-{os.getpid()}"
+    subprocess.run(["ip", "netns", "add", ns], check=True)
     try:
-        assert p.stdout.readline().strip() == "ready"
-        now = time.monotonic()
-        due = [now + 0.05, now + 0.1]
-        p.stdin.write("".join(f"{at!r} 0 {k % 2} link show dev lo\n" for k, at in enumerate(due)))
-        p.stdin.flush()
-        got = [p.stdout.readline().split() for _ in due]
+        subprocess.run(["ip", "netns", "exec", ns, "nft", "-f", "-"], input=drops.CUT_RULESET, text=True, check=True)
+        p = subprocess.Popen(["ip", "netns", "exec", ns, sys.executable, "-I", "-c", drops.DRIVER],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        try:
+            assert p.stdout.readline().strip() == "ready"
+            now = time.monotonic()
+            due = [now + 0.05, now + 0.1]
+            p.stdin.write("".join(f"{at!r} 0 {1 - k} {drops.cut_command(_topo(), 0, k == 0)}\tlink show dev lo\n"
+                                  for k, at in enumerate(due)))
+            p.stdin.flush()
+            got, sets = [], []
+            for _ in due:
+                got.append(p.stdout.readline().split())
+                sets.append(subprocess.run(["ip", "netns", "exec", ns, "nft", "list", "set", "inet",
+                                            drops.CUT_TABLE, "cut"], capture_output=True, text=True).stdout)
+        finally:
+            p.stdin.close()
+            p.wait(timeout=5)
     finally:
-        p.stdin.close()
-        p.wait(timeout=5)
-    assert [g[:2] for g in got] == [["0", "0"], ["0", "1"]]
+        subprocess.run(["ip", "netns", "del", ns])
+    assert [g[:2] for g in got] == [["0", "1"], ["0", "0"]]
     assert all(float(g[2]) >= at for g, at in zip(got, due)), (got, due)
+    assert '"p0c"' in sets[0] and '"p0c"' not in sets[1], sets
 
 
 MONITOR_CLI = """\

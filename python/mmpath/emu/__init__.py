@@ -114,7 +114,8 @@ def run(scenario: ScenarioSpec, overrides: Overrides = None, seed: int | None = 
     # A wired path's `drop` outages (schedule steps up = false, drop = true): not held, the
     # path's link is taken down through them (drops.py).
     drops_ns = holds.drops_ns(cfg, sc.duration_s)
-    checks.machine(need_mptcp="mptcp" in kinds, need_delay=any(d > 0 for d in delays_us) or bool(holds_ns))
+    checks.machine(need_mptcp="mptcp" in kinds, need_delay=any(d > 0 for d in delays_us) or bool(holds_ns),
+                   need_cut=any(drops_ns.values()))
     if kernel_trace:
         ktrace.check()
     _remove_dead_runs()

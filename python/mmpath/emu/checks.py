@@ -26,15 +26,15 @@ MAX_PATHS = 4
 MAX_FLOWS = 8
 
 
-def machine(need_mptcp: bool, need_delay: bool = False) -> None:
+def machine(need_mptcp: bool, need_delay: bool = False, need_cut: bool = False) -> None:
     if os.geteuid() != 0:
         raise EmuError("emulation needs root (network namespaces and tc): run as root, e.g. with sudo")
     tools = ["ip", "tc", "iperf3", "tcpdump"] + (["mptcpize"] if need_mptcp else []) + \
-        (["iptables"] if need_delay else [])
+        (["iptables"] if need_delay else []) + (["nft"] if need_cut else [])
     missing = [t for t in tools if shutil.which(t) is None]
     if missing:
         raise EmuError(f"emulation needs {', '.join(missing)} on PATH (Debian: apt-get install iproute2 iperf3 "
-                       f"tcpdump mptcpize iptables; `make test` installs them when run as root)")
+                       f"tcpdump mptcpize iptables nftables; `make test` installs them when run as root)")
     if need_mptcp and read_proc("/proc/sys/net/mptcp/enabled") is None:
         raise EmuError("this kernel has no MPTCP (no /proc/sys/net/mptcp): MPTCP flows need Linux >= 5.6 "
                        "with CONFIG_MPTCP")

@@ -25,6 +25,21 @@ How, for each side of the path's veth pair (client end `p<k>c`, AP end `p<k>a`; 
   its RTO backoff (RFC 6069, tcp_ld_RTO_revert): not what a link that simply carries nothing
   does. The AP's neighbour entry for the client is permanent (netns.py), so what it forwards
   during the outage is dropped, not parked in ARP's queue until the link is back.
+- The cut is one instant, as the scenario's step is: first the client's end joins an nft set
+  whose rules drop everything arriving by it (prerouting, and input after the delay line's
+  queue, so a packet the line releases later is dropped too) and everything leaving by it
+  (output), then it is set down. `ip link set down` alone is not one instant: it clears the
+  interface's running state and swaps its qdisc for the no-op one at once, but keeps the
+  interface up for receiving until an RCU grace period has passed (net/core/dev.c
+  `__dev_close_many`: `dev_deactivate_many`, whose `synchronize_net` is 0.4-11 ms here under
+  load, before `IFF_UP` is cleared and nfnetlink_queue drops what it holds for the interface).
+  In that window the client still received data and its ACKs died in the no-op qdisc: the
+  server later retransmitted a segment the client had, got a D-SACK acknowledging ~8 segments
+  with a timestamp echo from before the cut, took a multi-second RTT sample from it and stayed
+  silent (docs/path-manager.md). What left the client before the cut (the AP's delay line)
+  arrives; what was on its way to the client is lost: the simulator's drop outage does the same
+  (docs/models.md "Outages: hold or drop"). At the return the interface leaves the set, then
+  is set up.
 - An nft drop rule in both directions (at the AP) would leave both qdiscs' packets to leave,
   and arrive, during the outage; a shaper gate (the radio's outage, shaper.py) drops the AP's
   queue but not the client's, and the client's kernel would not see its link go.
@@ -78,6 +93,26 @@ def plan(windows_ns: dict[int, list[tuple[int, int]]]) -> list[tuple[float, bool
     return steps
 
 
+# The cut's nft table in the client's namespace (deleted with it): a set of cut interfaces and
+# the rules that drop what arrives or leaves by one of them. Input's chain runs after the delay
+# line's NFQUEUE rule (iptables' filter chains, priority 0), so a packet the line releases into
+# a cut interface's input is dropped.
+CUT_TABLE = "mmpath_cut"
+CUT_RULESET = f"""table inet {CUT_TABLE} {{
+  set cut {{ type ifname; }}
+  chain pre {{ type filter hook prerouting priority -400; iifname @cut drop; }}
+  chain inp {{ type filter hook input priority 400; iifname @cut drop; }}
+  chain out {{ type filter hook output priority -400; oifname @cut drop; }}
+}}
+"""
+
+
+def cut_command(topo: Topology, index: int, down: bool) -> str:
+    """The `nft` line that puts path `index`'s client end in the cut set, or takes it out."""
+    verb = "add" if down else "delete"
+    return f'{verb} element inet {CUT_TABLE} cut {{ "{topo.paths[index].cli_if}" }}'
+
+
 def commands(topo: Topology, index: int, down: bool) -> list[str]:
     """The `ip -batch` lines that take path `index`'s client end down, or bring it up and put
     back the routes the emulator gave it (with tcpconf's per-route settings)."""
@@ -128,23 +163,35 @@ def transitions(events: list[tuple[float, str, frozenset[str]]], ifname: str, fl
 
 # The driver: at real-time priority in the client's namespace (a thread of the emulator, an
 # ordinary process on a loaded 2-core machine, woke up to 14 ms late), it reads the plan's
-# lines `AT PATH DOWN COMMANDS` (AT on CLOCK_MONOTONIC, shared by all processes; the commands
-# tab-separated), sleeps until each is due, writes its commands to its `ip -batch` child (which
-# inherits the priority) and answers `PATH DOWN WRITTEN_AT`.
+# lines `AT PATH DOWN NFT<TAB>IP COMMANDS` (AT on CLOCK_MONOTONIC, shared by all processes; the
+# commands tab-separated), sleeps until each is due, writes the nft line to its `nft -i` child
+# and waits until nft has committed it (a listing of the set after it comes back), then writes
+# the rest to its `ip -batch` child (both inherit the priority) and answers `PATH DOWN
+# CUT_AT`, when the nft change had taken effect.
 DRIVER = ("import subprocess, sys, time\n"
           "ip = subprocess.Popen(['ip', '-force', '-batch', '-'], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,\n"
           "                      text=True)\n"
+          "nft = subprocess.Popen(['nft', '-i'], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)\n"
           "print('ready', flush=True)\n"
           "for line in sys.stdin:\n"
           "    at, k, down, cmds = line.rstrip('\\n').split(' ', 3)\n"
+          "    cut, _, rest = cmds.partition('\\t')\n"
           "    wait = float(at) - time.monotonic()\n"
           "    if wait > 0:\n"
           "        time.sleep(wait)\n"
-          "    ip.stdin.write(cmds.replace('\\t', '\\n') + '\\n')\n"
+          f"    nft.stdin.write(cut + '\\nlist set inet {CUT_TABLE} cut\\n')\n"
+          "    nft.stdin.flush()\n"
+          "    for out in nft.stdout:\n"
+          "        if out.rstrip() == '}':\n"
+          "            break\n"
+          "    done = time.monotonic()\n"
+          "    ip.stdin.write(rest.replace('\\t', '\\n') + '\\n')\n"
           "    ip.stdin.flush()\n"
-          "    print(k, down, repr(time.monotonic()), flush=True)\n"
+          "    print(k, down, repr(done), flush=True)\n"
           "ip.stdin.close()\n"
-          "ip.wait()\n")
+          "nft.stdin.close()\n"
+          "ip.wait()\n"
+          "nft.wait()\n")
 # The driver's real-time priority: delay.py's (above iperf3 and tcpdump, below the kernel's own
 # SCHED_FIFO 50 threads).
 RT_PRIORITY = "20"
@@ -175,6 +222,13 @@ class LinkDrops:
         die with the run, reaper.py), ahead of bin 0 so that the monitors are listening."""
         if not self.needed():
             return
+        # The cut's set and rules, in the client's namespace (they go with it).
+        try:
+            run(["ip", "netns", "exec", self.topo.cli, "nft", "-f", "-"], input=CUT_RULESET, capture_output=True,
+                text=True, timeout=10, check=True)
+        except (OSError, subprocess.SubprocessError) as e:
+            detail = getattr(e, "stderr", None) or str(e)
+            raise EmuError(f"the drop outage's nft rules could not be set: {' '.join(str(detail).split())}") from None
         for ns in (self.topo.cli, self.topo.ap):
             self._monitors[ns] = popen(["ip", "-n", ns, "-ts", "-o", "monitor", "link"], stdout=subprocess.PIPE,
                                        stderr=subprocess.DEVNULL, text=True)
@@ -200,7 +254,8 @@ class LinkDrops:
         self.t0_unix = time.time() - (time.monotonic() - t0)
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
-        lines = [f"{t0 + at!r} {k} {int(down)} " + "\t".join(commands(self.topo, k, down))
+        lines = [f"{t0 + at!r} {k} {int(down)} " + "\t".join([cut_command(self.topo, k, down),
+                                                                *commands(self.topo, k, down)])
                  for at, down, k in plan(self.windows_ns)]
         try:
             self._driver.stdin.write("\n".join(lines) + "\n")
@@ -238,6 +293,10 @@ class LinkDrops:
             if self._reader is not None:
                 self._reader.join(timeout=5)
         restore = [c for k in sorted(self.windows_ns) for c in commands(self.topo, k, False)]
+        # Out of the cut set (an nft error for one not in it is expected and ignored).
+        for k in sorted(self.windows_ns):
+            run(["ip", "netns", "exec", self.topo.cli, "nft", cut_command(self.topo, k, False)],
+                capture_output=True, text=True, timeout=10)
         try:
             p = run(["ip", "-n", self.topo.cli, "-force", "-batch", "-"], input="\n".join(restore) + "\n",
                     capture_output=True, text=True, timeout=10)

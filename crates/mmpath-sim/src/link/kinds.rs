@@ -125,6 +125,7 @@ mod tests {
             queue_cap_bytes: 100_000,
             frame_overhead_bytes: 0,
             loss_prob: 0.0,
+            toward_cut: false,
         };
         let mut mac = MacTiming::dmg();
         mac.cw_min = 0; // no random backoff

@@ -7,9 +7,11 @@
 //!
 //! Down, a wire either holds (its queue keeps what it had and takes more, as far as it holds,
 //! sent when the link returns) or drops (its queue is purged and everything offered is lost
-//! until the link returns): `Outage`, set before the link goes down (`set_outage`). Frames
-//! already propagating (in the pipe) arrive either way: they left the interface before it
-//! went down.
+//! until the link returns): `Outage`, set before the link goes down (`set_outage`). A drop
+//! outage is the path cut at its client's end at one instant (`ip link set down` there), so
+//! what is already propagating (in the pipe) toward the client is lost with it and what is
+//! propagating away from the client arrives, having left the cut interface before it went
+//! (`LinkCfg::toward_cut`); a hold outage delivers the pipe either way.
 
 use super::seam::{Link, Wake};
 use crate::engine::RngStream;
@@ -29,6 +31,11 @@ pub struct LinkCfg {
     pub frame_overhead_bytes: u32,
     /// Independent random frame-loss probability.
     pub loss_prob: f64,
+    /// This direction ends at the interface a drop outage takes down (a path's downlink, to the
+    /// client): what it is propagating then would arrive at a dead interface and is lost with
+    /// the queue. False for the uplink, whose pipe left the cut interface before the cut, and for
+    /// the backbone, which no outage takes down.
+    pub toward_cut: bool,
 }
 
 /// Counters a link keeps for the summary.
@@ -273,14 +280,17 @@ impl Wire {
         }
     }
 
-    /// A dropping outage: every queued packet (not the pipe's, gone from the interface) is lost,
-    /// and the link refuses new ones until it comes up. No frame is in transmission (the link
-    /// is down).
+    /// A dropping outage: every queued packet is lost, and so is the pipe's on a direction
+    /// toward the cut interface (`LinkCfg::toward_cut`); the link refuses new ones until it
+    /// comes up. No frame is in transmission (the link is down). An arrival event already asked
+    /// for a purged pipe's head finds nothing due (`on_arrival`).
     fn purge(&mut self, dropped: &mut Vec<Packet>) {
         debug_assert!(!self.up && self.tx_end.is_none());
-        let n = self.line.len() - self.in_pipe;
+        let from = if self.cfg.toward_cut { 0 } else { self.in_pipe };
+        let n = self.line.len() - from;
         self.stats.drops_down += n as u64;
-        dropped.extend(self.line.drain(self.in_pipe..).map(|(_, p)| p));
+        dropped.extend(self.line.drain(from..).map(|(_, p)| p));
+        self.in_pipe = self.in_pipe.min(from);
         self.queue_bytes = 0;
         self.refusing = true;
     }
@@ -378,6 +388,7 @@ mod tests {
                 queue_cap_bytes: cap,
                 frame_overhead_bytes: 0,
                 loss_prob: 0.0,
+                toward_cut: false,
             },
             RngStream::new(0, 0),
         )
@@ -502,8 +513,8 @@ mod tests {
     }
 
     /// A dropping outage, state by state: going down loses the frame on the air and purges the
-    /// queue; what was already propagating arrives; everything offered while down is lost;
-    /// coming up, the link carries packets again as before.
+    /// queue; what was already propagating away from the cut arrives; everything offered while
+    /// down is lost; coming up, the link carries packets again as before.
     #[test]
     fn drop_outage_purges_the_queue_and_loses_what_is_sent_until_up() {
         let us = Time::from_us;
@@ -545,6 +556,33 @@ mod tests {
         assert_eq!(w.arrival[0], Some(us(3012)));
         assert_eq!(l.on_arrival(us(3012), &mut w).map(|p| p.seq), Some(6));
         assert_eq!((dropped.len() as u64, l.stats.drops_down), (3, 5), "refused packets are the caller's count");
+    }
+
+    /// The direction that ends at the cut interface (a path's downlink) loses its pipe too: the
+    /// frame propagating when the link goes down would arrive at a dead interface. Its arrival
+    /// event, already asked for, finds nothing; after the return the link delivers as before.
+    #[test]
+    fn drop_outage_toward_the_cut_loses_what_is_propagating() {
+        let us = Time::from_us;
+        let mut l = link(1_000_000_000, 100_000);
+        l.cfg.toward_cut = true;
+        let mut dropped = vec![];
+        l.set_outage(Outage::Drop, &mut dropped);
+        assert_eq!(numbered(&mut l, Time::ZERO, 0..3), vec![true; 3]);
+        let mut w = Wake::default();
+        l.on_tx_done(us(12), false, &mut w); // frame 0 propagates, due at 1012 us
+        assert_eq!(w.arrival[0], Some(us(1012)));
+        let mut w = Wake::default();
+        l.set_up(us(15), false, &mut w, &mut dropped);
+        assert_eq!(dropped.iter().map(|p| p.seq).collect::<Vec<_>>(), vec![1, 0, 2], "on the air, pipe, queue");
+        assert_eq!((l.count_in_network(0, Kind::Udp), l.stats.drops_down), (0, 3));
+        assert!(l.on_arrival(us(1012), &mut w).is_none(), "the pipe's frame is gone");
+        l.set_up(us(2000), true, &mut w, &mut dropped);
+        assert_eq!(numbered(&mut l, us(2000), 3..4), vec![true]);
+        let mut w = Wake::default();
+        l.on_tx_done(us(2012), false, &mut w);
+        assert_eq!(w.arrival[0], Some(us(3012)));
+        assert_eq!(l.on_arrival(us(3012), &mut w).map(|p| p.seq), Some(3));
     }
 
     /// Without `Outage::Drop` the same outage holds: the queue is kept and sent when the link

@@ -97,6 +97,7 @@ impl Simulation {
                 queue_cap_bytes: bb.queue_bytes.unwrap_or(0),
                 frame_overhead_bytes: bb.frame_overhead_bytes,
                 loss_prob: 0.0,
+                toward_cut: false,
             };
             let d = add_wire(cfg.clone(), NO_PATH, &mut links, &mut link_path);
             let u = add_wire(cfg, NO_PATH, &mut links, &mut link_path);
@@ -116,16 +117,18 @@ impl Simulation {
             if p.technology == Technology::Wired {
                 let down_bps = mbps_to_bps(p.rate_mbps.unwrap_or(0.0));
                 let up_bps = mbps_to_bps(p.uplink_rate_mbps.or(p.rate_mbps).unwrap_or(0.0));
-                let mk = |rate_bps| LinkCfg {
+                // A drop outage cuts the path at the client's end: the downlink ends there.
+                let mk = |rate_bps, toward_cut| LinkCfg {
                     rate_bps,
                     delay: Time::from_ms_f64(p.delay_ms),
                     queue_cap_bytes: p.queue_bytes.unwrap_or(0),
                     frame_overhead_bytes: p.frame_overhead_bytes,
                     loss_prob: p.loss_pct / 100.0,
+                    toward_cut,
                 };
                 let wired_start = ChannelState { rate_bps: Some(down_bps), up: Some(true), ..Default::default() };
-                let down = add_wire(mk(down_bps), pi as u16, &mut links, &mut link_path);
-                let up = add_wire(mk(up_bps), pi as u16, &mut links, &mut link_path);
+                let down = add_wire(mk(down_bps, true), pi as u16, &mut links, &mut link_path);
+                let up = add_wire(mk(up_bps, false), pi as u16, &mut links, &mut link_path);
                 paths.push(PathState {
                     name,
                     hops: [Hop { link: down, port: 0 }, Hop { link: up, port: 0 }],
