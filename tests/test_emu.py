@@ -297,6 +297,13 @@ def test_the_delay_line_gives_the_scenarios_rtt_and_the_tcp_settings_reach_the_k
     assert meta["tcp_settings"]["sender net.ipv4.tcp_slow_start_after_idle"] == 0
     # 200 Mbit/s x 20 ms is 0.5 MB: the default buffers hold that, so the path is full.
     assert res.goodput_mbps > 0.8 * 190, res.goodput_mbps
+    # iperf3's clock starts after its control exchange and the data connection's handshake
+    # (traffic.ClockProbe), a few RTTs after the client started at 0; its intervals are placed
+    # there, and the first one carries data (it does not start before the data does).
+    at = meta["flows"][0]["iperf3_clock_s"]
+    assert 2 * 0.020 <= at < 0.5, at
+    iv = res.intervals
+    assert iv["t_s"].min() >= at - 0.1 and iv["mbps"].iloc[0] > 0, iv.head()
 
 
 def test_without_a_backbone_the_server_is_at_the_ap_and_tcp_small_queues_see_the_path(tmp_path, monkeypatch):
@@ -425,3 +432,11 @@ def test_x_kernel_compares_both_engines_on_the_same_runs():
     v = rep.results["x-kernel"].verdict
     assert v.status in ("PASS", "FAIL") and len(v.checks) == 2
     assert any(c.text.startswith("rows agreeing") for c in v.checks)
+
+
+def test_the_clock_probe_reads_tcpdumps_first_time_stamp():
+    from mmpath.emu import traffic
+
+    line = "1796567214.052311 veth0 In  IP 10.0.0.1.5201 > 10.199.1.2.40000: Flags [.], seq 1:1449, length 1448\n"
+    assert traffic.first_stamp("tcpdump: listening\n" + line) == 1796567214.052311
+    assert traffic.first_stamp("") is None and traffic.first_stamp("no stamp here\n") is None

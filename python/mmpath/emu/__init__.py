@@ -319,6 +319,7 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
     udp_drops = 0
     clients: list[traffic.Client] = []
     caps_running: list = []
+    probes: list = []
     ss = None
     spans = [_span(f, sc.duration_s) for f in flows]
     try:
@@ -380,7 +381,12 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
         for i, f in enumerate(flows):
             servers.append(traffic.start_server(topo, f["kind"] == "mptcp", tmp / f"iperf3-{f['name']}-server.json",
                                                 traffic.PORT + i))
+        # Where each flow's iperf3 clock starts (traffic.ClockProbe); started with the captures,
+        # whose wait for tcpdump's socket they share.
+        probes = [traffic.ClockProbe(topo, traffic.PORT + i) for i in range(len(flows))]
         caps_running = traffic.start_captures(topo, tmp) if capture else []
+        if not capture:
+            time.sleep(traffic.LISTEN_S)
         # The sender's TCP state (cwnd, RTT, RTO of every subflow), as `mmpath capture` samples it.
         if capture:
             senders = [topo.srv if d == "download" else topo.cli for d in directions]
@@ -428,6 +434,8 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
         after = {(t[0], t[1]): netns.tx_bytes(t[0], t[1]) for t in targets if t[5]}
         notes = traffic.stop_captures(caps_running)
         caps_running = []
+        clock_unix = [pr.unix_s() for pr in probes]
+        probes = []
         if ss is not None:
             ss.stop.set()
             ss.join(timeout=5)
@@ -457,6 +465,8 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
             c.kill()
         if caps_running:
             traffic.stop_captures(caps_running)
+        for pr in probes:
+            pr.unix_s()
         if ss is not None:
             ss.stop.set()
             ss.join(timeout=5)
@@ -474,9 +484,12 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
     active_s = max(stop for _, stop in spans) - min(start for start, _ in spans)
     path_mbps = {key: (after[(t[0], t[1])] - before[(t[0], t[1])]) * 8 / 1e6 / active_s
                  for key, t in zip(shaped_keys, targets) if key is not None}
+    # iperf3's t = 0 on the scenario's clock: its first data packet (traffic.ClockProbe), else
+    # the flow's start (when the client was started: early by the control exchange).
+    clock_s = [start if u is None else u - t0_unix for u, (start, _) in zip(clock_unix, spans)]
     results = {f["name"]: FlowResult(name=f["name"], kind=f["kind"], goodput_mbps=iperf3.goodput_mbps(doc, f["kind"] == "udp"),
-                                     intervals=iperf3.interval_sums(doc, start))
-               for f, doc, (start, _) in zip(flows, docs, spans)}
+                                     intervals=iperf3.interval_sums(doc, at))
+               for f, doc, at in zip(flows, docs, clock_s)}
     # One flow: iperf3's own figure. Several: everything received over the span from the first
     # start to the last stop (the flows' own means cover different spans and do not add up).
     total = next(iter(results.values())).goodput_mbps if len(results) == 1 else \
@@ -491,9 +504,12 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
         "topology": {"server": topo.layout, "namespaces": [ns.rsplit("-", 1)[-1] for ns in topo.namespaces]},
         "flows": [{**{k: f.get(k) for k in ("name", "kind", "cc", "direction", "mode", "start_s", "stop_s")},
                    "goodput_mbps": results[f["name"]].goodput_mbps,
+                   # Where its iperf3 intervals start on the scenario's clock: the first data
+                   # packet (null: none seen, the intervals start at start_s).
+                   "iperf3_clock_s": None if u is None else round(u - t0_unix, 6),
                    **({"offered_mbps": float(f["rate_mbps"]), "sent_mbps": iperf3.sent_mbps(doc)}
                       if f["kind"] == "udp" and f.get("rate_mbps") else {})}
-                  for f, doc in zip(flows, docs)],
+                  for f, doc, u in zip(flows, docs, clock_unix)],
         "base_rtt_ms": {"scenario": checks.base_rtt_ms(cfg),
                         "emulated": {n: 2 * us / 1000.0 for n, us in zip(names, delays_us)},
                         "note": "plus ~0.05 ms of veth forwarding; the delay line's lateness is in delay_line"},

@@ -125,6 +125,46 @@ class Client(threading.Thread):
             self.join(timeout=5)
 
 
+# The smallest packet taken as a flow's data rather than iperf3's control (its cookie, 37 bytes; its
+# parameters' JSON, a few hundred; its 1-byte state messages): a data segment or datagram is a
+# path MTU's worth (at least 576 bytes of IPv4).
+DATA_MIN_BYTES = 560
+# How long tcpdump is given to open its socket before the traffic it must see starts.
+LISTEN_S = 0.3
+
+
+class ClockProbe:
+    """Where a flow's iperf3 clock sits on the run's: iperf3 counts its intervals from the test's
+    start (the client's TEST_START, after the control connection's exchange and the data
+    connection's handshake: ~3 RTTs after the client starts, 0.2-0.3 s at 50 ms), not from the
+    moment the emulator starts the client. The first data packet of the flow's port seen in the
+    client's namespace marks that start (a download's first segment arrives with TEST_START,
+    which the server sends just before it; an upload's leaves right after TEST_RUNNING):
+    `tcpdump -c 1`, started before bin 0, stamps it on the wall clock (-tt), as the captures
+    are. Without a packet (a UDP flow of small datagrams), `unix_s` is None."""
+
+    def __init__(self, topo: Topology, port: int) -> None:
+        self.port = port
+        self._p = popen(["ip", "netns", "exec", topo.cli, "tcpdump", "-i", "any", "-n", "-tt", "-l", "-c", "1",
+                         f"port {port} and greater {DATA_MIN_BYTES}"],
+                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+
+    def unix_s(self) -> float | None:
+        """The first data packet's wall-clock time (stops the probe)."""
+        out, _ = stop(self._p)
+        return first_stamp(out)
+
+
+def first_stamp(text: str) -> float | None:
+    """The time stamp opening `tcpdump -tt`'s first line, or None."""
+    for line in (text or "").splitlines():
+        try:
+            return float(line.split()[0])
+        except (ValueError, IndexError):
+            continue
+    return None
+
+
 def start_captures(topo: Topology, out: Path) -> list[tuple[subprocess.Popen, Path]]:
     caps = []
     for link in topo.paths:
@@ -134,7 +174,7 @@ def start_captures(topo: Topology, out: Path) -> list[tuple[subprocess.Popen, Pa
                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         caps.append((p, f))
     # tcpdump prints "listening on" once its socket is open; give it a moment.
-    time.sleep(0.3)
+    time.sleep(LISTEN_S)
     return caps
 
 
