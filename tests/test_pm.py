@@ -9,11 +9,12 @@ import errno
 import json
 import os
 import socket
+from pathlib import Path as FsPath
 
 import pytest
 from pyroute2.netlink.exceptions import NetlinkError
 
-from mmpath.pm import netlink, system, wifi
+from mmpath.pm import netlink, system, transport, wifi
 from mmpath.pm.cli import main as pm_main
 from mmpath.pm.daemon import Daemon
 from mmpath.pm.events import Path, Translator
@@ -493,3 +494,175 @@ def test_a_killed_daemons_setting_is_restored_by_the_next_one(tmp_path, monkeypa
     second.restore()
     assert (d / "path_manager").read_text().strip() == "kernel" and not state.exists()
     assert not state.parent.exists()  # nothing left behind
+
+
+# --------------------------------------------------------------------------- transport (polled)
+# The kernel has no event for a subflow's RTO or stale mark: the daemon polls each subflow's
+# tcp_info (sock_diag) and the namespace's SubflowStale counter (pm/transport.py), and the
+# translator makes `subflow_rto` / `subflow_stale` of them.
+
+RECORDED = json.loads((FsPath(__file__).parent / "fixtures" / "pm" / "upload_cut.json").read_text())
+
+
+def info(backoff=0, ca_state=0, unacked=0, last_ack=0, notsent=0) -> dict:
+    return {"backoff": backoff, "ca_state": ca_state, "retransmits": backoff, "unacked": unacked,
+            "notsent_bytes": notsent, "last_ack_recv_ms": last_ack}
+
+
+def two_subflows() -> Translator:
+    tr = connected()
+    feed(tr, "SUB_ESTABLISHED", **sub_attrs(1, 41000))
+    return tr
+
+
+def kinds(out) -> list[tuple[str, int]]:
+    return [(ev["kind"], ev["subflow"]) for _tok, ev, _facts in out]
+
+
+def test_each_doubling_of_the_rto_in_loss_is_one_subflow_rto():
+    tr = two_subflows()
+    assert tr.on_transport(0.0, {(TOKEN, 0): info(), (TOKEN, 1): info()}, 0) == []
+    # First RTO: backoff 1, TCP_CA_Loss; then two more between two polls: two events.
+    assert kinds(tr.on_transport(0.2, {(TOKEN, 0): info(1, 4, 10, 200)}, 0)) == [("subflow_rto", 0)]
+    assert kinds(tr.on_transport(0.22, {(TOKEN, 0): info(1, 4, 10, 220)}, 0)) == []
+    assert kinds(tr.on_transport(1.5, {(TOKEN, 0): info(3, 4, 10, 1500)}, 0)) == [("subflow_rto", 0)] * 2
+    # A valid RTT sample resets the backoff: the next RTO counts from 0 again.
+    assert tr.on_transport(2.0, {(TOKEN, 0): info(0, 0, 0, 0)}, 0) == []
+    assert kinds(tr.on_transport(2.3, {(TOKEN, 0): info(1, 4, 5, 300)}, 0)) == [("subflow_rto", 0)]
+    # The backoff of a zero-window probe (not in Loss) is no RTO.
+    assert tr.on_transport(3.0, {(TOKEN, 1): info(2, 0, 0, 50)}, 0) == []
+    # A subflow the daemon does not know, or a socket gone meanwhile, is nothing.
+    assert tr.on_transport(3.1, {(TOKEN, 7): info(5, 4, 1, 1), (99, 0): info(5, 4, 1, 1), (TOKEN, 0): None}, 0) == []
+
+
+def test_a_rise_of_the_stale_counter_marks_the_subflow_whose_last_ack_is_oldest():
+    tr = two_subflows()
+    # The first reading is the baseline, whatever it is (other connections' marks before).
+    assert tr.on_transport(0.0, {(TOKEN, 0): info(unacked=5), (TOKEN, 1): info(unacked=5)}, 3) == []
+    out = tr.on_transport(1.0, {(TOKEN, 0): info(unacked=9, last_ack=48), (TOKEN, 1): info(unacked=4, last_ack=0)}, 4)
+    assert kinds(out) == [("subflow_stale", 0)] and out[0][1]["path"] == 0 and out[0][2]["stale_counter"] == 4
+    # Not marked again while it hears no ACK; the next rise is another subflow's.
+    assert tr.on_transport(1.5, {(TOKEN, 0): info(unacked=9, last_ack=548), (TOKEN, 1): info(unacked=4)}, 4) == []
+    assert kinds(tr.on_transport(1.6, {(TOKEN, 0): info(unacked=9, last_ack=648),
+                                       (TOKEN, 1): info(unacked=4, last_ack=30)}, 5)) == [("subflow_stale", 1)]
+    # An ACK on subflow 0 (its last ACK now later than when it was marked): it can be marked again.
+    tr.on_transport(2.0, {(TOKEN, 0): info(unacked=2, last_ack=0), (TOKEN, 1): info(unacked=4, last_ack=430)}, 5)
+    assert kinds(tr.on_transport(2.5, {(TOKEN, 0): info(unacked=2, last_ack=500),
+                                       (TOKEN, 1): info(unacked=4, last_ack=930)}, 6)) == [("subflow_stale", 0)]
+
+
+def test_a_stale_mark_needs_data_queued_and_another_subflow():
+    tr = connected()  # one subflow: the kernel marks none stale without an alternative
+    tr.on_transport(0.0, {(TOKEN, 0): info(unacked=5)}, 0)
+    assert tr.on_transport(1.0, {(TOKEN, 0): info(unacked=5, last_ack=900)}, 1) == []
+    tr = two_subflows()
+    tr.on_transport(0.0, {(TOKEN, 0): info(), (TOKEN, 1): info()}, 0)
+    # Nothing in flight anywhere: the rise is another connection's.
+    assert tr.on_transport(1.0, {(TOKEN, 0): info(last_ack=900), (TOKEN, 1): info(last_ack=10)}, 1) == []
+    # Data written but not sent counts (the kernel's test is both queues: tcp_rtx_and_write_queues_empty).
+    assert kinds(tr.on_transport(2.0, {(TOKEN, 0): info(notsent=1000, last_ack=1900),
+                                       (TOKEN, 1): info(last_ack=10)}, 2)) == [("subflow_stale", 0)]
+
+
+def test_the_baseline_is_read_again_after_the_last_connection_closed():
+    tr = two_subflows()
+    tr.on_transport(0.0, {(TOKEN, 0): info(unacked=1)}, 0)
+    feed(tr, "CLOSED", token=TOKEN)
+    assert tr.stale_seen is None
+    tr = two_subflows()
+    # Marks of whatever ran in the namespace meanwhile are not this connection's.
+    assert tr.on_transport(5.0, {(TOKEN, 0): info(unacked=5, last_ack=500), (TOKEN, 1): info(unacked=1)}, 7) == []
+
+
+def test_the_recorded_upload_cut_gives_one_stale_mark_and_the_rtos_of_path_0():
+    """Replays what the poll read on this machine's kernel (tests/fixtures/pm/record_tcp_info.py):
+    path 0's carrier away from 1.03 to 3.02 s during an MPTCP upload. The kernel marked path 0's
+    subflow stale 48 ms after the cut (the counter's one rise), and its RTO doubled three times
+    (backoff 1, 2, 3) before the link came back."""
+    paths = [Path(k, f"p{k}c", 7 + k, a) for k, a in enumerate(RECORDED["paths"])]
+    tr = Translator(paths)
+    socks = {s["local"]: s for p in RECORDED["polls"] for s in p["socks"]}
+    first = socks[RECORDED["paths"][0]]
+    conn = conn_attrs(saddr4=first["local"], sport=first["sport"], daddr4=first["remote"], dport=first["dport"])
+    assert [ev for _t, ev in tr.on_mptcp("CREATED", conn)] and tr.on_mptcp("ESTABLISHED", conn)
+    other = socks[RECORDED["paths"][1]]
+    tr.on_mptcp("SUB_ESTABLISHED", {**conn, "saddr4": other["local"], "sport": other["sport"], "if_idx": 8})
+    ids = {sf.local.port: sf.id for sf in tr.conns[TOKEN].subflows.values()}
+    events = []
+    for p in RECORDED["polls"]:
+        samples = {(TOKEN, ids[s["sport"]]): {k: s[k] for k in info()} for s in p["socks"]}
+        events += [(p["t_s"], ev["kind"], ev["path"]) for _tok, ev, _f in tr.on_transport(p["t_s"], samples,
+                                                                                        p["stale_counter"])]
+    cut, back = RECORDED["cut_s"], RECORDED["back_s"]
+    assert [(k, path) for _t, k, path in events] == [("subflow_stale", 0)] + [("subflow_rto", 0)] * 3, events
+    assert all(cut < t < back for t, _k, _p in events), events
+    rtos = [t for t, k, _p in events if k == "subflow_rto"]
+    # RTO ~212 ms, doubling: the first ~0.23 s after the cut, then ~0.4 s and ~0.8 s apart.
+    assert 0.15 < rtos[0] - cut < 0.3 and 0.3 < rtos[1] - rtos[0] < 0.5 and 0.6 < rtos[2] - rtos[1] < 1.0, rtos
+
+
+def test_the_daemon_feeds_the_polled_events_and_logs_what_they_were_read_from():
+    policies = []
+    d, log = daemon(FakeKernel(), policies)
+    run_events(d, ("CREATED", conn_attrs()), ("ESTABLISHED", conn_attrs()), ("SUB_ESTABLISHED", sub_attrs(1, 41000)))
+    d.on_transport(1.0, {(TOKEN, 0): info(unacked=3), (TOKEN, 1): info(unacked=3)}, 0)
+    d.on_transport(1.2, {(TOKEN, 0): info(1, 4, 3, 200), (TOKEN, 1): info(unacked=3)}, 1)
+    assert policies[0].heard[-2:] == [(1.2, {"kind": "subflow_rto", "path": 0, "subflow": 0}),
+                                      (1.2, {"kind": "subflow_stale", "path": 0, "subflow": 0})]
+    recs = [r for r in log if r["type"] == "transport"]
+    assert [(r["event"], r["path"], r["subflow"], r["backoff"]) for r in recs] == [
+        ("subflow_rto", 0, 0, 1), ("subflow_stale", 0, 0, 1)]
+    assert recs[1]["stale_counter"] == 1 and recs[1]["last_ack_recv_ms"] == 200
+
+
+def test_a_dry_run_prints_the_polled_events(capsys):
+    from mmpath.pm.daemon import JsonLog
+
+    log = JsonLog(None, echo=True)
+    log({"t_s": 1.0, "type": "transport", "event": "subflow_rto", "path": 0, "subflow": 0})
+    log({"t_s": 1.0, "type": "policy_event", "event": {}})
+    (line,) = capsys.readouterr().out.splitlines()
+    assert json.loads(line)["event"] == "subflow_rto"
+
+
+def test_the_stale_counter_is_read_from_the_mptcp_lines_of_netstat():
+    text = ("TcpExt: SyncookiesSent SubflowStale\nTcpExt: 0 9\n"
+            "MPTcpExt: MPCapableSYNRX SubflowStale SubflowRecover\nMPTcpExt: 4 2 1\n")
+    assert transport.stale_counter(text) == 2
+    assert transport.stale_counter("MPTcpExt: MPCapableSYNRX\nMPTcpExt: 4\n") is None
+    assert transport.stale_counter("") is None
+
+
+def test_a_subflows_tcp_info_is_looked_up_by_its_addresses_and_ports():
+    """sock_diag needs no root: a TCP connection of this test's own, found by its four
+    (address, port) and read through pyroute2's inet_diag classes."""
+    try:
+        tcp = transport.TcpInfo()
+    except system.PmError as e:
+        pytest.skip(str(e))
+    srv = socket.create_server(("127.0.0.1", 0))
+    c = socket.create_connection(srv.getsockname())
+    a, _ = srv.accept()
+    try:
+        (laddr, lport), (raddr, rport) = c.getsockname(), c.getpeername()
+        got = tcp.lookup(netlink.Endpoint(laddr, lport), netlink.Endpoint(raddr, rport))
+        assert got is not None and got["backoff"] == 0 and got["ca_state"] == 0 and got["unacked"] == 0
+        assert set(got) == set(info())
+        assert tcp.lookup(netlink.Endpoint(laddr, lport), netlink.Endpoint(raddr, rport + 1)) is None
+    finally:
+        for s in (a, c, srv):
+            s.close()
+        tcp.close()
+
+
+def test_without_sock_diag_the_daemon_says_what_it_needs(monkeypatch):
+    monkeypatch.setattr(transport.TcpInfo, "_probe", lambda self: errno.ENOENT)
+    with pytest.raises(system.PmError) as e:
+        transport.TcpInfo()
+    msg = str(e.value)
+    assert "\n" not in msg and msg.startswith("inet_diag for TCP is unavailable (No such file or directory)")
+    assert "subflow_rto and subflow_stale" in msg and "modprobe tcp_diag" in msg
+    monkeypatch.setattr(transport.TcpInfo, "_probe", lambda self: 0)
+    monkeypatch.setattr(transport, "read_stale_counter", lambda: None)
+    with pytest.raises(system.PmError, match="have no SubflowStale"):
+        transport.TcpInfo()

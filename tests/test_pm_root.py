@@ -4,7 +4,8 @@ namespace with the stand-in policy (tests/pm_standin.py: the subflow on path 1 i
 The daemon, not the kernel, opens the path-1 subflow (the userspace path manager opens none), the
 server's kernel hears the MP_PRIO, and SIGTERM restores the namespace's path-manager setting. Then
 the core's fast-failback policy (`python -m mmpath.pm.cli`) on a path that loses carrier and
-comes back."""
+comes back, and the core's recreate hearing the kernel's stale mark and RTOs, which the daemon
+polls for, on such a path."""
 
 from __future__ import annotations
 
@@ -169,6 +170,45 @@ def test_the_cores_fast_failback_withdraws_a_cut_path_and_rejoins_it_on_its_retu
     fresh = [r for r in after if r["type"] == "kernel_event" and r["event"] == "SUB_ESTABLISHED"
              and r["attrs"]["saddr4"] == topo.paths[0].cli_addr]
     assert fresh, after
+    assert _pm(topo.cli) == "kernel"
+
+
+def test_the_cores_recreate_hears_the_kernels_stale_mark_and_probes_the_returned_path(topo, tmp_path):
+    # The kernel has no event for an RTO or a stale mark: the daemon reads them by polling
+    # (pm/transport.py). During an upload path 0 loses carrier for 2 s; the client's kernel marks
+    # its subflow stale and times it out, the daemon reports both to `recreate`, which probes path
+    # 0 with a fresh subflow as soon as its link is back, and retires the stale one.
+    log = tmp_path / "pm.jsonl"
+    srv = subprocess.Popen(["ip", "netns", "exec", topo.srv, "mptcpize", "run", "iperf3", "-s", "-1"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    d = subprocess.Popen([sys.executable, "-m", "mmpath.pm.cli", "--policy", "recreate", "--paths", "p0c,p1c",
+                          "--netns", topo.cli, "--log", str(log)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)
+    try:
+        assert _wait_for(lambda: log.exists() and _pm(topo.cli) == "userspace"), "the daemon did not start"
+        cli = subprocess.Popen(["ip", "netns", "exec", topo.cli, "mptcpize", "run", "iperf3", "-c",
+                                netns.SERVER_ADDR, "-t", "5"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        time.sleep(1.0)
+        netns.sh("ip", "link", "set", topo.paths[0].ap_if, "down", ns=topo.ap)
+        time.sleep(2.0)
+        netns.sh("ip", "link", "set", topo.paths[0].ap_if, "up", ns=topo.ap)
+        assert cli.wait(timeout=60) == 0
+    finally:
+        d.send_signal(signal.SIGTERM)
+        _out, err = d.communicate(timeout=30)
+        srv.kill()
+        srv.wait()
+    assert d.returncode == 0 and "Traceback" not in err, err
+    recs = [json.loads(line) for line in log.read_text().splitlines()]
+    down = next(r["t_s"] for r in recs if r["type"] == "link" and not r["up"])
+    up = next(r["t_s"] for r in recs if r["type"] == "link" and r["up"] and r["t_s"] > down)
+    heard = [(r["event"], r["path"]) for r in recs if r["type"] == "transport" and down <= r["t_s"] < up]
+    assert ("subflow_stale", 0) in heard and ("subflow_rto", 0) in heard, heard
+    assert all(path == 0 for _e, path in heard), heard
+    after = [r for r in recs if r["t_s"] >= up]
+    acts = [(r["source"], r["action"]["kind"], r["action"]["path"]) for r in after if r["type"] == "action"]
+    assert acts[:1] == [("policy", "create_subflow", 0)], acts
+    assert ("policy", "close_subflow", 0) in acts, acts
     assert _pm(topo.cli) == "kernel"
 
 

@@ -120,7 +120,7 @@ class PmDaemon:
         """emu.json `path_manager`: the policy and, for the daemon, what it did when (t_s on the
         scenario's clock): its actions (`source`: `baseline` for the joins the in-kernel path
         manager would make, `policy` for the policy's), the commands with the kernel's answer,
-        and the link changes it heard."""
+        the link changes it heard and the RTOs and stale marks it read (`transport`)."""
         out: dict[str, Any] = {"policy": self.name}
         if not self.needed():
             out["by"] = "the kernel's in-kernel path manager"
@@ -143,6 +143,8 @@ class PmDaemon:
                          for r in recs if r.get("type") == "command"],
             "links": [{"t_s": t_s(r), "path": by_ifindex.get(r.get("ifindex")), "up": r.get("up")}
                       for r in recs if r.get("type") == "link"],
+            "transport": [{"t_s": t_s(r), "event": r.get("event"), "path": r.get("path"), "subflow": r.get("subflow"),
+                           "backoff": r.get("backoff")} for r in recs if r.get("type") == "transport"],
             "restored": next((r.get("restored") for r in recs if r.get("type") == "stop"), None),
         })
         return out

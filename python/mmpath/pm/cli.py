@@ -20,6 +20,7 @@ from .events import Translator
 from .netlink import Commands, Events
 from .system import (Lock, PmError, PmSetting, enter_netns, link_states, require_mptcp, require_root,
                      reset_neighbours, resolve_paths, state_file)
+from .transport import TcpInfo
 from .wifi import Stations
 
 def run(args: argparse.Namespace, factory: PolicyFactory = core_policy) -> int:
@@ -42,13 +43,14 @@ def run(args: argparse.Namespace, factory: PolicyFactory = core_policy) -> int:
         if lock is not None:
             lock.close()
         raise
-    setting = signals = commands = events = links = stations = None
+    setting = signals = commands = events = links = stations = tcp = None
     try:
         setting = PmSetting(None if args.dry_run else state_file(args.netns))
         if setting.recovered is not None:
             print_error(f"pm: a daemon before this one on {where} ended without restoring "
                         f"net.mptcp.{setting.key}; set it back to {setting.recovered}")
         signals = Signals()
+        tcp = TcpInfo()  # refused here, before anything is changed, without sock_diag
         events, links, stations = Events(), LinkEvents(), Stations(paths)
         if not args.dry_run:
             commands = Commands()
@@ -64,7 +66,7 @@ def run(args: argparse.Namespace, factory: PolicyFactory = core_policy) -> int:
         print_error(f"pm: policy {args.policy} on {where}, paths "
                     f"{', '.join(f'{p.index}={p.ifname} ({p.addr})' for p in paths)}"
                     f"{' (dry run)' if args.dry_run else ''}; stop with Ctrl-C")
-        serve(daemon, events, links, link_states(paths), start, signals, stations)
+        serve(daemon, events, links, link_states(paths), start, signals, stations, tcp)
         changed = setting.changed
         setting.restore()
         log({"t_s": time.monotonic() - start, "type": "stop", "restored": changed})
@@ -73,7 +75,7 @@ def run(args: argparse.Namespace, factory: PolicyFactory = core_policy) -> int:
             if setting is not None:
                 setting.restore()
         finally:
-            for s in (commands, events, links, stations, signals, lock):
+            for s in (commands, events, links, stations, tcp, signals, lock):
                 if s is not None:
                     s.close()
             log.close()

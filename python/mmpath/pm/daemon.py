@@ -25,6 +25,8 @@ from pyroute2.netlink.rtnl.ifinfmsg import ifinfmsg
 from .. import _core
 from .events import Command, Translator
 from .system import PmError, link_states
+from .transport import POLL_S as TCP_POLL_S
+from .transport import TcpInfo, read_stale_counter
 from .wifi import Stations
 
 # How often the wireless paths' stations are read: the driver's averaged signal takes a new sample
@@ -103,6 +105,15 @@ class Daemon:
             self.log({"t_s": now_s, "type": "link_quality", "ifindex": ifindex, "signal_dbm": signal_dbm, "mcs": mcs})
             for token in list(self.policies):
                 self._feed(now_s, token, ev)
+
+    def on_transport(self, now_s: float, samples: dict[tuple[int, int], dict | None],
+                     stale_total: int | None) -> None:
+        """One poll of the subflows' tcp_info and the stale counter (transport.py): the
+        `subflow_rto` / `subflow_stale` events it makes, logged with what they were read from."""
+        for token, ev, facts in self.tr.on_transport(now_s, samples, stale_total):
+            self.log({"t_s": now_s, "type": "transport", "token": token, "event": ev["kind"],
+                      "path": ev["path"], "subflow": ev["subflow"], **facts})
+            self._feed(now_s, token, ev)
 
     def deadline(self) -> float | None:
         times = [t for t in (p.poll_at() for p in self.policies.values()) if t is not None]
@@ -191,7 +202,7 @@ class LinkEvents:
 
 class JsonLog:
     """The --log file (JSON lines, each with its wall-clock time `t`) and, in a dry run, the
-    actions and commands on stdout."""
+    actions, the commands and the polled transport events on stdout."""
 
     def __init__(self, path: str | None, echo: bool) -> None:
         try:
@@ -205,7 +216,7 @@ class JsonLog:
         line = json.dumps(rec, default=str)
         if self.f:
             self.f.write(line + "\n")
-        if self.echo and rec["type"] in ("action", "command"):
+        if self.echo and rec["type"] in ("action", "command", "transport"):
             print(line, flush=True)
 
     def close(self) -> None:
@@ -246,19 +257,32 @@ class Signals:
         os.close(self.wfd)
 
 
+def poll_transport(daemon: Daemon, tcp: TcpInfo, now_s: float) -> None:
+    """Reads every managed subflow's tcp_info and the namespace's stale counter."""
+    samples = {(token, sid): tcp.lookup(local, remote) for token, sid, local, remote in daemon.tr.polled()}
+    daemon.on_transport(now_s, samples, read_stale_counter())
+
+
 def serve(daemon: Daemon, events: Any, links: LinkEvents, initial_links: list[tuple[int, bool]],
-          start: float, signals: Signals, stations: Stations | None = None) -> None:
-    """Runs until SIGINT or SIGTERM (`signals`)."""
+          start: float, signals: Signals, stations: Stations | None = None, tcp: TcpInfo | None = None) -> None:
+    """Runs until SIGINT or SIGTERM (`signals`). `tcp`: the subflows' tcp_info, read every
+    TCP_POLL_S while the daemon manages a connection."""
     for ifindex, up in initial_links:
         daemon.on_link(time.monotonic() - start, ifindex, up)
     next_poll = 0.0 if stations is not None and stations.paths else None
+    next_tcp: float | None = None
     while not signals.stop:
         now = time.monotonic() - start
         if next_poll is not None and now >= next_poll:
             for ifindex, signal_dbm, mcs in stations.poll():
                 daemon.on_quality(now, ifindex, signal_dbm, mcs)
             next_poll = now + STATION_POLL_S
-        times = [t for t in (daemon.deadline(), next_poll) if t is not None]
+        if tcp is None or not daemon.tr.conns:
+            next_tcp = None
+        elif next_tcp is None or now >= next_tcp:
+            poll_transport(daemon, tcp, now)
+            next_tcp = now + TCP_POLL_S
+        times = [t for t in (daemon.deadline(), next_poll, next_tcp) if t is not None]
         wait = max(0.0, min(times) - now) if times else None
         try:
             ready, _, _ = select.select([events, links, signals], [], [], wait)

@@ -9,6 +9,9 @@ ids: path k's address is id k + 1 in every connection (id 0 is the initial subfl
 RFC 8684 section 3.2), so one path keeps one id across re-created subflows, as the userspace PM
 requires (pm_userspace.c, mptcp_userspace_pm_append_new_local_addr refuses an address under a
 second id).
+
+The kernel has no event for a subflow's RTO or its stale mark; the daemon polls what it exports
+instead (transport.py) and `on_transport` turns it into `subflow_rto` and `subflow_stale`.
 """
 
 from __future__ import annotations
@@ -40,6 +43,10 @@ class Subflow:
     local: Endpoint
     remote: Endpoint
     backup: bool = False
+    # Its tcp_info as last polled (on_transport): icsk_backoff, and, once reported stale, the time
+    # of the last ACK it had then (ms on the daemon's clock; None: not stale, or an ACK came since).
+    backoff: int = 0
+    stale_ack_ms: float | None = None
 
 
 @dataclass
@@ -87,6 +94,16 @@ def _same(a: Endpoint, b: Endpoint) -> bool:
     return a.addr == b.addr and a.port == b.port
 
 
+# enum tcp_ca_state (include/uapi/linux/tcp.h): an RTO puts the socket in TCP_CA_Loss
+# (tcp_retransmit_timer -> tcp_enter_loss) as it doubles icsk_backoff; a zero-window probe, which
+# doubles icsk_backoff too (tcp_send_probe0), does not.
+TCP_CA_LOSS = 4
+# Two readings of one ACK's time (poll time - tcpi_last_ack_recv) differ by up to a jiffy (the
+# value is counted in jiffies: 10 ms at HZ = 100, the coarsest) plus the lookup's own time; a time
+# later by more than this is a new ACK.
+ACK_SLACK_MS = 20.0
+
+
 class Translator:
     def __init__(self, paths: list[Path], backup_paths: set[int] | frozenset[int] = frozenset()) -> None:
         self.paths = list(paths)
@@ -94,6 +111,9 @@ class Translator:
         self.conns: dict[int, Connection] = {}
         self.link_up: dict[int, bool] = {}
         self.quality: dict[int, tuple[float | None, int | None]] = {}
+        # The kernel's SubflowStale counter when last read (None: not read since the daemon had
+        # no connection; the first reading after is the baseline).
+        self.stale_seen: int | None = None
 
     # ------------------------------------------------------------------ paths
 
@@ -162,6 +182,8 @@ class Translator:
             return [(token, {"kind": "subflow_established", "path": conn.path, "subflow": 0})]
         if name == "CLOSED":
             del self.conns[token]
+            if not self.conns:
+                self.stale_seen = None  # not polled until the next connection: a new baseline then
             return []
         ends = _endpoints(attrs)
         if ends is None:
@@ -197,6 +219,62 @@ class Translator:
             if _same(sf.local, local) and _same(sf.remote, remote):
                 return sf
         return None
+
+    # ------------------------------------------------------------------ transport (polled)
+
+    def polled(self) -> list[tuple[int, int, Endpoint, Endpoint]]:
+        """(token, subflow id, local, remote) of every subflow whose tcp_info the daemon reads:
+        all of the connections it manages. In a download the client's subflows send only ACKs,
+        which have no retransmission timer, so nothing comes of them."""
+        return [(c.token, sf.id, sf.local, sf.remote) for c in self.conns.values() for sf in c.subflows.values()]
+
+    def on_transport(self, now_s: float, samples: dict[tuple[int, int], dict | None],
+                     stale_total: int | None) -> list[tuple[int, dict, dict]]:
+        """One poll: `samples[(token, subflow id)]` the subflow's tcp_info fields
+        (transport.sample; None: the socket was not found), `stale_total` the namespace's
+        SubflowStale counter. Returns (token, policy event, what it was read from):
+
+        - `subflow_rto`, once per step icsk_backoff rose while the socket is in TCP_CA_Loss (the
+          RTO's doubling; a fall is the reset of a valid RTT sample, the new baseline);
+        - `subflow_stale`, one per step the counter rose, for the subflow the kernel most likely
+          marked: the kernel marks a subflow with data queued that heard no ACK through more than
+          net.mptcp.stale_loss_cnt runs of the connection's retransmission timer while another
+          subflow of the connection was active (pm.c / pm_kernel.c, mptcp_pm_subflow_chk_stale),
+          so of the subflows with data in flight or unsent, in a connection of two or more, not
+          reported since their last ACK, the one whose last ACK is oldest. The counter is the
+          namespace's: exact with one connection losing ACKs at a time; with several, or with MPTCP
+          connections the daemon does not manage, a mark can be put on the wrong subflow.
+        """
+        out: list[tuple[int, dict, dict]] = []
+        now_ms = now_s * 1000.0
+        known: list[tuple[int, Subflow, dict]] = []
+        for (token, sid), s in sorted(samples.items()):
+            conn = self.conns.get(token)
+            sf = conn.subflows.get(sid) if conn is not None else None
+            if sf is None or s is None:
+                continue
+            known.append((token, sf, s))
+            ev = {"kind": "subflow_rto", "path": sf.path, "subflow": sid}
+            if s["backoff"] > sf.backoff and s["ca_state"] == TCP_CA_LOSS:
+                out += [(token, dict(ev), s) for _ in range(s["backoff"] - sf.backoff)]
+            sf.backoff = s["backoff"]
+            if sf.stale_ack_ms is not None and now_ms - s["last_ack_recv_ms"] > sf.stale_ack_ms + ACK_SLACK_MS:
+                sf.stale_ack_ms = None  # an ACK came: the kernel makes it active again
+        if stale_total is None:
+            return out
+        rise = 0 if self.stale_seen is None else max(0, stale_total - self.stale_seen)
+        self.stale_seen = stale_total
+        if not rise:
+            return out
+        candidates = [(token, sf, s) for token, sf, s in known
+                      if (s["unacked"] > 0 or s.get("notsent_bytes", 0) > 0) and sf.stale_ack_ms is None
+                      and len(self.conns[token].subflows) >= 2]
+        candidates.sort(key=lambda c: -c[2]["last_ack_recv_ms"])  # stable: ties in (token, id) order
+        for token, sf, s in candidates[:rise]:
+            sf.stale_ack_ms = now_ms - s["last_ack_recv_ms"]
+            out.append((token, {"kind": "subflow_stale", "path": sf.path, "subflow": sf.id},
+                        {**s, "stale_counter": stale_total}))
+        return out
 
     # ------------------------------------------------------------------ actions
 
