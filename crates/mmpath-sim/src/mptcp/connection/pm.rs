@@ -124,7 +124,11 @@ impl Connection {
     /// download the client's subflows carry no data: the retransmission timers and the
     /// MPTCP-level stale marking (protocol.c, mptcp_pm_subflow_chk_stale, on the sender's
     /// retransmission timer) are the server's, which nothing on the client hears. In an upload
-    /// they are the client's own (the daemon does not report them yet: docs/path-manager.md).
+    /// they are the client's own, and the daemon reads them from the client's kernel, which has
+    /// no event for either: each subflow's tcp_info (icsk_backoff) and the namespace's
+    /// SubflowStale counter, polled every 20 ms (python/mmpath/pm/transport.py,
+    /// docs/path-manager.md "The mapping onto the kernel"). Told here at the RTO's and the
+    /// mark's own time; the daemon's poll adds up to 20 ms.
     pub(super) fn pm_hears_transport(&self) -> bool {
         self.info.direction == Direction::Upload
     }
@@ -401,6 +405,50 @@ mod tests {
             }
             assert!(cn.subs[0].stale, "{direction:?}");
             assert_eq!(opened.len(), probes, "{direction:?}: probes opened {opened:?}");
+        }
+    }
+
+    /// What the policy hears of an RTO is what the daemon reads from the client's kernel: in
+    /// an upload each RTO of a subflow, at the time it fires; in a download nothing (the
+    /// client's subflows send no data, the timers are the server's).
+    #[test]
+    fn an_rto_reaches_the_policy_at_its_time_only_on_the_sending_side() {
+        use std::sync::{Arc, Mutex};
+        struct Recorder(Arc<Mutex<Vec<(Time, PmEvent)>>>);
+        impl PathManager for Recorder {
+            fn name(&self) -> &'static str {
+                "recorder"
+            }
+            fn on_event(&mut self, now: Time, ev: &PmEvent, _out: &mut Vec<PmAction>) {
+                self.0.lock().unwrap().push((now, *ev));
+            }
+        }
+        for direction in [Direction::Download, Direction::Upload] {
+            let (mut cn, mut io) = connection(Kernel::Upstream, SchedName::Upstream, &[false, false], 1 << 20);
+            cn.info.direction = direction;
+            let heard = Arc::new(Mutex::new(Vec::new()));
+            cn.pm = Some(Box::new(PmState::new(PmSetup {
+                policy: Box::new(Recorder(heard.clone())),
+                paths: vec![0, 1],
+                backup: vec![false, false],
+            })));
+            write(&mut cn, &mut io, Time::ZERO, 4 * MSS as u64);
+            // Subflow 0's timers fire unanswered (a loss probe first, then RTOs).
+            let mut fired = Vec::new();
+            while io.senders[0].stats.rtos < 2 {
+                let before = io.senders[0].stats.rtos;
+                let at = rto(&mut cn, &mut io, 0);
+                if io.senders[0].stats.rtos > before {
+                    fired.push(at);
+                }
+            }
+            let rtos: Vec<(Time, PmEvent)> =
+                heard.lock().unwrap().iter().copied().filter(|(_, e)| matches!(e, PmEvent::SubflowRto { .. })).collect();
+            let want: Vec<(Time, PmEvent)> = match direction {
+                Direction::Upload => fired.iter().map(|&t| (t, PmEvent::SubflowRto { path: 0, subflow: 0 })).collect(),
+                _ => Vec::new(),
+            };
+            assert_eq!(rtos, want, "{direction:?}");
         }
     }
 
