@@ -442,8 +442,13 @@ mod tests {
                     fired.push(at);
                 }
             }
-            let rtos: Vec<(Time, PmEvent)> =
-                heard.lock().unwrap().iter().copied().filter(|(_, e)| matches!(e, PmEvent::SubflowRto { .. })).collect();
+            let rtos: Vec<(Time, PmEvent)> = heard
+                .lock()
+                .unwrap()
+                .iter()
+                .copied()
+                .filter(|(_, e)| matches!(e, PmEvent::SubflowRto { .. }))
+                .collect();
             let want: Vec<(Time, PmEvent)> = match direction {
                 Direction::Upload => fired.iter().map(|&t| (t, PmEvent::SubflowRto { path: 0, subflow: 0 })).collect(),
                 _ => Vec::new(),
