@@ -46,6 +46,8 @@ def test_the_record_puts_the_daemons_actions_on_the_scenarios_clock(tmp_path):
         {"t": 999.5, "type": "start", "paths": [{"index": 0, "ifname": "p0c", "ifindex": 7, "addr": "a"},
                                                  {"index": 1, "ifname": "p1c", "ifindex": 9, "addr": "b"}]},
         {"t": 1005.0, "type": "link", "ifindex": 7, "up": False},
+        {"t": 1005.25, "type": "transport", "token": 1, "event": "subflow_rto", "path": 0, "subflow": 0,
+         "backoff": 1, "ca_state": 4},
         {"t": 1010.0, "type": "link", "ifindex": 7, "up": True},
         {"t": 1010.001, "type": "action", "token": 1, "source": "policy",
          "action": {"kind": "create_subflow", "path": 0}},
@@ -58,6 +60,7 @@ def test_the_record_puts_the_daemons_actions_on_the_scenarios_clock(tmp_path):
     assert rec["links"] == [{"t_s": 5.0, "path": 0, "up": False}, {"t_s": 10.0, "path": 0, "up": True}]
     assert rec["actions"] == [{"t_s": 0.001 + 10.0, "source": "policy", "kind": "create_subflow", "path": 0}]
     assert rec["commands"][0]["ok"] is True
+    assert rec["transport"] == [{"t_s": 5.25, "event": "subflow_rto", "path": 0, "subflow": 0, "backoff": 1}]
     assert pmdaemon.PmDaemon(_topo(), "kernel", [], tmp_path).record(t0) == {
         "policy": "kernel", "by": "the kernel's in-kernel path manager"}
 

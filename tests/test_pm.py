@@ -666,3 +666,27 @@ def test_without_sock_diag_the_daemon_says_what_it_needs(monkeypatch):
     monkeypatch.setattr(transport, "read_stale_counter", lambda: None)
     with pytest.raises(system.PmError, match="have no SubflowStale"):
         transport.TcpInfo()
+
+
+def test_a_poll_reads_every_managed_subflow_and_the_counter(monkeypatch):
+    from mmpath.pm import daemon as daemon_mod
+
+    class FakeTcp:
+        def __init__(self):
+            self.asked = []
+
+        def lookup(self, local, remote):
+            self.asked.append((local.addr, local.port, remote.addr, remote.port))
+            return info(1, 4, 3, 220) if local.addr == PATHS[0].addr else info(unacked=3)
+
+    policies = []
+    d, _log = daemon(FakeKernel(), policies)
+    run_events(d, ("CREATED", conn_attrs()), ("ESTABLISHED", conn_attrs()), ("SUB_ESTABLISHED", sub_attrs(1, 41000)))
+    counter = iter([0, 1])
+    monkeypatch.setattr(daemon_mod, "read_stale_counter", lambda: next(counter))
+    tcp = FakeTcp()
+    daemon_mod.poll_transport(d, tcp, 1.0)
+    assert sorted(tcp.asked) == [("10.199.1.2", 40000, SERVER, 5201), ("10.199.2.2", 41000, SERVER, 5201)]
+    daemon_mod.poll_transport(d, tcp, 1.02)
+    # The RTO came with the first reading (backoff 0 -> 1 in Loss), the stale mark with the rise.
+    assert [ev["kind"] for _t, ev in policies[0].heard[-2:]] == ["subflow_rto", "subflow_stale"]
