@@ -239,8 +239,8 @@ class Translator:
         - `subflow_stale`, one per step the counter rose, for the subflow the kernel most likely
           marked: the kernel marks a subflow with data queued that heard no ACK through more than
           net.mptcp.stale_loss_cnt runs of the connection's retransmission timer while another
-          subflow of the connection was active (pm.c / pm_kernel.c, mptcp_pm_subflow_chk_stale),
-          so of the subflows with data in flight or unsent, in a connection of two or more, not
+          subflow of the connection was active (net/mptcp/pm.c, mptcp_pm_subflow_chk_stale ->
+          mptcp_pm_subflows_chk_stale), so of the subflows with data in flight or unsent, in a connection of two or more, not
           reported since their last ACK, the one whose last ACK is oldest. The counter is the
           namespace's: exact with one connection losing ACKs at a time; with several, or with MPTCP
           connections the daemon does not manage, a mark can be put on the wrong subflow.

@@ -58,8 +58,9 @@ def sample(msg) -> dict | None:
     from its tcp_info: `backoff` (icsk_backoff: how often the RTO has been doubled since the last
     valid RTT sample), `ca_state` (TCP_CA_Open 0 ... TCP_CA_Loss 4, enum tcp_ca_state in
     include/uapi/linux/tcp.h), `retransmits` (icsk_retransmits: RTOs since the last progress),
-    `unacked` (segments in flight), `notsent_bytes` (written, not yet sent) and `last_ack_recv_ms` (ms since the last ACK came in:
-    tcp_sk->rcv_tstamp, what the kernel's stale rule compares). None: no tcp_info in it."""
+    `unacked` (segments in flight), `notsent_bytes` (written, not yet sent) and
+    `last_ack_recv_ms` (ms since the last ACK came in: tcp_sk->rcv_tstamp, what the kernel's stale
+    rule compares). None: no tcp_info in it."""
     info = msg.get_attr("INET_DIAG_INFO")
     if info is None:
         return None
