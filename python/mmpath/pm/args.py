@@ -18,8 +18,8 @@ POLICIES = ("kernel", "fast-failback", "link-aware-backup", "recreate")
 
 DESCRIPTION = (
     "Run an MPTCP path-manager policy against this machine's kernel: set the namespace's path manager "
-    "to userspace (net.mptcp.pm_type = 1), listen to MPTCP and link events, carry out the policy's "
-    "actions over the mptcp_pm netlink family, restore the setting on SIGINT / SIGTERM. Needs root. "
+    "to userspace (net.mptcp.pm_type = 1), listen to MPTCP and link events, poll the subflows' "
+    "tcp_info for RTOs and stale marks, carry out the policy's actions over the mptcp_pm netlink family, restore the setting on SIGINT / SIGTERM. Needs root. "
     "docs/path-manager.md.")
 
 

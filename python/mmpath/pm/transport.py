@@ -147,13 +147,18 @@ class TcpInfo:
 
     def lookup(self, local: Endpoint, remote: Endpoint) -> dict | None:
         """The subflow's tcp_info fields (`sample`); None when the kernel has no such socket
-        (closed meanwhile: ENOENT)."""
+        (closed meanwhile: ENOENT) or the socket failed (the next poll asks again: one missed
+        reading of a subflow only delays its events by a poll)."""
         family = socket.AF_INET6 if ":" in local.addr else socket.AF_INET
-        self.sock.send(self._request(family, SS_ALL, NLM_F_REQUEST, local, remote, local.ifindex))
-        for msg in self.marshal.parse(self.sock.recv(1 << 16)):
-            if msg["header"]["type"] == SOCK_DIAG_BY_FAMILY:
-                return sample(msg)
-        return None
+        try:
+            self.sock.send(self._request(family, SS_ALL, NLM_F_REQUEST, local, remote, local.ifindex))
+            while True:  # the kernel answers every request, a reading or an error, in order
+                for msg in self.marshal.parse(self.sock.recv(1 << 16)):
+                    if msg["header"]["sequence_number"] != self.seq:
+                        continue  # the answer to a request whose reading failed before
+                    return sample(msg) if msg["header"]["type"] == SOCK_DIAG_BY_FAMILY else None
+        except OSError:
+            return None
 
     def close(self) -> None:
         self.sock.close()
