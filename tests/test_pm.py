@@ -559,6 +559,7 @@ def test_a_stale_mark_needs_data_queued_and_another_subflow():
     tr.on_transport(0.0, {(TOKEN, 0): info(), (TOKEN, 1): info()}, 0)
     # Nothing in flight anywhere: the rise is another connection's.
     assert tr.on_transport(1.0, {(TOKEN, 0): info(last_ack=900), (TOKEN, 1): info(last_ack=10)}, 1) == []
+    assert tr.stale_unattributed == 1
     # Data written but not sent counts (the kernel's test is both queues: tcp_rtx_and_write_queues_empty).
     assert kinds(tr.on_transport(2.0, {(TOKEN, 0): info(notsent=1000, last_ack=1900),
                                        (TOKEN, 1): info(last_ack=10)}, 2)) == [("subflow_stale", 0)]
@@ -613,6 +614,12 @@ def test_the_daemon_feeds_the_polled_events_and_logs_what_they_were_read_from():
     assert [(r["event"], r["path"], r["subflow"], r["backoff"]) for r in recs] == [
         ("subflow_rto", 0, 0, 1), ("subflow_stale", 0, 0, 1)]
     assert recs[1]["stale_counter"] == 1 and recs[1]["last_ack_recv_ms"] == 200
+    # A rise no managed subflow can account for is logged as such, and told to no policy.
+    heard = len(policies[0].heard)
+    d.on_transport(1.4, {(TOKEN, 0): info(0, 0, 0, 0), (TOKEN, 1): info(0, 0, 0, 0)}, 2)
+    assert len(policies[0].heard) == heard
+    assert [r for r in log if r["type"] == "transport"][-1] == {
+        "t_s": 1.4, "type": "transport", "event": "stale_unattributed", "count": 1, "stale_counter": 2}
 
 
 def test_a_dry_run_prints_the_polled_events(capsys):

@@ -110,10 +110,15 @@ class Daemon:
                      stale_total: int | None) -> None:
         """One poll of the subflows' tcp_info and the stale counter (transport.py): the
         `subflow_rto` / `subflow_stale` events it makes, logged with what they were read from."""
+        unattributed = self.tr.stale_unattributed
         for token, ev, facts in self.tr.on_transport(now_s, samples, stale_total):
             self.log({"t_s": now_s, "type": "transport", "token": token, "event": ev["kind"],
                       "path": ev["path"], "subflow": ev["subflow"], **facts})
             self._feed(now_s, token, ev)
+        if self.tr.stale_unattributed > unattributed:
+            # The kernel marked a subflow stale that none of the managed ones can be.
+            self.log({"t_s": now_s, "type": "transport", "event": "stale_unattributed",
+                      "count": self.tr.stale_unattributed - unattributed, "stale_counter": stale_total})
 
     def deadline(self) -> float | None:
         times = [t for t in (p.poll_at() for p in self.policies.values()) if t is not None]

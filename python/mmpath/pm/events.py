@@ -114,6 +114,8 @@ class Translator:
         # The kernel's SubflowStale counter when last read (None: not read since the daemon had
         # no connection; the first reading after is the baseline).
         self.stale_seen: int | None = None
+        # Rises of the counter put on no subflow (no candidate: another connection's mark).
+        self.stale_unattributed = 0
 
     # ------------------------------------------------------------------ paths
 
@@ -274,6 +276,7 @@ class Translator:
             sf.stale_ack_ms = now_ms - s["last_ack_recv_ms"]
             out.append((token, {"kind": "subflow_stale", "path": sf.path, "subflow": sf.id},
                         {**s, "stale_counter": stale_total}))
+        self.stale_unattributed += max(0, rise - len(candidates))
         return out
 
     # ------------------------------------------------------------------ actions
