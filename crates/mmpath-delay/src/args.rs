@@ -1,5 +1,6 @@
 //! Command line: `mmpath-delay --queue NUM:DELAY_US [--queue ...] [--max-len PACKETS]
-//! [--origin-unix-ns NS --hold NUM:START-END[,START-END...] ...]`. The
+//! [--origin-unix-ns NS --hold NUM:START-END[,START-END...] ... --cut NUM:START-END[,...] ...
+//! --from-client NUM:IFNAME ...]`. The
 //! emulator (python/mmpath/emu/delay.py) starts it inside the AP's namespace; the messages are
 //! still one line naming what is wrong and what is allowed.
 
@@ -14,6 +15,12 @@ pub struct Args {
     /// Per queue, its hold windows `[start, end)` in ns after `origin_unix_ns`, sorted, not
     /// overlapping (a scanning radio's dwells off channel, docs/emulate.md).
     pub holds: Vec<(u16, Vec<(Nanos, Nanos)>)>,
+    /// Per queue, its cut windows `[start, end)` on the same clock: a `drop` outage, the path cut
+    /// at the client's end (cut.rs).
+    pub cuts: Vec<(u16, Vec<(Nanos, Nanos)>)>,
+    /// Per queue, the interface (in this namespace) by which its packets from the client arrive;
+    /// a queue without one carries only packets toward the client.
+    pub from_client: Vec<(u16, String)>,
     /// The windows' time zero on CLOCK_REALTIME, ns since the Unix epoch (Python's
     /// `time.time_ns()`); main.rs turns it into its monotonic clock once, at start.
     pub origin_unix_ns: Option<u128>,
@@ -26,28 +33,29 @@ pub const DEFAULT_MAX_LEN: u32 = 1 << 20;
 pub const MAX_HOLD_NS: u64 = 86_400_000_000_000;
 
 pub const USAGE: &str = "usage: mmpath-delay --queue NUM:DELAY_US [--queue NUM:DELAY_US ...] [--max-len PACKETS] \
-                         [--origin-unix-ns NS --hold NUM:START_NS-END_NS[,START_NS-END_NS...] ...]";
+                         [--origin-unix-ns NS --hold NUM:START_NS-END_NS[,START_NS-END_NS...] ... \
+                         --cut NUM:START_NS-END_NS[,START_NS-END_NS...] ... --from-client NUM:IFNAME ...]";
 
 /// `START-END,START-END,...`: whole ns after the origin, each start before its end, sorted,
 /// not overlapping (back to back allowed).
 /// `out`: the queue's windows so far (an earlier --hold for it), which these continue.
-fn parse_windows(v: &str, list: &str, out: &mut Vec<(Nanos, Nanos)>) -> Result<(), String> {
+fn parse_windows(flag: &str, v: &str, list: &str, out: &mut Vec<(Nanos, Nanos)>) -> Result<(), String> {
     for w in list.split(',') {
         let bad = || {
-            format!("--hold {v:?}: window {w:?}: expected START_NS-END_NS, whole ns after the origin, 0..{MAX_HOLD_NS}")
+            format!("{flag} {v:?}: window {w:?}: expected START_NS-END_NS, whole ns after the origin, 0..{MAX_HOLD_NS}")
         };
         let (a, b) = w.split_once('-').ok_or_else(bad)?;
         let num = |x: &str| x.parse::<u64>().ok().filter(|n| *n <= MAX_HOLD_NS).ok_or_else(bad);
         let (a, b) = (num(a)?, num(b)?);
         if a >= b {
-            return Err(format!("--hold {v:?}: window {w:?} ends before it starts (START_NS < END_NS)"));
+            return Err(format!("{flag} {v:?}: window {w:?} ends before it starts (START_NS < END_NS)"));
         }
         if let Some(&(pa, pb)) = out.last() {
             if a < pa {
-                return Err(format!("--hold {v:?}: window {w:?} starts before the one before it (sort them)"));
+                return Err(format!("{flag} {v:?}: window {w:?} starts before the one before it (sort them)"));
             }
             if a < pb {
-                return Err(format!("--hold {v:?}: window {w:?} overlaps {pa}-{pb} (merge them)"));
+                return Err(format!("{flag} {v:?}: window {w:?} overlaps {pa}-{pb} (merge them)"));
             }
         }
         out.push((a, b));
@@ -59,6 +67,8 @@ pub fn parse(argv: &[String]) -> Result<Args, String> {
     let mut queues: Vec<(u16, Nanos)> = Vec::new();
     let mut max_len = DEFAULT_MAX_LEN;
     let mut holds: Vec<(u16, Vec<(Nanos, Nanos)>)> = Vec::new();
+    let mut cuts: Vec<(u16, Vec<(Nanos, Nanos)>)> = Vec::new();
+    let mut from_client: Vec<(u16, String)> = Vec::new();
     let mut origin_unix_ns: Option<u128> = None;
     let mut it = argv.iter();
     while let Some(flag) = it.next() {
@@ -89,22 +99,36 @@ pub fn parse(argv: &[String]) -> Result<Args, String> {
                     .filter(|n| *n > 0)
                     .ok_or_else(|| format!("--max-len {v:?}: must be a packet count, 1..{}", u32::MAX))?;
             }
-            "--hold" => {
+            "--hold" | "--cut" => {
                 let v = value(&mut it)?;
                 let (num, list) = v
                     .split_once(':')
-                    .ok_or_else(|| format!("--hold {v:?}: expected NUM:START_NS-END_NS[,START_NS-END_NS...]"))?;
-                let num: u16 = num.parse().map_err(|_| format!("--hold {v:?}: queue number must be 0..65535"))?;
+                    .ok_or_else(|| format!("{flag} {v:?}: expected NUM:START_NS-END_NS[,START_NS-END_NS...]"))?;
+                let num: u16 = num.parse().map_err(|_| format!("{flag} {v:?}: queue number must be 0..65535"))?;
                 // A queue's windows may come in several --hold (one argument is at most 128 KiB
                 // on Linux): each continues the one before, in order.
-                let at = match holds.iter().position(|h| h.0 == num) {
+                let windows = if flag == "--hold" { &mut holds } else { &mut cuts };
+                let at = match windows.iter().position(|h| h.0 == num) {
                     Some(at) => at,
                     None => {
-                        holds.push((num, Vec::new()));
-                        holds.len() - 1
+                        windows.push((num, Vec::new()));
+                        windows.len() - 1
                     }
                 };
-                parse_windows(&v, list, &mut holds[at].1)?;
+                parse_windows(flag, &v, list, &mut windows[at].1)?;
+            }
+            "--from-client" => {
+                let v = value(&mut it)?;
+                let (num, name) =
+                    v.split_once(':').filter(|(_, n)| !n.is_empty() && n.len() < 16).ok_or_else(|| {
+                        format!("--from-client {v:?}: expected NUM:IFNAME (an interface name, 1-15 bytes)")
+                    })?;
+                let num: u16 =
+                    num.parse().map_err(|_| format!("--from-client {v:?}: queue number must be 0..65535"))?;
+                if from_client.iter().any(|f| f.0 == num) {
+                    return Err(format!("--from-client {v:?}: queue {num} given twice"));
+                }
+                from_client.push((num, name.to_string()));
             }
             "--origin-unix-ns" => {
                 let v = value(&mut it)?;
@@ -118,13 +142,19 @@ pub fn parse(argv: &[String]) -> Result<Args, String> {
     if queues.is_empty() {
         return Err(format!("no --queue given; {USAGE}"));
     }
-    if let Some((num, _)) = holds.iter().find(|h| !queues.iter().any(|q| q.0 == h.0)) {
-        return Err(format!("--hold for queue {num}, which no --queue gives"));
+    for (flag, nums) in [
+        ("--hold", holds.iter().map(|h| h.0).collect::<Vec<_>>()),
+        ("--cut", cuts.iter().map(|h| h.0).collect()),
+        ("--from-client", from_client.iter().map(|h| h.0).collect()),
+    ] {
+        if let Some(num) = nums.iter().find(|n| !queues.iter().any(|q| q.0 == **n)) {
+            return Err(format!("{flag} for queue {num}, which no --queue gives"));
+        }
     }
-    if !holds.is_empty() && origin_unix_ns.is_none() {
-        return Err("--hold needs --origin-unix-ns (the windows' time zero)".to_string());
+    if (!holds.is_empty() || !cuts.is_empty()) && origin_unix_ns.is_none() {
+        return Err("--hold / --cut needs --origin-unix-ns (the windows' time zero)".to_string());
     }
-    Ok(Args { queues, max_len, holds, origin_unix_ns })
+    Ok(Args { queues, max_len, holds, cuts, from_client, origin_unix_ns })
 }
 
 #[cfg(test)]
@@ -151,6 +181,14 @@ mod tests {
         assert_eq!(a.origin_unix_ns, Some(1_700_000_000_000_000_000));
         let a = p("--queue 0:0 --origin-unix-ns 9 --hold 0:10-20 --queue 1:0 --hold 0:30-40,50-60").unwrap();
         assert_eq!(a.holds, vec![(0, vec![(10, 20), (30, 40), (50, 60)])], "a second --hold continues the first");
+    }
+
+    #[test]
+    fn reads_cut_windows_and_the_client_side_interface() {
+        let a =
+            p("--queue 0:5 --queue 1:5 --origin-unix-ns 9 --cut 1:10-20 --hold 1:30-40 --from-client 0:p0a").unwrap();
+        assert_eq!((a.cuts, a.holds), (vec![(1, vec![(10, 20)])], vec![(1, vec![(30, 40)])]), "kept apart");
+        assert_eq!(a.from_client, vec![(0, "p0a".to_string())]);
     }
 
     #[test]
@@ -183,6 +221,15 @@ mod tests {
             ("--queue 0:1 --origin-unix-ns 7 --hold 0:50-60 --hold 0:20-40", "starts before the one before it"),
             ("--queue 0:1 --origin-unix-ns 0 --hold 0:5-9", "since the Unix epoch"),
             ("--queue 0:1 --origin-unix-ns -3", "since the Unix epoch"),
+            ("--queue 0:1 --cut 0:5-9", "needs --origin-unix-ns"),
+            ("--queue 0:1 --origin-unix-ns 7 --cut 2:5-9", "--cut for queue 2, which no --queue gives"),
+            ("--queue 0:1 --origin-unix-ns 7 --cut 0:9-5", "--cut \"0:9-5\""),
+            ("--queue 0:1 --from-client 0", "NUM:IFNAME"),
+            ("--queue 0:1 --from-client 0:", "NUM:IFNAME"),
+            ("--queue 0:1 --from-client 0:averyveryverylongname", "NUM:IFNAME"),
+            ("--queue 0:1 --from-client x:p0a", "0..65535"),
+            ("--queue 0:1 --from-client 0:a --from-client 0:b", "given twice"),
+            ("--queue 0:1 --from-client 3:p3a", "--from-client for queue 3"),
         ] {
             let e = p(bad).err().unwrap_or_else(|| panic!("{bad:?} accepted"));
             assert!(e.contains(says), "{bad:?}: {e}");

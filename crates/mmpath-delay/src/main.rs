@@ -25,6 +25,7 @@
 //! outlives a `kill -9` of it (docs/emulate.md).
 
 mod args;
+mod cut;
 mod line;
 
 use std::io::{ErrorKind, Write};
@@ -32,6 +33,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use cut::Cuts;
 use line::{DelayLine, Nanos};
 use nfq::{Message, Queue, Verdict};
 
@@ -103,21 +105,48 @@ fn run(args: &args::Args) -> Result<(), String> {
         SystemTime::now().duration_since(UNIX_EPOCH).map_err(|e| format!("the wall clock is before 1970: {e}"))?;
     // The origin on this program's clock (ns after `start`; negative: already past).
     let origin = args.origin_unix_ns.map(|o| o as i128 - unix_at_start.as_nanos() as i128);
-    let holds: Vec<(u16, Vec<(Nanos, Nanos)>)> = match origin {
-        None => Vec::new(),
-        Some(off) => args
-            .holds
+    // Windows given after the origin, on this program's clock (one over before the line started
+    // is dropped, one under way is cut at the start).
+    let on_this_clock = |windows: &[(u16, Vec<(Nanos, Nanos)>)]| -> Vec<(u16, Vec<(Nanos, Nanos)>)> {
+        let Some(off) = origin else { return Vec::new() };
+        windows
             .iter()
             .map(|(num, ws)| {
                 let moved = ws
                     .iter()
                     .map(|&(a, b)| (a as i128 + off, b as i128 + off))
-                    .filter(|&(_, b)| b > 0) // over before the line started
+                    .filter(|&(_, b)| b > 0)
                     .map(|(a, b)| (a.max(0) as Nanos, b as Nanos))
                     .collect();
                 (*num, moved)
             })
-            .collect(),
+            .collect()
+    };
+    let holds = on_this_clock(&args.holds);
+    // Per queue: its cut windows and the interface its packets from the client come in by.
+    let mut sides: Vec<Side> = Vec::new();
+    for (num, ws) in on_this_clock(&args.cuts) {
+        sides.push(Side { queue: num, cuts: Cuts::new(ws), from_client: None, lost: 0 });
+    }
+    for (num, name) in &args.from_client {
+        let index = nix::net::if_::if_nametoindex(name.as_str())
+            .map_err(|e| format!("--from-client {num}:{name}: no such interface in this namespace ({e})"))?;
+        match sides.iter_mut().find(|s| s.queue == *num) {
+            Some(s) => s.from_client = Some(index),
+            None => sides.push(Side { queue: *num, cuts: Cuts::default(), from_client: Some(index), lost: 0 }),
+        }
+    }
+    // A cut judges a packet from the client by when it arrived, which the kernel stamps on it
+    // (NFQA_TIMESTAMP, nfnetlink_queue: skb_tstamp_cond) only while some socket on the machine
+    // asks for receive time stamps (net_enable_timestamp): this one does, for as long as the line
+    // runs. Without it the arrival is when the line read the packet, up to a poll (TICK) later.
+    let _stamps_on = if sides.iter().any(|s| s.from_client.is_some() && !s.cuts.is_empty()) {
+        let sock = std::net::UdpSocket::bind("0.0.0.0:0").map_err(|e| format!("cannot open a UDP socket: {e}"))?;
+        nix::sys::socket::setsockopt(&sock, nix::sys::socket::sockopt::ReceiveTimestamp, &true)
+            .map_err(|e| format!("cannot turn receive time stamps on: {e}"))?;
+        Some(sock)
+    } else {
+        None
     };
     let mut line: DelayLine<Message> = DelayLine::with_holds(&args.queues, &holds);
     let now = || start.elapsed().as_nanos() as Nanos;
@@ -130,6 +159,8 @@ fn run(args: &args::Args) -> Result<(), String> {
     };
     // Verdicts the kernel answered "no such packet" (below).
     let mut gone = 0u64;
+    // Packets whose arrival the kernel stamped (the rest: when the line read them).
+    let mut stamps = 0u64;
     while !stop.load(Ordering::Relaxed) {
         let mut arrived = 0usize;
         loop {
@@ -137,8 +168,26 @@ fn run(args: &args::Args) -> Result<(), String> {
                 Ok(m) => {
                     arrived += 1;
                     let (num, bytes) = (m.get_queue_num(), m.get_original_len() as u64);
-                    if let Some(m) = line.push(num, now(), bytes, m) {
-                        accept(&mut q, m)?;
+                    let t = now();
+                    // The kernel's receive time stamp where it has one (skb->tstamp, set while
+                    // anything on the machine asks for time stamps, as tcpdump does), else when
+                    // the line read the packet, up to a poll later: a cut's edge to the us.
+                    let kernel_stamp = m
+                        .get_timestamp()
+                        .and_then(|st| st.duration_since(UNIX_EPOCH).ok())
+                        .map(|d| d.as_nanos() as i128 - unix_at_start.as_nanos() as i128)
+                        .filter(|&x| x >= 0 && x <= t as i128);
+                    stamps += u64::from(kernel_stamp.is_some());
+                    let stamped = kernel_stamp.map_or(t, |x| x as Nanos);
+                    if cut_on_arrival(&mut sides, &m, stamped) {
+                        drop_packet(&mut q, m)?;
+                    } else if let Some(m) = line.push(num, t, bytes, m) {
+                        // Not delayed: released as it arrives.
+                        if cut_on_release(&mut sides, &m, t, t) {
+                            drop_packet(&mut q, m)?;
+                        } else {
+                            accept(&mut q, m)?;
+                        }
                     }
                     if arrived == BATCH {
                         break; // release what is due before reading on: a burst must not hold releases up
@@ -158,8 +207,15 @@ fn run(args: &args::Args) -> Result<(), String> {
             }
         }
         let t = now();
-        while let Some(m) = line.pop_due(t) {
-            accept(&mut q, m)?;
+        while let Some((m, came, _due)) = line.pop_due_arrived(t) {
+            // Judged when it is released, not when it was due: a packet the poll lets go after
+            // the cut's instant reaches the client after it (and its ACK would leave after it
+            // too, lost on the client's side of the cut).
+            if cut_on_release(&mut sides, &m, came, t) {
+                drop_packet(&mut q, m)?;
+            } else {
+                accept(&mut q, m)?;
+            }
         }
         if arrived == 0 {
             let wait = line.next_due().map_or(TICK, |due| Duration::from_nanos(due.saturating_sub(now())).min(TICK));
@@ -182,6 +238,8 @@ fn run(args: &args::Args) -> Result<(), String> {
                 "late_over_1ms": s.late_over_1ms,
                 "hold_windows": s.hold_windows,
                 "held_by_window": s.held_by_window,
+                "cut_windows": sides.iter().find(|c| c.queue == s.queue).map_or(0, |c| c.cuts.len()),
+                "lost_to_cut": sides.iter().find(|c| c.queue == s.queue).map_or(0, |c| c.lost),
             })
         })
         .collect();
@@ -190,7 +248,47 @@ fn run(args: &args::Args) -> Result<(), String> {
     println!(
         "{}",
         serde_json::json!({ "queues": queues, "held_at_exit": held, "hold_origin_after_start_ms": origin_ms,
-                            "dropped_by_kernel": gone })
+                            "dropped_by_kernel": gone, "kernel_stamped": stamps })
     );
     Ok(())
+}
+
+/// One queue's cut (cut.rs) and the interface its packets from the client come in by (none: the
+/// queue carries only packets toward the client, as the line in the client's namespace does).
+struct Side {
+    queue: u16,
+    cuts: Cuts,
+    from_client: Option<u32>,
+    lost: u64,
+}
+
+fn side_of<'a>(sides: &'a mut [Side], m: &Message) -> Option<&'a mut Side> {
+    let queue = m.get_queue_num();
+    sides.iter_mut().find(|s| s.queue == queue && !s.cuts.is_empty())
+}
+
+fn is_from_client(s: &Side, m: &Message) -> bool {
+    s.from_client.is_some_and(|i| i == m.get_indev())
+}
+
+/// A packet from the client that arrived at `t` inside a cut window: lost (counted).
+fn cut_on_arrival(sides: &mut [Side], m: &Message, t: Nanos) -> bool {
+    let Some(s) = side_of(sides, m) else { return false };
+    let lost = is_from_client(s, m) && s.cuts.loses_from_client(t);
+    s.lost += u64::from(lost);
+    lost
+}
+
+/// A packet toward the client, arrived at `came` and released at `t`, that was in the line
+/// inside a cut window: lost (counted).
+fn cut_on_release(sides: &mut [Side], m: &Message, came: Nanos, t: Nanos) -> bool {
+    let Some(s) = side_of(sides, m) else { return false };
+    let lost = !is_from_client(s, m) && s.cuts.loses_toward_client(came, t);
+    s.lost += u64::from(lost);
+    lost
+}
+
+fn drop_packet(q: &mut Queue, mut m: Message) -> Result<(), String> {
+    m.set_verdict(Verdict::Drop);
+    q.verdict(m).map_err(|e| format!("verdict failed: {e}"))
 }

@@ -309,7 +309,7 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
     trace = ktrace.KernelTrace() if kernel_trace else None
     trace_meta: dict[str, Any] | None = None
     holds_ns = holds_ns or {}
-    line = delay.DelayLine(topo, delays_us, holds_ns)
+    line = delay.DelayLine(topo, delays_us, holds_ns, drops_ns)
     downs = drops.LinkDrops(topo, drops_ns or {})
     outages: dict[int, dict[str, Any]] = {}
     # The flow's path-manager policy other than the in-kernel one: the daemon in the client's
@@ -329,7 +329,7 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
             tcp_set.update(tcpconf.apply(topo, f))
         _shape_backbone(topo, cfg)
         lossy = loss.install(topo, cfg)
-        if not holds_ns:
+        if not line.timed():
             line.start()
         targets = []
         shaped_keys: list[str | None] = []  # per target: its path/direction name if its rate is shaped
@@ -404,7 +404,7 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
             # the drops (drops.py).
             t0 = time.monotonic() + HOLD_LEAD_S
             downs.prepare()
-            if holds_ns:
+            if line.timed():
                 origin_unix_ns = time.time_ns() + round((t0 - time.monotonic()) * 1e9)
                 line.start(origin_unix_ns)
             if time.monotonic() > t0:

@@ -82,31 +82,40 @@ class DelayLine:
     they measured."""
 
     def __init__(self, topo: Topology, delays_us: list[int],
-                 holds_ns: dict[int, list[tuple[int, int]]] | None = None) -> None:
+                 holds_ns: dict[int, list[tuple[int, int]]] | None = None,
+                 cuts_ns: dict[int, list[tuple[int, int]]] | None = None) -> None:
         self.topo = topo
         self.delays_us = delays_us
         # Per path index: hold windows [start, end) in ns after the origin given to start().
         self.holds_ns = {k: v for k, v in (holds_ns or {}).items() if v}
+        # Per path index: its `drop` outages' windows on the same clock, the path cut at the
+        # client's end (mmpath-delay's cut.rs: what the client sends inside one is lost, and what
+        # is on its way to the client then); drops.py takes the link down a few ms later.
+        self.cuts_ns = {k: v for k, v in (cuts_ns or {}).items() if v}
         # (namespace, short name, process) per running line.
         self.procs: list[tuple[str, str, subprocess.Popen]] = []
         self.realtime = False
 
     def needed(self) -> bool:
-        return any(us > 0 for us in self.delays_us) or bool(self.holds_ns)
+        return any(us > 0 for us in self.delays_us) or bool(self.holds_ns) or bool(self.cuts_ns)
+
+    def timed(self) -> bool:
+        """Whether the line has windows on the run's clock (start() then needs their origin)."""
+        return bool(self.holds_ns) or bool(self.cuts_ns)
 
     def start(self, origin_unix_ns: int | None = None) -> None:
         """Rules and process; `origin_unix_ns` (time.time_ns()): the hold windows' time zero,
         required when there are any."""
         todo = [(link, us) for link, us in zip(self.topo.paths, self.delays_us)
-                if us > 0 or link.index in self.holds_ns]
+                if us > 0 or link.index in self.holds_ns or link.index in self.cuts_ns]
         if not todo:
             return
         exe = binary()
         if exe is None:
             raise EmuError(f"the scenario has a propagation delay or a scan and {BINARY} was not found (build it "
                            "with `make setup`, or point MMPATH_DELAY at it)")
-        if self.holds_ns and origin_unix_ns is None:
-            raise EmuError("internal: the delay line's hold windows need their origin")
+        if self.timed() and origin_unix_ns is None:
+            raise EmuError("internal: the delay line's hold and cut windows need their origin")
         # Per namespace that delays: its short name and the line's arguments.
         args: dict[str, tuple[str, list[str]]] = {}
         for link, us in todo:
@@ -115,13 +124,19 @@ class DelayLine:
                     sh("iptables", "-A", *match, "-j", "NFQUEUE", "--queue-num", str(link.index), ns=ns)
                 queues = args.setdefault(ns, (short, []))[1]
                 queues += ["--queue", f"{link.index}:{us}"]
-                windows = self.holds_ns.get(link.index, [])
-                # HOLD_CHUNK windows per --hold (Linux takes at most 128 KiB in one argument).
-                for c in range(0, len(windows), HOLD_CHUNK):
-                    queues += ["--hold",
-                               f"{link.index}:" + ",".join(f"{a}-{b}" for a, b in windows[c:c + HOLD_CHUNK])]
+                # HOLD_CHUNK windows per --hold / --cut (Linux takes at most 128 KiB in one
+                # argument).
+                for flag, by_path in (("--hold", self.holds_ns), ("--cut", self.cuts_ns)):
+                    windows = by_path.get(link.index, [])
+                    for c in range(0, len(windows), HOLD_CHUNK):
+                        queues += [flag,
+                                   f"{link.index}:" + ",".join(f"{a}-{b}" for a, b in windows[c:c + HOLD_CHUNK])]
+                # In the AP's namespace the client's packets come in by the path's AP end (netns.
+                # packet_hooks); the client's own line carries only packets toward it.
+                if link.index in self.cuts_ns and ns == self.topo.ap:
+                    queues += ["--from-client", f"{link.index}:{link.ap_if}"]
         for ns, (short, queues) in args.items():
-            if self.holds_ns:
+            if self.timed():
                 queues += ["--origin-unix-ns", str(origin_unix_ns)]
             # Real-time priority where the machine allows it (CAP_SYS_NICE); else an ordinary
             # process, and emu.json says so (`realtime`: every line's).
@@ -179,6 +194,8 @@ class DelayLine:
             # Held packets the kernel dropped itself, their interface gone down (a `drop` outage
             # of the client's end, with the line in the client's namespace: mmpath-delay).
             merged["dropped_by_kernel"] = merged.get("dropped_by_kernel", 0) + int(stats.get("dropped_by_kernel") or 0)
+            # Packets whose arrival the kernel stamped (a cut judges those by it: mmpath-delay).
+            merged["kernel_stamped"] = merged.get("kernel_stamped", 0) + int(stats.get("kernel_stamped") or 0)
             merged.setdefault("hold_origin_after_start_ms", stats.get("hold_origin_after_start_ms"))
             merged["kernel_drops"].update({f"{short} {k}" if two else k: v for k, v in drops.items()})
         self.procs = []
