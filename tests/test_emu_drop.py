@@ -398,3 +398,36 @@ def test_an_mptcp_subflow_survives_its_paths_drop_and_carries_again(tmp_path, _)
     assert len([t for t in a if w["client_down_s"] < t < back]) > 100
     assert not [t for t in b if w["client_down_s"] + 0.005 < t < back]
     assert [t for t in b if t > back]
+
+
+@pytest.mark.parametrize("colocated", [True, False])
+def test_the_delay_line_cuts_each_drop_window_and_knows_the_client_side(monkeypatch, colocated):
+    """A `drop` window goes to every line that carries the path (--cut), and the AP's line is
+    told the interface the client's packets come in by (--from-client): with the server at the
+    AP the client's line carries only packets toward the client; behind the router the AP's line
+    carries both ways."""
+    from mmpath.emu import delay
+
+    topo = _topo()
+    topo.colocated = colocated
+    launched, rules = [], []
+    monkeypatch.setattr(delay, "sh", lambda *a, ns=None, **k: rules.append((ns, a)) or "")
+    monkeypatch.setattr(delay, "binary", lambda: "mmpath-delay")
+    monkeypatch.setattr(delay.DelayLine, "_launch", staticmethod(lambda ns, argv: (launched.append((ns, argv)) or
+                                                                                    (object(), ""))))
+    line = delay.DelayLine(topo, [5000, 0], cuts_ns={1: [(1 * _S, 2 * _S)]})
+    assert line.needed() and line.timed()
+    line.start(origin_unix_ns=123)
+    by_ns = {ns: argv for ns, argv in launched}
+    ap = by_ns[topo.ap]
+    assert ap[ap.index("--cut") + 1] == f"1:{_S}-{2 * _S}" and "--origin-unix-ns" in ap
+    assert ap[ap.index("--from-client") + 1] == "1:p1a"
+    # Path 1 has no delay: its queue is there for the cut alone (delay 0).
+    assert "1:0" in ap and "0:5000" in ap
+    if colocated:
+        cli = by_ns[topo.cli]
+        assert cli[cli.index("--cut") + 1] == f"1:{_S}-{2 * _S}" and "--from-client" not in cli
+    else:
+        assert list(by_ns) == [topo.ap]
+    with pytest.raises(Exception, match="need their origin"):
+        delay.DelayLine(topo, [0, 0], cuts_ns={0: [(1, 2)]}).start()
