@@ -131,9 +131,16 @@ class DelayLine:
                     for c in range(0, len(windows), HOLD_CHUNK):
                         queues += [flag,
                                    f"{link.index}:" + ",".join(f"{a}-{b}" for a, b in windows[c:c + HOLD_CHUNK])]
-                # In the AP's namespace the client's packets come in by the path's AP end (netns.
-                # packet_hooks); the client's own line carries only packets toward it.
-                if link.index in self.cuts_ns and ns == self.topo.ap:
+                # What the client sends is cut here only when the line toward it is the last
+                # stage before the client (the server at the AP: the client's own line, after
+                # the AP's queue); the AP's line then gets the client's packets by the path's AP
+                # end (netns.packet_hooks). Behind the router the AP's queue (HTB) comes after
+                # its line: packets the line let go before the cut still reach the client a
+                # little after it, and an ACK of theirs cut here would leave the server short
+                # of what the client has (a duplicate retransmission after the return, a
+                # multi-second RTT sample), so the client's side is left to the nft set and the
+                # link (drops.py), ~2 ms later.
+                if link.index in self.cuts_ns and ns == self.topo.ap and self.topo.colocated:
                     queues += ["--from-client", f"{link.index}:{link.ap_if}"]
         for ns, (short, queues) in args.items():
             if self.timed():
