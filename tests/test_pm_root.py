@@ -133,24 +133,24 @@ def test_a_dry_run_prints_the_actions_and_keeps_the_kernels_pm(topo, tmp_path):
     assert _pm(topo.cli) == "kernel"
 
 
-def test_the_cores_fast_failback_withdraws_a_cut_path_and_rejoins_it_on_its_return(topo, tmp_path):
-    # The policy of the core (`mmpath-pm`, not the stand-in): path 0 loses carrier (the AP's end
-    # of its veth goes down) and comes back during an upload; at the cut the daemon withdraws
-    # path 0's address (REMOVE, the RM_ADDR going over path 1) and destroys the subflow there;
-    # at the return it opens a fresh subflow on path 0.
+def _upload_through_a_carrier_cut(topo, tmp_path, policy: str, run_s: int, cut_s: float):
+    """`mmpath-pm --policy POLICY` on the client while an MPTCP upload of `run_s` seconds runs and
+    path 0 loses carrier (the AP's end of its veth goes down) 1 s in, for `cut_s`: the daemon's
+    log records, and when it heard the link go down and come back."""
     log = tmp_path / "pm.jsonl"
     srv = subprocess.Popen(["ip", "netns", "exec", topo.srv, "mptcpize", "run", "iperf3", "-s", "-1"],
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    d = subprocess.Popen([sys.executable, "-m", "mmpath.pm.cli", "--policy", "fast-failback", "--paths", "p0c,p1c",
+    d = subprocess.Popen([sys.executable, "-m", "mmpath.pm.cli", "--policy", policy, "--paths", "p0c,p1c",
                           "--netns", topo.cli, "--log", str(log)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          text=True)
     try:
         assert _wait_for(lambda: log.exists() and _pm(topo.cli) == "userspace"), "the daemon did not start"
         cli = subprocess.Popen(["ip", "netns", "exec", topo.cli, "mptcpize", "run", "iperf3", "-c",
-                                netns.SERVER_ADDR, "-t", "4"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                                netns.SERVER_ADDR, "-t", str(run_s)], stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE)
         time.sleep(1.0)
         netns.sh("ip", "link", "set", topo.paths[0].ap_if, "down", ns=topo.ap)
-        time.sleep(1.0)
+        time.sleep(cut_s)
         netns.sh("ip", "link", "set", topo.paths[0].ap_if, "up", ns=topo.ap)
         assert cli.wait(timeout=60) == 0
     finally:
@@ -162,6 +162,15 @@ def test_the_cores_fast_failback_withdraws_a_cut_path_and_rejoins_it_on_its_retu
     recs = [json.loads(line) for line in log.read_text().splitlines()]
     down = next(r["t_s"] for r in recs if r["type"] == "link" and not r["up"])
     up = next(r["t_s"] for r in recs if r["type"] == "link" and r["up"] and r["t_s"] > down)
+    return recs, down, up
+
+
+def test_the_cores_fast_failback_withdraws_a_cut_path_and_rejoins_it_on_its_return(topo, tmp_path):
+    # The policy of the core (`mmpath-pm`, not the stand-in): path 0 loses carrier and comes back
+    # during an upload; at the cut the daemon withdraws path 0's address (REMOVE, the RM_ADDR
+    # going over path 1) and destroys the subflow there; at the return it opens a fresh subflow
+    # on path 0.
+    recs, down, up = _upload_through_a_carrier_cut(topo, tmp_path, "fast-failback", 4, 1.0)
     during = [r["command"]["command"] for r in recs if down <= r["t_s"] < up and r["type"] == "command" and r["ok"]]
     assert "REMOVE" in during and "SUBFLOW_DESTROY" in during, during
     after = [r for r in recs if r["t_s"] >= up]
@@ -179,30 +188,7 @@ def test_the_cores_recreate_hears_the_kernels_stale_mark_and_probes_the_returned
     # its subflow out and marks it stale (0.05-1.25 s after the cut in the runs here, on its
     # connection timer), the daemon reports both to `recreate`, which probes path 0 with a fresh
     # subflow as soon as its link is back and the mark is known, and retires the stale one.
-    log = tmp_path / "pm.jsonl"
-    srv = subprocess.Popen(["ip", "netns", "exec", topo.srv, "mptcpize", "run", "iperf3", "-s", "-1"],
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    d = subprocess.Popen([sys.executable, "-m", "mmpath.pm.cli", "--policy", "recreate", "--paths", "p0c,p1c",
-                          "--netns", topo.cli, "--log", str(log)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         text=True)
-    try:
-        assert _wait_for(lambda: log.exists() and _pm(topo.cli) == "userspace"), "the daemon did not start"
-        cli = subprocess.Popen(["ip", "netns", "exec", topo.cli, "mptcpize", "run", "iperf3", "-c",
-                                netns.SERVER_ADDR, "-t", "6"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        time.sleep(1.0)
-        netns.sh("ip", "link", "set", topo.paths[0].ap_if, "down", ns=topo.ap)
-        time.sleep(3.0)
-        netns.sh("ip", "link", "set", topo.paths[0].ap_if, "up", ns=topo.ap)
-        assert cli.wait(timeout=60) == 0
-    finally:
-        d.send_signal(signal.SIGTERM)
-        _out, err = d.communicate(timeout=30)
-        srv.kill()
-        srv.wait()
-    assert d.returncode == 0 and "Traceback" not in err, err
-    recs = [json.loads(line) for line in log.read_text().splitlines()]
-    down = next(r["t_s"] for r in recs if r["type"] == "link" and not r["up"])
-    up = next(r["t_s"] for r in recs if r["type"] == "link" and r["up"] and r["t_s"] > down)
+    recs, down, up = _upload_through_a_carrier_cut(topo, tmp_path, "recreate", 6, 3.0)
     heard = [(r["t_s"], r["event"], r["path"]) for r in recs if r["type"] == "transport" and r["t_s"] >= down]
     assert all(path == 0 for _t, _e, path in heard), heard
     assert any(e == "subflow_rto" and t < up for t, e, _p in heard), heard
