@@ -402,34 +402,32 @@ def test_an_mptcp_subflow_survives_its_paths_drop_and_carries_again(tmp_path, _)
 
 @pytest.mark.parametrize("colocated", [True, False])
 def test_the_delay_line_cuts_each_drop_window_and_knows_the_client_side(monkeypatch, colocated):
-    """A `drop` window goes to every line that carries the path (--cut). With the server at the
-    AP the client's line carries only packets toward the client and is their last stage, and the
-    AP's line is told the interface the client's packets come in by (--from-client); behind the
-    router the AP's one line carries both ways before the AP's queue, so it cuts only what goes
-    toward the client."""
+    """With the server at the AP a `drop` window goes to both lines (--cut): the client's, the
+    last stage toward the client, and the AP's, told the interface the client's packets come in
+    by (--from-client). Behind the router the AP's one line sits before the AP's queue, where a
+    cut is not at the client's end: no window goes to it (the nft set and the link cut there)."""
     from mmpath.emu import delay
 
     topo = _topo()
     topo.colocated = colocated
-    launched, rules = [], []
-    monkeypatch.setattr(delay, "sh", lambda *a, ns=None, **k: rules.append((ns, a)) or "")
+    launched = []
+    monkeypatch.setattr(delay, "sh", lambda *a, ns=None, **k: "")
     monkeypatch.setattr(delay, "binary", lambda: "mmpath-delay")
     monkeypatch.setattr(delay.DelayLine, "_launch", staticmethod(lambda ns, argv: (launched.append((ns, argv)) or
                                                                                     (object(), ""))))
     line = delay.DelayLine(topo, [5000, 0], cuts_ns={1: [(1 * _S, 2 * _S)]})
-    assert line.needed() and line.timed()
-    line.start(origin_unix_ns=123)
+    assert line.timed() == colocated
+    line.start(origin_unix_ns=123 if colocated else None)
     by_ns = {ns: argv for ns, argv in launched}
     ap = by_ns[topo.ap]
-    assert ap[ap.index("--cut") + 1] == f"1:{_S}-{2 * _S}" and "--origin-unix-ns" in ap
-    # The client's side is cut by the line only where the line toward it is the last stage.
-    assert (ap[ap.index("--from-client") + 1] == "1:p1a") if colocated else "--from-client" not in ap
-    # Path 1 has no delay: its queue is there for the cut alone (delay 0).
-    assert "1:0" in ap and "0:5000" in ap
     if colocated:
+        assert ap[ap.index("--cut") + 1] == f"1:{_S}-{2 * _S}" and "--origin-unix-ns" in ap
+        assert ap[ap.index("--from-client") + 1] == "1:p1a"
+        # Path 1 has no delay: its queue is there for the cut alone (delay 0).
+        assert "1:0" in ap and "0:5000" in ap
         cli = by_ns[topo.cli]
         assert cli[cli.index("--cut") + 1] == f"1:{_S}-{2 * _S}" and "--from-client" not in cli
+        with pytest.raises(Exception, match="need their origin"):
+            delay.DelayLine(topo, [0, 0], cuts_ns={0: [(1, 2)]}).start()
     else:
-        assert list(by_ns) == [topo.ap]
-    with pytest.raises(Exception, match="need their origin"):
-        delay.DelayLine(topo, [0, 0], cuts_ns={0: [(1, 2)]}).start()
+        assert list(by_ns) == [topo.ap] and "--cut" not in ap and "--from-client" not in ap and "1:0" not in ap

@@ -90,8 +90,12 @@ class DelayLine:
         self.holds_ns = {k: v for k, v in (holds_ns or {}).items() if v}
         # Per path index: its `drop` outages' windows on the same clock, the path cut at the
         # client's end (mmpath-delay's cut.rs: what the client sends inside one is lost, and what
-        # is on its way to the client then); drops.py takes the link down a few ms later.
-        self.cuts_ns = {k: v for k, v in (cuts_ns or {}).items() if v}
+        # is on its way to the client then); drops.py takes the link down a few ms later. Only
+        # with the server at the AP, where the client's line is the last stage toward the client
+        # and the AP's line the first from it: behind the router the AP's one line sits before
+        # the AP's queue, where a cut is neither at the client's end nor at the path's start, so
+        # there the nft set and the link make the cut (drops.py), ~2 ms late (docs/emulate.md).
+        self.cuts_ns = {k: v for k, v in (cuts_ns or {}).items() if v} if topo.colocated else {}
         # (namespace, short name, process) per running line.
         self.procs: list[tuple[str, str, subprocess.Popen]] = []
         self.realtime = False
@@ -131,16 +135,9 @@ class DelayLine:
                     for c in range(0, len(windows), HOLD_CHUNK):
                         queues += [flag,
                                    f"{link.index}:" + ",".join(f"{a}-{b}" for a, b in windows[c:c + HOLD_CHUNK])]
-                # What the client sends is cut here only when the line toward it is the last
-                # stage before the client (the server at the AP: the client's own line, after
-                # the AP's queue); the AP's line then gets the client's packets by the path's AP
-                # end (netns.packet_hooks). Behind the router the AP's queue (HTB) comes after
-                # its line: packets the line let go before the cut still reach the client a
-                # little after it, and an ACK of theirs cut here would leave the server short
-                # of what the client has (a duplicate retransmission after the return, a
-                # multi-second RTT sample), so the client's side is left to the nft set and the
-                # link (drops.py), ~2 ms later.
-                if link.index in self.cuts_ns and ns == self.topo.ap and self.topo.colocated:
+                # The AP's line gets the client's packets by the path's AP end (netns.
+                # packet_hooks); the client's own line carries only packets toward it.
+                if link.index in self.cuts_ns and ns == self.topo.ap:
                     queues += ["--from-client", f"{link.index}:{link.ap_if}"]
         for ns, (short, queues) in args.items():
             if self.timed():
