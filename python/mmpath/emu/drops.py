@@ -25,9 +25,11 @@ How, for each side of the path's veth pair (client end `p<k>c`, AP end `p<k>a`; 
   its RTO backoff (RFC 6069, tcp_ld_RTO_revert): not what a link that simply carries nothing
   does. The AP's neighbour entry for the client is permanent (netns.py), so what it forwards
   during the outage is dropped, not parked in ARP's queue until the link is back.
-- The cut is one instant, as the scenario's step is: the delay line makes it at the planned
-  instant (delay.py, mmpath-delay `--cut`: what it releases toward the client or receives
-  from the client inside the window is lost). Then, ~2 ms later, the client's end joins an nft set
+- The cut is one instant, as the scenario's step is: with the server at the AP the delay line
+  makes it at the planned instant (delay.py, mmpath-delay `--cut`: what it releases toward the
+  client or receives from the client inside the window is lost; behind the router the line
+  sits before the AP's queue and leaves the cut to what follows). Then, ~2 ms later, the
+  client's end joins an nft set
   whose rules drop everything arriving by it (prerouting, and input after the delay line's
   queue, so a packet the line releases later is dropped too) and everything leaving by it
   (output), then it is set down. `ip link set down` alone is not one instant: it clears the
