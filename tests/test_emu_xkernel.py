@@ -55,7 +55,8 @@ FLAKY: dict[str, str] = {
                            "push (Linux >= 6.6); the kernel's goodput spans 136-167 over 13 runs (2026-12-06: "
                            "153.2, 136.5, 153.0, 152, 147.3, 155.4 and one above 154; share 69-70 %), and "
                            "agrees up to 154; with the emulator's line-rate shaping one run gave 127 (agrees), and "
-                           "130 and 128 at 14:35 and 14:41 (agree; shares 71-72 %)",
+                           "130 and 128 at 14:35 and 14:41 (agree; shares 71-72 %), then 115-120 in five runs "
+                           "15:10-15:44 (disagree)",
     "mesh-rate-1:20-default": "goodput 196 vs 21-191 Mbit/s (ten emulated runs, 2 agree; 2026-12-06 at load "
                               "~15: 191, 21, 127, 190): the kernel's own number varies tenfold; in the low runs its connection window "
                               "(mptcp_rcv_space_adjust) stays near 6 MB for seconds, under the ~12 MB the slow path's "
