@@ -148,11 +148,22 @@ class ClockProbe:
         self._p = popen(["ip", "netns", "exec", topo.cli, "tcpdump", "-i", "any", "-n", "-tt", "-l", "-c", "1",
                          f"port {port} and greater {DATA_MIN_BYTES}"],
                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        # Read (and reaped) as soon as it exits: a finished probe left unwaited is a zombie, which
+        # a hard kill of the run would hand to an init that may be slow to reap it.
+        self._out: list[str] = []
+        self._reader = threading.Thread(target=lambda: self._out.append(self._p.communicate()[0] or ""),
+                                        daemon=True)
+        self._reader.start()
 
     def unix_s(self) -> float | None:
         """The first data packet's wall-clock time (stops the probe)."""
-        out, _ = stop(self._p)
-        return first_stamp(out)
+        if self._p.poll() is None:
+            self._p.terminate()
+        self._reader.join(timeout=5)
+        if self._reader.is_alive():
+            self._p.kill()
+            self._reader.join(timeout=5)
+        return first_stamp("".join(self._out))
 
 
 def first_stamp(text: str) -> float | None:
