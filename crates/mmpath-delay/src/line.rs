@@ -152,11 +152,11 @@ impl<T> DelayLine<T> {
     /// The held item with the earliest release time, if that time has come by `now`.
     #[cfg(test)]
     pub fn pop_due(&mut self, now: Nanos) -> Option<T> {
-        self.pop_due_arrived(now).map(|(item, _, _)| item)
+        self.pop_due_arrived(now).map(|(item, _)| item)
     }
 
-    /// `pop_due`, with the times the item arrived and was due (a cut window asks: cut.rs).
-    pub fn pop_due_arrived(&mut self, now: Nanos) -> Option<(T, Nanos, Nanos)> {
+    /// `pop_due`, with the time the item arrived (a cut window asks: cut.rs).
+    pub fn pop_due_arrived(&mut self, now: Nanos) -> Option<(T, Nanos)> {
         let f = self
             .fifos
             .iter_mut()
@@ -172,7 +172,7 @@ impl<T> DelayLine<T> {
         s.late_sum_ns += u128::from(late);
         s.late_over_1ms += u64::from(late > LATE_WARN_NS);
         debug_assert!(now >= h.arrived + s.delay_ns);
-        Some((h.item, h.arrived, h.due))
+        Some((h.item, h.arrived))
     }
 
     pub fn held(&self) -> usize {

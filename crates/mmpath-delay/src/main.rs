@@ -126,14 +126,14 @@ fn run(args: &args::Args) -> Result<(), String> {
     // Per queue: its cut windows and the interface its packets from the client come in by.
     let mut sides: Vec<Side> = Vec::new();
     for (num, ws) in on_this_clock(&args.cuts) {
-        sides.push(Side { queue: num, cuts: Cuts::new(ws), from_client: None, lost: 0 });
+        sides.push(Side { queue: num, cuts: Cuts::new(ws), from_client: None, lost: 0, stamped: 0 });
     }
     for (num, name) in &args.from_client {
         let index = nix::net::if_::if_nametoindex(name.as_str())
             .map_err(|e| format!("--from-client {num}:{name}: no such interface in this namespace ({e})"))?;
-        match sides.iter_mut().find(|s| s.queue == *num) {
-            Some(s) => s.from_client = Some(index),
-            None => sides.push(Side { queue: *num, cuts: Cuts::default(), from_client: Some(index), lost: 0 }),
+        // Only a queue with cut windows asks where a packet came from.
+        if let Some(s) = sides.iter_mut().find(|s| s.queue == *num) {
+            s.from_client = Some(index);
         }
     }
     // A cut judges a packet from the client by when it arrived, which the kernel stamps on it
@@ -153,14 +153,8 @@ fn run(args: &args::Args) -> Result<(), String> {
     println!("ready");
     std::io::stdout().flush().map_err(|e| format!("stdout: {e}"))?;
 
-    let accept = |q: &mut Queue, mut m: Message| {
-        m.set_verdict(Verdict::Accept);
-        q.verdict(m).map_err(|e| format!("verdict failed: {e}"))
-    };
     // Verdicts the kernel answered "no such packet" (below).
     let mut gone = 0u64;
-    // Packets whose arrival the kernel stamped (the rest: when the line read them).
-    let mut stamps = 0u64;
     while !stop.load(Ordering::Relaxed) {
         let mut arrived = 0usize;
         loop {
@@ -169,25 +163,12 @@ fn run(args: &args::Args) -> Result<(), String> {
                     arrived += 1;
                     let (num, bytes) = (m.get_queue_num(), m.get_original_len() as u64);
                     let t = now();
-                    // The kernel's receive time stamp where it has one (skb->tstamp, set while
-                    // anything on the machine asks for time stamps, as tcpdump does), else when
-                    // the line read the packet, up to a poll later: a cut's edge to the us.
-                    let kernel_stamp = m
-                        .get_timestamp()
-                        .and_then(|st| st.duration_since(UNIX_EPOCH).ok())
-                        .map(|d| d.as_nanos() as i128 - unix_at_start.as_nanos() as i128)
-                        .filter(|&x| x >= 0 && x <= t as i128);
-                    stamps += u64::from(kernel_stamp.is_some());
-                    let stamped = kernel_stamp.map_or(t, |x| x as Nanos);
-                    if cut_on_arrival(&mut sides, &m, stamped) {
-                        drop_packet(&mut q, m)?;
+                    if cut_on_arrival(&mut sides, &m, t, unix_at_start) {
+                        give(&mut q, m, true)?;
                     } else if let Some(m) = line.push(num, t, bytes, m) {
                         // Not delayed: released as it arrives.
-                        if cut_on_release(&mut sides, &m, t, t) {
-                            drop_packet(&mut q, m)?;
-                        } else {
-                            accept(&mut q, m)?;
-                        }
+                        let lost = cut_on_release(&mut sides, &m, t, t);
+                        give(&mut q, m, lost)?;
                     }
                     if arrived == BATCH {
                         break; // release what is due before reading on: a burst must not hold releases up
@@ -207,15 +188,12 @@ fn run(args: &args::Args) -> Result<(), String> {
             }
         }
         let t = now();
-        while let Some((m, came, _due)) = line.pop_due_arrived(t) {
+        while let Some((m, came)) = line.pop_due_arrived(t) {
             // Judged when it is released, not when it was due: a packet the poll lets go after
             // the cut's instant reaches the client after it (and its ACK would leave after it
             // too, lost on the client's side of the cut).
-            if cut_on_release(&mut sides, &m, came, t) {
-                drop_packet(&mut q, m)?;
-            } else {
-                accept(&mut q, m)?;
-            }
+            let lost = cut_on_release(&mut sides, &m, came, t);
+            give(&mut q, m, lost)?;
         }
         if arrived == 0 {
             let wait = line.next_due().map_or(TICK, |due| Duration::from_nanos(due.saturating_sub(now())).min(TICK));
@@ -248,7 +226,8 @@ fn run(args: &args::Args) -> Result<(), String> {
     println!(
         "{}",
         serde_json::json!({ "queues": queues, "held_at_exit": held, "hold_origin_after_start_ms": origin_ms,
-                            "dropped_by_kernel": gone, "kernel_stamped": stamps })
+                            "dropped_by_kernel": gone,
+                            "kernel_stamped": sides.iter().map(|c| c.stamped).sum::<u64>() })
     );
     Ok(())
 }
@@ -260,6 +239,9 @@ struct Side {
     cuts: Cuts,
     from_client: Option<u32>,
     lost: u64,
+    /// Packets from the client whose arrival the kernel stamped (the rest: when the line read
+    /// them).
+    stamped: u64,
 }
 
 fn side_of<'a>(sides: &'a mut [Side], m: &Message) -> Option<&'a mut Side> {
@@ -271,10 +253,22 @@ fn is_from_client(s: &Side, m: &Message) -> bool {
     s.from_client.is_some_and(|i| i == m.get_indev())
 }
 
-/// A packet from the client that arrived at `t` inside a cut window: lost (counted).
-fn cut_on_arrival(sides: &mut [Side], m: &Message, t: Nanos) -> bool {
+/// A packet from the client that arrived inside a cut window: lost (counted). Its arrival is the
+/// kernel's receive time stamp where it has one (set while anything on the machine asks for time
+/// stamps, as the line does), else `read`, when the line read it, up to a poll later: a cut's
+/// edge to the microsecond. Only packets a cut judges pay for the look.
+fn cut_on_arrival(sides: &mut [Side], m: &Message, read: Nanos, unix_at_start: Duration) -> bool {
     let Some(s) = side_of(sides, m) else { return false };
-    let lost = is_from_client(s, m) && s.cuts.loses_from_client(t);
+    if !is_from_client(s, m) {
+        return false;
+    }
+    let stamp = m
+        .get_timestamp()
+        .and_then(|st| st.duration_since(UNIX_EPOCH).ok())
+        .map(|d| d.as_nanos() as i128 - unix_at_start.as_nanos() as i128)
+        .filter(|&x| x >= 0 && x <= read as i128);
+    s.stamped += u64::from(stamp.is_some());
+    let lost = s.cuts.loses_from_client(stamp.map_or(read, |x| x as Nanos));
     s.lost += u64::from(lost);
     lost
 }
@@ -288,7 +282,8 @@ fn cut_on_release(sides: &mut [Side], m: &Message, came: Nanos, t: Nanos) -> boo
     lost
 }
 
-fn drop_packet(q: &mut Queue, mut m: Message) -> Result<(), String> {
-    m.set_verdict(Verdict::Drop);
+/// The packet's verdict: let through, or dropped when a cut lost it.
+fn give(q: &mut Queue, mut m: Message, lost: bool) -> Result<(), String> {
+    m.set_verdict(if lost { Verdict::Drop } else { Verdict::Accept });
     q.verdict(m).map_err(|e| format!("verdict failed: {e}"))
 }

@@ -198,7 +198,7 @@ class DelayLine:
             # Held packets the kernel dropped itself, their interface gone down (a `drop` outage
             # of the client's end, with the line in the client's namespace: mmpath-delay).
             merged["dropped_by_kernel"] = merged.get("dropped_by_kernel", 0) + int(stats.get("dropped_by_kernel") or 0)
-            # Packets whose arrival the kernel stamped (a cut judges those by it: mmpath-delay).
+            # Packets from the client a cut judged by the kernel's arrival stamp (mmpath-delay).
             merged["kernel_stamped"] = merged.get("kernel_stamped", 0) + int(stats.get("kernel_stamped") or 0)
             merged.setdefault("hold_origin_after_start_ms", stats.get("hold_origin_after_start_ms"))
             merged["kernel_drops"].update({f"{short} {k}" if two else k: v for k, v in drops.items()})
