@@ -8,7 +8,7 @@
 //! - The application's reads are counted. Once per round trip, the largest receive-side RTT
 //!   estimate among the subflows (each subflow's rcv_rtt_est; one that received nothing has
 //!   none and does not count), the bytes read in it (`copied`) are compared with the last
-//!   measure (`space`, first 10 x advmss: mptcp_rcv_space_init). Only a larger one grows the
+//!   measure (`space`, first the window offered, at most 10 x advmss: mptcp_rcv_space_init). Only a larger one grows the
 //!   buffer: to the window `2 x copied + 16 x advmss`, plus twice the growth trend
 //!   `rcvwin x (copied - space) / space`, at most tcp_rmem[2]; the buffer never shrinks.
 //!
@@ -58,8 +58,14 @@ impl RcvSpace {
             return None;
         }
         let advmss = u64::from(advmss);
+        // mptcp_rcv_space_init: the first measure is what the window offers, at most 10
+        // advmss ("initial rcv_space offering made to peer", min(rcv_wnd, TCP_INIT_CWND x
+        // advmss)). Taking 10 advmss alone deadlocks a connection whose window is smaller (an
+        // 11ad MSS of 7840: 78 400 against a 65 536 window): its reads per round trip can
+        // never exceed the measure.
+        let window = self.window;
         let since = *self.since.get_or_insert_with(|| {
-            self.space = INIT_SEGMENTS * advmss;
+            self.space = (INIT_SEGMENTS * advmss).min(window);
             now
         });
         self.copied += copied;
@@ -148,6 +154,18 @@ mod tests {
             assert_eq!(r.on_read(ms(t), per_ms, Some(ms(12)), MSS), None, "12 reads an RTT now: no more than 13");
         }
         assert_eq!(r.window(), rcvwin);
+    }
+
+    /// A window smaller than 10 advmss is the first measure (an 11ad MSS, 7840: 78 400 against
+    /// a 65 536 window): a round trip reading a little more than the window grows it.
+    #[test]
+    fn a_small_window_is_the_first_measure() {
+        let mut r = RcvSpace::new(65_536, 16 << 20);
+        assert_eq!(r.on_read(ms(0), 30_000, Some(ms(3)), 7840), None);
+        let copied = 70_000u64;
+        let mut rcvwin = 2 * copied + 16 * 7840;
+        rcvwin += 2 * (rcvwin * (copied - 65_536) / 65_536);
+        assert_eq!(r.on_read(ms(3), 40_000, Some(ms(3)), 7840), Some(rcvwin));
     }
 
     /// The initial window never exceeds the ceiling (tcp_rmem[2] below tcp_rmem[1]).
