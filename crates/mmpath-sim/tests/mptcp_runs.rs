@@ -226,11 +226,14 @@ fn upstream_healthy_subflows_never_go_stale() {
 
 /// Upstream backup mode: the connection timer is re-armed with the interval its last
 /// scheduling pass set (msk->timer_ival), not one recomputed at the re-arm. After A's link
-/// fails no pass runs (the data ACK and the window stand still), so the first two firings come
-/// at A's probe timer as it stood before the failure (~10 ms here), and the second puts the
-/// oldest data on B (a backup takes it only once no subflow made progress twice); the later
-/// ones come at what the passes after that found. A is stale about 0.27 s after the failure;
-/// recomputing at every re-arm (TCP_RTO_MIN once A counts losses and B is idle) took 0.9 s.
+/// fails no pass runs at first (the data ACK and the window stand still), so the first two
+/// firings come at A's probe timer as it stood before the failure (~12 ms here), and the
+/// second puts the oldest data on B (a backup takes it only once no subflow made progress
+/// twice). B's ACKs of it then grow the send buffer and wake the writer (tcp_new_space ->
+/// mptcp_write_space), whose pass sets the interval to B's pending RTO (~0.21 s): the later
+/// firings come ~0.22 s apart, as the kernel's did behind a dead primary (docs/path-manager.md,
+/// the pm bench: every ~225 ms, the backup's `rto:224` in ss). A is stale at the fifth check,
+/// ~0.5 s after the failure.
 #[test]
 fn upstream_backup_takes_over_at_the_cached_interval() {
     let json = two_paths(
@@ -245,7 +248,7 @@ fn upstream_backup_takes_over_at_the_cached_interval() {
     let t = &out.timeline;
     let stale = (0..t.t_s.len()).find(|&i| t.subflow[i] == 0 && t.sf_state[i] == 2).map(|i| t.t_s[i]);
     let stale = stale.expect("A goes stale");
-    assert!(stale > 2.0 && stale < 2.4, "A stale at {stale}");
+    assert!(stale > 2.3 && stale < 2.7, "A stale at {stale}");
     assert!(sub_bytes(&out, 1, 2.4, 4.0) > 8_000_000, "backup carries the transfer");
 }
 

@@ -334,6 +334,9 @@ pub struct Connection {
     /// One of the kernel's push points ran (stale.rs): the next `push` is a scheduling
     /// pass (mptcp_subflow_get_send) if written data is pending.
     pass_due: bool,
+    /// The ACK `on_ack` took acknowledged data on its subflow (its queue shrank), for
+    /// `after_ack`.
+    queue_shrunk: bool,
     /// The last `push` was a scheduling pass (read by `after_push`).
     pushed_pass: bool,
     /// MP_PRIO changes still to come: (time, subflow, backup).
@@ -387,6 +390,7 @@ impl Connection {
             timer_ival: stale::TCP_RTO_MIN,
             written: 0,
             pass_due: false,
+            queue_shrunk: false,
             pushed_pass: false,
             prio: cfg.prio,
             app_done: false,
