@@ -207,6 +207,13 @@ impl Reassembly {
         self.right - self.data_ack
     }
 
+    /// The buffer's window grew (autotuning, connection/rcv_space.rs): the edge offered moves
+    /// at once, for the read's ACKs to carry.
+    pub fn set_rcvbuf(&mut self, window: u64) {
+        self.rcvbuf = window;
+        self.update_right();
+    }
+
     /// The right edge the window offers now: __mptcp_select_window's free space, kept at least
     /// where it was (tcp_select_window: `if (new_win < cur_win) new_win = cur_win`).
     fn update_right(&mut self) {

@@ -41,6 +41,7 @@ mod join;
 mod mp_prio;
 mod packets;
 mod pm;
+mod rcv_space;
 mod schedule;
 mod sndbuf;
 mod stale;
@@ -63,6 +64,7 @@ use crate::tcp::sender::TcpSender;
 use crate::tcp::timer_wheel::TimerWheel;
 use crate::time::Time;
 use crate::trace::Bins;
+pub use rcv_space::RcvSpace;
 
 /// Linux TCP_TIMEOUT_INIT: the first SYN retransmission after 1 s, then doubling.
 const SYN_TIMEOUT: Time = Time::from_secs(1);
@@ -261,8 +263,11 @@ pub struct ConnCfg {
     pub end: Time,
     /// The width of a delivery bin (intervals.csv).
     pub interval: Time,
-    /// The connection-level receive window (RFC 8684 3.3.5).
+    /// The connection-level receive window (RFC 8684 3.3.5), its largest.
     pub rcv_window: u64,
+    /// An autotuned receive buffer (linux-upstream, `rcvbuf = "auto"`): where the window
+    /// starts and how it grows; None: `rcv_window` throughout.
+    pub rcv_space: Option<RcvSpace>,
     /// The send buffer given (SO_SNDBUF or v0.9x's `tcp_wmem[2]`), and how it is sized.
     pub sndbuf: u64,
     pub sndbuf_rule: ConnSndbuf,
@@ -329,6 +334,9 @@ pub struct Connection {
     /// One of the kernel's push points ran (stale.rs): the next `push` is a scheduling
     /// pass (mptcp_subflow_get_send) if written data is pending.
     pass_due: bool,
+    /// The ACK `on_ack` took acknowledged data on its subflow (its queue shrank), for
+    /// `after_ack`.
+    queue_shrunk: bool,
     /// The last `push` was a scheduling pass (read by `after_push`).
     pushed_pass: bool,
     /// MP_PRIO changes still to come: (time, subflow, backup).
@@ -345,12 +353,14 @@ pub struct Connection {
     coupling: Option<Box<Coupling>>,
     /// The path-manager policy and its state (pm.rs); None: the in-kernel path manager.
     pm: Option<Box<pm::PmState>>,
+    /// The receive buffer's autotuning (rcv_space.rs); None: a fixed buffer.
+    rcv_space: Option<RcvSpace>,
 }
 
 impl Connection {
     pub fn new(cfg: ConnCfg, subs: Vec<Subflow>) -> Self {
         let pacing_in_views = cfg.sched.reads_pacing_rate();
-        let rcv_window = cfg.rcv_window;
+        let rcv_window = cfg.rcv_space.as_ref().map_or(cfg.rcv_window, RcvSpace::window);
         Connection {
             owner: cfg.owner,
             info: cfg.info,
@@ -380,6 +390,7 @@ impl Connection {
             timer_ival: stale::TCP_RTO_MIN,
             written: 0,
             pass_due: false,
+            queue_shrunk: false,
             pushed_pass: false,
             prio: cfg.prio,
             app_done: false,
@@ -387,6 +398,7 @@ impl Connection {
             effects: Vec::with_capacity(8),
             coupling: cfg.coupling,
             pm: cfg.pm.map(|p| Box::new(pm::PmState::new(p))),
+            rcv_space: cfg.rcv_space,
         }
     }
 

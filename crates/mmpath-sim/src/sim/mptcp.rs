@@ -230,6 +230,10 @@ impl Simulation {
     /// The application read `copied` bytes: each subflow's ACK leaves before the next one's
     /// is decided (`Connection::read_rule`).
     pub(super) fn conn_on_read(&mut self, now: Time, c: u16, copied: u64) {
+        if copied > 0 {
+            let (cn, mut io) = self.conn_io(c);
+            cn.rcv_space_adjust(now, copied, &mut io);
+        }
         let Some(rule) = self.conns[c as usize].read_rule(copied) else { return };
         for j in 0..self.conns[c as usize].subs.len() {
             let (cn, mut io) = self.conn_io(c);

@@ -16,7 +16,7 @@ pub const DELACK_MIN: Time = Time::from_ms(40);
 /// Linux TCP_MAX_QUICKACKS.
 const MAX_QUICKACKS: u32 = 16;
 /// Linux tcp_rmem[1] (131072); with tcp_adv_win_scale = 1 half of it is window.
-const RMEM_DEFAULT: u64 = 131_072;
+pub const RMEM_DEFAULT: u64 = 131_072;
 /// Linux TCP_MSS_DEFAULT (include/net/tcp.h): the receiver's MSS estimate starts there
 /// (tcp_initialize_rcv_mss) and tcp_measure_rcv_mss's short-segment test uses it.
 const TCP_MSS_DEFAULT: u32 = 536;
@@ -138,6 +138,11 @@ impl TcpReceiver {
             last_rwnd: window,
             check: StreamCheck::default(),
         }
+    }
+
+    /// The receive-side RTT estimate (tcp_rcv_rtt_measure_ts), None before any sample.
+    pub fn rcv_rtt(&self) -> Option<Time> {
+        self.rcv_rtt_ns.map(Time::from_ns)
     }
 
     pub fn rcv_nxt(&self) -> u64 {

@@ -132,6 +132,7 @@ impl Connection {
         // pf (v0.9x tcp_ack).
         st.last_ack = now;
         st.stale = false;
+        self.queue_shrunk |= acked > 0;
         if acked > 0 {
             st.pf = false;
             if s.state != CaState::Loss {
@@ -147,8 +148,20 @@ impl Connection {
     /// The rest of an ACK (`on_ack`): the retransmission timer and the writer follow the data
     /// ACK, and a window beyond snd_nxt pushes pending data.
     pub fn after_ack(&mut self, now: Time, data_advanced: bool, io: &mut impl SubflowIo) {
+        let shrunk = std::mem::take(&mut self.queue_shrunk);
         if data_advanced {
             self.rtx_on_progress(now);
+            self.writer_wake();
+        } else if shrunk {
+            // An ACK that frees part of a subflow's queue (SOCK_QUEUE_SHRUNK) while the writer
+            // sleeps (SOCK_NOSPACE on the socket the subflows share with it) runs
+            // tcp_check_space -> tcp_new_space: the subflow's buffer grows with its window
+            // (tcp_sndbuf_expand), the connection's with it (subflow_write_space ->
+            // mptcp_propagate_sndbuf), and mptcp_write_space wakes the writer if the grown
+            // buffer now has room, with no data ACK needed: behind a hole on a dead subflow a
+            // healthy one's ACKs grow the buffer and the writer writes (and pushes, a scheduling
+            // pass) while the data ACK stands still.
+            self.sync_sndbuf(io);
             self.writer_wake();
         }
         // ack_update_msk: a window beyond snd_nxt pushes pending data (__mptcp_check_push).

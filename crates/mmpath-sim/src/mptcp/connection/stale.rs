@@ -16,9 +16,11 @@
 //!   __mptcp_subflow_push_pending), the writer's sendmsg (__mptcp_push_pending), or the worker
 //!   after a firing (__mptcp_retrans -> mptcp_check_and_set_pending -> mptcp_release_cb). A
 //!   bulk writer sleeps on a full send buffer and is woken when a third of it is free
-//!   (mptcp_write_space -> sk_stream_write_space: free >= queued / 2), so with the send buffer
-//!   binding and the data ACK stalled no pass runs and every firing re-arms with the interval
-//!   of the last pass before the stall (`writer_wake`). The model's own push calls (TSQ
+//!   (mptcp_write_space -> sk_stream_write_space: free >= queued / 2), checked when the data
+//!   ACK moves and when a subflow's ACK shrinks its queue (tcp_new_space: the buffer grows with
+//!   that subflow's window; packets.rs `after_ack`), so with the send buffer binding, the data
+//!   ACK stalled and no subflow acknowledging anything no pass runs and every firing re-arms
+//!   with the interval of the last pass before the stall (`writer_wake`). The model's own push calls (TSQ
 //!   completions, subflow RTOs, link events) hand out data as before but are not passes;
 //! - each time it fires (mptcp_retransmit_timer -> mptcp_worker -> __mptcp_retrans ->
 //!   mptcp_subflow_get_retrans), every subflow with data outstanding is checked

@@ -131,6 +131,7 @@ pub(super) fn connection(kernel: Kernel, sched: SchedName, backup: &[bool], wind
         end: Time::from_secs(100),
         interval: ms(100),
         rcv_window: window,
+        rcv_space: None,
         sndbuf: 1 << 30,
         sndbuf_rule: ConnSndbuf::Fixed,
         prio: Vec::new(),

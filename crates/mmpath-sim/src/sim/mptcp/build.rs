@@ -8,7 +8,7 @@
 //! and a subflow a path-manager policy opens during the run (`subflow_at`).
 
 use crate::app::App;
-use crate::mptcp::connection::{ConnCfg, ConnInfo, ConnSndbuf, Connection, PmSetup, Subflow};
+use crate::mptcp::connection::{ConnCfg, ConnInfo, ConnSndbuf, Connection, PmSetup, RcvSpace, Subflow};
 use crate::mptcp::coupled;
 use crate::mptcp::pm::{self, PmName, PmParams};
 use crate::mptcp::sched::{self, SchedParams};
@@ -18,7 +18,7 @@ use crate::scenario::{
 };
 use crate::sim::{routes, Flow, FlowCounters, Hop, PathState, Simulation, INTERVAL};
 use crate::tcp::cc::{self, CongestionControl};
-use crate::tcp::receiver::{ReceiverCfg, TcpReceiver};
+use crate::tcp::receiver::{ReceiverCfg, TcpReceiver, RMEM_DEFAULT};
 use crate::tcp::sender::{SenderCfg, TcpSender};
 use crate::tcp::timer_wheel::TimerWheel;
 use crate::time::Time;
@@ -75,21 +75,25 @@ const WIRED_SCALING_RATIO: u64 = 229;
 /// of the buffer (Linux 4.10, tcp_win_from_space) stays.
 const HALF_SCALING_RATIO: u64 = 128;
 
-/// The connection-level window flow `i` advertises with nothing held (its receive buffer's
-/// window share). Its buffer: SO_RCVBUF as given, which the kernel doubles (sock_setsockopt),
-/// or the ceiling Linux's autotuning reaches, tcp_rmem[2] (the model treats "auto" as that
-/// ceiling). `linux-v0.9x` advertises half of it (tcp_adv_win_scale = 1). `linux-upstream`
+/// The connection-level window flow `i` advertises with nothing held, at most (its receive
+/// buffer's window share), and, when the buffer is autotuned, where it starts (`RcvSpace`).
+/// Its buffer: SO_RCVBUF as given, which the kernel doubles (sock_setsockopt), or autotuned up
+/// to tcp_rmem[2]. `linux-v0.9x` advertises half of it (tcp_adv_win_scale = 1) and is taken at
+/// its ceiling from the start (its meta socket's autotuning is not modelled). `linux-upstream`
 /// advertises the msk's scaling_ratio of it (__mptcp_space -> mptcp_win_from_space,
 /// net/mptcp/protocol.h), the smallest of its subflows' (mptcp_rcv_space_adjust,
-/// net/mptcp/protocol.c, Linux 6.18): a wired path's measured ratio, a radio path's half.
-fn conn_rcv_window(sc: &Scenario, i: usize, paths: &[PathState]) -> u64 {
+/// net/mptcp/protocol.c, Linux 6.18): a wired path's measured ratio, a radio path's half; its
+/// autotuned buffer starts at tcp_rmem[1] (mptcp_init_sock) and grows with the reads
+/// (connection/rcv_space.rs).
+fn conn_rcv_window(sc: &Scenario, i: usize, paths: &[PathState]) -> (u64, Option<RcvSpace>) {
     let f = &sc.flow[i];
     let t = &f.tcp;
     let buffer = match t.rcvbuf_bytes {
         BufSize::Bytes(b) => 2 * b,
         BufSize::Auto => t.rmem_max(),
     };
-    let ratio = match f.kernel.unwrap_or(Kernel::Upstream) {
+    let kernel = f.kernel.unwrap_or(Kernel::Upstream);
+    let ratio = match kernel {
         Kernel::V09x => HALF_SCALING_RATIO,
         Kernel::Upstream => f
             .paths
@@ -100,7 +104,12 @@ fn conn_rcv_window(sc: &Scenario, i: usize, paths: &[PathState]) -> u64 {
             .min()
             .unwrap_or(HALF_SCALING_RATIO),
     };
-    buffer * ratio / 256
+    let ceiling = buffer * ratio / 256;
+    let space = match (t.rcvbuf_bytes, kernel) {
+        (BufSize::Auto, Kernel::Upstream) => Some(RcvSpace::new(RMEM_DEFAULT * ratio / 256, ceiling)),
+        _ => None,
+    };
+    (ceiling, space)
 }
 
 /// Subflow `j` of connection `c` (scenario flow `i`) between the client address on path `cp`
@@ -121,7 +130,7 @@ fn subflow_flow(
     let f = &sc.flow[i];
     let t = &f.tcp;
     let kernel = f.kernel.unwrap_or(Kernel::Upstream);
-    let rcv_window = conn_rcv_window(sc, i, paths);
+    let (rcv_window, _) = conn_rcv_window(sc, i, paths);
     let start = Time::from_secs_f64(f.start_s);
     let stop = Time::from_secs_f64(f.stop_s.unwrap_or(sc.duration_s)).min(end);
     // Source-address routing: the data leaves on its sender's address's path, the ACKs on
@@ -252,7 +261,7 @@ pub(in crate::sim) fn build(
     };
     // The connection's buffers. Receive: `conn_rcv_window`. Send: SO_SNDBUF as given, or
     // autotuned from the subflows' (sndbuf.rs).
-    let rcv_window = conn_rcv_window(sc, i, paths);
+    let (rcv_window, rcv_space) = conn_rcv_window(sc, i, paths);
     let kernel = f.kernel.unwrap_or(Kernel::Upstream);
     let (sndbuf, sndbuf_rule) = match (t.sndbuf_bytes, kernel) {
         (BufSize::Bytes(b), _) => (b, ConnSndbuf::Fixed),
@@ -325,6 +334,7 @@ pub(in crate::sim) fn build(
         end,
         interval: INTERVAL,
         rcv_window,
+        rcv_space,
         sndbuf,
         sndbuf_rule,
         prio,
@@ -350,14 +360,16 @@ mod tests {
     }
 
     /// linux-upstream advertises the buffer times the smallest of its subflows' scaling_ratio
-    /// (229/256 on wired paths, half on a radio path); linux-v0.9x half; SO_RCVBUF is doubled.
+    /// (229/256 on wired paths, half on a radio path), an autotuned buffer starting at
+    /// tcp_rmem[1] (131 072) with the subflows' receivers at its ceiling; linux-v0.9x half of
+    /// the ceiling; SO_RCVBUF is doubled.
     #[test]
     fn upstream_window_is_the_buffer_times_the_scaling_ratio() {
         let wired = r#"{"name":"a","rate_mbps":5},{"name":"b","rate_mbps":5}"#;
         let radio = r#"{"name":"a","rate_mbps":5},{"name":"b","technology":"11ac"}"#;
         let rmem = r#","tcp":{"rmem_max_bytes":262144}"#;
-        assert_eq!(window(wired, rmem), (234_496, 234_496), "262144 x 229 / 256, on every subflow too");
-        assert_eq!(window(radio, rmem).0, 131_072, "a radio path's half is the smallest ratio");
+        assert_eq!(window(wired, rmem), (117_248, 234_496), "131072 x 229 / 256; its ceiling 262144 x 229 / 256");
+        assert_eq!(window(radio, rmem).0, 65_536, "a radio path's half is the smallest ratio");
         let v09x = r#","kernel":"linux-v0.9x","scheduler":"minrtt","tcp":{"rmem_max_bytes":262144}"#;
         assert_eq!(window(wired, v09x).0, 131_072, "v0.9x: tcp_adv_win_scale's half");
         let so = r#","tcp":{"rcvbuf_bytes":100000}"#;
