@@ -41,7 +41,7 @@ from ..api import run as mmpath_run
 from ..emu import run as emulate
 from ..emu.netns import SERVER_ADDR
 from ..lazy import numpy as np, pandas as pd  # on first use (start-up time): lazy.py
-from . import plotting
+from . import kernelcompare as kc, plotting
 from .registry import Checks, Claim, Experiment, Mode, Point, claim, experiment, fmt, stats
 
 PAPER = "x"
@@ -52,7 +52,6 @@ RATES = (100.0, 50.0)  # primary, backup (Mbit/s)
 PATHS = ("primary", "backup")
 POLICIES = ("kernel", "fast-failback", "link-aware-backup", "recreate")
 ENGINES = ("simulation", "emulation")
-TIME_TOL, TIME_FLOOR_S = 0.20, 0.3
 RECEIVED_TOL = 0.10
 AGREE_FRAC = 0.9
 FAILBACK_S = 0.5  # the issue's "within 0.5 s" for fast-failback on the kernel
@@ -249,19 +248,11 @@ def _measure(res, point: Point, mode: Mode):
     return out, series
 
 
-# Times are counted in 100 ms bins and compared in binary floating point (0.6000000000000001 -
-# 0.3 is above 0.3): this slack keeps a difference of exactly the tolerance inside it.
-_FLOAT_SLACK = 1e-9
-
-
 def agrees(key: str, sim: float, emu: float) -> tuple[bool, str]:
     """One measure's verdict and the tolerance it was held to."""
     if key == RECEIVED:
-        tol = RECEIVED_TOL * abs(emu)
-    else:
-        tol = max(TIME_TOL * abs(emu), TIME_FLOOR_S)
-    ok = bool(np.isfinite(sim) and np.isfinite(emu) and abs(sim - emu) <= tol + _FLOAT_SLACK)
-    return ok, f"+-{fmt(tol)}"
+        return kc.share_of_agrees(sim, emu, RECEIVED_TOL)
+    return kc.time_agrees(sim, emu)
 
 
 def row_results(runs: pd.DataFrame) -> list[dict[str, Any]]:
@@ -272,16 +263,8 @@ def row_results(runs: pd.DataFrame) -> list[dict[str, Any]]:
             mine = runs[(runs["case"] == c) & (runs["policy"] == p)]
             if not len(mine):
                 continue
-            items = []
-            for k in COMPARED:
-                col = mine[k] if k in mine else pd.Series(dtype=float)
-                sim = stats(col[mine["engine"] == "simulation"])["mean"]
-                emu = stats(col[mine["engine"] == "emulation"])["mean"]
-                ok, tol = agrees(k, sim, emu)
-                items.append({"metric": k, "sim": sim, "emu": emu, "ok": ok, "tol": tol})
-            n = {e: int((mine["engine"] == e).sum()) for e in ENGINES}
-            out.append({"case": CASES[c], "policy": p, "items": items, "runs": n,
-                        "ok": all(i["ok"] for i in items) and min(n.values()) > 0})
+            items, n, ok = kc.compare(mine, COMPARED, agrees)
+            out.append({"case": CASES[c], "policy": p, "items": items, "runs": n, "ok": ok})
     return out
 
 
@@ -289,10 +272,8 @@ def table(runs: pd.DataFrame) -> str:
     """The benchmark as one Markdown table: per row, each measure simulated / emulated."""
     lines = ["| case | policy | runs | simulated / emulated (tolerance) | agrees |", "|---|---|---|---|---|"]
     for r in row_results(runs):
-        cells = "; ".join(f"{LABELS[i['metric']]} {fmt(i['sim'])} / {fmt(i['emu'])} ({i['tol']})"
-                          + ("" if i["ok"] else " **NO**") for i in r["items"])
         lines.append(f"| {r['case'].id} | {r['policy']} | {r['runs']['simulation']} + {r['runs']['emulation']} "
-                     f"| {cells} | {'yes' if r['ok'] else '**no**'} |")
+                     f"| {kc.cells(r['items'], LABELS)} | {'yes' if r['ok'] else '**no**'} |")
     return "\n".join(lines)
 
 
@@ -304,10 +285,8 @@ def _plot(runs: pd.DataFrame, series, path: Path) -> None:
     done = row_results(runs)
     if not done:
         return
-    ncols = min(4, len(done))
-    nrows = -(-len(done) // ncols)
-    plt, fig, axes = plotting.figure(nrows, ncols, w=6.5 if ncols == 1 else 4.2, h=2.6 if ncols > 1 else 3.4)
-    for ax, r in zip(axes.ravel(), done):
+    plt, fig, axes, used, ncols = kc.panels(len(done))
+    for ax, r in zip(used, done):
         s = series[(series["case"] == r["case"].id) & (series["policy"] == r["policy"])]
         for engine in ENGINES:
             for name, style in zip(PATHS, ("-", ":")):
@@ -318,14 +297,7 @@ def _plot(runs: pd.DataFrame, series, path: Path) -> None:
                                   color=plotting.colour(engine), linestyle=style)
         for a, b in r["case"].shade:
             plotting.shade(ax, a, b, label="primary down", kind="outage")
-        ax.set_title(f"{r['case'].id} / {r['policy']}: {'agrees' if r['ok'] else 'DISAGREES'}", fontsize="small",
-                     color="black" if r["ok"] else "tab:red")
-        ax.set_xlabel("time (s)")
-        ax.set_ylabel("Mbit/s")
-        ax.set_ylim(bottom=0)
-        ax.grid(True, alpha=0.3)
-    for ax in axes.ravel()[len(done):]:
-        ax.set_axis_off()
+        kc.finish(ax, f"{r['case'].id} / {r['policy']}", r["ok"])
     plotting.fig_legend(fig, axes, ncol=2 if ncols == 1 else 4)
     plotting.save(plt, fig, path, "x-pm", "each case and path-manager policy: the primary's (solid) and the backup's "
                   "(dotted) throughput, simulated vs emulated on this kernel (100 ms bins; the primary's down "
