@@ -434,6 +434,31 @@ def test_x_kernel_compares_both_engines_on_the_same_runs():
     assert any(c.text.startswith("rows agreeing") for c in v.checks)
 
 
+def test_x_pm_runs_the_daemon_against_the_simulator():
+    """`mmpath reproduce x-pm` in fast mode: the dropping cut with the in-kernel path manager and
+    fast-failback, each in both engines once, with the times its criterion compares. Not its
+    verdict (real time on a shared machine), but what every run of it showed: fast-failback's
+    primary back more than 0.5 s sooner than the in-kernel path manager's, which waits for its
+    old subflow's backed-off RTO."""
+    from mmpath.reproduce import reproduce
+    from mmpath.reproduce import xpm
+
+    rep = reproduce(["x-pm"], fast=True, plots=False)
+    data = rep.data["x-pm"]
+    assert not data.failures, data.failures
+    runs = data.runs
+    assert sorted(zip(runs["policy"], runs["engine"])) == sorted(
+        (p, e) for _, p in xpm.FAST_ROWS for e in xpm.ENGINES)
+    for _, r in runs.iterrows():
+        assert 90 < r[xpm.RECEIVED] < 175, r.to_dict()
+        assert all(0 <= r[k] <= xpm.DURATION_S for k in xpm.TIMES), r.to_dict()
+    kern = runs[(runs["policy"] == "kernel") & (runs["engine"] == "emulation")].iloc[0]
+    ff = runs[(runs["policy"] == "fast-failback") & (runs["engine"] == "emulation")].iloc[0]
+    assert ff[xpm.BACK] + 0.5 < kern[xpm.BACK], (ff.to_dict(), kern.to_dict())
+    v = rep.results["x-pm"].verdict
+    assert v.status in ("PASS", "FAIL") and len(v.checks) == 4
+
+
 def test_the_clock_probe_reads_tcpdumps_first_time_stamp():
     from mmpath.emu import traffic
 

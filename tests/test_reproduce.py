@@ -93,7 +93,7 @@ def test_expectations_cover_every_claim():
 
     # x-kernel compares with a real-time emulation on this kernel, whose outcome varies from run
     # to run: tests/test_emu.py runs it and checks what it measured, not its verdict.
-    assert sorted(list(EXPECTED) + list(MPTCP) + ["x-kernel"]) == sorted(known_ids())
+    assert sorted(list(EXPECTED) + list(MPTCP) + ["x-kernel", "x-pm"]) == sorted(known_ids())
 
 
 @pytest.mark.parametrize("cid", [pytest.param(c, marks=m) if m else c for c, m in EXPECTED.items()])

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Iterable
 
 # Imported for what they register (registry.experiment / registry.claim), in registry order.
-from . import seed000, seed000_mptcp, seed001, seed002, seed003, seed004, xkernel  # noqa: F401
+from . import seed000, seed000_mptcp, seed001, seed002, seed003, seed004, xkernel, xpm  # noqa: F401
 from .registry import CLAIMS, Claim
 
 

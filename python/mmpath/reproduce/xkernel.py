@@ -25,8 +25,8 @@ from .. import metrics
 from ..api import run as mmpath_run
 from ..emu import run as emulate
 from ..lazy import numpy as np, pandas as pd  # on first use (start-up time): lazy.py
-from . import plotting
-from .registry import Checks, Claim, Experiment, Mode, Point, claim, experiment, fmt, stats
+from . import kernelcompare as kc, plotting
+from .registry import Checks, Claim, Experiment, Mode, Point, claim, experiment
 from .xkernel_rows import (BACK, FAST_ROW, FIRST_BYTE, GOODPUT, OUTAGE, RESAT, ROWS, SHARE, SIMULATOR_KNOBS, TAKEOVER,
                            Row, host_knobs, host_tcp)
 
@@ -35,7 +35,6 @@ BIN_S = 0.1
 PRE_S = 2.0  # the pre-outage mean: the 2 s before the outage
 OUTAGE_FRAC = 0.1  # "outage": the connection below 10 % of its pre-outage mean
 THROUGHPUT_TOL = 0.10  # docs/reproduce.md x-kernel
-TIME_TOL, TIME_FLOOR_S = 0.20, 0.3
 SHARE_TOL_PTS = 10.0
 AGREE_FRAC = 0.9
 MAX_RUNS = 1  # per row and engine: 21 emulated runs of 6-12 s (+ ~7 s of set-up each) stay under 10 minutes
@@ -122,21 +121,13 @@ def _measure(res, point: Point, mode: Mode):
     return out, pd.DataFrame({"t_s": t, "mbps": y})
 
 
-# Times are counted in 100 ms bins, so two of them differ by a multiple of 0.1 s, computed in
-# binary floating point: 0.6000000000000001 - 0.3 is above 0.3. "Within 0.3 s" includes 0.3 s;
-# this slack (far below any bin) keeps a difference of exactly the tolerance inside it.
-_FLOAT_SLACK = 1e-9
-
-
 def _agrees(key: str, sim: float, emu: float) -> tuple[bool, str]:
     """One metric's verdict and the tolerance it was held to."""
     if key == GOODPUT:
-        tol = THROUGHPUT_TOL * abs(emu)
-        return bool(np.isfinite(sim) and abs(sim - emu) <= tol), f"+-{fmt(tol)}"
+        return kc.share_of_agrees(sim, emu, THROUGHPUT_TOL)
     if key == SHARE:
-        return bool(np.isfinite(sim) and abs(sim - emu) <= SHARE_TOL_PTS), f"+-{SHARE_TOL_PTS:g} pts"
-    tol = max(TIME_TOL * abs(emu), TIME_FLOOR_S)
-    return bool(np.isfinite(sim) and np.isfinite(emu) and abs(sim - emu) <= tol + _FLOAT_SLACK), f"+-{fmt(tol)}"
+        return kc.points_agree(sim, emu, SHARE_TOL_PTS)
+    return kc.time_agrees(sim, emu)
 
 
 def row_results(runs: pd.DataFrame) -> list[dict[str, Any]]:
@@ -146,15 +137,8 @@ def row_results(runs: pd.DataFrame) -> list[dict[str, Any]]:
         mine = runs[runs["row"] == row.id]
         if not len(mine):
             continue
-        items = []
-        for k in row.metrics:
-            col = mine[k] if k in mine else pd.Series(dtype=float)
-            sim = stats(col[mine["engine"] == "simulation"])["mean"]
-            emu = stats(col[mine["engine"] == "emulation"])["mean"]
-            ok, tol = _agrees(k, sim, emu)
-            items.append({"metric": k, "sim": sim, "emu": emu, "ok": ok, "tol": tol})
-        n = {e: int((mine["engine"] == e).sum()) for e in ENGINES}
-        out.append({"row": row, "items": items, "runs": n, "ok": all(i["ok"] for i in items) and min(n.values()) > 0})
+        items, n, ok = kc.compare(mine, row.metrics, _agrees)
+        out.append({"row": row, "items": items, "runs": n, "ok": ok})
     return out
 
 
@@ -162,10 +146,8 @@ def table(runs: pd.DataFrame) -> str:
     """The battery as one Markdown table: per row, each metric simulated / emulated (tolerance)."""
     lines = ["| row | scenario | runs | compared: simulated / emulated (tolerance) | agrees |", "|---|---|---|---|---|"]
     for r in row_results(runs):
-        cells = "; ".join(f"{LABELS[i['metric']]} {fmt(i['sim'])} / {fmt(i['emu'])} ({i['tol']})"
-                          + ("" if i["ok"] else " **NO**") for i in r["items"])
         lines.append(f"| {r['row'].id} | {r['row'].what} | {r['runs']['simulation']} + {r['runs']['emulation']} "
-                     f"| {cells} | {'yes' if r['ok'] else '**no**'} |")
+                     f"| {kc.cells(r['items'], LABELS)} | {'yes' if r['ok'] else '**no**'} |")
     return "\n".join(lines)
 
 
@@ -174,11 +156,11 @@ def _plot(runs: pd.DataFrame, series, path: Path) -> None:
     the outage shaded."""
     if series is None or not len(series):
         return
-    done = [r for r in row_results(runs)]
-    ncols = min(4, len(done))
-    nrows = -(-len(done) // ncols)
-    plt, fig, axes = plotting.figure(nrows, ncols, w=6.5 if ncols == 1 else 4.2, h=2.6 if ncols > 1 else 3.4)
-    for ax, r in zip(axes.ravel(), done):
+    done = row_results(runs)
+    if not done:
+        return
+    plt, fig, axes, used, ncols = kc.panels(len(done))
+    for ax, r in zip(used, done):
         row = r["row"]
         s = series[series["row"] == row.id]
         for engine in ENGINES:
@@ -188,14 +170,7 @@ def _plot(runs: pd.DataFrame, series, path: Path) -> None:
                 plotting.step(ax, m.index, m.to_numpy(), BIN_S, label=engine, color=plotting.colour(engine))
         for a, b, label in row.shade:
             plotting.shade(ax, a, b, label=label, kind="retrain" if "re-training" in label else "outage")
-        ax.set_title(f"{row.id}: {'agrees' if r['ok'] else 'DISAGREES'}", fontsize="small",
-                     color="black" if r["ok"] else "tab:red")
-        ax.set_xlabel("time (s)")
-        ax.set_ylabel("Mbit/s")
-        ax.set_ylim(bottom=0)
-        ax.grid(True, alpha=0.3)
-    for ax in axes.ravel()[len(done):]:
-        ax.set_axis_off()
+        kc.finish(ax, row.id, r["ok"])
     plotting.fig_legend(fig, axes, ncol=2 if ncols == 1 else 4)
     plotting.save(plt, fig, path, "x-kernel", "each battery row's connection throughput, simulated vs emulated "
                   "on this kernel (100 ms bins, mean of the runs; the outage shaded)")

@@ -15,6 +15,7 @@ use crate::link::radio::ideal_mcs;
 use crate::link::schedule::Schedule;
 use crate::link::session_rate::SessionRate;
 use crate::link::trace::{self as chtrace, ChannelState, TraceOpts, TraceStep};
+use crate::link::wire::Outage;
 use crate::link::{AnyLink, LinkCfg, Wire};
 use crate::packet::{TCP_HEADER_BYTES, UDP_HEADER_BYTES};
 use crate::scenario::{AppKind, FlowKind, RateAdaptation, Scenario, ScenarioError, Technology};
@@ -143,6 +144,8 @@ impl Simulation {
                     snr_db: f64::NAN,
                     scan_held: None,
                     scan_run: None,
+                    carrier_lost: false,
+                    outage: Outage::default(),
                     channel_log: vec![TraceStep::new(Time::ZERO, wired_start)],
                     channel_now: wired_start,
                 });
@@ -253,6 +256,8 @@ impl Simulation {
                 snr_db: f64::NAN,
                 scan_held: None,
                 scan_run: None,
+                carrier_lost: false,
+                outage: Outage::default(),
                 channel_log: vec![TraceStep::new(Time::ZERO, radio_start)],
                 channel_now: radio_start,
             });

@@ -150,6 +150,14 @@ struct PathState {
     /// SCAN), and the scan under way: its start, pattern and next channel change.
     scan_held: Option<ScanPattern>,
     scan_run: Option<(Time, ScanPattern, Time)>,
+    /// The path's carrier as a path manager hears it (rtnetlink IFF_LOWER_UP): lost when the
+    /// link goes down losing what it holds (a wired `drop` outage, a radio's disconnect), kept
+    /// through a wired `hold` outage (a paused interface keeps its carrier: the emulator's
+    /// hold is its delay line's, the veth stays up). Only a lost carrier is a link event for
+    /// the path manager (sim/path.rs `set_path_up`).
+    carrier_lost: bool,
+    /// What the path's current wired outage does with its packets (set before it goes down).
+    outage: Outage,
 }
 
 #[derive(Debug, Default, Clone)]

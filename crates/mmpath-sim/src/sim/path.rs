@@ -109,8 +109,19 @@ impl Simulation {
     fn set_path_up(&mut self, now: Time, pi: u16, u: bool) {
         if self.switch_path(now, pi, u) {
             self.conn_link_event(now, pi, if u { sched::LinkEvent::Up } else { sched::LinkEvent::Down });
-            let ev = if u { PmEvent::LinkUp { path: pi } } else { PmEvent::LinkDown { path: pi } };
-            self.pm_link_event(now, pi, ev);
+            // A path manager hears the carrier (PathState::carrier_lost): a radio's disconnect
+            // and a wired drop outage lose it, a wired hold outage (a paused interface) keeps it.
+            let ps = &mut self.paths[pi as usize];
+            let heard = if u {
+                std::mem::take(&mut ps.carrier_lost)
+            } else {
+                ps.carrier_lost = ps.radio.is_some() || ps.outage == Outage::Drop;
+                ps.carrier_lost
+            };
+            if heard {
+                let ev = if u { PmEvent::LinkUp { path: pi } } else { PmEvent::LinkDown { path: pi } };
+                self.pm_link_event(now, pi, ev);
+            }
         }
     }
 
@@ -118,6 +129,7 @@ impl Simulation {
     /// goes down; a path already down and holding purges its queues on `Drop`. A radio path keeps
     /// its own model (a disconnect drops, a scan holds).
     fn set_path_outage(&mut self, pi: u16, outage: Outage) {
+        self.paths[pi as usize].outage = outage;
         let mut dropped = std::mem::take(&mut self.dropped);
         for h in self.paths[pi as usize].hops {
             self.links[h.link as usize].set_outage(outage, &mut dropped);

@@ -1,0 +1,355 @@
+"""x-pm (docs/reproduce.md, beyond the papers): the path-manager switchover benchmark, each case
+run in the simulator and over this machine's real Linux MPTCP (`mmpath emu run`, the policy run by
+the `mmpath-pm` daemon in the client's namespace; docs/path-manager.md).
+
+One set-up: a dual-path MPTCP download in backup mode over wired paths, primary 100 Mbit/s 5 ms
+one way, backup 50 Mbit/s 10 ms, no backbone (the server at the AP), 14 s. Cases (the primary's
+schedule): cut for 5 s and restored, by a dropping and by a holding outage; flapping (three 1 s
+drop cuts, 1 s apart); fading (100 -> 50 -> 20 -> 5 Mbit/s over 1.5 s, then cut, restored at
+full rate). Policies: the in-kernel path manager (`kernel`) and the bundled `fast-failback`,
+`link-aware-backup` and `recreate`. mptcpd as Debian ships it is the in-kernel rows
+(docs/path-manager.md "mptcpd, as Debian ships it").
+
+Measured per run on 100 ms bins aligned on the case's events, in seconds:
+- `takeover_s`: from the first event (the cut, or the fade's start) to the end of the first bin
+  in which the backup carries at least half its rate; `first_backup_s`: to its first payload;
+- `back_s`: from the primary's (last) return to the end of the first bin in which it carries at
+  least half its mean of the 2 s before the first event; `first_primary_s`: to its first payload;
+- `received_mb`: what the application received; duplicates as each engine counts them (bytes
+  simulated; the receiver's MPTcpExtDuplicateData segments on the kernel), reported only.
+
+A row (case x policy) agrees when every time is within 20 % of the kernel's or 0.3 s, whichever
+is larger, and the received bytes within 10 %. The claim holds when at least 90 % of the rows
+agree and, on the kernel, `fast-failback` has the primary back at half rate within 0.5 s of its
+return and the backup at half rate within 0.5 s of the cut (the dropping cut), where the
+in-kernel path manager takes over a second to come back. Fast mode (`make test`) runs the
+dropping cut with `kernel` and `fast-failback` only. The emulated runs need root and real time:
+they run alone, after every other run (Experiment.exclusive), once per row.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..analyze.pcap.packets import ip_str, read_packets
+from ..api import run as mmpath_run
+from ..emu import run as emulate
+from ..emu.netns import SERVER_ADDR
+from ..lazy import numpy as np, pandas as pd  # on first use (start-up time): lazy.py
+from . import kernelcompare as kc, plotting
+from .registry import Checks, Claim, Experiment, Mode, Point, claim, experiment, fmt, stats
+
+PAPER = "x"
+BIN_S = 0.1
+PRE_S = 2.0
+DURATION_S = 14.0
+RATES = (100.0, 50.0)  # primary, backup (Mbit/s)
+PATHS = ("primary", "backup")
+POLICIES = ("kernel", "fast-failback", "link-aware-backup", "recreate")
+ENGINES = ("simulation", "emulation")
+RECEIVED_TOL = 0.10
+AGREE_FRAC = 0.9
+FAILBACK_S = 0.5  # the issue's "within 0.5 s" for fast-failback on the kernel
+FAST_ROWS = (("cut-drop", "kernel"), ("cut-drop", "fast-failback"))
+
+TAKEOVER, FIRST_BACKUP, BACK, FIRST_PRIMARY, RECEIVED = (
+    "takeover_s", "first_backup_s", "back_s", "first_primary_s", "received_mb")
+TIMES = (TAKEOVER, FIRST_BACKUP, BACK, FIRST_PRIMARY)
+COMPARED = TIMES + (RECEIVED,)
+LABELS = {TAKEOVER: "backup at half rate (s)", FIRST_BACKUP: "backup's first byte (s)",
+          BACK: "primary back at half rate (s)", FIRST_PRIMARY: "primary's first byte (s)",
+          RECEIVED: "received (MB)"}
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    what: str
+    schedule: tuple[dict[str, Any], ...]  # the primary's schedule steps
+    event_s: float  # the first event: the cut, or the fade's start
+    back_s: float  # the primary's (last) return
+    shade: tuple[tuple[float, float], ...]  # the primary's down spells
+
+
+def _cut(a: float, b: float, drop: bool = True) -> list[dict[str, Any]]:
+    down: dict[str, Any] = {"t_s": a, "up": False}
+    if drop:
+        down["drop"] = True
+    return [down, {"t_s": b, "up": True}]
+
+
+CASES = {c.id: c for c in (
+    Case("cut-drop", "primary cut 5 s (its link down, queue lost) and restored", tuple(_cut(5.0, 10.0)),
+         5.0, 10.0, ((5.0, 10.0),)),
+    Case("cut-hold", "primary held 5 s (queue kept) and restored", tuple(_cut(5.0, 10.0, drop=False)),
+         5.0, 10.0, ((5.0, 10.0),)),
+    Case("flap", "primary cut three times for 1 s, 1 s apart (drop)",
+         tuple(_cut(5.0, 6.0) + _cut(7.0, 8.0) + _cut(9.0, 10.0)), 5.0, 10.0,
+         ((5.0, 6.0), (7.0, 8.0), (9.0, 10.0))),
+    Case("fade", "primary fades 100 -> 50 -> 20 -> 5 Mbit/s over 1.5 s, then is cut (drop), restored at 100",
+         ({"t_s": 5.0, "rate_mbps": 50.0}, {"t_s": 5.5, "rate_mbps": 20.0}, {"t_s": 6.0, "rate_mbps": 5.0},
+          {"t_s": 6.5, "up": False, "drop": True}, {"t_s": 10.0, "up": True, "rate_mbps": RATES[0]}),
+         5.0, 10.0, ((6.5, 10.0),)),
+)}
+
+
+def scenario(case: Case, policy: str) -> dict[str, Any]:
+    return {
+        "name": f"x-pm-{case.id}", "duration_s": DURATION_S, "seed": 1, "backbone": {"enabled": False},
+        "path": [
+            {"name": PATHS[0], "technology": "wired", "rate_mbps": RATES[0], "delay_ms": 5.0,
+             "schedule": [dict(s) for s in case.schedule]},
+            {"name": PATHS[1], "technology": "wired", "rate_mbps": RATES[1], "delay_ms": 10.0},
+        ],
+        "flow": [{"name": "dl", "kind": "mptcp", "mode": "backup", "kernel": "linux-upstream",
+                  "scheduler": "default", "cc": "cubic", "direction": "download", "path_manager": policy}],
+    }
+
+
+def edges() -> np.ndarray:
+    return np.arange(0.0, DURATION_S + 1e-9, BIN_S)
+
+
+def measures(per_path: list[np.ndarray], first: list[float | None], event_s: float, back_s: float) -> dict:
+    """per_path[k][i]: bytes path k carried in bin i (`edges`); first: the first payload on the
+    backup after the event and on the primary after the return (None: none)."""
+    e = edges()
+    mbps = [b * 8 / 1e6 / BIN_S for b in per_path]
+    start = e[:-1]
+    pre = float(mbps[0][(start >= event_s - PRE_S - 1e-9) & (start < event_s - 1e-9)].mean())
+
+    def first_bin(k: int, frm: float, need: float) -> float | None:
+        ok = np.flatnonzero((start >= frm - 1e-9) & (mbps[k] >= need))
+        return None if not ok.size else round(float(start[ok[0]] + BIN_S - frm), 3)
+
+    return {"pre_mbps": round(pre, 1), TAKEOVER: first_bin(1, event_s, 0.5 * RATES[1]), FIRST_BACKUP: first[0],
+            BACK: first_bin(0, back_s, 0.5 * pre), FIRST_PRIMARY: first[1]}
+
+
+def sim_measures(res, case: Case) -> tuple[dict, list[np.ndarray]]:
+    """From a simulated run (its 1 ms timeline for the first bytes)."""
+    iv = res.intervals
+    iv = iv[iv["subflow"] >= 0]
+    e = edges()
+    per_path = []
+    for name in PATHS:
+        sel = iv[iv["path"].astype(str) == name]
+        b = np.zeros(len(e) - 1)
+        idx = np.clip(np.round(sel["t_s"].to_numpy(dtype=float) / BIN_S).astype(int), 0, len(b) - 1)
+        np.add.at(b, idx, sel["bytes"].to_numpy(dtype=float))
+        per_path.append(b)
+    tl = res.timeline
+    tl = tl[tl["subflow"] >= 0]
+    first = []
+    for k, frm in ((1, case.event_s), (0, case.back_s)):
+        per_t = tl[tl["path"].astype(str) == PATHS[k]].groupby("t_s")["delivered_bytes"].sum()
+        t, v = per_t.index.to_numpy(dtype=float), per_t.to_numpy(dtype=float)
+        k0 = int(np.searchsorted(t, frm - 1e-9))
+        rise = np.flatnonzero(v[k0:] > v[k0]) if k0 < len(t) else np.array([])
+        first.append(None if not rise.size else round(float(t[k0 + rise[0]] - frm), 3))
+    f = res.summary["flows"][0]
+    m = measures(per_path, first, case.event_s, case.back_s)
+    m.update({RECEIVED: round(float(f["bytes_delivered"]) / 1e6, 2), "duplicates": int(f.get("duplicate_bytes") or 0)})
+    return m, per_path
+
+
+def pcap_bytes(path: Path, t0_unix: float, from_server: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """Per bin (`edges`), TCP payload bytes from the data's sender (the server in a download) in
+    a client-side capture; and the times of every such packet (scenario clock). The capture
+    keeps the headers only: the reader takes the payload's length from the IP total length."""
+    ts, sizes = [np.zeros(0)], [np.zeros(0)]
+    tcp, _udp, _stats = read_packets(path)
+    for (src, *_ports), d in tcp.items():
+        if (ip_str(src) == SERVER_ADDR) == from_server:
+            plen = np.array(d.plen, dtype=float)
+            ts.append(np.array(d.ts)[plen > 0] - t0_unix)
+            sizes.append(plen[plen > 0])
+    ts_a, sz = np.concatenate(ts), np.concatenate(sizes)
+    b, _ = np.histogram(ts_a, bins=edges(), weights=sz)
+    return b, ts_a
+
+
+def emu_measures(out: Path, event_s: float, back_s: float, download: bool = True) -> tuple[dict, list[np.ndarray]]:
+    """From an emulated run's folder: the captures of the client's two interfaces, emu.json and
+    iperf3's report."""
+    meta = json.loads((out / "emu.json").read_text())
+    t0 = float(meta["t0_unix"])
+    per_path, times = [], []
+    for name in PATHS:
+        b, ts = pcap_bytes(out / f"{name}.pcap", t0, from_server=download)
+        per_path.append(b)
+        times.append(ts)
+    first = []
+    for k, frm in ((1, event_s), (0, back_s)):
+        after = times[k][times[k] >= frm]
+        first.append(None if not after.size else round(float(after.min() - frm), 3))
+    doc = json.loads((out / "iperf3-dl.json").read_text())
+    # The receiver's MPTCP DuplicateData counter (the client in a download); emu.json names the
+    # counters without nstat's MPTcpExt prefix.
+    c = meta["kernel_mptcp_counters"].get("client" if download else "server", {})
+    m = measures(per_path, first, event_s, back_s)
+    m.update({RECEIVED: round(int(doc["end"]["sum_received"]["bytes"]) / 1e6, 2),
+              "duplicates": int(c.get("DuplicateData", c.get("MPTcpExtDuplicateData", 0))),
+              "goodput_mbps": round(float(meta["goodput_mbps"]), 1)})
+    return m, per_path
+
+
+@dataclass
+class _Measured:
+    """An emulated run reduced to its measures at once (its captures are large and go)."""
+    measures: dict
+    per_path: list
+
+
+def _rows(mode: Mode) -> list[tuple[str, str]]:
+    return list(FAST_ROWS) if mode.fast else [(c, p) for c in CASES for p in POLICIES]
+
+
+def _points(mode: Mode) -> list[Point]:
+    return [Point({"case": c, "policy": p, "engine": e}, scenario(CASES[c], p))
+            for c, p in _rows(mode) for e in ENGINES]
+
+
+def _run(point: Point, seed: int):
+    if point.key["engine"] == "simulation":
+        sc = dict(point.scenario)
+        sc["timeline"] = {"sample_ms": 1}
+        return mmpath_run(sc, seed=seed)
+    case = CASES[point.key["case"]]
+    tmp = Path(tempfile.mkdtemp(prefix="mmpath-xpm-"))
+    try:
+        emulate(dict(point.scenario), seed=seed, out=tmp / "out")
+        m, per_path = emu_measures(tmp / "out", case.event_s, case.back_s)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return _Measured(m, per_path)
+
+
+def _measure(res, point: Point, mode: Mode):
+    case = CASES[point.key["case"]]
+    if isinstance(res, _Measured):
+        m, per_path = res.measures, res.per_path
+    else:
+        m, per_path = sim_measures(res, case)
+    # A time that never came counts as what was left of the run (a lower bound).
+    left = {TAKEOVER: DURATION_S - case.event_s, FIRST_BACKUP: DURATION_S - case.event_s,
+            BACK: DURATION_S - case.back_s, FIRST_PRIMARY: DURATION_S - case.back_s}
+    out = {k: (float(m[k]) if m.get(k) is not None else left[k]) for k in TIMES}
+    out[RECEIVED] = float(m[RECEIVED])
+    out["duplicates"] = float(m.get("duplicates", 0))
+    t = edges()[:-1]
+    series = pd.concat([pd.DataFrame({"t_s": t, "path": name, "mbps": b * 8 / 1e6 / BIN_S})
+                        for name, b in zip(PATHS, per_path)], ignore_index=True)
+    return out, series
+
+
+def agrees(key: str, sim: float, emu: float) -> tuple[bool, str]:
+    """One measure's verdict and the tolerance it was held to."""
+    if key == RECEIVED:
+        return kc.share_of_agrees(sim, emu, RECEIVED_TOL)
+    return kc.time_agrees(sim, emu)
+
+
+def row_results(runs: pd.DataFrame) -> list[dict[str, Any]]:
+    """Per row (case, policy) present in `runs`: each measure's mean per engine and its verdict."""
+    out = []
+    for c in CASES:
+        for p in POLICIES:
+            mine = runs[(runs["case"] == c) & (runs["policy"] == p)]
+            if not len(mine):
+                continue
+            items, n, ok = kc.compare(mine, COMPARED, agrees)
+            out.append({"case": CASES[c], "policy": p, "items": items, "runs": n, "ok": ok})
+    return out
+
+
+def table(runs: pd.DataFrame) -> str:
+    """The benchmark as one Markdown table: per row, each measure simulated / emulated."""
+    lines = ["| case | policy | runs | simulated / emulated (tolerance) | agrees |", "|---|---|---|---|---|"]
+    for r in row_results(runs):
+        lines.append(f"| {r['case'].id} | {r['policy']} | {r['runs']['simulation']} + {r['runs']['emulation']} "
+                     f"| {kc.cells(r['items'], LABELS)} | {'yes' if r['ok'] else '**no**'} |")
+    return "\n".join(lines)
+
+
+def _plot(runs: pd.DataFrame, series, path: Path) -> None:
+    """One panel per row: each path's throughput in both engines (100 ms bins, mean of the runs),
+    the primary's down spells shaded."""
+    if series is None or not len(series):
+        return
+    done = row_results(runs)
+    if not done:
+        return
+    plt, fig, axes, used, ncols = kc.panels(len(done))
+    for ax, r in zip(used, done):
+        s = series[(series["case"] == r["case"].id) & (series["policy"] == r["policy"])]
+        for engine in ENGINES:
+            for name, style in zip(PATHS, ("-", ":")):
+                e = s[(s["engine"] == engine) & (s["path"] == name)]
+                if len(e):
+                    m = e.groupby("t_s")["mbps"].mean()
+                    plotting.step(ax, m.index, m.to_numpy(), BIN_S, label=f"{engine}, {name}",
+                                  color=plotting.colour(engine), linestyle=style)
+        for a, b in r["case"].shade:
+            plotting.shade(ax, a, b, label="primary down", kind="outage")
+        kc.finish(ax, f"{r['case'].id} / {r['policy']}", r["ok"])
+    plotting.fig_legend(fig, axes, ncol=2 if ncols == 1 else 4)
+    plotting.save(plt, fig, path, "x-pm", "each case and path-manager policy: the primary's (solid) and the backup's "
+                  "(dotted) throughput, simulated vs emulated on this kernel (100 ms bins; the primary's down "
+                  "spells shaded)")
+
+
+experiment(Experiment(
+    id="x-pm", paper=PAPER, title="Path-manager switchover: simulation vs this machine's MPTCP with mmpath-pm",
+    figure="(beyond the papers) each case and policy: both paths' throughput, both engines",
+    points=_points, measure=_measure, plot=_plot, run=_run, exclusive=True, max_runs=1, table=table,
+))
+
+
+def _kernel(runs: pd.DataFrame, case: str, policy: str, key: str) -> float:
+    sel = runs[(runs["case"] == case) & (runs["policy"] == policy) & (runs["engine"] == "emulation")]
+    return stats(sel[key])["mean"] if key in sel else float("nan")
+
+
+def _check(runs: pd.DataFrame, mode: Mode):
+    c = Checks()
+    res = row_results(runs)
+    want = len(_rows(mode))
+    c.present("rows run in both engines", sum(min(r["runs"].values()) > 0 for r in res), want)
+    ok = [r for r in res if r["ok"]]
+    c.at_least("rows agreeing", len(ok) / want if want else 0.0, AGREE_FRAC, bound_text=f"{AGREE_FRAC:.0%}")
+    back = _kernel(runs, "cut-drop", "fast-failback", BACK)
+    take = _kernel(runs, "cut-drop", "fast-failback", TAKEOVER)
+    kback = _kernel(runs, "cut-drop", "kernel", BACK)
+    c.at_most("kernel: fast-failback's primary back at half rate after the return (s)", back, FAILBACK_S)
+    c.at_most("kernel: fast-failback's backup at half rate after the cut (s)", take, FAILBACK_S)
+    text = (f"{len(ok)} of {want} rows agree"
+            + (f"; disagreeing: {', '.join(r['case'].id + '/' + r['policy'] for r in res if not r['ok'])}"
+               if len(ok) < len(res) else "")
+            + f"; on the kernel, the dropping cut's primary back at half rate after {fmt(back)} s with "
+              f"fast-failback against {fmt(kback)} s with the in-kernel path manager, the backup at half rate "
+              f"after {fmt(take)} s")
+    return text, c.items
+
+
+claim(Claim(
+    id="x-pm", experiment="x-pm",
+    claim="The path-manager policies switch over alike in simulation and on this machine's MPTCP with "
+          "mmpath-pm, and fast-failback brings a returning primary back within 0.5 s",
+    paper="(beyond the papers: docs/path-manager.md) the switchover benchmark: each policy designed in the "
+          "simulator is run on the real kernel with the same scenario",
+    criterion=f"a backup-mode download over two wired paths (100 + 50 Mbit/s, 5 + 10 ms one way), the primary "
+              f"cut for 5 s (drop, then hold), flapping (three 1 s cuts) or fading then cut; the in-kernel path "
+              f"manager and fast-failback, link-aware-backup and recreate; each in `mmpath run` and `mmpath emu "
+              f"run` (root); a row agrees when the backup's and the returning primary's first byte and half rate "
+              f"are within 20 % of the kernel's or 0.3 s, whichever is larger, and the received bytes within "
+              f"10 %; at least 90 % of the rows agree, and on the kernel fast-failback has the primary back and "
+              f"the backup taken over at half rate within {FAILBACK_S:g} s of the dropping cut's return and start "
+              f"(fast mode: the dropping cut with the in-kernel path manager and fast-failback)",
+    check=_check,
+))
