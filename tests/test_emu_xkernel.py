@@ -45,22 +45,20 @@ DISAGREE: dict[str, str] = {
                            "push, vs 23.3, 24.2, 23.0, 37.0 and 26.5 Mbit/s on the kernel with packets of ~1 ms of the path (8 "
                            "frames); with 64 KiB packets the kernel gave 42.8-49.1 (share 87-97 %): the kernel gives "
                            "the 50 ms subflow less of each window than the model (docs/models.md)",
+    "mesh-rate-1:4-small": "goodput 139 Mbit/s (share 76.6 %) simulated vs 115-120 on the kernel in six runs since "
+                           "2026-12-06 15:10 (18:47: 119, share 70.5 %), after 127-130 at 14:35 and 14:41 and 136-167 "
+                           "with 64 KiB packets earlier: not traced (docs/emulate.md, the x-kernel battery)",
 }
 
 
 # Rows whose emulated side goes either way from run to run: not strict (an XPASS is expected most
 # of the time), with the runs seen.
 FLAKY: dict[str, str] = {
-    "mesh-rate-1:4-small": "simulated 138.8 Mbit/s (share 76.6 %) since the read ACKs a full segment that ends a "
-                           "push (Linux >= 6.6); the kernel's goodput spans 136-167 over 13 runs (2026-12-06: "
-                           "153.2, 136.5, 153.0, 152, 147.3, 155.4 and one above 154; share 69-70 %), and "
-                           "agrees up to 154; with the emulator's line-rate shaping one run gave 127 (agrees), and "
-                           "130 and 128 at 14:35 and 14:41 (agree; shares 71-72 %), then 115-120 in five runs "
-                           "15:10-15:44 (disagree)",
     "mesh-rate-1:20-default": "goodput 196 vs 21-191 Mbit/s (ten emulated runs, 2 agree; 2026-12-06 at load "
                               "~15: 191, 21, 127, 190): the kernel's own number varies tenfold; in the low runs its connection window "
                               "(mptcp_rcv_space_adjust) stays near 6 MB for seconds, under the ~12 MB the slow path's "
-                              "0.5 s queue needs; the simulator's window is the 32 MB ceiling from the start. "
+                              "0.5 s queue needs; the simulator's window, the 32 MB ceiling from the start then, now autotunes as "
+                              "mptcp_rcv_space_adjust does (2026-12-06 evening). "
                               "Those runs had BBR's pacing left on the CUBIC sockets; with sockets born Reno and the "
                               "line-rate shaping runs gave 184.5, 190 and 190 (agree)",
 }
