@@ -50,6 +50,19 @@ impl RcvSpace {
         self.window
     }
 
+    /// Counts a read of `copied` bytes that cannot end the measure: it started (`elapsed`,
+    /// below) and some subflow's RTT estimate, so the largest, is longer than what has passed.
+    /// The kernel returns as early (mptcp_rcv_space_adjust's first `time < rtt_us` test),
+    /// before it walks the subflows; so does `Connection::rcv_space_adjust`, per read.
+    pub fn count(&mut self, copied: u64) {
+        self.copied += copied;
+    }
+
+    /// The time since the measure started (None: nothing read yet).
+    pub fn elapsed(&self, now: Time) -> Option<Time> {
+        self.since.map(|s| now.saturating_sub(s))
+    }
+
     /// The application read `copied` bytes at `now`. `rtt`: the largest receive-side RTT
     /// estimate among the subflows (None: no subflow has one yet); `advmss`: the largest MSS
     /// they announced. Returns the new window when the buffer grew.
@@ -97,10 +110,19 @@ impl Connection {
     /// buffer takes the measure, and a grown window is offered at once.
     pub fn rcv_space_adjust(&mut self, now: Time, copied: u64, io: &mut impl SubflowIo) {
         let Some(space) = self.rcv_space.as_mut() else { return };
+        if copied == 0 {
+            return;
+        }
+        let elapsed = space.elapsed(now);
         let (mut rtt, mut advmss) = (None::<Time>, 0u32);
         for st in self.subs.iter().filter(|st| st.established && !st.closed) {
             let (rx, _) = io.receiver_out(st.flow);
             if let Some(r) = rx.rcv_rtt() {
+                // One RTT longer than what has passed: the largest is too, no measure ends.
+                if elapsed.is_some_and(|e| e < r) {
+                    space.count(copied);
+                    return;
+                }
                 rtt = Some(rtt.map_or(r, |m| m.max(r)));
             }
             advmss = advmss.max(st.mss);
