@@ -697,3 +697,69 @@ def test_a_poll_reads_every_managed_subflow_and_the_counter(monkeypatch):
     daemon_mod.poll_transport(d, tcp, 1.02)
     # The RTO came with the first reading (backoff 0 -> 1 in Loss), the stale mark with the rise.
     assert [ev["kind"] for _t, ev in policies[0].heard[-2:]] == ["subflow_rto", "subflow_stale"]
+
+
+# --------------------------------------------------------------------------- --link-feed
+
+
+def test_a_feed_datagram_is_checked_and_read(tmp_path):
+    from mmpath.pm.feed import LinkFeed
+    sock = tmp_path / "feed.sock"
+    f = LinkFeed(str(sock), ["p0c", "p1c"])
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as s:
+            for rep in ({"interface": "p0c", "up": False}, {"interface": "p1c", "signal_dbm": -61.5, "mcs": 8},
+                        {"interface": "wlan9", "up": True}, {"interface": "p0c"},
+                        {"interface": "p0c", "up": "yes"}, {"interface": "p0c", "mcs": 40},
+                        {"interface": "p0c", "signal_dbm": float("nan")}, {"interface": "p0c", "rssi": -50}):
+                s.sendto(json.dumps(rep).encode(), str(sock))
+            s.sendto(b"\xff not json", str(sock))
+        got = f.read()
+        assert got[:2] == [{"interface": "p0c", "up": False}, {"interface": "p1c", "signal_dbm": -61.5, "mcs": 8}]
+        errors = [g["error"] for g in got[2:]]
+        assert errors == ["interface 'wlan9' is not one of --paths (p0c, p1c)", "gives none of up, signal_dbm, mcs",
+                          "up must be true or false (got 'yes')", "mcs must be an integer 0..31 (got 40)",
+                          "signal_dbm must be a number of dBm in -150..30 (got nan)",
+                          "unknown field 'rssi' (allowed: interface, up, signal_dbm, mcs)", "not JSON"]
+        assert f.read() == []
+    finally:
+        f.close()
+    assert not sock.exists()  # the socket goes with the daemon
+
+
+def test_a_feed_socket_where_something_is_is_refused(tmp_path):
+    from mmpath.pm.feed import LinkFeed
+    taken = tmp_path / "taken"
+    taken.write_text("x")
+    with pytest.raises(system.PmError, match="exists and is a file"):
+        LinkFeed(str(taken), ["p0c"])
+    assert taken.read_text() == "x"
+    with pytest.raises(system.PmError, match="cannot create the socket"):
+        LinkFeed(str(tmp_path / "no" / "dir" / "s"), ["p0c"])
+
+
+def test_a_fed_carrier_and_quality_reach_the_policies_and_rtnetlink_no_longer_speaks_for_it():
+    kernel, policies = FakeKernel(), []
+    d, log = daemon(kernel, policies)
+    run_events(d, ("CREATED", conn_attrs()))
+    d.on_link(0.5, 7, True)  # rtnetlink: the veth is up
+    d.on_feed(1.0, {"interface": "p0c", "up": False})
+    assert policies[0].heard[-1] == (1.0, {"kind": "link_down", "path": 0})
+    d.on_link(1.2, 7, True)  # the veth's carrier, still up, is not the radio's
+    assert policies[0].heard[-1] == (1.0, {"kind": "link_down", "path": 0})
+    d.on_feed(1.5, {"interface": "p0c", "signal_dbm": -67.0, "mcs": 1})
+    assert policies[0].heard[-1] == (1.5, {"kind": "link_quality", "path": 0, "signal_dbm": -67.0, "mcs": 1})
+    d.on_feed(2.0, {"interface": "p0c", "up": True})
+    assert policies[0].heard[-1] == (2.0, {"kind": "link_up", "path": 0})
+    d.on_feed(2.5, {"error": "not JSON", "datagram": "x"})
+    assert log[-1]["type"] == "feed_error" and policies[0].heard[-1][0] == 2.0
+
+
+def test_the_emulators_feed_reports_each_change_of_a_radio_channel_record():
+    from mmpath.emu.linkfeed import reports
+    csv = ("t_s,rate_mbps,mcs,link_up,rssi_dbm,snr_db,sector\n0,,8,1,-41.5,,\n4,,,0,,,\n6.5,,,1,,,\n"
+           "7,,3,,-70.25,,\n7.1,,3,,-70.25,,\n12,,,,,,\n")
+    got = reports(csv, "p0c", 9.0)
+    assert got == [(0.0, {"interface": "p0c", "up": True, "mcs": 8, "signal_dbm": -32.5}),
+                   (4.0, {"interface": "p0c", "up": False}), (6.5, {"interface": "p0c", "up": True}),
+                   (7.0, {"interface": "p0c", "mcs": 3, "signal_dbm": -61.25})]

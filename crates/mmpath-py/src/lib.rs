@@ -68,6 +68,19 @@ fn parse_csv_trace<'py>(py: Python<'py>, text: &str, label: &str) -> PyResult<Bo
     Ok(d)
 }
 
+/// The signal a path manager hears on a radio path of device preset `name` against the RSSI the
+/// channel has (docs/traces.md `rssi_dbm`): the device's receiver gain over the standard's
+/// sensitivities is added, as the simulator's path manager hears it (sim/path.rs update_radio).
+/// ValueError naming the presets for an unknown name.
+#[pyfunction]
+fn device_rx_gain_db(name: &str) -> PyResult<f64> {
+    use mmpath_sim::link::device::{find, DEVICES};
+    find(name).map(|d| d.rx_gain_db).ok_or_else(|| {
+        let names: Vec<&str> = DEVICES.iter().map(|d| d.name).collect();
+        PyValueError::new_err(format!("unknown device preset {name:?} (presets: {})", names.join(", ")))
+    })
+}
+
 /// Reads a wil6210 / NUWiNS log (docs/traces.md) with the core's own parser, for the analyzer:
 /// one entry per row (not only the changes a trace keeps), NaN where a row leaves a cell empty;
 /// `first_s` (None without a time column), `clock_times` and `time_unit` describe the time
@@ -326,6 +339,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(normalize_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(parse_csv_trace, m)?)?;
+    m.add_function(wrap_pyfunction!(device_rx_gain_db, m)?)?;
     m.add_function(wrap_pyfunction!(parse_wil6210_log, m)?)?;
     m.add_function(wrap_pyfunction!(wil6210_column, m)?)?;
     m.add_class::<Simulation>()?;

@@ -37,7 +37,8 @@ from ..outputs import staged_folder
 from ..progress import Progress
 from ..scenario import Overrides, ScenarioSpec, load_scenario, one_variant
 from ..spelling import PYTHON, Spelling
-from . import capacity, checks, delay, drops, gso, holds, ktrace, loss, netns, pmdaemon, reaper, shaper, tcpconf, traffic
+from . import (capacity, checks, delay, drops, gso, holds, ktrace, linkfeed, loss, netns, pmdaemon, reaper, shaper,
+               tcpconf, traffic)
 from .errors import EmuError
 
 __all__ = ["EmuError", "EmuResult", "FlowResult", "run"]
@@ -314,7 +315,10 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
     outages: dict[int, dict[str, Any]] = {}
     # The flow's path-manager policy other than the in-kernel one: the daemon in the client's
     # namespace (pmdaemon.py), its backup paths the ones netns.build flagged.
-    pm = pmdaemon.PmDaemon(topo, pmdaemon.policy(mp), [lk.index for lk in topo.paths if lk.name in backup], tmp)
+    # Its radio paths' association, signal and MCS come from the channel the capacities were
+    # probed with (linkfeed.py): a veth has neither.
+    pm = pmdaemon.PmDaemon(topo, pmdaemon.policy(mp), [lk.index for lk in topo.paths if lk.name in backup], tmp,
+                           linkfeed.plan(cfg, topo, caps))
     servers: list[subprocess.Popen] = []
     udp_drops = 0
     clients: list[traffic.Client] = []
@@ -414,6 +418,7 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
             downs.start(t0)
         else:
             t0 = shp.start()
+        pm.start_feed(t0)
         # The shaper's bin 0 on the wall clock: where the capacity traces sit among the captures.
         t0_unix = time.time() - (time.monotonic() - t0)
         clients = [traffic.Client(traffic.client_cmd(topo, f, stop - start, log, traffic.PORT + i), t0 + start,

@@ -52,6 +52,9 @@ class Capacity:
     # Per bin: nothing was delivered while a scan had the radio off channel all through it: the
     # radio's frames wait there, they are not lost. None: no such bin.
     stalled: np.ndarray | None = None
+    # The probe run's channel record of the path (docs/traces.md), for a radio path: its link
+    # status, MCS and RSSI over time, what the emulator's path-manager feed reports (linkfeed.py).
+    channel_csv: str | None = None
 
     def at(self, t_s: float) -> float:
         i = min(int(t_s / self.bin_s), len(self.mbps) - 1)
@@ -152,7 +155,7 @@ def _saturate_many(config: dict[str, Any], path_index: int, duration_s: float, s
         np.add.at(mbps, idx[ok], iv["mbps"].to_numpy(dtype=float)[ok])
         mbps *= mtu / (mtu - UDP_IP_HEADERS)  # the datagrams' payload rate -> their IP rate
         out[direction] = Capacity(path=str(p["name"]), bin_s=BIN_S, mbps=mbps,
-                                  stalled=_stalled(p, mbps))
+                                  stalled=_stalled(p, mbps), channel_csv=res.channel.get(str(p["name"])))
     return out
 
 

@@ -30,6 +30,7 @@ from typing import Any
 
 from . import reaper
 from .errors import EmuError
+from .linkfeed import SOCKET_NAME, Feeder
 from .netns import Topology
 
 # How long the daemon may take to be listening (it imports pyroute2 and the extension: about a
@@ -46,9 +47,13 @@ def policy(flow: dict[str, Any] | None) -> str:
 
 
 class PmDaemon:
-    def __init__(self, topo: Topology, name: str, backup_paths: list[int], folder: Path) -> None:
+    def __init__(self, topo: Topology, name: str, backup_paths: list[int], folder: Path,
+                 feed: list[tuple[float, dict]] | None = None) -> None:
+        """`feed`: the radio paths' link reports (linkfeed.plan), sent to the daemon's
+        --link-feed socket from `start_feed` on; none for wired paths alone."""
         self.topo, self.name, self.backup = topo, name, sorted(backup_paths)
         self.log_path, self.err_path = folder / LOG_NAME, folder / STDERR_NAME
+        self.feeder = Feeder(folder / SOCKET_NAME, feed) if feed and self.needed() else None
         self.proc: subprocess.Popen | None = None
         self.exit_code: int | None = None
 
@@ -61,7 +66,14 @@ class PmDaemon:
                "--log", str(self.log_path)]
         if self.backup:
             cmd += ["--backup-paths", ",".join(str(k) for k in self.backup)]
+        if self.feeder is not None:
+            cmd += ["--link-feed", str(self.feeder.sock_path)]
         return cmd
+
+    def start_feed(self, t0: float) -> None:
+        """The radio paths' reports from the shaper's bin 0 (`t0`, time.monotonic) on."""
+        if self.feeder is not None and self.proc is not None:
+            self.feeder.start(t0)
 
     def start(self) -> None:
         """Starts the daemon (from the calling thread, which must outlive it: reaper.py) and
@@ -84,6 +96,8 @@ class PmDaemon:
 
     def stop(self) -> None:
         """SIGTERM: the daemon restores the namespace's path manager and exits."""
+        if self.feeder is not None:
+            self.feeder.stop()
         if self.proc is None or self.proc.poll() is not None:
             self._reap()
             return
@@ -95,6 +109,8 @@ class PmDaemon:
         self._reap()
 
     def kill(self) -> None:
+        if self.feeder is not None:
+            self.feeder.stop()
         if self.proc is not None and self.proc.poll() is None:
             self.proc.kill()
         self._reap()
@@ -147,4 +163,10 @@ class PmDaemon:
                            "backoff": r.get("backoff")} for r in recs if r.get("type") == "transport"],
             "restored": next((r.get("restored") for r in recs if r.get("type") == "stop"), None),
         })
+        if self.feeder is not None:
+            out["link_feed"] = {**self.feeder.record(),
+                                "heard": [{"t_s": t_s(r), "path": by_ifindex.get(r.get("ifindex")),
+                                           "signal_dbm": r.get("signal_dbm"), "mcs": r.get("mcs")}
+                                          for r in recs if r.get("type") == "link_quality"],
+                                "refused": sum(1 for r in recs if r.get("type") == "feed_error")}
         return out

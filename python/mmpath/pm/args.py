@@ -63,6 +63,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--netns", metavar="NAME", help="the network namespace to manage (default: the host's)")
     p.add_argument("--dry-run", action="store_true",
                    help="change nothing: keep the kernel's path manager, print the actions and commands")
+    p.add_argument("--link-feed", metavar="SOCKET",
+                   help="create a Unix datagram socket at SOCKET and take link reports from it (JSON: "
+                        "interface, up, signal_dbm, mcs) for links the kernel cannot report, e.g. an "
+                        "emulated radio (docs/path-manager.md \"Link feed\")")
     p.add_argument("--log", metavar="FILE", help="append every event, action and command to FILE (JSON lines)")
 
 

@@ -21,6 +21,7 @@ from .netlink import Commands, Events
 from .system import (Lock, PmError, PmSetting, enter_netns, link_states, require_mptcp, require_root,
                      reset_neighbours, resolve_paths, state_file)
 from .transport import TcpInfo
+from .feed import LinkFeed
 from .wifi import Stations
 
 def run(args: argparse.Namespace, factory: PolicyFactory = core_policy) -> int:
@@ -43,7 +44,7 @@ def run(args: argparse.Namespace, factory: PolicyFactory = core_policy) -> int:
         if lock is not None:
             lock.close()
         raise
-    setting = signals = commands = events = links = stations = tcp = None
+    setting = signals = commands = events = links = stations = tcp = feed = None
     try:
         setting = PmSetting(None if args.dry_run else state_file(args.netns))
         if setting.recovered is not None:
@@ -52,12 +53,15 @@ def run(args: argparse.Namespace, factory: PolicyFactory = core_policy) -> int:
         signals = Signals()
         tcp = TcpInfo()  # refused here, before anything is changed, without sock_diag
         events, links, stations = Events(), LinkEvents(), Stations(paths)
+        if args.link_feed:
+            feed = LinkFeed(args.link_feed, [p.ifname for p in paths])
         if not args.dry_run:
             commands = Commands()
             setting.set_userspace()
         start = time.monotonic()
         log({"t_s": 0.0, "type": "start", "policy": args.policy, "netns": args.netns, "dry_run": args.dry_run,
              "paths": [vars(p) for p in paths], "backup_paths": args.backup_paths, "params": params,
+             "link_feed": args.link_feed,
              "path_manager": {"sysctl": f"net.mptcp.{setting.key}", "was": setting.old}})
         tr = Translator(paths, set(args.backup_paths))
         send = None if commands is None else (lambda cmd: commands.send(cmd.msg))
@@ -66,7 +70,7 @@ def run(args: argparse.Namespace, factory: PolicyFactory = core_policy) -> int:
         print_error(f"pm: policy {args.policy} on {where}, paths "
                     f"{', '.join(f'{p.index}={p.ifname} ({p.addr})' for p in paths)}"
                     f"{' (dry run)' if args.dry_run else ''}; stop with Ctrl-C")
-        serve(daemon, events, links, link_states(paths), start, signals, stations, tcp)
+        serve(daemon, events, links, link_states(paths), start, signals, stations, tcp, feed)
         changed = setting.changed
         setting.restore()
         log({"t_s": time.monotonic() - start, "type": "stop", "restored": changed})
@@ -75,7 +79,7 @@ def run(args: argparse.Namespace, factory: PolicyFactory = core_policy) -> int:
             if setting is not None:
                 setting.restore()
         finally:
-            for s in (commands, events, links, stations, tcp, signals, lock):
+            for s in (commands, events, links, stations, tcp, feed, signals, lock):
                 if s is not None:
                     s.close()
             log.close()

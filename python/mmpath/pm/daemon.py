@@ -24,6 +24,7 @@ from pyroute2.netlink.rtnl.ifinfmsg import ifinfmsg
 
 from .. import _core
 from .events import Command, Translator
+from .feed import LinkFeed
 from .system import PmError, link_states
 from .transport import POLL_S as TCP_POLL_S
 from .transport import TcpInfo, read_stale_counter
@@ -69,6 +70,7 @@ class Daemon:
         self.policy_name, self.params = policy, params
         self.send, self.log, self.factory = send, log, factory
         self.policies: dict[int, Policy] = {}
+        self.fed_carrier: set[int] = set()  # ifindexes whose carrier --link-feed gives
 
     # ------------------------------------------------------------------ inputs
 
@@ -93,12 +95,31 @@ class Daemon:
         if name == "CLOSED" and attrs.get("token") in self.policies:
             del self.policies[attrs["token"]]
 
-    def on_link(self, now_s: float, ifindex: int, up: bool) -> None:
+    def on_link(self, now_s: float, ifindex: int, up: bool, fed: bool = False) -> None:
+        """A link's carrier from rtnetlink, or (`fed`) from --link-feed: once the feed has given
+        a path's carrier, rtnetlink's for it (an emulated radio's veth, always up) is not heard."""
+        if fed:
+            self.fed_carrier.add(ifindex)
+        elif ifindex in self.fed_carrier:
+            return
         for ev in self.tr.on_link(ifindex, up):
             self.log({"t_s": now_s, "type": "link", "ifindex": ifindex, "up": up})
             (self.returned.add if up else self.returned.discard)(ev["path"])
             for token in list(self.policies):
                 self._feed(now_s, token, ev)
+
+    def on_feed(self, now_s: float, rep: dict) -> None:
+        """One --link-feed report (feed.py, checked there): a carrier change and / or a station's
+        signal and MCS of one of the paths; a refused one is only logged."""
+        if "error" in rep:
+            self.log({"t_s": now_s, "type": "feed_error", **rep})
+            return
+        self.log({"t_s": now_s, "type": "feed", **rep})
+        ifindex = next(p.ifindex for p in self.tr.paths if p.ifname == rep["interface"])
+        if "up" in rep:
+            self.on_link(now_s, ifindex, rep["up"], fed=True)
+        if "signal_dbm" in rep or "mcs" in rep:
+            self.on_quality(now_s, ifindex, rep.get("signal_dbm"), rep.get("mcs"))
 
     def on_quality(self, now_s: float, ifindex: int, signal_dbm: float | None, mcs: int | None) -> None:
         for ev in self.tr.on_quality(ifindex, signal_dbm, mcs):
@@ -269,9 +290,10 @@ def poll_transport(daemon: Daemon, tcp: TcpInfo, now_s: float) -> None:
 
 
 def serve(daemon: Daemon, events: Any, links: LinkEvents, initial_links: list[tuple[int, bool]],
-          start: float, signals: Signals, stations: Stations | None = None, tcp: TcpInfo | None = None) -> None:
+          start: float, signals: Signals, stations: Stations | None = None, tcp: TcpInfo | None = None,
+          feed: LinkFeed | None = None) -> None:
     """Runs until SIGINT or SIGTERM (`signals`). `tcp`: the subflows' tcp_info, read every
-    TCP_POLL_S while the daemon manages a connection."""
+    TCP_POLL_S while the daemon manages a connection. `feed`: --link-feed's socket (feed.py)."""
     for ifindex, up in initial_links:
         daemon.on_link(time.monotonic() - start, ifindex, up)
     next_poll = 0.0 if stations is not None and stations.paths else None
@@ -290,7 +312,7 @@ def serve(daemon: Daemon, events: Any, links: LinkEvents, initial_links: list[tu
         times = [t for t in (daemon.deadline(), next_poll, next_tcp) if t is not None]
         wait = max(0.0, min(times) - now) if times else None
         try:
-            ready, _, _ = select.select([events, links, signals], [], [], wait)
+            ready, _, _ = select.select([events, links, signals] + ([feed] if feed is not None else []), [], [], wait)
         except InterruptedError:
             continue
         now = time.monotonic() - start
@@ -304,6 +326,9 @@ def serve(daemon: Daemon, events: Any, links: LinkEvents, initial_links: list[tu
                         daemon.on_link(now, idx, now_up)
                 else:
                     daemon.on_link(now, ifindex, up)
+        if feed is not None and feed in ready:
+            for rep in feed.read():
+                daemon.on_feed(now, rep)
         if signals in ready:
             signals.drain()
         at = daemon.deadline()

@@ -2,17 +2,23 @@
 run in the simulator and over this machine's real Linux MPTCP (`mmpath emu run`, the policy run by
 the `mmpath-pm` daemon in the client's namespace; docs/path-manager.md).
 
-One set-up: a dual-path MPTCP download in backup mode over wired paths, primary 100 Mbit/s 5 ms
-one way, backup 50 Mbit/s 10 ms, no backbone (the server at the AP), 14 s. Cases (the primary's
+A dual-path MPTCP download in backup mode, no backbone (the server at the AP), 14 s, in two
+set-ups. Wired: primary 100 Mbit/s 5 ms one way, backup 50 Mbit/s 10 ms; cases (the primary's
 schedule): cut for 5 s and restored, by a dropping and by a holding outage; flapping (three 1 s
 drop cuts, 1 s apart); fading (100 -> 50 -> 20 -> 5 Mbit/s over 1.5 s, then cut, restored at
-full rate). Policies: the in-kernel path manager (`kernel`) and the bundled `fast-failback`,
+full rate). Radio (60 GHz + 5 GHz, the seed papers' pair): seed 000's 60 GHz modules at 3 m
+(~1.3 Gbit/s) and a 5 GHz 11ac backup (~150 Mbit/s); cases: the 60 GHz link blocked for 5 s
+(lost, then re-trained), and partly blocked first (its signal below link-aware-backup's
+leaving threshold, the link still up) then blocked. On the kernel the daemon hears the radio's
+loss, return, signal and MCS through its link feed (docs/path-manager.md "Link feed";
+emu/linkfeed.py), as the simulator's policy hears them from the channel. Policies: the in-kernel path manager (`kernel`) and the bundled `fast-failback`,
 `link-aware-backup` and `recreate`. mptcpd as Debian ships it is the in-kernel rows
 (docs/path-manager.md "mptcpd, as Debian ships it").
 
 Measured per run on 100 ms bins aligned on the case's events, in seconds:
 - `takeover_s`: from the first event (the cut, or the fade's start) to the end of the first bin
-  in which the backup carries at least half its rate; `first_backup_s`: to its first payload;
+  in which the backup carries at least half its rate (the radio backup's: its capacity, the link
+  model saturated, as the emulator shapes it); `first_backup_s`: to its first payload;
 - `back_s`: from the primary's (last) return to the end of the first bin in which it carries at
   least half its mean of the 2 s before the first event; `first_primary_s`: to its first payload;
 - `received_mb`: what the application received; duplicates as each engine counts them (bytes
@@ -29,6 +35,7 @@ they run alone, after every other run (Experiment.exclusive), once per row.
 
 from __future__ import annotations
 
+import functools
 import json
 import shutil
 import tempfile
@@ -38,9 +45,10 @@ from typing import Any
 
 from ..analyze.pcap.packets import ip_str, read_packets
 from ..api import run as mmpath_run
-from ..emu import run as emulate
+from ..emu import capacity, run as emulate
 from ..emu.netns import SERVER_ADDR
 from ..lazy import numpy as np, pandas as pd  # on first use (start-up time): lazy.py
+from ..scenario import load_scenario
 from . import kernelcompare as kc, plotting
 from .registry import Checks, Claim, Experiment, Mode, Point, claim, experiment, fmt, stats
 
@@ -56,6 +64,18 @@ RECEIVED_TOL = 0.10
 AGREE_FRAC = 0.9
 FAILBACK_S = 0.5  # the issue's "within 0.5 s" for fast-failback on the kernel
 FAST_ROWS = (("cut-drop", "kernel"), ("cut-drop", "fast-failback"))
+# The radio set-up (60 GHz + 5 GHz, the seed papers' pair): seed 000's 60 GHz modules (SC MCS 1-9,
+# ideal rate adaptation, its 7912-byte MTU) at 3 m in free space, the client's 11ac at 40 MHz,
+# one stream, a strong fixed signal; the AP as server, as in the wired set-up.
+RADIO_DEVICE = "panasonic-wigig"
+RADIO_MTU = 7912
+RADIO_M = 3.0
+# A partial blockage that leaves the 60 GHz link up at a robust MCS: at 3 m the RSSI is -37.6 dBm;
+# 38 dB less is -75.6 dBm, heard as -66.6 (the device's 9 dB receiver gain), above MCS 1's
+# -68 dBm sensitivity and below link-aware-backup's leaving signal, MCS 2's -66 (IEEE
+# 802.11ad-2012 Table 21-3).
+FADE_DB = 38.0
+BACKUP_DBM = -50.0
 
 TAKEOVER, FIRST_BACKUP, BACK, FIRST_PRIMARY, RECEIVED = (
     "takeover_s", "first_backup_s", "back_s", "first_primary_s", "received_mb")
@@ -74,6 +94,7 @@ class Case:
     event_s: float  # the first event: the cut, or the fade's start
     back_s: float  # the primary's (last) return
     shade: tuple[tuple[float, float], ...]  # the primary's down spells
+    setup: str = "wired"  # "wired" (the primary's `schedule`) or "radio" (the primary's radio `event`s)
 
 
 def _cut(a: float, b: float, drop: bool = True) -> list[dict[str, Any]]:
@@ -95,17 +116,30 @@ CASES = {c.id: c for c in (
          ({"t_s": 5.0, "rate_mbps": 50.0}, {"t_s": 5.5, "rate_mbps": 20.0}, {"t_s": 6.0, "rate_mbps": 5.0},
           {"t_s": 6.5, "up": False, "drop": True}, {"t_s": 10.0, "up": True, "rate_mbps": RATES[0]}),
          5.0, 10.0, ((6.5, 10.0),)),
+    Case("11ad-blockage", "60 GHz primary blocked 5 s (link lost, re-trained) and back; 5 GHz backup",
+         ({"kind": "blockage", "t_s": 5.0, "duration_s": 5.0},), 5.0, 10.0, ((5.0, 10.0),), setup="radio"),
+    Case("11ad-fade", f"60 GHz primary partly blocked ({FADE_DB:g} dB: MCS 1, below link-aware-backup's leaving "
+         f"signal) 1.5 s, then blocked (link lost) until 10 s; 5 GHz backup",
+         ({"kind": "blockage", "t_s": 5.0, "duration_s": 1.5, "loss_db": FADE_DB},
+          {"kind": "blockage", "t_s": 6.5, "duration_s": 3.5}), 5.0, 10.0, ((6.5, 10.0),), setup="radio"),
 )}
+
+
+def _paths(case: Case) -> list[dict[str, Any]]:
+    if case.setup == "radio":
+        return [{"name": PATHS[0], "technology": "11ad", "device": RADIO_DEVICE, "distance_m": RADIO_M,
+                 "mtu_bytes": RADIO_MTU, "event": [dict(s) for s in case.schedule]},
+                {"name": PATHS[1], "technology": "11ac", "bandwidth_mhz": 40, "streams": 1, "rssi_dbm": BACKUP_DBM,
+                 "mtu_bytes": 1500}]
+    return [{"name": PATHS[0], "technology": "wired", "rate_mbps": RATES[0], "delay_ms": 5.0,
+             "schedule": [dict(s) for s in case.schedule]},
+            {"name": PATHS[1], "technology": "wired", "rate_mbps": RATES[1], "delay_ms": 10.0}]
 
 
 def scenario(case: Case, policy: str) -> dict[str, Any]:
     return {
         "name": f"x-pm-{case.id}", "duration_s": DURATION_S, "seed": 1, "backbone": {"enabled": False},
-        "path": [
-            {"name": PATHS[0], "technology": "wired", "rate_mbps": RATES[0], "delay_ms": 5.0,
-             "schedule": [dict(s) for s in case.schedule]},
-            {"name": PATHS[1], "technology": "wired", "rate_mbps": RATES[1], "delay_ms": 10.0},
-        ],
+        "path": _paths(case),
         "flow": [{"name": "dl", "kind": "mptcp", "mode": "backup", "kernel": "linux-upstream",
                   "scheduler": "default", "cc": "cubic", "direction": "download", "path_manager": policy}],
     }
@@ -115,7 +149,18 @@ def edges() -> np.ndarray:
     return np.arange(0.0, DURATION_S + 1e-9, BIN_S)
 
 
-def measures(per_path: list[np.ndarray], first: list[float | None], event_s: float, back_s: float) -> dict:
+@functools.lru_cache(maxsize=None)
+def backup_mbps(setup: str) -> float:
+    """The backup path's rate: the wired one's, or the 5 GHz radio's capacity (its link model
+    saturated, as the emulator shapes it: emu/capacity.py), mean over the run."""
+    if setup != "radio":
+        return RATES[1]
+    cfg = load_scenario(scenario(next(c for c in CASES.values() if c.setup == setup), "kernel")).config
+    return float(capacity.probe(cfg, 1, "download", DURATION_S, 1).mbps.mean())
+
+
+def measures(per_path: list[np.ndarray], first: list[float | None], event_s: float, back_s: float,
+             backup_rate_mbps: float = RATES[1]) -> dict:
     """per_path[k][i]: bytes path k carried in bin i (`edges`); first: the first payload on the
     backup after the event and on the primary after the return (None: none)."""
     e = edges()
@@ -127,7 +172,7 @@ def measures(per_path: list[np.ndarray], first: list[float | None], event_s: flo
         ok = np.flatnonzero((start >= frm - 1e-9) & (mbps[k] >= need))
         return None if not ok.size else round(float(start[ok[0]] + BIN_S - frm), 3)
 
-    return {"pre_mbps": round(pre, 1), TAKEOVER: first_bin(1, event_s, 0.5 * RATES[1]), FIRST_BACKUP: first[0],
+    return {"pre_mbps": round(pre, 1), TAKEOVER: first_bin(1, event_s, 0.5 * backup_rate_mbps), FIRST_BACKUP: first[0],
             BACK: first_bin(0, back_s, 0.5 * pre), FIRST_PRIMARY: first[1]}
 
 
@@ -153,7 +198,7 @@ def sim_measures(res, case: Case) -> tuple[dict, list[np.ndarray]]:
         rise = np.flatnonzero(v[k0:] > v[k0]) if k0 < len(t) else np.array([])
         first.append(None if not rise.size else round(float(t[k0 + rise[0]] - frm), 3))
     f = res.summary["flows"][0]
-    m = measures(per_path, first, case.event_s, case.back_s)
+    m = measures(per_path, first, case.event_s, case.back_s, backup_mbps(case.setup))
     m.update({RECEIVED: round(float(f["bytes_delivered"]) / 1e6, 2), "duplicates": int(f.get("duplicate_bytes") or 0)})
     return m, per_path
 
@@ -174,7 +219,8 @@ def pcap_bytes(path: Path, t0_unix: float, from_server: bool = True) -> tuple[np
     return b, ts_a
 
 
-def emu_measures(out: Path, event_s: float, back_s: float, download: bool = True) -> tuple[dict, list[np.ndarray]]:
+def emu_measures(out: Path, event_s: float, back_s: float, download: bool = True,
+                 backup_rate_mbps: float = RATES[1]) -> tuple[dict, list[np.ndarray]]:
     """From an emulated run's folder: the captures of the client's two interfaces, emu.json and
     iperf3's report."""
     meta = json.loads((out / "emu.json").read_text())
@@ -192,7 +238,7 @@ def emu_measures(out: Path, event_s: float, back_s: float, download: bool = True
     # The receiver's MPTCP DuplicateData counter (the client in a download); emu.json names the
     # counters without nstat's MPTcpExt prefix.
     c = meta["kernel_mptcp_counters"].get("client" if download else "server", {})
-    m = measures(per_path, first, event_s, back_s)
+    m = measures(per_path, first, event_s, back_s, backup_rate_mbps)
     m.update({RECEIVED: round(int(doc["end"]["sum_received"]["bytes"]) / 1e6, 2),
               "duplicates": int(c.get("DuplicateData", c.get("MPTcpExtDuplicateData", 0))),
               "goodput_mbps": round(float(meta["goodput_mbps"]), 1)})
@@ -224,7 +270,7 @@ def _run(point: Point, seed: int):
     tmp = Path(tempfile.mkdtemp(prefix="mmpath-xpm-"))
     try:
         emulate(dict(point.scenario), seed=seed, out=tmp / "out")
-        m, per_path = emu_measures(tmp / "out", case.event_s, case.back_s)
+        m, per_path = emu_measures(tmp / "out", case.event_s, case.back_s, backup_rate_mbps=backup_mbps(case.setup))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return _Measured(m, per_path)
@@ -344,7 +390,8 @@ claim(Claim(
     paper="(beyond the papers: docs/path-manager.md) the switchover benchmark: each policy designed in the "
           "simulator is run on the real kernel with the same scenario",
     criterion=f"a backup-mode download over two wired paths (100 + 50 Mbit/s, 5 + 10 ms one way), the primary "
-              f"cut for 5 s (drop, then hold), flapping (three 1 s cuts) or fading then cut; the in-kernel path "
+              f"cut for 5 s (drop, then hold), flapping (three 1 s cuts) or fading then cut, and over 60 GHz + "
+              f"5 GHz, the 60 GHz link blocked for 5 s or partly blocked then blocked; the in-kernel path "
               f"manager and fast-failback, link-aware-backup and recreate; each in `mmpath run` and `mmpath emu "
               f"run` (root); a row agrees when the backup's and the returning primary's first byte and half rate "
               f"are within 20 % of the kernel's or 0.3 s, whichever is larger, and the received bytes within "
