@@ -21,8 +21,12 @@ Measured per run on 100 ms bins aligned on the case's events, in seconds:
   model saturated, as the emulator shapes it); `first_backup_s`: to its first payload;
 - `back_s`: from the primary's (last) return to the end of the first bin in which it carries at
   least half its mean of the 2 s before the first event; `first_primary_s`: to its first payload;
-- `received_mb`: what the application received; duplicates as each engine counts them (bytes
-  simulated; the receiver's MPTcpExtDuplicateData segments on the kernel), reported only.
+- `received_mb`: what the application received;
+- reported only: `reinjected_mb`, the data sent again on another subflow (MPTCP reinjection: the
+  simulator's count; on the kernel the analyzer's, from the DSS mappings in the client's
+  captures: a mapping whose data-sequence range was mapped before on another subflow), and
+  duplicates as each engine counts them (bytes simulated; the receiver's MPTcpExtDuplicateData
+  segments on the kernel).
 
 A row (case x policy) agrees when every time is within 20 % of the kernel's or 0.3 s, whichever
 is larger, and the received bytes within 10 %. The claim holds when at least 90 % of the rows
@@ -79,6 +83,7 @@ BACKUP_DBM = -50.0
 
 TAKEOVER, FIRST_BACKUP, BACK, FIRST_PRIMARY, RECEIVED = (
     "takeover_s", "first_backup_s", "back_s", "first_primary_s", "received_mb")
+REINJECTED = "reinjected_mb"
 TIMES = (TAKEOVER, FIRST_BACKUP, BACK, FIRST_PRIMARY)
 COMPARED = TIMES + (RECEIVED,)
 LABELS = {TAKEOVER: "backup at half rate (s)", FIRST_BACKUP: "backup's first byte (s)",
@@ -199,7 +204,8 @@ def sim_measures(res, case: Case) -> tuple[dict, list[np.ndarray]]:
         first.append(None if not rise.size else round(float(t[k0 + rise[0]] - frm), 3))
     f = res.summary["flows"][0]
     m = measures(per_path, first, case.event_s, case.back_s, backup_mbps(case.setup))
-    m.update({RECEIVED: round(float(f["bytes_delivered"]) / 1e6, 2), "duplicates": int(f.get("duplicate_bytes") or 0)})
+    m.update({RECEIVED: round(float(f["bytes_delivered"]) / 1e6, 2), "duplicates": int(f.get("duplicate_bytes") or 0),
+              REINJECTED: round(float(f.get("reinjected_bytes") or 0) / 1e6, 3)})
     return m, per_path
 
 
@@ -241,8 +247,23 @@ def emu_measures(out: Path, event_s: float, back_s: float, download: bool = True
     m = measures(per_path, first, event_s, back_s, backup_rate_mbps)
     m.update({RECEIVED: round(int(doc["end"]["sum_received"]["bytes"]) / 1e6, 2),
               "duplicates": int(c.get("DuplicateData", c.get("MPTcpExtDuplicateData", 0))),
+              REINJECTED: analyzed_reinjections_mb(out),
               "goodput_mbps": round(float(meta["goodput_mbps"]), 1)})
     return m, per_path
+
+
+def analyzed_reinjections_mb(out: Path) -> float | None:
+    """The data-level bytes the emulated run sent again on another subflow, as `mmpath analyze`
+    found them in the client's captures (the run's analysis/summary.json: its largest MPTCP
+    connection). None without an analysis."""
+    try:
+        summary = json.loads((out / "analysis" / "summary.json").read_text())
+    except (OSError, ValueError):
+        return None
+    conns = [f for f in summary.get("flows", []) if f.get("kind") == "mptcp"]
+    if not conns:
+        return None
+    return round(float(max(conns, key=lambda f: f.get("bytes") or 0).get("reinjected_bytes") or 0) / 1e6, 3)
 
 
 @dataclass
@@ -288,6 +309,7 @@ def _measure(res, point: Point, mode: Mode):
     out = {k: (float(m[k]) if m.get(k) is not None else left[k]) for k in TIMES}
     out[RECEIVED] = float(m[RECEIVED])
     out["duplicates"] = float(m.get("duplicates", 0))
+    out[REINJECTED] = float(m[REINJECTED]) if m.get(REINJECTED) is not None else float("nan")
     t = edges()[:-1]
     series = pd.concat([pd.DataFrame({"t_s": t, "path": name, "mbps": b * 8 / 1e6 / BIN_S})
                         for name, b in zip(PATHS, per_path)], ignore_index=True)
@@ -316,10 +338,14 @@ def row_results(runs: pd.DataFrame) -> list[dict[str, Any]]:
 
 def table(runs: pd.DataFrame) -> str:
     """The benchmark as one Markdown table: per row, each measure simulated / emulated."""
-    lines = ["| case | policy | runs | simulated / emulated (tolerance) | agrees |", "|---|---|---|---|---|"]
+    lines = ["| case | policy | runs | simulated / emulated (tolerance) | reinjected MB (reported) | agrees |",
+             "|---|---|---|---|---|---|"]
     for r in row_results(runs):
+        mine = runs[(runs["case"] == r["case"].id) & (runs["policy"] == r["policy"])]
+        reinj = " / ".join(fmt(stats(mine[mine["engine"] == e][REINJECTED])["mean"]) if REINJECTED in mine else "-"
+                           for e in ENGINES)
         lines.append(f"| {r['case'].id} | {r['policy']} | {r['runs']['simulation']} + {r['runs']['emulation']} "
-                     f"| {kc.cells(r['items'], LABELS)} | {'yes' if r['ok'] else '**no**'} |")
+                     f"| {kc.cells(r['items'], LABELS)} | {reinj} | {'yes' if r['ok'] else '**no**'} |")
     return "\n".join(lines)
 
 
