@@ -220,3 +220,49 @@ def test_after_a_kill_9_the_next_daemon_restores_the_setting(topo, tmp_path):
     # What the first one found, not the userspace it left.
     assert _pm(topo.cli) == "kernel"
     assert not system.state_file(topo.cli).exists()
+
+
+def test_link_aware_backup_acts_on_a_fed_signal_and_the_feed_goes_with_the_daemon(topo, tmp_path):
+    # A veth has no nl80211 station: --link-feed stands in (pm/feed.py). During an upload path 0's
+    # signal is fed below link-aware-backup's leaving threshold (-66 dBm): the daemon sets the
+    # backup flag on path 0's subflow (SET_FLAGS, accepted by the kernel) and the configured
+    # backup path 1 is made regular; a fed carrier loss is heard though the veth stays up.
+    log, sock = tmp_path / "pm.jsonl", tmp_path / "feed.sock"
+    srv = subprocess.Popen(["ip", "netns", "exec", topo.srv, "mptcpize", "run", "iperf3", "-s", "-1"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    d = subprocess.Popen([sys.executable, "-m", "mmpath.pm.cli", "--policy", "link-aware-backup", "--paths",
+                          "p0c,p1c", "--backup-paths", "1", "--netns", topo.cli, "--link-feed", str(sock),
+                          "--log", str(log)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def feed(rep: dict) -> None:
+        import socket
+        with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as s:
+            s.sendto(json.dumps(rep).encode(), str(sock))
+
+    try:
+        assert _wait_for(lambda: log.exists() and sock.exists() and _pm(topo.cli) == "userspace"), \
+            "the daemon did not start"
+        cli = subprocess.Popen(["ip", "netns", "exec", topo.cli, "mptcpize", "run", "iperf3", "-c",
+                                netns.SERVER_ADDR, "-t", "4"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        time.sleep(1.5)
+        feed({"interface": "p0c", "signal_dbm": -72.0, "mcs": 1})
+        feed({"interface": "p0c", "up": "no"})  # refused, logged, the daemon goes on
+        time.sleep(0.5)
+        feed({"interface": "p0c", "up": False})
+        assert cli.wait(timeout=60) == 0
+    finally:
+        d.send_signal(signal.SIGTERM)
+        _out, err = d.communicate(timeout=30)
+        srv.kill()
+        srv.wait()
+    assert d.returncode == 0 and "Traceback" not in err, err
+    assert not sock.exists(), "the feed's socket outlived the daemon"
+    recs = [json.loads(line) for line in log.read_text().splitlines()]
+    weak = next(r["t_s"] for r in recs if r["type"] == "link_quality" and r["signal_dbm"] == -72.0)
+    acts = [r["action"] for r in recs if r["type"] == "action" and r["source"] == "policy" and r["t_s"] >= weak]
+    assert {"kind": "set_backup", "path": 0} in acts and {"kind": "clear_backup", "path": 1} in acts, acts
+    flags = [r for r in recs if r["type"] == "command" and r["command"]["command"] == "SET_FLAGS" and r["t_s"] >= weak]
+    assert flags and all(r["ok"] for r in flags), flags
+    assert [r["error"] for r in recs if r["type"] == "feed_error"] == ["up must be true or false (got 'no')"]
+    assert any(r["type"] == "link" and not r["up"] for r in recs), "the fed carrier loss was not heard"
+    assert _pm(topo.cli) == "kernel"
