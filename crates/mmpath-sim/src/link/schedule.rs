@@ -12,6 +12,8 @@ pub struct Step {
     pub up: Option<bool>,
     /// What a step taking the link down does with its packets.
     pub outage: Outage,
+    /// Every TCP connection crossing the path is reset (the scenario step's `reset`).
+    pub reset: bool,
 }
 
 /// The steps of one path, consumed in time order.
@@ -31,6 +33,7 @@ impl Schedule {
                     rate_bps: s.rate_mbps.map(|r| (r * 1e6).round() as u64),
                     up: s.up,
                     outage: if s.drop { Outage::Drop } else { Outage::Hold },
+                    reset: s.reset,
                 })
                 .collect(),
             next: 0,

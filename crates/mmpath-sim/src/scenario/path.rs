@@ -232,6 +232,11 @@ pub struct ScheduleStep {
     /// while down is lost, both directions) instead of holding it until the link returns.
     #[serde(default, skip_serializing_if = "is_false")]
     pub drop: bool,
+    /// A wired path only, alone in its step: at t_s a middlebox on the path resets every TCP
+    /// connection crossing it (both ends receive a RST, as an nft `reject with tcp reset` in the
+    /// router does); the path itself stays up and carries new connections (docs/scenario.md).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub reset: bool,
 }
 
 fn is_false(b: &bool) -> bool {

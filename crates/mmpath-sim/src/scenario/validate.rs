@@ -10,6 +10,10 @@ const RADIO_OUTAGE: &str = "a radio path keeps its own model of an outage (a blo
      down row drops what its MAC had queued, as the wil6210 driver does on a disconnect; a scan or a schedule \
      step's `up = false` pauses it; docs/models.md); only wired paths take this";
 
+/// Why a radio path takes no `reset` step.
+const RADIO_RESET: &str = "a reset is a middlebox on a wired path (a router's `reject with tcp reset`); \
+     only wired paths take it";
+
 impl Scenario {
     pub(super) fn validate(&self, sections: &dyn Sections) -> Result<(), ScenarioError> {
         fn pos(field: &str, v: f64) -> Result<(), ScenarioError> {
@@ -205,8 +209,35 @@ impl Scenario {
                         ));
                     }
                 }
+                if s.reset {
+                    if p.technology != Technology::Wired {
+                        return Err(err(g("reset"), RADIO_RESET));
+                    }
+                    // Alone in its step: a reset leaves the link as it is, and a link change at
+                    // the same instant is a step of its own (the order of the two is then the
+                    // file's, not a rule of the step's).
+                    let with: Vec<&str> =
+                        [("up", s.up.is_some()), ("rate_mbps", s.rate_mbps.is_some()), ("drop", s.drop)]
+                            .iter()
+                            .filter_map(|&(k, set)| set.then_some(k))
+                            .collect();
+                    if !with.is_empty() {
+                        return Err(err(
+                            g("reset"),
+                            format!(
+                                "a reset step takes only `t_s`: the path stays up and as it is (got `{}` too; \
+                                 put a link change in a step of its own, at the same `t_s` if wanted)",
+                                with.join("`, `")
+                            ),
+                        ));
+                    }
+                    continue;
+                }
                 if s.rate_mbps.is_none() && s.up.is_none() {
-                    return Err(err(format!("path.{i}.schedule.{j}"), "a step needs `rate_mbps` or `up` (or both)"));
+                    return Err(err(
+                        format!("path.{i}.schedule.{j}"),
+                        "a step needs `rate_mbps` or `up` (or both), or is `reset = true` alone",
+                    ));
                 }
             }
         }
@@ -601,6 +632,35 @@ mod tests {
         assert!(m.starts_with("path.0.trace.outage: a radio path keeps its own model of an outage"), "{m}");
         let m = fails(r#"{"path":[{"rate_mbps":5,"trace":{"file":"t.csv","outage":"lose"}}],"flow":[{}]}"#);
         assert!(m.starts_with("path.0.trace.outage: unknown value `lose`, expected `hold` or `drop`"), "{m}");
+    }
+
+    /// A schedule step's `reset`: a bool, on a wired path, alone in its step (with `t_s`); a
+    /// trace-driven wired path takes it too (the reset leaves the link alone).
+    #[test]
+    fn reset_steps_are_checked() {
+        let wired = |step: &str| fails(&format!(r#"{{"path":[{{"rate_mbps":5,"schedule":[{step}]}}],"flow":[{{}}]}}"#));
+        let ok = |json: &str| Scenario::from_json(json).map(|_| ()).unwrap();
+        ok(r#"{"path":[{"rate_mbps":5,"schedule":[{"t_s":1,"reset":true},{"t_s":1,"up":false}]}],"flow":[{}]}"#);
+        ok(r#"{"path":[{"rate_mbps":5,"trace":{"file":"t.csv"},"schedule":[{"t_s":1,"reset":true}]}],"flow":[{}]}"#);
+        let m = wired(r#"{"t_s":1,"reset":"yes"}"#);
+        assert_eq!(m, r#"path.0.schedule.0.reset: invalid type: string "yes", expected a boolean"#);
+        assert_eq!(
+            wired(r#"{"t_s":1,"reset":true,"up":false,"drop":true}"#),
+            "path.0.schedule.0.reset: a reset step takes only `t_s`: the path stays up and as it is (got `up`, `drop` \
+             too; put a link change in a step of its own, at the same `t_s` if wanted)"
+        );
+        let m = wired(r#"{"t_s":1,"reset":true,"rate_mbps":2}"#);
+        assert!(m.contains("(got `rate_mbps` too;"), "{m}");
+        assert_eq!(
+            wired(r#"{"t_s":1,"reset":false}"#),
+            "path.0.schedule.0: a step needs `rate_mbps` or `up` (or both), or is `reset = true` alone"
+        );
+        let m = fails(r#"{"path":[{"technology":"11ad","schedule":[{"t_s":1,"reset":true}]}],"flow":[{}]}"#);
+        assert_eq!(
+            m,
+            "path.0.schedule.0.reset: a reset is a middlebox on a wired path (a router's `reject with tcp reset`); \
+             only wired paths take it"
+        );
     }
 
     /// `[[path.interferer]] path = ...`: another radio path of the same technology, one pair per

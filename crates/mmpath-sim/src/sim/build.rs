@@ -335,6 +335,7 @@ impl Simulation {
                 counters: FlowCounters::default(),
                 bins: Bins::new(INTERVAL.ns(), end.ns()),
                 closed: false,
+                reset_at: None,
             });
         }
         let sample_every = Time::from_ms_f64(sc.timeline.sample_ms).max(Time::from_us(100));

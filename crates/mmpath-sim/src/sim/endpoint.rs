@@ -129,7 +129,7 @@ impl Simulation {
 
     pub(super) fn on_app_tick(&mut self, now: Time, f: u16) {
         let fl = &mut self.flows[f as usize];
-        if now >= fl.stop {
+        if now >= fl.stop || fl.closed {
             return;
         }
         match &mut fl.app {

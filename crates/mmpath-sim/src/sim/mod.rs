@@ -205,9 +205,12 @@ struct Flow {
     receiver_timer: Option<Time>,
     counters: FlowCounters,
     bins: Bins,
-    /// An MPTCP subflow the path manager closed: what reaches its endpoints is dropped, its
-    /// timers no longer run.
+    /// An MPTCP subflow the path manager closed, or a TCP connection a reset ended (a schedule
+    /// step's `reset`): what reaches its endpoints is dropped, its timers and application no
+    /// longer run.
     closed: bool,
+    /// When a reset ended it (summary.json `reset_s`).
+    reset_at: Option<Time>,
 }
 
 /// A whole simulation run.

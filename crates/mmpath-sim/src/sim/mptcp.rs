@@ -217,6 +217,13 @@ impl Simulation {
         }
     }
 
+    /// A reset on its path closes subflow `j` of connection `c` at both ends; whether it did.
+    pub(super) fn conn_reset(&mut self, now: Time, (c, j): (u16, u8)) -> bool {
+        let mut reset = false;
+        self.conn_call(now, c, |cn, io| reset = cn.on_reset(now, j as usize, io));
+        reset
+    }
+
     /// Stamps DSS information on a packet leaving a subflow endpoint.
     pub(super) fn conn_stamp(&mut self, (c, j): (u16, u8), p: &mut Packet) {
         self.conns[c as usize].stamp(j as usize, p);

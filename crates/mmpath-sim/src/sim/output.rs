@@ -162,6 +162,9 @@ impl Simulation {
             if f.ack_path != f.path {
                 m.insert("ack_path".into(), json!(self.paths[f.ack_path as usize].name));
             }
+            if let Some(t) = f.reset_at {
+                m.insert("reset_s".into(), json!(t.secs_f64()));
+            }
             if let (Some(s), Some(r)) = (&f.sender, &f.receiver) {
                 let delivered = r.check.delivered;
                 let h = &s.stats.rtt_ms;

@@ -12,7 +12,7 @@ use crate::link::wire::Outage;
 use crate::link::{Link, Wake};
 use crate::mptcp::pm::PmEvent;
 use crate::mptcp::sched;
-use crate::scenario::RateAdaptation;
+use crate::scenario::{FlowKind, RateAdaptation};
 use crate::time::Time;
 use crate::trace::{EV_DOWN, EV_RATE, EV_UP};
 
@@ -31,9 +31,43 @@ impl Simulation {
                 }
                 self.set_path_up(now, pi, u);
             }
+            if step.reset {
+                self.reset_path(now, pi);
+            }
         }
         if let Some(t) = self.paths[pi as usize].schedule.next_time() {
             self.q.schedule(t, Ev::PathStep(pi));
+        }
+    }
+
+    /// A middlebox on path `pi` resets every TCP connection crossing it (a schedule step's
+    /// `reset`: both ends receive a RST), and the link is left as it is. A TCP flow under way
+    /// (started) is aborted: a RST ends the connection at both ends (tcp_reset -> tcp_done), so
+    /// its sender, receiver and application stop there, with `reset_s` in its summary; one not
+    /// started yet opens later on the usable path. An MPTCP subflow whose data or ACKs cross the
+    /// path, established or joining, is closed at both ends as the kernel closes a reset subflow
+    /// (mptcp/connection/pm.rs, `Connection::on_reset`): the connection goes on over the others.
+    /// UDP flows are not TCP and go on.
+    fn reset_path(&mut self, now: Time, pi: u16) {
+        for f in 0..self.flows.len() {
+            let fl = &mut self.flows[f];
+            let crosses = fl.path == pi || fl.ack_path == pi;
+            if !crosses || fl.closed || fl.kind != FlowKind::Tcp || fl.start > now {
+                continue;
+            }
+            match fl.conn {
+                None => {
+                    fl.closed = true;
+                    fl.reset_at = Some(now);
+                    fl.sender_timer = None;
+                    fl.receiver_timer = None;
+                }
+                Some((c, j)) => {
+                    if self.conn_reset(now, (c, j)) {
+                        self.flows[f].reset_at = Some(now);
+                    }
+                }
+            }
         }
     }
 

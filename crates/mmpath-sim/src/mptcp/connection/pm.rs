@@ -207,7 +207,7 @@ impl Connection {
                 PmAction::CloseSubflow { path, subflow } => {
                     let j = subflow as usize;
                     if j < self.subs.len() && self.pm_path_of(j) == path {
-                        self.close_subflow(now, j, io);
+                        self.close_subflow(now, j, io, false);
                     }
                 }
                 PmAction::SetBackup { path } => self.pm_backup(path, true),
@@ -216,7 +216,7 @@ impl Connection {
                 PmAction::Remove { path } => {
                     for j in 0..self.subs.len() {
                         if !self.subs[j].closed && self.pm_path_of(j) == path {
-                            self.close_subflow(now, j, io);
+                            self.close_subflow(now, j, io, false);
                         }
                     }
                 }
@@ -264,9 +264,35 @@ impl Connection {
         self.on_join_timer(now, j);
     }
 
+    /// A RST closed subflow `j` at both ends (a middlebox on its path: the scenario's `reset`
+    /// step), as the kernel handles a subflow reset: tcp_reset puts the subflow in TCP_CLOSE
+    /// with sk_err = ECONNRESET, the connection's worker closes it (protocol.c,
+    /// __mptcp_close_subflow -> mptcp_close_ssk -> __mptcp_close_ssk with MPTCP_CF_PUSH), which
+    /// sends the connection's data not yet data-ACKed again on the others at once
+    /// (__mptcp_retransmit_pending_data) and pushes, and MPTCP_EVENT_SUB_CLOSED carries the
+    /// socket's error, which the policy hears as `SubflowClosed { error: true }`. The subflow's
+    /// error is not the connection's (protocol.c, __mptcp_subflow_error_report propagates it
+    /// only on a fallen-back connection or during the MP_CAPABLE connect), so the connection
+    /// goes on over its other subflows, the MP_CAPABLE one's reset included. With none left it
+    /// carries nothing until a subflow joins (the kernel keeps an established connection open for
+    /// net.mptcp.close_timeout, 60 s by default, "as the protocol can still create more
+    /// subflows": __mptcp_close_ssk -> mptcp_start_tout_timer; not modelled further: docs/models.md).
+    /// Returns whether it was reset: a subflow closed already, or whose handshake has not
+    /// begun (no segment of it has crossed the path), is not.
+    pub fn on_reset(&mut self, now: Time, j: usize, io: &mut impl SubflowIo) -> bool {
+        let st = &self.subs[j];
+        if st.closed || !(st.established || st.hs_deadline.is_some()) {
+            return false;
+        }
+        self.close_subflow(now, j, io, true);
+        self.push(now, io);
+        true
+    }
+
     /// Closes subflow `j`: its data not yet data-ACKed is sent again on the others, its
-    /// endpoints are let go (`Effect::Closed`), and the policy hears of it.
-    pub(super) fn close_subflow(&mut self, now: Time, j: usize, io: &mut impl SubflowIo) {
+    /// endpoints are let go (`Effect::Closed`), and the policy hears of it (`error`: a reset,
+    /// not a close the policy asked for).
+    pub(super) fn close_subflow(&mut self, now: Time, j: usize, io: &mut impl SubflowIo, error: bool) {
         if self.subs[j].closed {
             return;
         }
@@ -287,7 +313,7 @@ impl Connection {
             p.stats.subflows_closed += 1;
         }
         let path = self.pm_path_of(j);
-        self.pm_event(now, PmEvent::SubflowClosed { path, subflow: j as u16, error: false }, io);
+        self.pm_event(now, PmEvent::SubflowClosed { path, subflow: j as u16, error }, io);
     }
 }
 
@@ -455,6 +481,64 @@ mod tests {
             };
             assert_eq!(rtos, want, "{direction:?}");
         }
+    }
+
+    /// A reset of the MP_CAPABLE subflow, state by state: it is closed at once, its data not yet
+    /// data-ACKed goes to the backup at once (nothing waits for an RTO), the policy hears
+    /// `SubflowClosed { error: true }` and `recreate` opens a subflow on the path after its
+    /// first backoff (1 s); the connection goes on. A second reset of the closed subflow, and a
+    /// subflow whose handshake has not begun, change nothing.
+    #[test]
+    fn a_reset_closes_the_subflow_with_an_error_and_its_data_moves_at_once() {
+        use std::sync::{Arc, Mutex};
+        struct Recorder(Arc<Mutex<Vec<PmEvent>>>, Box<dyn PathManager>);
+        impl PathManager for Recorder {
+            fn name(&self) -> &'static str {
+                "recorder"
+            }
+            fn on_event(&mut self, now: Time, ev: &PmEvent, out: &mut Vec<PmAction>) {
+                self.0.lock().unwrap().push(*ev);
+                self.1.on_event(now, ev, out);
+            }
+            fn poll_at(&self) -> Option<Time> {
+                self.1.poll_at()
+            }
+            fn on_timer(&mut self, now: Time, out: &mut Vec<PmAction>) {
+                self.1.on_timer(now, out);
+            }
+        }
+        let (mut cn, mut io) = connection(Kernel::Upstream, SchedName::Upstream, &[false, true], 1 << 20);
+        let heard = Arc::new(Mutex::new(Vec::new()));
+        cn.pm = Some(Box::new(PmState::new(PmSetup {
+            policy: Box::new(Recorder(heard.clone(), policy::build(PmName::Recreate, &PmParams::default()))),
+            paths: vec![0, 1],
+            backup: vec![false, true],
+        })));
+        cn.on_pm_timer(Time::ZERO, &mut io);
+        settle(&mut cn, &mut io, Time::ZERO);
+        cn.subs[1].established = true;
+        cn.pm_event(ms(1), PmEvent::SubflowEstablished { path: 1, subflow: 1 }, &mut io);
+        write(&mut cn, &mut io, ms(1), 5 * MSS as u64);
+        assert_eq!(io.data_on(0).len(), 5);
+        assert!(io.data_on(1).is_empty(), "backup mode: nothing on the backup yet");
+        assert!(cn.on_reset(ms(10), 0, &mut io));
+        assert!(build_new(&mut cn, &mut io, ms(10)).is_empty(), "no subflow at once");
+        assert!(cn.subs[0].closed && !cn.subs[0].established);
+        assert_eq!(io.closed, vec![0], "its endpoints are let go");
+        let on1: Vec<u64> = io.data_on(1).iter().map(|d| d.1).collect();
+        assert_eq!(on1, vec![0, 1000, 2000, 3000, 4000], "subflow 0's data again, on the backup, at the reset");
+        assert!(heard.lock().unwrap().contains(&PmEvent::SubflowClosed { path: 0, subflow: 0, error: true }));
+        assert!(!cn.on_reset(ms(20), 0, &mut io), "closed already");
+        // recreate's first backoff: a subflow on path 0 one second after the reset.
+        let due = io.timers.iter().rev().find(|(_, t)| *t == Timer::Pm).map(|(at, _)| *at);
+        assert_eq!(due, Some(ms(1010)));
+        cn.on_pm_timer(ms(1010), &mut io);
+        assert_eq!(build_new(&mut cn, &mut io, ms(1010)), vec![0]);
+        // A subflow added but not yet joining (its handshake not begun) is not reset.
+        let (mut cn, mut io) = connection(Kernel::Upstream, SchedName::Upstream, &[false, true], 1 << 20);
+        assert!(!cn.subs[1].established && cn.subs[1].hs_deadline.is_none());
+        assert!(!cn.on_reset(ms(0), 1, &mut io));
+        assert!(!cn.subs[1].closed);
     }
 
     /// The kernel's path manager as a policy changes nothing: no subflow is created.

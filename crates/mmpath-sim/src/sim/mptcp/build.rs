@@ -198,6 +198,7 @@ fn subflow_flow(
         counters: FlowCounters::default(),
         bins: Bins::new(INTERVAL.ns(), end.ns()),
         closed: false,
+        reset_at: None,
     };
     (flow, mss)
 }
