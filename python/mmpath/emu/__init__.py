@@ -37,8 +37,8 @@ from ..outputs import staged_folder
 from ..progress import Progress
 from ..scenario import Overrides, ScenarioSpec, load_scenario, one_variant
 from ..spelling import PYTHON, Spelling
-from . import (capacity, checks, delay, drops, gso, holds, ktrace, linkfeed, loss, netns, pmdaemon, reaper, shaper,
-               tcpconf, traffic)
+from . import (capacity, checks, delay, drops, gso, holds, ktrace, linkfeed, loss, netns, pmdaemon, reaper, resets,
+               shaper, tcpconf, traffic)
 from .errors import EmuError
 
 __all__ = ["EmuError", "EmuResult", "FlowResult", "run"]
@@ -115,8 +115,10 @@ def run(scenario: ScenarioSpec, overrides: Overrides = None, seed: int | None = 
     # A wired path's `drop` outages (schedule steps up = false, drop = true): not held, the
     # path's link is taken down through them (drops.py).
     drops_ns = holds.drops_ns(cfg, sc.duration_s)
+    # A wired path's `reset` steps: its TCP connections reset by an nft rule at the AP (resets.py).
+    resets_s = resets.plan(cfg, sc.duration_s)
     checks.machine(need_mptcp="mptcp" in kinds, need_delay=any(d > 0 for d in delays_us) or bool(holds_ns),
-                   need_cut=any(drops_ns.values()))
+                   need_cut=any(drops_ns.values()) or bool(resets_s))
     if kernel_trace:
         ktrace.check()
     _remove_dead_runs()
@@ -154,7 +156,7 @@ def run(scenario: ScenarioSpec, overrides: Overrides = None, seed: int | None = 
                            label="emulating")
             try:
                 res = _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp, capture, delays_us, bar,
-                               kernel_trace, holds_ns, drops_ns)
+                               kernel_trace, holds_ns, drops_ns, resets_s)
             finally:
                 bar.close()
             if variant is not None:
@@ -291,7 +293,8 @@ def _shape_backbone(topo: netns.Topology, cfg: dict[str, Any]) -> None:
 def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, capture: bool,
              delays_us: list[int], bar: Progress, kernel_trace: bool = False,
              holds_ns: dict[int, list[tuple[int, int]]] | None = None,
-             drops_ns: dict[int, list[tuple[int, int]]] | None = None) -> EmuResult:
+             drops_ns: dict[int, list[tuple[int, int]]] | None = None,
+             resets_s: dict[int, list[float]] | None = None) -> EmuResult:
     mptcp = any(f["kind"] == "mptcp" for f in flows)
     (tmp / "scenario.json").write_text(json.dumps(cfg, indent=2) + "\n", encoding="utf-8")
     both = len(directions) > 1
@@ -312,6 +315,8 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
     holds_ns = holds_ns or {}
     line = delay.DelayLine(topo, delays_us, holds_ns, drops_ns)
     downs = drops.LinkDrops(topo, drops_ns or {})
+    rst = resets.PathResets(topo, resets_s or {}, mptcp)
+    reset_rec: dict[str, Any] = {}
     outages: dict[int, dict[str, Any]] = {}
     # The flow's path-manager policy other than the in-kernel one: the daemon in the client's
     # namespace (pmdaemon.py), its backup paths the ones netns.build flagged.
@@ -401,13 +406,14 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
         if trace is not None:
             trace.start()
         shp = shaper.Shaper(targets, pauses, silent)
-        if holds_ns or downs.needed():
+        if holds_ns or downs.needed() or rst.needed():
             # The hold and drop windows are on the shaper's clock: its bin 0 is set a little
             # ahead and given to the delay line (as CLOCK_REALTIME, read together with the
             # monotonic clock), which must be running before it, as must the link monitors of
             # the drops (drops.py).
             t0 = time.monotonic() + HOLD_LEAD_S
             downs.prepare()
+            rst.prepare()
             if line.timed():
                 origin_unix_ns = time.time_ns() + round((t0 - time.monotonic()) * 1e9)
                 line.start(origin_unix_ns)
@@ -416,6 +422,7 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
                                "(the machine is overloaded?): the hold and drop windows would start late")
             shp.start(t0)
             downs.start(t0)
+            rst.start(t0)
         else:
             t0 = shp.start()
         pm.start_feed(t0)
@@ -434,6 +441,7 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
             trace_meta = trace.stop(tmp / "kernel-trace.txt")
         shp.stop()
         outages = downs.stop()
+        reset_rec = rst.stop()
         pm.stop()
         delay_stats = line.stop()
         after = {(t[0], t[1]): netns.tx_bytes(t[0], t[1]) for t in targets if t[5]}
@@ -480,6 +488,7 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
         if shp is not None:
             shp.stop()
         downs.stop()
+        rst.stop()
         pm.stop()
         line.kill()
         for srv in servers:
@@ -534,6 +543,9 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
         # `hold` by the delay line, `drop` by taking the link down (drops.py), with the times
         # the link monitors saw for a drop.
         "outages": _outages(cfg, names, sc.duration_s, drops_ns or {}, outages),
+        # Each wired path's `reset` steps as made (resets.py), and the subflows' closes the
+        # kernel reported; only in a run with one.
+        **({"resets": reset_rec} if reset_rec else {}),
         # The HTB bucket per shaped path at bin 0 (it follows the rate: shaper.burst_bytes), and
         # the bound on the senders' packets per interface (gso.py).
         "shaper": {"bucket_bytes": bursts, "bucket_s": shaper.BURST_S, "gso_max_segs": segs,
