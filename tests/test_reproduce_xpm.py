@@ -83,6 +83,18 @@ def test_fast_failback_returns_at_once_where_the_kernels_waits_for_its_backoff(s
     assert simulated[("cut-hold", "kernel")][xpm.BACK] < 1.0
 
 
+def test_a_reset_primary_comes_back_only_with_recreate(simulated):
+    """The reset case: the backup takes over at once whatever the policy; only `recreate` opens a
+    subflow on the primary again (after its 1 s backoff), the in-kernel path manager never does
+    (the time counts as what is left of the run)."""
+    case = xpm.CASES["reset"]
+    for p in xpm.POLICIES:
+        assert simulated[("reset", p)][xpm.TAKEOVER] <= 0.3, p
+    assert simulated[("reset", "kernel")][xpm.BACK] == xpm.DURATION_S - case.back_s
+    assert 1.0 < simulated[("reset", "recreate")][xpm.BACK] < 1.5
+    assert simulated[("reset", "recreate")][xpm.RECEIVED] > simulated[("reset", "kernel")][xpm.RECEIVED] + 20
+
+
 def test_xpm_figure_is_readable(tmp_path, monkeypatch):
     """x-pm's figure from a made-up runs table (its emulated runs need root and real time)."""
     known_ids()

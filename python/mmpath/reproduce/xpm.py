@@ -6,7 +6,8 @@ A dual-path MPTCP download in backup mode, no backbone (the server at the AP), 1
 set-ups. Wired: primary 100 Mbit/s 5 ms one way, backup 50 Mbit/s 10 ms; cases (the primary's
 schedule): cut for 5 s and restored, by a dropping and by a holding outage; flapping (three 1 s
 drop cuts, 1 s apart); fading (100 -> 50 -> 20 -> 5 Mbit/s over 1.5 s, then cut, restored at
-full rate). Radio (60 GHz + 5 GHz, the seed papers' pair): seed 000's 60 GHz modules at 3 m
+full rate); reset (at 6 s a middlebox resets the primary's TCP connections, the MP_CAPABLE
+subflow among them, and the path stays up: a subflow error; docs/scenario.md `reset`). Radio (60 GHz + 5 GHz, the seed papers' pair): seed 000's 60 GHz modules at 3 m
 (~1.3 Gbit/s) and a 5 GHz 11ac backup (~150 Mbit/s); cases: the 60 GHz link blocked for 5 s
 (lost, then re-trained), and partly blocked first (its signal below link-aware-backup's
 leaving threshold, the link still up) then blocked. On the kernel the daemon hears the radio's
@@ -21,6 +22,12 @@ Measured per run on 100 ms bins aligned on the case's events, in seconds:
   model saturated, as the emulator shapes it); `first_backup_s`: to its first payload;
 - `back_s`: from the primary's (last) return to the end of the first bin in which it carries at
   least half its mean of the 2 s before the first event; `first_primary_s`: to its first payload;
+  after a reset (the path never left, its "return" is the reset itself) only connections opened
+  after it count on the primary: on the kernel what the router had queued for the reset subflow
+  still reaches the client's interface after the server's end was reset (the simulator drops it
+  at its closed endpoint, as the kernel does, and never delivers it); the in-kernel path manager
+  opens no new subflow (mptcp/pm/kernel.rs), so `back_s` never comes and counts as what is left
+  of the run in both engines, as any time that never came;
 - `received_mb`: what the application received;
 - reported only: `reinjected_mb`, the data sent again on another subflow (MPTCP reinjection: the
   simulator's count; on the kernel the analyzer's, from the DSS mappings in the client's
@@ -100,6 +107,8 @@ class Case:
     back_s: float  # the primary's (last) return
     shade: tuple[tuple[float, float], ...]  # the primary's down spells
     setup: str = "wired"  # "wired" (the primary's `schedule`) or "radio" (the primary's radio `event`s)
+    # The primary's connections are reset at event_s: on it only those opened later count after it.
+    reset: bool = False
 
 
 def _cut(a: float, b: float, drop: bool = True) -> list[dict[str, Any]]:
@@ -121,6 +130,8 @@ CASES = {c.id: c for c in (
          ({"t_s": 5.0, "rate_mbps": 50.0}, {"t_s": 5.5, "rate_mbps": 20.0}, {"t_s": 6.0, "rate_mbps": 5.0},
           {"t_s": 6.5, "up": False, "drop": True}, {"t_s": 10.0, "up": True, "rate_mbps": RATES[0]}),
          5.0, 10.0, ((6.5, 10.0),)),
+    Case("reset", "primary's TCP connections reset at 6 s by a middlebox (the path stays up): a subflow error",
+         ({"t_s": 6.0, "reset": True},), 6.0, 6.0, (), reset=True),
     Case("11ad-blockage", "60 GHz primary blocked 5 s (link lost, re-trained) and back; 5 GHz backup",
          ({"kind": "blockage", "t_s": 5.0, "duration_s": 5.0},), 5.0, 10.0, ((5.0, 10.0),), setup="radio"),
     Case("11ad-fade", f"60 GHz primary partly blocked ({FADE_DB:g} dB: MCS 1, below link-aware-backup's leaving "
@@ -209,31 +220,38 @@ def sim_measures(res, case: Case) -> tuple[dict, list[np.ndarray]]:
     return m, per_path
 
 
-def pcap_bytes(path: Path, t0_unix: float, from_server: bool = True) -> tuple[np.ndarray, np.ndarray]:
+def pcap_bytes(path: Path, t0_unix: float, from_server: bool = True,
+               new_after: float | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Per bin (`edges`), TCP payload bytes from the data's sender (the server in a download) in
     a client-side capture; and the times of every such packet (scenario clock). The capture
-    keeps the headers only: the reader takes the payload's length from the IP total length."""
+    keeps the headers only: the reader takes the payload's length from the IP total length.
+    `new_after` (a reset's time): from then on only connections whose first packet came after it."""
     ts, sizes = [np.zeros(0)], [np.zeros(0)]
     tcp, _udp, _stats = read_packets(path)
     for (src, *_ports), d in tcp.items():
         if (ip_str(src) == SERVER_ADDR) == from_server:
             plen = np.array(d.plen, dtype=float)
-            ts.append(np.array(d.ts)[plen > 0] - t0_unix)
-            sizes.append(plen[plen > 0])
+            t = np.array(d.ts) - t0_unix
+            keep = plen > 0
+            if new_after is not None and len(t) and t.min() < new_after:
+                keep &= t < new_after
+            ts.append(t[keep])
+            sizes.append(plen[keep])
     ts_a, sz = np.concatenate(ts), np.concatenate(sizes)
     b, _ = np.histogram(ts_a, bins=edges(), weights=sz)
     return b, ts_a
 
 
 def emu_measures(out: Path, event_s: float, back_s: float, download: bool = True,
-                 backup_rate_mbps: float = RATES[1]) -> tuple[dict, list[np.ndarray]]:
+                 backup_rate_mbps: float = RATES[1], reset: bool = False) -> tuple[dict, list[np.ndarray]]:
     """From an emulated run's folder: the captures of the client's two interfaces, emu.json and
-    iperf3's report."""
+    iperf3's report (`reset`: the primary's connections were reset at `event_s`)."""
     meta = json.loads((out / "emu.json").read_text())
     t0 = float(meta["t0_unix"])
     per_path, times = [], []
-    for name in PATHS:
-        b, ts = pcap_bytes(out / f"{name}.pcap", t0, from_server=download)
+    for k, name in enumerate(PATHS):
+        b, ts = pcap_bytes(out / f"{name}.pcap", t0, from_server=download,
+                           new_after=event_s if reset and k == 0 else None)
         per_path.append(b)
         times.append(ts)
     first = []
@@ -291,7 +309,8 @@ def _run(point: Point, seed: int):
     tmp = Path(tempfile.mkdtemp(prefix="mmpath-xpm-"))
     try:
         emulate(dict(point.scenario), seed=seed, out=tmp / "out")
-        m, per_path = emu_measures(tmp / "out", case.event_s, case.back_s, backup_rate_mbps=backup_mbps(case.setup))
+        m, per_path = emu_measures(tmp / "out", case.event_s, case.back_s, backup_rate_mbps=backup_mbps(case.setup),
+                                   reset=case.reset)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return _Measured(m, per_path)
@@ -416,7 +435,8 @@ claim(Claim(
     paper="(beyond the papers: docs/path-manager.md) the switchover benchmark: each policy designed in the "
           "simulator is run on the real kernel with the same scenario",
     criterion=f"a backup-mode download over two wired paths (100 + 50 Mbit/s, 5 + 10 ms one way), the primary "
-              f"cut for 5 s (drop, then hold), flapping (three 1 s cuts) or fading then cut, and over 60 GHz + "
+              f"cut for 5 s (drop, then hold), flapping (three 1 s cuts), fading then cut, or its connections reset "
+              f"(the path staying up), and over 60 GHz + "
               f"5 GHz, the 60 GHz link blocked for 5 s or partly blocked then blocked; the in-kernel path "
               f"manager and fast-failback, link-aware-backup and recreate; each in `mmpath run` and `mmpath emu "
               f"run` (root); a row agrees when the backup's and the returning primary's first byte and half rate "
