@@ -37,7 +37,7 @@ fn delivered(out: &mmpath_sim::RunOutput, p: i32, a: f64, b: f64) -> u64 {
     let tl = &out.timeline;
     let at = |t: f64| -> u64 {
         (0..tl.t_s.len())
-            .filter(|&i| tl.subflow[i] >= 0 && tl.path[i] as i32 == p && (tl.t_s[i] - t).abs() < 5e-4)
+            .filter(|&i| tl.subflow[i] >= 0 && tl.path[i] == p && (tl.t_s[i] - t).abs() < 5e-4)
             .map(|i| tl.delivered_bytes[i])
             .sum()
     };
