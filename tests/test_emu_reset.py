@@ -41,7 +41,8 @@ def test_a_reset_iperf3_would_not_survive_is_refused_in_one_line():
             resets.plan(_cfg(MPTCP, flow), 10.0)
         msg = str(e.value)
         assert "\n" not in msg
-        assert msg.startswith("path.0.schedule: a `reset` step on path 'a' would end flow.1's "), msg
+        what = "TCP connection" if flow["kind"] == "tcp" else "iperf3 control connection (TCP)"
+        assert msg.startswith(f"path.0.schedule: a `reset` step on path 'a' would end flow.1's {what} and "), msg
         assert "allowed: an MPTCP flow there" in msg
     # A TCP flow on the other path is left alone.
     assert resets.plan(_cfg(MPTCP, {"name": "t", "kind": "tcp", "path": "b"}), 8.0) == {0: [2.0]}
@@ -57,7 +58,7 @@ def test_emu_run_refuses_it_before_touching_the_machine():
     sc = {"name": "r", "duration_s": 5.0, "backbone": {"enabled": False},
           "path": [{"name": "w", "technology": "wired", "rate_mbps": 20.0, "schedule": [{"t_s": 2.0, "reset": True}]}],
           "flow": [{"name": "t", "path": "w"}]}
-    with pytest.raises(EmuError, match=r"^path\.0\.schedule: a `reset` step on path 'w' would end flow\.0's tcp"):
+    with pytest.raises(EmuError, match=r"^path\.0\.schedule: a `reset` step on path 'w' would end flow\.0's TCP connection"):
         mmpath.emu.run(sc, capture=False)
 
 

@@ -88,10 +88,11 @@ def plan(config: dict[str, Any], until_s: float) -> dict[int, list[float]]:
         path = str(f.get("path") or names[0])
         if path in reset_names:
             k = names.index(path)
-            raise EmuError(f"path.{k}.schedule: a `reset` step on path {path!r} would end flow.{j}'s {kind} "
-                           "connection (its iperf3 control connection for UDP) and iperf3 with an error, leaving no "
-                           "result: the emulator resets only paths that MPTCP flows cross with another path to go on "
-                           "(allowed: an MPTCP flow there; the simulator runs it as given)")
+            what = "TCP connection" if kind == "tcp" else "iperf3 control connection (TCP)"
+            raise EmuError(f"path.{k}.schedule: a `reset` step on path {path!r} would end flow.{j}'s {what} and "
+                           "iperf3 with an error, leaving no result: the emulator resets only paths that MPTCP flows "
+                           "cross with another path to go on (allowed: an MPTCP flow there; the simulator runs it "
+                           "as given)")
     return out
 
 
