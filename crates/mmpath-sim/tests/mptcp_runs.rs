@@ -453,7 +453,9 @@ fn every_penalty_the_scheduler_asks_for_is_applied() {
 /// The connection's autotuned send buffer (mptcp/connection/sndbuf.rs): v0.9x caps the subflows' sum
 /// at tcp_wmem[2] (mptcp_update_sndbuf), upstream adds them up (__mptcp_sync_sndbuf, Linux
 /// 6.7+). With tcp_wmem[2] = 1 MB over two 40 ms paths of 300 Mbit/s, v0.9x can keep at most
-/// 1 MB in flight (<= 210 Mbit/s); upstream about twice that.
+/// 1 MB in flight (<= 210 Mbit/s); upstream more than one socket's cap allows. Not twice: its
+/// bulk writer sleeps on the full buffer until a third of it is free (sk_stream_write_space),
+/// and only what it wrote is sent, so 2/3 to all of the ~2 MB are in flight.
 #[test]
 fn upstream_send_buffer_adds_the_subflows_up_v09x_caps_it() {
     let goodput = |kernel: &str| {
@@ -471,6 +473,7 @@ fn upstream_send_buffer_adds_the_subflows_up_v09x_caps_it() {
         s["flows"][0]["goodput_mbps"].as_f64().unwrap()
     };
     let (v09x, upstream) = (goodput("linux-v0.9x"), goodput("linux-upstream"));
-    assert!(v09x < 1048576.0 * 8.0 / 0.040 / 1e6, "v0.9x {v09x}");
-    assert!(upstream > 1.6 * v09x, "upstream {upstream} vs v0.9x {v09x}");
+    let one_cap = 1048576.0 * 8.0 / 0.040 / 1e6;
+    assert!(v09x < one_cap, "v0.9x {v09x}");
+    assert!(upstream > 1.2 * one_cap, "upstream {upstream} vs one tcp_wmem[2] {one_cap}");
 }

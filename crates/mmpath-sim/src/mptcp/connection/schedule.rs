@@ -83,8 +83,15 @@ impl Connection {
         // The subflow that first carried the oldest un-data-ACKed byte (v0.9x: the head of the
         // meta write queue's path_mask).
         let hol = self.carriers.front().map(|&(_, j)| j as usize);
+        // Upstream hands out only what the writer has written: mptcp_send_head is the first
+        // fragment the writer queued and no subflow took, so snd_nxt never passes write_seq
+        // (net/mptcp/protocol.c). v0.9x's meta socket is modelled with its writer ahead.
+        let written = match self.info.kernel {
+            Kernel::Upstream => self.written.min(self.data_limit),
+            _ => self.data_limit,
+        };
         ConnView {
-            unassigned_bytes: self.data_limit.saturating_sub(self.data_nxt),
+            unassigned_bytes: written.saturating_sub(self.data_nxt),
             send_window_free_bytes: window_free,
             data_in_flight_bytes: in_flight,
             reinjecting: !self.reinject.is_empty(),

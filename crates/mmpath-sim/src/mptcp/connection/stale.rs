@@ -403,6 +403,26 @@ mod state_tests {
         assert_eq!(cn.subs[0].state_code(), 0);
     }
 
+    /// Upstream hands out only what the writer has written (snd_nxt never passes write_seq):
+    /// with the writer asleep on a full send buffer, an ACK that frees part of it (less than the
+    /// third that wakes the writer) leaves room in the buffer but nothing new to hand out.
+    #[test]
+    fn only_written_data_is_handed_out() {
+        let (mut cn, mut io) = connection(Kernel::Upstream, SchedName::Upstream, &[false], 1 << 20);
+        cn.sndbuf = 9 * MSS as u64;
+        write(&mut cn, &mut io, Time::ZERO, u64::MAX);
+        assert_eq!((cn.written, cn.data_nxt), (9 * MSS as u64, 9 * MSS as u64));
+        // Two segments data-ACKed: 7 of 9 still queued, 2 free (< 7 / 2): the writer sleeps.
+        let nxt = io.senders[0].snd_nxt;
+        ack(&mut cn, &mut io, ms(1), 0, nxt, 2 * MSS as u64, 1 << 20);
+        assert_eq!(cn.written, 9 * MSS as u64, "the writer is still asleep");
+        assert_eq!(cn.data_nxt, 9 * MSS as u64, "nothing beyond what was written");
+        // A third more ACKed: the writer wakes, writes the buffer full, and that goes out.
+        ack(&mut cn, &mut io, ms(2), 0, nxt, 5 * MSS as u64, 1 << 20);
+        assert_eq!(cn.written, 14 * MSS as u64);
+        assert_eq!(cn.data_nxt, 14 * MSS as u64);
+    }
+
     /// mptcp_reset_rtx_timer arms a timer_list (sk_reset_timer): the connection's timer runs on
     /// the kernel's timer wheel, as its subflows' do (tcp/timer_wheel.rs).
     #[test]
