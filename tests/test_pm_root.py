@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -133,25 +134,22 @@ def test_a_dry_run_prints_the_actions_and_keeps_the_kernels_pm(topo, tmp_path):
     assert _pm(topo.cli) == "kernel"
 
 
-def _upload_through_a_carrier_cut(topo, tmp_path, policy: str, run_s: int, cut_s: float):
-    """`mmpath-pm --policy POLICY` on the client while an MPTCP upload of `run_s` seconds runs and
-    path 0 loses carrier (the AP's end of its veth goes down) 1 s in, for `cut_s`: the daemon's
-    log records, and when it heard the link go down and come back."""
+def _upload_with_the_daemon(topo, tmp_path, policy: str, run_s: int, during, *more: str) -> list[dict]:
+    """`mmpath-pm --policy POLICY [MORE...]` on the client while an MPTCP upload of `run_s`
+    seconds runs; `during()` is called once the upload has started (it acts on the paths and
+    returns when done). The daemon's log records, once it has exited cleanly."""
     log = tmp_path / "pm.jsonl"
     srv = subprocess.Popen(["ip", "netns", "exec", topo.srv, "mptcpize", "run", "iperf3", "-s", "-1"],
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     d = subprocess.Popen([sys.executable, "-m", "mmpath.pm.cli", "--policy", policy, "--paths", "p0c,p1c",
-                          "--netns", topo.cli, "--log", str(log)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         text=True)
+                          "--netns", topo.cli, "--log", str(log), *more], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
     try:
         assert _wait_for(lambda: log.exists() and _pm(topo.cli) == "userspace"), "the daemon did not start"
         cli = subprocess.Popen(["ip", "netns", "exec", topo.cli, "mptcpize", "run", "iperf3", "-c",
                                 netns.SERVER_ADDR, "-t", str(run_s)], stdout=subprocess.DEVNULL,
                                stderr=subprocess.PIPE)
-        time.sleep(1.0)
-        netns.sh("ip", "link", "set", topo.paths[0].ap_if, "down", ns=topo.ap)
-        time.sleep(cut_s)
-        netns.sh("ip", "link", "set", topo.paths[0].ap_if, "up", ns=topo.ap)
+        during()
         assert cli.wait(timeout=60) == 0
     finally:
         d.send_signal(signal.SIGTERM)
@@ -159,7 +157,20 @@ def _upload_through_a_carrier_cut(topo, tmp_path, policy: str, run_s: int, cut_s
         srv.kill()
         srv.wait()
     assert d.returncode == 0 and "Traceback" not in err, err
-    recs = [json.loads(line) for line in log.read_text().splitlines()]
+    return [json.loads(line) for line in log.read_text().splitlines()]
+
+
+def _upload_through_a_carrier_cut(topo, tmp_path, policy: str, run_s: int, cut_s: float):
+    """The daemon with POLICY while path 0 loses carrier (the AP's end of its veth goes down) 1 s
+    into an upload of `run_s` seconds, for `cut_s`: the log records, and when it heard the link
+    go down and come back."""
+    def cut() -> None:
+        time.sleep(1.0)
+        netns.sh("ip", "link", "set", topo.paths[0].ap_if, "down", ns=topo.ap)
+        time.sleep(cut_s)
+        netns.sh("ip", "link", "set", topo.paths[0].ap_if, "up", ns=topo.ap)
+
+    recs = _upload_with_the_daemon(topo, tmp_path, policy, run_s, cut)
     down = next(r["t_s"] for r in recs if r["type"] == "link" and not r["up"])
     up = next(r["t_s"] for r in recs if r["type"] == "link" and r["up"] and r["t_s"] > down)
     return recs, down, up
@@ -227,37 +238,23 @@ def test_link_aware_backup_acts_on_a_fed_signal_and_the_feed_goes_with_the_daemo
     # signal is fed below link-aware-backup's leaving threshold (-66 dBm): the daemon sets the
     # backup flag on path 0's subflow (SET_FLAGS, accepted by the kernel) and the configured
     # backup path 1 is made regular; a fed carrier loss is heard though the veth stays up.
-    log, sock = tmp_path / "pm.jsonl", tmp_path / "feed.sock"
-    srv = subprocess.Popen(["ip", "netns", "exec", topo.srv, "mptcpize", "run", "iperf3", "-s", "-1"],
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    d = subprocess.Popen([sys.executable, "-m", "mmpath.pm.cli", "--policy", "link-aware-backup", "--paths",
-                          "p0c,p1c", "--backup-paths", "1", "--netns", topo.cli, "--link-feed", str(sock),
-                          "--log", str(log)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    sock = tmp_path / "feed.sock"
 
     def feed(rep: dict) -> None:
-        import socket
         with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as s:
             s.sendto(json.dumps(rep).encode(), str(sock))
 
-    try:
-        assert _wait_for(lambda: log.exists() and sock.exists() and _pm(topo.cli) == "userspace"), \
-            "the daemon did not start"
-        cli = subprocess.Popen(["ip", "netns", "exec", topo.cli, "mptcpize", "run", "iperf3", "-c",
-                                netns.SERVER_ADDR, "-t", "4"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    def signals() -> None:
+        assert sock.exists(), "the daemon made no feed socket"
         time.sleep(1.5)
         feed({"interface": "p0c", "signal_dbm": -72.0, "mcs": 1})
         feed({"interface": "p0c", "up": "no"})  # refused, logged, the daemon goes on
         time.sleep(0.5)
         feed({"interface": "p0c", "up": False})
-        assert cli.wait(timeout=60) == 0
-    finally:
-        d.send_signal(signal.SIGTERM)
-        _out, err = d.communicate(timeout=30)
-        srv.kill()
-        srv.wait()
-    assert d.returncode == 0 and "Traceback" not in err, err
+
+    recs = _upload_with_the_daemon(topo, tmp_path, "link-aware-backup", 4, signals, "--backup-paths", "1",
+                                   "--link-feed", str(sock))
     assert not sock.exists(), "the feed's socket outlived the daemon"
-    recs = [json.loads(line) for line in log.read_text().splitlines()]
     weak = next(r["t_s"] for r in recs if r["type"] == "link_quality" and r["signal_dbm"] == -72.0)
     acts = [r["action"] for r in recs if r["type"] == "action" and r["source"] == "policy" and r["t_s"] >= weak]
     assert {"kind": "set_backup", "path": 0} in acts and {"kind": "clear_backup", "path": 1} in acts, acts
