@@ -65,6 +65,24 @@ def test_the_record_puts_the_daemons_actions_on_the_scenarios_clock(tmp_path):
         "policy": "kernel", "by": "the kernel's in-kernel path manager"}
 
 
+def test_radio_paths_are_fed_to_the_daemon_and_the_summary_says_so(tmp_path):
+    # A radio path's reports (linkfeed.plan) make the daemon take --link-feed; none: no socket.
+    planned = [(0.0, {"interface": "p0c", "up": True}), (3.0, {"interface": "p0c", "up": False})]
+    d = pmdaemon.PmDaemon(_topo(), "link-aware-backup", [1], tmp_path, planned)
+    args = dict(zip(d.command()[3::2], d.command()[4::2]))
+    assert args["--link-feed"] == str(tmp_path / "pm-feed.sock")
+    assert "--link-feed" not in pmdaemon.PmDaemon(_topo(), "link-aware-backup", [1], tmp_path, []).command()
+    assert pmdaemon.PmDaemon(_topo(), "kernel", [], tmp_path, planned).feeder is None
+    from mmpath.emu.cli import path_manager_line
+    pm = {"policy": "link-aware-backup", "actions": [{}] * 4, "links": [{}] * 2,
+          "commands": [{"ok": True}, {"ok": False}],
+          "link_feed": {"planned": 5, "sent": 5, "late_ms": {"median": 0.5, "max": 2.5}}}
+    assert path_manager_line(pm) == ("  path manager link-aware-backup (mmpath-pm, pm-daemon.jsonl): 4 action(s), "
+                                     "2 command(s), 1 refused by the kernel, 2 link change(s) heard; 5 of 5 radio "
+                                     "report(s) fed (at most 2.5 ms late)")
+    assert path_manager_line({"policy": "kernel", "by": "the kernel's in-kernel path manager"}) is None
+
+
 needs_root = emulation_marks(("ip", "tc", "iperf3", "tcpdump", "mptcpize"), root_needed_for="network namespaces, tc, netlink", mptcp=True)
 
 

@@ -83,6 +83,23 @@ def clean(args: argparse.Namespace) -> int:
     return 0
 
 
+def path_manager_line(pm: dict) -> str | None:
+    """The run's path-manager daemon in one line (emu.json `path_manager`); None for the
+    in-kernel path manager."""
+    if pm.get("actions") is None:
+        return None
+    refused = sum(1 for c in pm.get("commands", []) if not c.get("ok"))
+    line = (f"  path manager {pm['policy']} (mmpath-pm, pm-daemon.jsonl): {len(pm['actions'])} action(s), "
+            f"{len(pm.get('commands', []))} command(s)" + (f", {refused} refused by the kernel" if refused else "")
+            + f", {len(pm.get('links', []))} link change(s) heard")
+    feed = pm.get("link_feed")
+    if feed:
+        late = feed["late_ms"]["max"]
+        line += (f"; {feed['sent']} of {feed['planned']} radio report(s) fed"
+                 + (f" (at most {late:g} ms late)" if late is not None else ""))
+    return line
+
+
 def run(args: argparse.Namespace) -> int:
 
     # A bad scenario or variant: one line, status 2, before anything is set up.
@@ -141,6 +158,9 @@ def run(args: argparse.Namespace) -> int:
                   f"{sum(w['planned_s'][1] - w['planned_s'][0] for w in dropped):g} s in all"
                   + (f", at most {err:g} ms off the plan (ip monitor)" if err is not None else
                      ", not seen by the link monitor"))
+    line = path_manager_line(m.get("path_manager") or {})
+    if line:
+        print(line)
     if m.get("kernel_trace"):
         kt = m["kernel_trace"]
         print(f"  kernel trace: {sum(kt['events'].values())} events in {kt['file']}"
