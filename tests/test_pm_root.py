@@ -89,7 +89,13 @@ def test_the_daemon_opens_a_subflow_and_sets_its_backup_flag_then_restores_the_p
               and r["attrs"]["saddr4"] == topo.paths[1].cli_addr]
     assert joined, [r for r in recs if r["type"] == "kernel_event"]
     flags = [r for r in recs if r["type"] == "command" and r["command"]["command"] == "SET_FLAGS"]
-    assert flags and all(r["ok"] for r in flags), flags
+    assert any(r["ok"] for r in flags), flags
+    # A refused SET_FLAGS is for a subflow the kernel was closing: the daemon joins at the
+    # connection's ESTABLISHED event, and a join SYN that reaches the server over path 1 before
+    # the MP_CAPABLE handshake's last ACK over path 0 is reset by the server (MPTCP_RST_EMPTCP,
+    # the connection not yet fully established there): seen in ~1 run in 5, SUB_CLOSED ~3 ms later.
+    closed = {r["attrs"]["sport"] for r in recs if r["type"] == "kernel_event" and r["event"] == "SUB_CLOSED"}
+    assert all(r["command"]["addr"]["port"] in closed for r in flags if not r["ok"]), flags
     # The MP_PRIO reached the server: its kernel reports the subflow from path 1 as backup.
     prio = [ln for ln in monitor.splitlines() if "SF_PRIO" in ln and topo.paths[1].cli_addr in ln]
     assert prio and all("backup=1" in ln for ln in prio), monitor
