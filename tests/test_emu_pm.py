@@ -73,6 +73,13 @@ def test_radio_paths_are_fed_to_the_daemon_and_the_summary_says_so(tmp_path):
     assert args["--link-feed"] == str(tmp_path / "pm-feed.sock")
     assert "--link-feed" not in pmdaemon.PmDaemon(_topo(), "link-aware-backup", [1], tmp_path, []).command()
     assert pmdaemon.PmDaemon(_topo(), "kernel", [], tmp_path, planned).feeder is None
+    recs = [{"t": 1.0, "type": "start", "paths": [{"index": 0, "ifname": "p0c", "ifindex": 7, "addr": "a"}]},
+            {"t": 2.0, "type": "link_quality", "ifindex": 7, "signal_dbm": -60.0, "mcs": 8},
+            {"t": 2.1, "type": "link_quality", "ifindex": 7, "signal_dbm": -70.0, "mcs": 2},
+            {"t": 2.2, "type": "feed_error", "error": "not JSON", "datagram": "x"}]
+    (tmp_path / pmdaemon.LOG_NAME).write_text("".join(json.dumps(r) + "\n" for r in recs))
+    feed = d.record(0.0)["link_feed"]
+    assert (feed["planned"], feed["sent"], feed["quality_changes_heard"], feed["refused"]) == (2, 0, {"0": 2}, 1)
     from mmpath.emu.cli import path_manager_line
     pm = {"policy": "link-aware-backup", "actions": [{}] * 4, "links": [{}] * 2,
           "commands": [{"ok": True}, {"ok": False}],

@@ -164,9 +164,13 @@ class PmDaemon:
             "restored": next((r.get("restored") for r in recs if r.get("type") == "stop"), None),
         })
         if self.feeder is not None:
-            out["link_feed"] = {**self.feeder.record(),
-                                "heard": [{"t_s": t_s(r), "path": by_ifindex.get(r.get("ifindex")),
-                                           "signal_dbm": r.get("signal_dbm"), "mcs": r.get("mcs")}
-                                          for r in recs if r.get("type") == "link_quality"],
+            # Counts only: a fading channel changes every coherence time (pm-daemon.jsonl has
+            # each report and each change the policies heard, with its time).
+            heard: dict[str, int] = {}
+            for r in recs:
+                if r.get("type") == "link_quality":
+                    k = str(by_ifindex.get(r.get("ifindex")))
+                    heard[k] = heard.get(k, 0) + 1
+            out["link_feed"] = {**self.feeder.record(), "quality_changes_heard": heard,
                                 "refused": sum(1 for r in recs if r.get("type") == "feed_error")}
         return out
