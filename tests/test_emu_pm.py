@@ -94,6 +94,36 @@ needs_root = emulation_marks(("ip", "tc", "iperf3", "tcpdump", "mptcpize"), root
 
 
 @pytest.mark.parametrize("_", [pytest.param(None, marks=needs_root)])
+def test_link_aware_backup_hears_the_emulated_radio_through_the_feed(tmp_path, _):
+    # A 60 GHz primary partly blocked (its signal heard below link-aware-backup's -66 dBm, the
+    # link up) at 2 s, then blocked (lost) 3.5-4.5 s: the emulator feeds the daemon what the
+    # channel does (linkfeed.py), and the policy moves traffic to the backup at the fade, before
+    # the link goes, as in the simulator (x-pm's 11ad-fade).
+    import mmpath.emu
+
+    fade_s = 2.0
+    sc = {"name": "pm-feed", "duration_s": 6.0, "seed": 1, "backbone": {"enabled": False},
+          "path": [{"name": "primary", "technology": "11ad", "device": "panasonic-wigig", "distance_m": 3.0,
+                    "mtu_bytes": 7912, "event": [{"kind": "blockage", "t_s": fade_s, "duration_s": 1.5, "loss_db": 38.0},
+                                                 {"kind": "blockage", "t_s": 3.5, "duration_s": 1.0}]},
+                   {"name": "backup", "technology": "11ac", "bandwidth_mhz": 40, "streams": 1, "rssi_dbm": -50.0}],
+          "flow": [{"name": "dl", "kind": "mptcp", "mode": "backup", "kernel": "linux-upstream",
+                    "scheduler": "default", "path_manager": "link-aware-backup"}]}
+    out = tmp_path / "out"
+    mmpath.emu.run(sc, out=out, capture=False)
+    pm = json.loads((out / "emu.json").read_text())["path_manager"]
+    feed = pm["link_feed"]
+    assert feed["sent"] == feed["planned"] >= 4 and feed["refused"] == 0, feed
+    assert feed["quality_changes_heard"].get("0", 0) >= 2, feed
+    demoted = [a["t_s"] for a in pm["actions"] if a["source"] == "policy" and a.get("kind") == "set_backup"
+               and a.get("path") == 0]
+    assert demoted and fade_s <= demoted[0] < fade_s + 0.2, pm["actions"]
+    assert [(ln["path"], ln["up"]) for ln in pm["links"] if ln["path"] == 0] == [(0, False), (0, True)], pm["links"]
+    assert all(c["ok"] for c in pm["commands"] if c["t_s"] >= fade_s), pm["commands"]
+    assert pm["exit_code"] == 0 and pm["restored"] is True
+
+
+@pytest.mark.parametrize("_", [pytest.param(None, marks=needs_root)])
 def test_fast_failback_opens_a_subflow_on_the_primary_after_its_return(tmp_path, _):
     import mmpath.emu
 
