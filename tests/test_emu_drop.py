@@ -367,7 +367,7 @@ def test_a_dropped_path_s_packets_do_not_leave_by_another_path(tmp_path, _):
 def test_an_mptcp_subflow_survives_its_paths_drop_and_carries_again(tmp_path, _):
     """The in-kernel path manager does not follow link state (drops.py): the client's endpoint
     and the subflow on the dropped path stay (its IPv4 address is not removed on link down);
-    the subflow goes stale, the other path carries the connection through the outage, and the
+    the other path carries the connection through the outage, and the
     same subflow carries again after the return: no new join."""
     import mmpath.emu
 
@@ -392,7 +392,12 @@ def test_an_mptcp_subflow_survives_its_paths_drop_and_carries_again(tmp_path, _)
     mib = m["kernel_mptcp_counters"]
     # One join per connection (iperf3's control and data connections both run MPTCP), none after.
     assert mib["client"].get("MPJoinSynTx") == 2, mib
-    assert mib["server"].get("SubflowStale", 0) >= 1 and mib["server"].get("SubflowRecover", 0) >= 1, mib
+    # A stale mark, if the kernel made one, was lifted when b carried again. Whether it makes one
+    # is the run's: the connection timer fires (and counts b's silence) only while the holes b's
+    # lost data left hold the data ACK, and each firing re-sends one fragment on a; when the cut
+    # caught four fragments or fewer the holes are filled before the fifth firing and the data
+    # ACK moves on (seen once, in a CI run on 2026-12-06: SubflowStale 0, MPTCPRetrans 14).
+    assert mib["server"].get("SubflowRecover", 0) >= mib["server"].get("SubflowStale", 0), mib
     a = _packets(out / "a.pcap", m["t0_unix"], f"src {SERVER} and greater 100")
     b = _packets(out / "b.pcap", m["t0_unix"], f"src {SERVER} and greater 100")
     assert len([t for t in a if w["client_down_s"] < t < back]) > 100
