@@ -184,6 +184,9 @@ pub struct Reassembly {
     pub max_ooo_bytes: u64,
     /// The advertised right edge (data_ack + window), never moving left.
     right: u64,
+    /// Upstream: the edge moves only when an ACK advertises it (`advertise`), each subflow
+    /// offering at most its own rcv_ssthresh; v0.9x: it follows the free space at once.
+    edge_on_ack: bool,
 }
 
 impl Reassembly {
@@ -197,7 +200,29 @@ impl Reassembly {
             beyond_window_bytes: 0,
             max_ooo_bytes: 0,
             right: rcvbuf,
+            edge_on_ack: false,
         }
+    }
+
+    /// The upstream receiver's edge: moved only by the ACKs that advertise it (`advertise`).
+    pub fn with_edge_on_ack(mut self) -> Self {
+        self.edge_on_ack = true;
+        self
+    }
+
+    /// The buffer's free space in window units (__mptcp_space): the window before any cap.
+    pub fn free(&self) -> u64 {
+        self.rcvbuf.saturating_sub(self.ooo_bytes)
+    }
+
+    /// The window an ACK of a subflow whose rcv_ssthresh is `cap` advertises (upstream): the
+    /// subflow's __tcp_select_window offers the connection's free space but at most its own
+    /// rcv_ssthresh, and mptcp_set_rwin (net/mptcp/options.c) never lets an ACK retract the
+    /// edge an earlier one advertised on any subflow (msk->rcv_wnd_sent): it advertises the
+    /// old edge instead.
+    pub fn advertise(&mut self, cap: u64) -> u64 {
+        self.right = self.right.max(self.data_ack + self.free().min(cap));
+        self.right - self.data_ack
     }
 
     /// The advertised window from data_ack: what is free of the buffer once the out-of-order
@@ -207,8 +232,8 @@ impl Reassembly {
         self.right - self.data_ack
     }
 
-    /// The buffer's window grew (autotuning, connection/rcv_space.rs): the edge offered moves
-    /// at once, for the read's ACKs to carry.
+    /// The buffer's window grew (autotuning, connection/rcv_space.rs): v0.9x's edge moves at
+    /// once, for the read's ACKs to carry; upstream's with the next ACK (`advertise`).
     pub fn set_rcvbuf(&mut self, window: u64) {
         self.rcvbuf = window;
         self.update_right();
@@ -217,8 +242,9 @@ impl Reassembly {
     /// The right edge the window offers now: __mptcp_select_window's free space, kept at least
     /// where it was (tcp_select_window: `if (new_win < cur_win) new_win = cur_win`).
     fn update_right(&mut self) {
-        let free = self.rcvbuf.saturating_sub(self.ooo_bytes);
-        self.right = self.right.max(self.data_ack + free);
+        if !self.edge_on_ack {
+            self.right = self.right.max(self.data_ack + self.free());
+        }
     }
 
     pub fn ooo_ranges(&self) -> &[(u64, u64)] {

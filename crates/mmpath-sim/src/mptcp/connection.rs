@@ -70,6 +70,10 @@ pub use rcv_space::RcvSpace;
 const SYN_TIMEOUT: Time = Time::from_secs(1);
 /// Upstream net.mptcp.stale_loss_cnt default (net/mptcp/ctrl.c).
 const STALE_LOSS_CNT: u32 = 4;
+/// A subflow's first rcv_ssthresh: the initial receive window, which tcp_select_initial_window
+/// (net/ipv4/tcp_output.c) caps at U16_MAX without tcp_workaround_signed_windows (default 0);
+/// tcp_connect_init and tcp_openreq_init_rwin then set rcv_ssthresh to it.
+const RCV_SSTHRESH_INIT: u64 = 65_535;
 /// A bound on scheduler decisions per wake-up, against a scheduler that keeps choosing a
 /// subflow that cannot take data.
 const MAX_DECISIONS: usize = 4096;
@@ -176,6 +180,9 @@ pub struct Subflow {
     /// The subflow's own autotuned send buffer (tcp_sndbuf_expand), which the connection's
     /// adds up (sndbuf.rs).
     pub sndbuf: crate::tcp::sndbuf::Autotuned,
+    /// Upstream receiver: the subflow's rcv_ssthresh, the most window its ACKs may offer
+    /// (__tcp_select_window), grown by the data it receives (tcp_grow_window; packets.rs).
+    pub rcv_ssthresh: u64,
 }
 
 impl Subflow {
@@ -204,6 +211,7 @@ impl Subflow {
             scheduled_bytes: 0,
             reinjected_bytes: 0,
             sndbuf: Default::default(),
+            rcv_ssthresh: RCV_SSTHRESH_INIT,
         }
     }
 
@@ -361,6 +369,10 @@ impl Connection {
     pub fn new(cfg: ConnCfg, subs: Vec<Subflow>) -> Self {
         let pacing_in_views = cfg.sched.reads_pacing_rate();
         let rcv_window = cfg.rcv_space.as_ref().map_or(cfg.rcv_window, RcvSpace::window);
+        let rx = match cfg.info.kernel {
+            Kernel::Upstream => Reassembly::new(rcv_window).with_edge_on_ack(),
+            Kernel::V09x => Reassembly::new(rcv_window),
+        };
         Connection {
             owner: cfg.owner,
             info: cfg.info,
@@ -374,7 +386,7 @@ impl Connection {
             sndbuf: cfg.sndbuf_rule.initial(cfg.sndbuf),
             sndbuf_rule: cfg.sndbuf_rule,
             reinject: ReinjectQueue::default(),
-            rx: Reassembly::new(rcv_window),
+            rx,
             old_wspace: rcv_window,
             views: Vec::with_capacity(8),
             pacing_in_views,

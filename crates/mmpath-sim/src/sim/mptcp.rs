@@ -230,8 +230,8 @@ impl Simulation {
     }
 
     /// A data segment reached the connection; returns the bytes that became in order.
-    pub(super) fn conn_on_data(&mut self, now: Time, (c, _j): (u16, u8), p: &Packet) -> u64 {
-        self.conns[c as usize].on_data(now, p)
+    pub(super) fn conn_on_data(&mut self, now: Time, (c, j): (u16, u8), p: &Packet) -> u64 {
+        self.conns[c as usize].on_data(now, j as usize, p)
     }
 
     /// The application read `copied` bytes: each subflow's ACK leaves before the next one's

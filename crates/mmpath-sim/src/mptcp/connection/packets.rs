@@ -35,7 +35,10 @@ impl Connection {
             }
             Kind::Ack => {
                 p.data_ack = self.rx.data_ack;
-                p.data_wnd = self.rx.window();
+                p.data_wnd = match self.info.kernel {
+                    Kernel::Upstream => self.rx.advertise(self.subs[j].rcv_ssthresh),
+                    Kernel::V09x => self.rx.window(),
+                };
                 p.size_bytes += DSS_ACK_BYTES;
                 // mptcp_set_rwin: the window this ACK advertises is the read rule's reference.
                 self.old_wspace = p.data_wnd;
@@ -44,9 +47,12 @@ impl Connection {
         }
     }
 
-    /// A data segment's DSN range reaches the connection; returns the bytes that became in
-    /// order, which the application reads at once (`read_rule`, `read_ack`).
-    pub fn on_data(&mut self, now: Time, p: &Packet) -> u64 {
+    /// A data segment reached subflow `j` and its DSN range the connection; returns the bytes
+    /// that became in order, which the application reads at once (`read_rule`, `read_ack`).
+    pub fn on_data(&mut self, now: Time, j: usize, p: &Packet) -> u64 {
+        if self.info.kernel == Kernel::Upstream {
+            self.grow_window(j, p.len as u64);
+        }
         let delivered = self.rx.on_data(p.dsn, p.len as u64);
         if delivered > 0 {
             self.bins.add(now.ns(), delivered);
@@ -56,6 +62,28 @@ impl Connection {
             }
         }
         delivered
+    }
+
+    /// tcp_grow_window (net/ipv4/tcp_input.c, Linux 6.18) on subflow `j` for a segment of
+    /// `len` bytes, called from tcp_event_data_recv (in order, at least 128 bytes) and
+    /// tcp_data_queue_ofo: rcv_ssthresh grows by max(2 advmss, 2 len) up to the room left below
+    /// the window clamp, which mptcp_rcv_space_adjust keeps at the connection's (the subflows
+    /// share its sk_rcvbuf). Its truesize test (check #2) is taken to pass: the model's
+    /// buffer is already in window units (docs/models.md, MPTCP receive window). The
+    /// model grows it for every data segment, the subflow's rare duplicates too. So a
+    /// subflow that has carried little (a backup, idle until the primary fails) offers a
+    /// window of at most ~64 KB plus twice what it has received, however large the
+    /// connection's: its ACKs cannot move the edge the primary's ACKs advertised until its
+    /// rcv_ssthresh catches up (docs/models.md, "A subflow's window grows with what it
+    /// carries").
+    fn grow_window(&mut self, j: usize, len: u64) {
+        if len < 128 {
+            return;
+        }
+        let st = &mut self.subs[j];
+        let room = self.rx.rcvbuf.saturating_sub(st.rcv_ssthresh);
+        let incr = 2 * (st.mss as u64).max(len);
+        st.rcv_ssthresh += room.min(incr);
     }
 
     /// The application read `copied` bytes from the connection: the ACKs the read sends on
@@ -82,7 +110,11 @@ impl Connection {
         // The reader takes everything in order at once: what remains queued is the
         // out-of-order data.
         let rx_empty = self.rx.ooo_bytes == 0;
-        let space = self.rx.window();
+        // __mptcp_space: the free space, not capped by any subflow's rcv_ssthresh.
+        let space = match self.info.kernel {
+            Kernel::Upstream => self.rx.free(),
+            Kernel::V09x => self.rx.window(),
+        };
         let cleanup = space > 0 && space >= 2 * self.old_wspace;
         Some(ReadRule { copied, rx_empty, cleanup })
     }
@@ -198,13 +230,58 @@ mod tests {
     #[test]
     fn data_behind_a_hole_waits_and_the_acks_say_so() {
         let (mut cn, _io) = connection(Kernel::Upstream, SchedName::Upstream, &[false, false], 10 * MSS as u64);
-        assert_eq!(cn.on_data(ms(1), &data(1000, 1000)), 0, "hole at 0..1000");
+        assert_eq!(cn.on_data(ms(1), 0, &data(1000, 1000)), 0, "hole at 0..1000");
         assert_eq!(stamped_ack(&mut cn, 0), (0, 10_000));
         assert_eq!(stamped_ack(&mut cn, 1), (0, 10_000), "the connection's data ACK on every subflow");
         assert_eq!(cn.delivered_bytes, 0);
-        assert_eq!(cn.on_data(ms(2), &data(0, 1000)), 2000);
+        assert_eq!(cn.on_data(ms(2), 0, &data(0, 1000)), 2000);
         assert_eq!(cn.delivered_bytes, 2000);
         assert_eq!(stamped_ack(&mut cn, 1), (2000, 10_000));
+    }
+
+    /// Upstream: a subflow's ACKs offer at most its rcv_ssthresh (__tcp_select_window), which
+    /// grows by twice what it receives (tcp_grow_window), and never retract the edge another
+    /// subflow advertised (mptcp_set_rwin). A backup that takes over from a primary whose ACKs
+    /// opened a large window leaves that edge where it stood until its rcv_ssthresh catches up;
+    /// then the edge moves with its ACKs. v0.9x advertises the free space at once.
+    #[test]
+    fn an_idle_subflow_moves_the_edge_only_once_its_rcv_ssthresh_catches_up() {
+        const WIN: u64 = 1 << 20;
+        let (mut cn, _io) = connection(Kernel::Upstream, SchedName::Upstream, &[false, true], WIN);
+        cn.subs[1].established = true;
+        // The primary has carried enough for its own rcv_ssthresh to reach the window.
+        cn.subs[0].rcv_ssthresh = WIN;
+        assert_eq!(stamped_ack(&mut cn, 0), (0, WIN), "the primary's ACK opens the whole window");
+        let edge = WIN;
+        // The backup, fresh, receives in order from DSN 0 (the primary's data lost).
+        let mut dsn = 0;
+        let mut moved_at = None;
+        while dsn < WIN {
+            cn.on_data(ms(1), 1, &data(dsn, MSS));
+            dsn += MSS as u64;
+            let (ack, wnd) = stamped_ack(&mut cn, 1);
+            assert_eq!(ack, dsn);
+            let ssthresh = cn.subs[1].rcv_ssthresh;
+            assert_eq!(ssthresh, (65_535 + 2 * dsn).min(WIN), "grows by twice each segment");
+            if ack + ssthresh <= edge {
+                assert_eq!(ack + wnd, edge, "the edge stands still at {dsn}");
+            } else {
+                assert_eq!(ack + wnd, ack + ssthresh, "the backup's ACK moves the edge at {dsn}");
+                moved_at.get_or_insert(dsn);
+            }
+        }
+        // It moves once 64 KB + 3 x received passes the old edge: after about a third of it.
+        let moved_at = moved_at.expect("the edge moved");
+        assert!(moved_at > (WIN - 65_535) / 3 && moved_at <= (WIN - 65_535) / 3 + MSS as u64, "{moved_at}");
+
+        // v0.9x: the same arrivals move the edge with the first ACK.
+        let (mut cn, _io) = connection(Kernel::V09x, SchedName::Upstream, &[false, true], WIN);
+        cn.subs[1].established = true;
+        stamped_ack(&mut cn, 0);
+        cn.on_data(ms(1), 1, &data(0, MSS));
+        let (ack, wnd) = stamped_ack(&mut cn, 1);
+        assert_eq!(ack + wnd, MSS as u64 + WIN);
+        assert_eq!(cn.subs[1].rcv_ssthresh, 65_535, "v0.9x grows no subflow window");
     }
 
     /// Upstream, Linux >= 6.6: the slow subflow's last segment, the end of its push (PSH),
@@ -242,7 +319,7 @@ mod tests {
             };
             let arrive = |cn: &mut Connection, io: &mut Endpoints, t: u64, p: Packet| {
                 io.receivers[p.flow as usize].on_data(ms(t), &p, &mut io.out);
-                let copied = cn.on_data(ms(t), &p);
+                let copied = cn.on_data(ms(t), p.flow as usize, &p);
                 if let Some(rule) = cn.read_rule(copied) {
                     for j in 0..2 {
                         cn.read_ack(ms(t), j, rule, io);
