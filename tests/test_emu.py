@@ -452,11 +452,13 @@ def test_x_pm_runs_the_daemon_against_the_simulator():
     for _, r in runs.iterrows():
         assert 90 < r[xpm.RECEIVED] < 175, r.to_dict()
         assert all(0 <= r[k] <= xpm.DURATION_S for k in xpm.TIMES), r.to_dict()
+        # no byte lost or duplicated at the application (issue 28), in either engine
+        assert r[xpm.INTACT], (r[xpm.INTACT_WHY], r.to_dict())
     kern = runs[(runs["policy"] == "kernel") & (runs["engine"] == "emulation")].iloc[0]
     ff = runs[(runs["policy"] == "fast-failback") & (runs["engine"] == "emulation")].iloc[0]
     assert ff[xpm.BACK] + 0.5 < kern[xpm.BACK], (ff.to_dict(), kern.to_dict())
     v = rep.results["x-pm"].verdict
-    assert v.status in ("PASS", "FAIL") and len(v.checks) == 4
+    assert v.status in ("PASS", "FAIL") and len(v.checks) == 5
 
 
 def test_the_clock_probe_reads_tcpdumps_first_time_stamp():

@@ -15,7 +15,8 @@ import pytest
 import mmpath
 from mmpath.analyze import iperf3, iw, pcap, ss, wil6210
 from mmpath.analyze.pcap.mptcp import _reinjections
-from mmpath.analyze.pcap.mptcp import _data_mapping
+from mmpath.analyze.pcap.mptcp import _data_mapping, data_stream, dsn_coverage
+from mmpath.analyze.pcap.options import _mptcp_option
 from mmpath.analyze.summary import format_summary
 
 from conftest import assert_one_line_error
@@ -170,6 +171,60 @@ def test_data_fin_only_and_payloadless_mappings_are_not_data():
     assert _data_mapping(0, (None, (90, False), 5, 100, False)) is None  # a mapping on no payload
     assert _data_mapping(0, ((7, True), None, None, None, False)) is None  # pure data ACK
     assert _data_mapping(1, (None, (90, True), 0, 1, True)) is None  # nothing left but the DATA_FIN
+
+
+def test_dsn_coverage_is_the_union_of_the_mapped_ranges():
+    """Ranges [start, end) past the first data byte, in any order: (covered bytes, holes)."""
+    assert dsn_coverage([(0, 100), (100, 250), (250, 300)]) == (300, [])  # contiguous
+    assert dsn_coverage([(250, 300), (0, 100), (100, 250)], upto=300) == (300, [])  # any order
+    assert dsn_coverage([(0, 100), (150, 300)]) == (250, [(100, 150)])  # a hole never filled
+    assert dsn_coverage([(0, 100), (150, 300)], upto=100) == (100, [])  # ... beyond the data ACK
+    # reinjections: the same data again on another subflow, overlapping, nested, repeated
+    assert dsn_coverage([(0, 100), (50, 150), (60, 70), (0, 100), (140, 200)]) == (200, [])
+    # the hole a reinjection fills is no hole
+    assert dsn_coverage([(0, 100), (200, 300), (100, 200)]) == (300, [])
+    # data ACKed past the furthest mapping, and data before the first byte (ignored)
+    assert dsn_coverage([(-10, 50), (50, 80)], upto=100) == (80, [(80, 100)])
+    assert dsn_coverage([], upto=10) == (0, [(0, 10)]) and dsn_coverage([]) == (0, [])
+
+
+def test_data_stream_from_mappings_data_acks_and_a_data_fin():
+    """The first data byte at IDSN + 1; a DATA_FIN's octet (3.3.3) in the data ACK but not data;
+    data ACKs of 4 octets (the low 32 bits) beside 8-octet DSNs."""
+    first = 2**40 + 2**32 - 100  # 100 bytes below a 32-bit wrap of the low half
+    maps = [(0.0, 0, first, True, 1000), (0.1, 1, first + 1000, True, 500),
+            (0.2, 1, first + 500, True, 500)]  # a reinjection of [500, 1000)
+    fins = {(first + 1500, True)}  # the mapping [1500, 1501) with DATA_FIN, no payload
+    acks = [(0.05, (first + 1000) & 0xFFFFFFFF, False), (0.3, (first + 1501) & 0xFFFFFFFF, False)]
+    s = data_stream(maps, acks, fins, (first, True))
+    assert s["first_known"] and s["data_fin_acked"]
+    assert (s["acked_bytes"], s["covered_bytes"], s["holes"], s["first_hole"]) == (1500, 1500, 0, None)
+    # without the DATA_FIN's ACK: the data ACK covers the data alone
+    s = data_stream(maps, acks[:1] + [(0.3, (first + 1500) & 0xFFFFFFFF, False)], fins, (first, True))
+    assert (s["acked_bytes"], s["data_fin_acked"]) == (1500, False)
+    # the first mapping never captured: a hole from the first data byte on
+    s = data_stream(maps[1:], acks, fins, (first, True))
+    assert (s["covered_bytes"], s["hole_bytes"], s["first_hole"]) == (1000, 500, [0, 500])
+    # ... which a capture without the keys cannot see: the lowest mapping stands for the first byte
+    s = data_stream(maps[1:], [(0.3, (first + 1501) & 0xFFFFFFFF, False)], fins)
+    assert not s["first_known"] and (s["acked_bytes"], s["holes"]) == (1000, 0)
+    assert data_stream([], acks, fins, (first, True)) is None
+
+
+def test_mp_capable_with_data_maps_the_initiators_first_bytes(analyses):
+    """RFC 8684 3.1: the initiator's first data segment carries MP_CAPABLE with both keys and a
+    data-level length instead of a DSS, mapping from its IDSN + 1. On the upload fixture that is
+    iperf3's 37-byte cookie: with it, the data connection's stream is whole from its first byte,
+    and its final data ACK is the cookie plus every byte iperf3 sent (its DATA_FIN acknowledged)."""
+    opt = bytes([30, 22, 0x01, 0x81]) + bytes(range(8)) + bytes(range(8, 16)) + (37).to_bytes(2, "big")
+    assert _mptcp_option(opt, 0x18) == (0, (1, 0x81, bytes(range(8)), bytes(range(8, 16)), 37))
+    assert _mptcp_option(opt[:20], 0x10)[1][4] is None  # the third ACK without data
+    s = analyses["mptcp_backup"].summary
+    cj = json.loads((FX / "mptcp_backup" / "client.json").read_text())
+    (c,) = [c for c in s["connections"] if not c["minor"] and c["source"].endswith("capture.pcap")]
+    ds = c["data_stream"]
+    assert ds["first_known"] and ds["holes"] == 0 and ds["data_fin_acked"], ds
+    assert ds["acked_bytes"] == ds["covered_bytes"] == 37 + cj["end"]["sum_sent"]["bytes"]
 
 
 def _dss_mappings(path):

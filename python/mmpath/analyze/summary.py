@@ -202,7 +202,7 @@ _FLOW_KEYS = ("kind", "cc", "side", "sender", "path", "connection", "subflow", "
               "duration_s", "mbps", "packets", "retransmits", "retrans_pct", "retrans_bytes", "loss_pct",
               "lost_packets", "jitter_ms", "sack_permitted", "sack_acks", "dsacks", "reinjections",
               "reinjected_bytes", "path_shares", "subflows", "reported_goodput_mbps", "bytes_sent", "sent_mbps",
-              "max_snd_cwnd")
+              "max_snd_cwnd", "data_stream")
 
 
 def _link_spans(events, source: str, flow: dict) -> list[tuple[float, float]]:
@@ -277,6 +277,7 @@ def summarize(sources, table, origin, intervals, timeline, events, *, bin_s, bas
                                         "bytes": x.get("bytes")} for x in subs],
                           "path_shares": {k: _r(v) for k, v in (f.get("path_shares") or {}).items()},
                           "reinjections": f.get("reinjections"), "reinjected_bytes": f.get("reinjected_bytes"),
+                          "data_stream": f.get("data_stream"),
                           "takeover": _takeover(listed, series, bin_s)})
     for e in flows:
         e.pop("_key", None)

@@ -477,7 +477,7 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
         for c in clients:
             c.kill()
         if caps_running:
-            traffic.stop_captures(caps_running)
+            traffic.stop_captures(caps_running, flush_s=0)
         for pr in probes:
             pr.unix_s()
         if ss is not None:

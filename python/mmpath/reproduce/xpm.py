@@ -29,6 +29,12 @@ Measured per run on 100 ms bins aligned on the case's events, in seconds:
   opens no new subflow (mptcp/pm/kernel.rs), so `back_s` never comes and counts as what is left
   of the run in both engines, as any time that never came;
 - `received_mb`: what the application received;
+- `intact`: whether the application's byte stream arrived whole (issue 28: "no byte lost or
+  duplicated at the application"), with its evidence `app_bytes_sent`, `app_bytes_received`,
+  `dsn_bytes_acked`, `dsn_bytes_covered` and, when not, `intact_reason` (`intact_verdict`):
+  on the kernel iperf3's two counts and the client's captures (the analyzer's data-level
+  coverage, analyze/pcap/mptcp.py `data_stream`); in the simulator its own counts, which its
+  oracle holds to the same rules;
 - reported only: `reinjected_mb`, the data sent again on another subflow (MPTCP reinjection: the
   simulator's count; on the kernel the analyzer's, from the DSS mappings in the client's
   captures: a mapping whose data-sequence range was mapped before on another subflow), and
@@ -37,7 +43,8 @@ Measured per run on 100 ms bins aligned on the case's events, in seconds:
 
 A row (case x policy) agrees when every time is within 20 % of the kernel's or 0.3 s, whichever
 is larger, and the received bytes within 10 %. The claim holds when at least 90 % of the rows
-agree and, on the kernel, `fast-failback` has the primary back at half rate within 0.5 s of its
+agree, every row's stream is intact in both engines, and, on the kernel, `fast-failback` has the
+primary back at half rate within 0.5 s of its
 return and the backup at half rate within 0.5 s of the cut (the dropping cut), where the
 in-kernel path manager takes over a second to come back. Fast mode (`make test`) runs the
 dropping cut with `kernel` and `fast-failback` only. The emulated runs need root and real time:
@@ -91,6 +98,12 @@ BACKUP_DBM = -50.0
 TAKEOVER, FIRST_BACKUP, BACK, FIRST_PRIMARY, RECEIVED = (
     "takeover_s", "first_backup_s", "back_s", "first_primary_s", "received_mb")
 REINJECTED = "reinjected_mb"
+APP_SENT, APP_RECEIVED, DSN_ACKED, DSN_COVERED, INTACT, INTACT_WHY = (
+    "app_bytes_sent", "app_bytes_received", "dsn_bytes_acked", "dsn_bytes_covered", "intact", "intact_reason")
+STREAM_COUNTS = (APP_SENT, APP_RECEIVED, DSN_ACKED, DSN_COVERED)
+# iperf3's cookie: the first bytes a client writes on its data connection (iperf3's COOKIE_SIZE),
+# not in its byte counts.
+IPERF3_COOKIE = 37
 TIMES = (TAKEOVER, FIRST_BACKUP, BACK, FIRST_PRIMARY)
 COMPARED = TIMES + (RECEIVED,)
 LABELS = {TAKEOVER: "backup at half rate (s)", FIRST_BACKUP: "backup's first byte (s)",
@@ -217,7 +230,77 @@ def sim_measures(res, case: Case) -> tuple[dict, list[np.ndarray]]:
     m = measures(per_path, first, case.event_s, case.back_s, backup_mbps(case.setup))
     m.update({RECEIVED: round(float(f["bytes_delivered"]) / 1e6, 2), "duplicates": int(f.get("duplicate_bytes") or 0),
               REINJECTED: round(float(f.get("reinjected_bytes") or 0) / 1e6, 3)})
+    m.update(sim_intact(res.summary))
     return m, per_path
+
+
+def intact_verdict(sent: int | None, received: int | None, stream: dict | None,
+                   unread_max: int | None = None) -> dict:
+    """Whether the application's byte stream arrived whole, and the counts that say so.
+
+    `sent`: the bytes the sending application wrote; `received`: those the receiving one read;
+    `stream`: the data level (analyze/pcap/mptcp.py `data_stream`'s fields): `acked_bytes`, the
+    receiver's furthest data ACK past the first data byte (a DATA_FIN's octet off);
+    `covered_bytes`, how many of those some subflow carried under a DSS mapping; `first_known`,
+    whether the first data byte is known (else the coverage may start late); `first_hole`.
+    `unread_max`: the most the receiver may have data-ACKed but its application never read (the
+    kernel's receive buffer: iperf3 closes without reading what is left; 0 for the simulator,
+    whose application takes every byte in order).
+
+    Intact when every data-ACKed byte was carried (no hole from the first data byte on) and
+    received <= acked <= sent: the application read no more than arrived in order (a byte handed
+    to it twice would push its count past the data ACK), and nothing was acknowledged that the
+    sender never wrote. Repeats on the wire (reinjections, retransmissions) are fine. iperf3 stops
+    counting when its test ends, with data still in flight and in both buffers, so sent and
+    received are not equal on a whole stream: what is in between is reported, not required."""
+    acked = covered = None
+    why = []
+    if sent is None or received is None:
+        why.append("iperf3 reported no " + " and no ".join(
+            w for w, v in (("sender's byte count", sent), ("receiver's byte count", received)) if v is None))
+    if not stream:
+        why.append("no data-level stream to check (no analysis of the captures, or no DSS mapping in them)")
+    else:
+        acked, covered = int(stream["acked_bytes"]), int(stream["covered_bytes"])
+        if not stream.get("first_known", True):
+            why.append("the captures lack the connection's keys: its first data byte is unknown")
+        if covered < acked:
+            hole = stream.get("first_hole")
+            why.append(f"{acked - covered} of the {acked} data-ACKed bytes were never carried under a mapping"
+                       + (f" (first hole: bytes {hole[0]}-{hole[1]})" if hole else ""))
+        if received is not None and received > acked:
+            why.append(f"the application read {received} bytes, {received - acked} more than were data-ACKed")
+        if sent is not None and acked > sent:
+            why.append(f"{acked} bytes data-ACKed, {acked - sent} more than the sender wrote")
+        if received is not None and unread_max is not None and acked - received > unread_max:
+            why.append(f"{acked - received} bytes data-ACKed but never read by the application, more than "
+                       f"the receiver holds ({unread_max})")
+    return {APP_SENT: sent, APP_RECEIVED: received, DSN_ACKED: acked, DSN_COVERED: covered,
+            INTACT: not why, INTACT_WHY: "; ".join(why)}
+
+
+def sim_intact(summary: dict) -> dict:
+    """`intact_verdict` from a simulated run's summary: its MPTCP flow's data sent and received in
+    order at the data level and the bytes its application got, and its oracle's own verdict on
+    the stream (mptcp-data-stream: every byte once, in order, never beyond what was sent)."""
+    f = summary["flows"][0]
+    sent, acked = f.get("data_sent_bytes"), f.get("data_received_bytes")
+    stream = None
+    if acked is not None:
+        # The receiver's data ACK is its in-order data: contiguous from the first byte, by the
+        # reassembly's construction, so all of it is covered.
+        stream = {"first_known": True, "acked_bytes": acked, "covered_bytes": acked}
+    v = intact_verdict(sent, f.get("bytes_delivered"), stream, unread_max=0)
+    if sent is None or acked is None:
+        v[INTACT_WHY] = ("the simulator's summary lacks data_sent_bytes / data_received_bytes (an extension "
+                         "built before them: rebuild it, `make setup`)")
+    oracle = [c for c in summary.get("invariants", {}).get("checks", [])
+              if c.get("flow") == f.get("name") and c.get("check") == "mptcp-data-stream"]
+    bad = [c for c in oracle if not c.get("ok")]
+    if bad:
+        v[INTACT] = False
+        v[INTACT_WHY] = "; ".join(filter(None, [v[INTACT_WHY]] + [f"the oracle: {c.get('detail')}" for c in bad]))
+    return v
 
 
 def pcap_bytes(path: Path, t0_unix: float, from_server: bool = True,
@@ -267,21 +350,75 @@ def emu_measures(out: Path, event_s: float, back_s: float, download: bool = True
               "duplicates": int(c.get("DuplicateData", c.get("MPTcpExtDuplicateData", 0))),
               REINJECTED: analyzed_reinjections_mb(out),
               "goodput_mbps": round(float(meta["goodput_mbps"]), 1)})
+    m.update(emu_intact(doc, _data_connection(out), _rmem_max(meta), meta.get("captures"), download))
     return m, per_path
 
 
-def analyzed_reinjections_mb(out: Path) -> float | None:
-    """The data-level bytes the emulated run sent again on another subflow, as `mmpath analyze`
-    found them in the client's captures (the run's analysis/summary.json: its largest MPTCP
-    connection). None without an analysis."""
+def iperf3_counts(doc: dict) -> tuple[int | None, int | None]:
+    """(bytes the sending application wrote, bytes the receiving one read) from the client's
+    iperf3 -J report. In a download (-R) the server sends: the client's report has the server's
+    count as `sum_sent` (exchanged at the test's end; iperf3 3.12 marks it `"sender": false`,
+    the client's role) and its own reads as `sum_received`. None where the report lacks one
+    (a test that ended before the exchange)."""
+    end = doc.get("end") or {}
+
+    def count(key: str) -> int | None:
+        v = (end.get(key) or {}).get("bytes")
+        return int(v) if isinstance(v, (int, float)) else None
+
+    return count("sum_sent"), count("sum_received")
+
+
+def _rmem_max(meta: dict) -> int | None:
+    """The receiver's largest receive buffer (emu.json's TCP settings: tcp_rmem's third value),
+    the most it can have data-ACKed that its application never read; None when not recorded."""
+    v = (meta.get("tcp_settings") or {}).get("receiver net.ipv4.tcp_rmem")
+    try:
+        return int(str(v).split()[2])
+    except (IndexError, ValueError):
+        return None
+
+
+def emu_intact(doc: dict, conn: dict | None, unread_max: int | None = None,
+               capture_notes: list[str] | None = None, download: bool = True) -> dict:
+    """`intact_verdict` of an emulated run: iperf3's counts (`doc`, the client's report) and the
+    data stream the analyzer found in the client's captures (`conn`: analysis/summary.json's
+    data connection, its `data_stream`). `capture_notes`: tcpdump's closing lines (emu.json
+    `captures`): a capture that dropped packets is named in the reason, as a hole may be its.
+    In an upload the client's stream opens with iperf3's cookie, which its counts leave out."""
+    sent, received = iperf3_counts(doc)
+    stream = (conn or {}).get("data_stream")
+    if stream and not download and stream["acked_bytes"] >= IPERF3_COOKIE:
+        stream = dict(stream, acked_bytes=stream["acked_bytes"] - IPERF3_COOKIE,
+                      covered_bytes=max(0, stream["covered_bytes"] - IPERF3_COOKIE))
+    v = intact_verdict(sent, received, stream, unread_max)
+    dropped = [n for n in capture_notes or [] if "dropped by kernel" in n and not n.split(": ", 1)[-1].startswith("0 ")]
+    if not v[INTACT] and dropped:
+        v[INTACT_WHY] += f" (the captures lost packets: {'; '.join(dropped)})"
+    return v
+
+
+def _data_connection(out: Path) -> dict | None:
+    """The run's data connection as `mmpath analyze` found it in the client's captures (the run's
+    analysis/summary.json: its largest MPTCP connection and direction, iperf3's data stream, not
+    its control connection or the data connection's other direction, the 37-byte cookie). None
+    without an analysis."""
     try:
         summary = json.loads((out / "analysis" / "summary.json").read_text())
     except (OSError, ValueError):
         return None
     conns = [f for f in summary.get("flows", []) if f.get("kind") == "mptcp"]
-    if not conns:
+    return max(conns, key=lambda f: f.get("bytes") or 0) if conns else None
+
+
+def analyzed_reinjections_mb(out: Path) -> float | None:
+    """The data-level bytes the emulated run sent again on another subflow, as `mmpath analyze`
+    found them in the client's captures (its data connection: `_data_connection`). None without
+    an analysis."""
+    conn = _data_connection(out)
+    if conn is None:
         return None
-    return round(float(max(conns, key=lambda f: f.get("bytes") or 0).get("reinjected_bytes") or 0) / 1e6, 3)
+    return round(float(conn.get("reinjected_bytes") or 0) / 1e6, 3)
 
 
 @dataclass
@@ -329,6 +466,10 @@ def _measure(res, point: Point, mode: Mode):
     out[RECEIVED] = float(m[RECEIVED])
     out["duplicates"] = float(m.get("duplicates", 0))
     out[REINJECTED] = float(m[REINJECTED]) if m.get(REINJECTED) is not None else float("nan")
+    for k in STREAM_COUNTS:
+        out[k] = float(m[k]) if m.get(k) is not None else float("nan")
+    out[INTACT] = bool(m.get(INTACT, False))
+    out[INTACT_WHY] = str(m.get(INTACT_WHY) or ("" if INTACT in m else "not checked"))
     t = edges()[:-1]
     series = pd.concat([pd.DataFrame({"t_s": t, "path": name, "mbps": b * 8 / 1e6 / BIN_S})
                         for name, b in zip(PATHS, per_path)], ignore_index=True)
@@ -342,8 +483,20 @@ def agrees(key: str, sim: float, emu: float) -> tuple[bool, str]:
     return kc.time_agrees(sim, emu)
 
 
+def stream_intact(mine: pd.DataFrame, engine: str) -> tuple[bool | None, str]:
+    """Whether every run of one row in `engine` had its byte stream intact (None: no run there, or
+    runs from before the check), and the reasons of those that did not."""
+    sel = mine[mine["engine"] == engine]
+    if not len(sel) or INTACT not in sel:
+        return None, ""
+    bad = sel[~sel[INTACT].fillna(False).astype(bool)]
+    why = sorted({str(w) for w in bad[INTACT_WHY]}) if INTACT_WHY in bad else []
+    return not len(bad), "; ".join(w for w in why if w)
+
+
 def row_results(runs: pd.DataFrame) -> list[dict[str, Any]]:
-    """Per row (case, policy) present in `runs`: each measure's mean per engine and its verdict."""
+    """Per row (case, policy) present in `runs`: each measure's mean per engine and its verdict,
+    and whether its byte stream was intact in each engine (`intact`: engine -> (ok, why))."""
     out = []
     for c in CASES:
         for p in POLICIES:
@@ -351,20 +504,34 @@ def row_results(runs: pd.DataFrame) -> list[dict[str, Any]]:
             if not len(mine):
                 continue
             items, n, ok = kc.compare(mine, COMPARED, agrees)
-            out.append({"case": CASES[c], "policy": p, "items": items, "runs": n, "ok": ok})
+            out.append({"case": CASES[c], "policy": p, "items": items, "runs": n, "ok": ok,
+                        "intact": {e: stream_intact(mine, e) for e in ENGINES}})
     return out
+
+
+def _intact_cell(r: dict[str, Any]) -> str:
+    marks = {True: "yes", False: "**NO**", None: "-"}
+    return " / ".join(marks[r["intact"][e][0]] for e in ENGINES)
 
 
 def table(runs: pd.DataFrame) -> str:
     """The benchmark as one Markdown table: per row, each measure simulated / emulated."""
-    lines = ["| case | policy | runs | simulated / emulated (tolerance) | reinjected MB (reported) | agrees |",
-             "|---|---|---|---|---|---|"]
+    lines = ["| case | policy | runs | simulated / emulated (tolerance) | reinjected MB (reported) "
+             "| stream intact (simulated / emulated) | agrees |",
+             "|---|---|---|---|---|---|---|"]
     for r in row_results(runs):
         mine = runs[(runs["case"] == r["case"].id) & (runs["policy"] == r["policy"])]
         reinj = " / ".join(fmt(stats(mine[mine["engine"] == e][REINJECTED])["mean"]) if REINJECTED in mine else "-"
                            for e in ENGINES)
         lines.append(f"| {r['case'].id} | {r['policy']} | {r['runs']['simulation']} + {r['runs']['emulation']} "
-                     f"| {kc.cells(r['items'], LABELS)} | {reinj} | {'yes' if r['ok'] else '**no**'} |")
+                     f"| {kc.cells(r['items'], LABELS)} | {reinj} | {_intact_cell(r)} "
+                     f"| {'yes' if r['ok'] else '**no**'} |")
+    # Why a stream was not intact, under the table (too long for a cell).
+    for r in row_results(runs):
+        for e in ENGINES:
+            ok, why = r["intact"][e]
+            if ok is False:
+                lines.append(f"\n{r['case'].id} / {r['policy']}, {e}: stream not intact: {why or 'no reason recorded'}")
     return "\n".join(lines)
 
 
@@ -414,6 +581,12 @@ def _check(runs: pd.DataFrame, mode: Mode):
     c.present("rows run in both engines", sum(min(r["runs"].values()) > 0 for r in res), want)
     ok = [r for r in res if r["ok"]]
     c.at_least("rows agreeing", len(ok) / want if want else 0.0, AGREE_FRAC, bound_text=f"{AGREE_FRAC:.0%}")
+    # Issue 28: no byte lost or duplicated at the application, in either engine (intact_verdict).
+    broken = [f"{r['case'].id}/{r['policy']} ({e}: {r['intact'][e][1] or 'not checked'})"
+              for r in res for e in ENGINES if r["intact"][e][0] is False]
+    whole = sum(all(r["intact"][e][0] for e in ENGINES) for r in res)
+    c.add(f"rows whose application byte stream is intact in both engines: {whole} of {want}"
+          + (f"; not intact: {', '.join(broken)}" if broken else ""), whole >= want > 0)
     back = _kernel(runs, "cut-drop", "fast-failback", BACK)
     take = _kernel(runs, "cut-drop", "fast-failback", TAKEOVER)
     kback = _kernel(runs, "cut-drop", "kernel", BACK)
@@ -422,6 +595,7 @@ def _check(runs: pd.DataFrame, mode: Mode):
     text = (f"{len(ok)} of {want} rows agree"
             + (f"; disagreeing: {', '.join(r['case'].id + '/' + r['policy'] for r in res if not r['ok'])}"
                if len(ok) < len(res) else "")
+            + f"; {whole} of {want} rows with the application's byte stream intact in both engines"
             + f"; on the kernel, the dropping cut's primary back at half rate after {fmt(back)} s with "
               f"fast-failback against {fmt(kback)} s with the in-kernel path manager, the backup at half rate "
               f"after {fmt(take)} s")
@@ -441,7 +615,9 @@ claim(Claim(
               f"manager and fast-failback, link-aware-backup and recreate; each in `mmpath run` and `mmpath emu "
               f"run` (root); a row agrees when the backup's and the returning primary's first byte and half rate "
               f"are within 20 % of the kernel's or 0.3 s, whichever is larger, and the received bytes within "
-              f"10 %; at least 90 % of the rows agree, and on the kernel fast-failback has the primary back and "
+              f"10 %; at least 90 % of the rows agree, every row's application byte stream is intact in both "
+              f"engines (no byte lost or duplicated: the sender's and receiver's counts and, on the kernel, the "
+              f"captures' data-level coverage), and on the kernel fast-failback has the primary back and "
               f"the backup taken over at half rate within {FAILBACK_S:g} s of the dropping cut's return and start "
               f"(fast mode: the dropping cut with the in-kernel path manager and fast-failback)",
     check=_check,

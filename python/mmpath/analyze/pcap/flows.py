@@ -29,7 +29,8 @@ def build(label: str, tcp, udp, stats, *, fine_s: float = 0.001, sample_s: float
     events = []
 
     # ---- MPTCP: connection identity from MP_CAPABLE keys, subflows joined by token
-    conn_of, backup = connection_map(tcp, events)
+    idsn: dict = {}
+    conn_of, backup = connection_map(tcp, events, idsn)
 
     def conn_key(key):
         rev = (key[2], key[3], key[0], key[1])
@@ -96,7 +97,7 @@ def build(label: str, tcp, udp, stats, *, fine_s: float = 0.001, sample_s: float
                 per_conn_subflows.setdefault(flow["connection"], []).append((k2, a, flow))
 
     # ---- MPTCP connection level: data-level delivered bytes and reinjections
-    connection_flows(per_conn_subflows, tcp, fine_s, flows, bin_frames, events)
+    connection_flows(per_conn_subflows, tcp, fine_s, flows, bin_frames, events, idsn)
 
     # ---- UDP
     for key, u in udp.items():

@@ -27,10 +27,13 @@ def _mptcp_option(o: bytes, flags: int):
     olen = len(o)
     if st == MP_CAPABLE:
         # SYN: 4 bytes (v1, no key); SYN/ACK: 12 (sender key); ACK: 20 (+2 data len, +2 checksum).
+        # The data length is there on the initiator's first data segment, which maps its data
+        # with this option instead of a DSS (RFC 8684 3.1: DSN = its IDSN + 1, SSN 1).
         ver = o[2] & 0x0F
         k1 = o[4:12] if olen >= 12 else None
         k2 = o[12:20] if olen >= 20 else None
-        return st, (ver, o[3] if olen > 3 else 0, k1, k2)
+        dlen = int.from_bytes(o[20:22], "big") if olen >= 22 else None
+        return st, (ver, o[3] if olen > 3 else 0, k1, k2, dlen)
     if st == MP_JOIN:
         backup = o[2] & 0x01
         addr_id = o[3] if olen > 3 else None

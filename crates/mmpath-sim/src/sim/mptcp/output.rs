@@ -139,6 +139,12 @@ impl Simulation {
             "stop_s": cn.info.stop.secs_f64(),
             "goodput_mbps": goodput_mbps,
             "bytes_delivered": cn.delivered_bytes,
+            // The data level's two ends beside what the application got: the bytes the sender
+            // gave data sequence numbers (sent at least once) and the receiver's data ACK (its
+            // in-order data), so a byte-stream check outside the oracle can compare them as it
+            // compares the kernel's counts and captures (x-pm's `intact`).
+            "data_sent_bytes": cn.data_nxt,
+            "data_received_bytes": cn.rx.data_ack,
             "cc": cn.info.cc.name(),
             "coupled": cn.info.coupled.name(),
             "scheduler": cn.sched.name(),
