@@ -15,7 +15,7 @@ use crate::time::Time;
 pub const DELACK_MIN: Time = Time::from_ms(40);
 /// Linux TCP_MAX_QUICKACKS.
 const MAX_QUICKACKS: u32 = 16;
-/// Linux tcp_rmem[1] (131072); with tcp_adv_win_scale = 1 half of it is window.
+/// Linux tcp_rmem\[1\] (131072); with tcp_adv_win_scale = 1 half of it is window.
 pub const RMEM_DEFAULT: u64 = 131_072;
 /// Linux TCP_MSS_DEFAULT (include/net/tcp.h): the receiver's MSS estimate starts there
 /// (tcp_initialize_rcv_mss) and tcp_measure_rcv_mss's short-segment test uses it.

@@ -40,7 +40,7 @@ pub struct RcvSpace {
 }
 
 impl RcvSpace {
-    /// `initial`: the window of tcp_rmem[1]; `ceiling`: of tcp_rmem[2].
+    /// `initial`: the window of tcp_rmem\[1\]; `ceiling`: of tcp_rmem\[2\].
     pub fn new(initial: u64, ceiling: u64) -> Self {
         RcvSpace { window: initial.min(ceiling), ceiling, space: 0, copied: 0, since: None }
     }
