@@ -76,10 +76,13 @@ def test_radio_paths_are_fed_to_the_daemon_and_the_summary_says_so(tmp_path):
     recs = [{"t": 1.0, "type": "start", "paths": [{"index": 0, "ifname": "p0c", "ifindex": 7, "addr": "a"}]},
             {"t": 2.0, "type": "link_quality", "ifindex": 7, "signal_dbm": -60.0, "mcs": 8},
             {"t": 2.1, "type": "link_quality", "ifindex": 7, "signal_dbm": -70.0, "mcs": 2},
-            {"t": 2.2, "type": "feed_error", "error": "not JSON", "datagram": "x"}]
+            {"t": 2.2, "type": "feed_error", "error": "not JSON", "datagram": "x"},
+            {"t": 2.3, "type": "scan", "ifindex": 7, "scanning": True},
+            {"t": 2.4, "type": "scan", "ifindex": 7, "scanning": False}]
     (tmp_path / pmdaemon.LOG_NAME).write_text("".join(json.dumps(r) + "\n" for r in recs))
     feed = d.record(0.0)["link_feed"]
     assert (feed["planned"], feed["sent"], feed["quality_changes_heard"], feed["refused"]) == (2, 0, {"0": 2}, 1)
+    assert feed["scans_heard"] == {"0": 1}
     from mmpath.emu.cli import path_manager_line
     pm = {"policy": "link-aware-backup", "actions": [{}] * 4, "links": [{}] * 2,
           "commands": [{"ok": True}, {"ok": False}],
@@ -88,6 +91,19 @@ def test_radio_paths_are_fed_to_the_daemon_and_the_summary_says_so(tmp_path):
                                      "2 command(s), 1 refused by the kernel, 2 link change(s) heard; 5 of 5 radio "
                                      "report(s) fed (at most 2.5 ms late)")
     assert path_manager_line({"policy": "kernel", "by": "the kernel's in-kernel path manager"}) is None
+
+
+def test_a_radio_paths_scans_are_fed_as_a_whole_as_the_simulator_hears_them():
+    from mmpath.emu.linkfeed import scan_reports
+    # Every 1 s from 2 s for 2.5 s, scans of 300 ms in 40 ms dwells and 100 ms rests: three
+    # scans (2, 3, 4 s), each heard from its first dwell to its end, the last cut at the run's end.
+    path = {"technology": "11ac", "event": [{"kind": "scan", "t_s": 2.0, "duration_s": 2.5, "every_s": 1.0,
+                                              "scan_ms": 300.0}]}
+    got = scan_reports(path, "p1c", 4.2)
+    assert [(round(t, 6), r["scan"]) for t, r in got] == [(2.0, True), (2.3, False), (3.0, True), (3.3, False),
+                                                           (4.0, True), (4.2, False)]
+    assert {r["interface"] for _, r in got} == {"p1c"}
+    assert scan_reports({"technology": "11ac"}, "p1c", 10.0) == []
 
 
 needs_root = emulation_marks(("ip", "tc", "iperf3", "tcpdump", "mptcpize"), root_needed_for="network namespaces, tc, netlink", mptcp=True)
@@ -244,3 +260,33 @@ def test_a_hard_kill_of_the_run_takes_the_daemon_and_its_record(tmp_path, _):
                 reaper.remove(left)
         for d in _daemons_of(p.pid):
             os.kill(d, signal.SIGKILL)
+
+
+@pytest.mark.parametrize("_", [pytest.param(None, marks=needs_root)])
+def test_link_aware_backup_rides_out_an_emulated_scan_heard_through_the_feed(tmp_path, _):
+    # The primary 5 GHz radio scans 300 ms at 2 s (its dwells held by the delay line): the
+    # daemon hears the scan's start and end through the feed and link-aware-backup demotes the
+    # primary for its length (MP_PRIO), as the simulator's policy does.
+    import mmpath.emu
+
+    sc = {"name": "pm-scan", "duration_s": 4.0, "seed": 1, "backbone": {"enabled": False},
+          "path": [{"name": "primary", "technology": "11ac", "bandwidth_mhz": 40, "streams": 1, "rssi_dbm": -50.0,
+                    "event": [{"kind": "scan", "t_s": 2.0, "duration_s": 0.5, "every_s": 1.0, "scan_ms": 300.0}]},
+                   {"name": "backup", "technology": "11ac", "bandwidth_mhz": 40, "streams": 1, "rssi_dbm": -50.0}],
+          "flow": [{"name": "dl", "kind": "mptcp", "mode": "backup", "kernel": "linux-upstream",
+                    "scheduler": "default", "path_manager": "link-aware-backup"}]}
+    out = tmp_path / "out"
+    mmpath.emu.run(sc, out=out, capture=False)
+    pm = json.loads((out / "emu.json").read_text())["path_manager"]
+    feed = pm["link_feed"]
+    assert feed["sent"] == feed["planned"] and feed["refused"] == 0, feed
+    assert feed["scans_heard"] == {"0": 1}, feed
+    # Per connection (iperf3's control connection is MPTCP too): the primary demoted at the
+    # scan's start, made regular again at its end, and nothing else.
+    acts = [(a["t_s"], a["kind"]) for a in pm["actions"] if a["source"] == "policy" and a.get("path") == 0]
+    demoted = [t for t, k in acts if k == "set_backup"]
+    restored = [t for t, k in acts if k == "clear_backup"]
+    assert demoted and restored and len(acts) == len(demoted) + len(restored), pm["actions"]
+    assert all(2.0 <= t < 2.1 for t in demoted) and all(2.3 <= t < 2.4 for t in restored), acts
+    assert all(c["ok"] for c in pm["commands"]), pm["commands"]
+    assert pm["exit_code"] == 0 and pm["restored"] is True

@@ -711,16 +711,20 @@ def test_a_feed_datagram_is_checked_and_read(tmp_path):
             for rep in ({"interface": "p0c", "up": False}, {"interface": "p1c", "signal_dbm": -61.5, "mcs": 8},
                         {"interface": "wlan9", "up": True}, {"interface": "p0c"},
                         {"interface": "p0c", "up": "yes"}, {"interface": "p0c", "mcs": 40},
-                        {"interface": "p0c", "signal_dbm": float("nan")}, {"interface": "p0c", "rssi": -50}):
+                        {"interface": "p0c", "signal_dbm": float("nan")}, {"interface": "p0c", "rssi": -50},
+                        {"interface": "p1c", "scan": True}, {"interface": "p1c", "scan": 1}):
                 s.sendto(json.dumps(rep).encode(), str(sock))
             s.sendto(b"\xff not json", str(sock))
         got = f.read()
         assert got[:2] == [{"interface": "p0c", "up": False}, {"interface": "p1c", "signal_dbm": -61.5, "mcs": 8}]
-        errors = [g["error"] for g in got[2:]]
-        assert errors == ["interface 'wlan9' is not one of --paths (p0c, p1c)", "gives none of up, signal_dbm, mcs",
+        assert got[8] == {"interface": "p1c", "scan": True}
+        errors = [g["error"] for g in got[2:8] + got[9:]]
+        assert errors == ["interface 'wlan9' is not one of --paths (p0c, p1c)",
+                          "gives none of up, signal_dbm, mcs, scan",
                           "up must be true or false (got 'yes')", "mcs must be an integer 0..31 (got 40)",
                           "signal_dbm must be a number of dBm in -150..30 (got nan)",
-                          "unknown field 'rssi' (allowed: interface, up, signal_dbm, mcs)", "not JSON"]
+                          "unknown field 'rssi' (allowed: interface, up, signal_dbm, mcs, scan)",
+                          "scan must be true or false (got 1)", "not JSON"]
         assert f.read() == []
     finally:
         f.close()
@@ -753,6 +757,31 @@ def test_a_fed_carrier_and_quality_reach_the_policies_and_rtnetlink_no_longer_sp
     assert policies[0].heard[-1] == (2.0, {"kind": "link_up", "path": 0})
     d.on_feed(2.5, {"error": "not JSON", "datagram": "x"})
     assert log[-1]["type"] == "feed_error" and policies[0].heard[-1][0] == 2.0
+
+
+def test_a_fed_scan_reaches_the_policies_once_per_change_and_link_aware_backup_rides_it_out():
+    kernel, policies = FakeKernel(), []
+    d, log = daemon(kernel, policies)
+    run_events(d, ("CREATED", conn_attrs()))
+    d.on_feed(1.0, {"interface": "p1c", "scan": True})
+    assert policies[0].heard[-1] == (1.0, {"kind": "scan_start", "path": 1})
+    n = len(policies[0].heard)
+    d.on_feed(1.05, {"interface": "p1c", "scan": True})  # no change: nothing new
+    assert len(policies[0].heard) == n
+    d.on_feed(1.1, {"interface": "p1c", "scan": False})
+    assert policies[0].heard[-1] == (1.1, {"kind": "scan_end", "path": 1})
+    assert [e["scanning"] for e in log if e["type"] == "scan"] == [True, False]
+    # The bundled policy (the simulator's own, through _core): a scanning path is demoted for
+    # the scan's length and restored at its end.
+    from mmpath import _core
+    pol = _core.PathManagerPolicy("link-aware-backup", {})
+    pol.on_event(0.0, {"kind": "conn_created", "path": 0})
+    acts = pol.on_event(0.0, {"kind": "subflow_established", "path": 0, "subflow": 0})
+    acts += pol.on_event(0.0, {"kind": "subflow_established", "path": 1, "subflow": 1})
+    start = pol.on_event(1.0, {"kind": "scan_start", "path": 0})
+    assert {"kind": "set_backup", "path": 0} in start, start
+    end = pol.on_event(1.1, {"kind": "scan_end", "path": 0})
+    assert {"kind": "clear_backup", "path": 0} in end, end
 
 
 def test_the_emulators_feed_reports_each_change_of_a_radio_channel_record():

@@ -64,10 +64,10 @@ def _ns(s: float) -> int:
     return 0 if not s > 0 else int(round(s * 1e9))
 
 
-def dwells_ns(path: dict[str, Any], until_s: float | None = None) -> list[tuple[int, int]]:
-    """A path's off-channel windows `[start, end)` in ns from the run's start, sorted (a path of
-    the normalized scenario; none without scan events). `until_s`: only the windows that begin
-    before it (the run's end), cut there."""
+def _scans(path: dict[str, Any]) -> list[tuple[int, int, int, int]]:
+    """A path's scans as the radio runs them, `(start, total, dwell, rest)` in ns, sorted: one
+    per `every_s` of each scan event, a request during a scan dropped (sim/scan.rs
+    scan_request: one scan at a time)."""
     requests: list[tuple[int, int, int, int]] = []  # (at, total, dwell, rest)
     for ev in path.get("event") or []:
         if ev.get("kind") != "scan":
@@ -85,12 +85,32 @@ def dwells_ns(path: dict[str, Any], until_s: float | None = None) -> list[tuple[
         while t < end:
             requests.append((t, total, dwell, rest))
             t += every
-    out: list[tuple[int, int]] = []
+    out = []
     busy_until = 0
     for t, total, dwell, rest in sorted(requests, key=lambda r: r[0]):
         if t < busy_until:
-            continue  # sim/scan.rs scan_request: one scan at a time, a request during one is dropped
+            continue
         busy_until = t + total
+        out.append((t, total, dwell, rest))
+    return out
+
+
+def scans_s(path: dict[str, Any], until_s: float | None = None) -> list[tuple[float, float]]:
+    """A path's scans `[start, end)` in seconds, each as a whole (its first dwell's start to its
+    last dwell's end: what the simulator's path manager and schedulers hear, LinkEvent::ScanStart
+    and ScanEnd); `until_s`: those that begin before it, cut there."""
+    out = [(t / 1e9, (t + total) / 1e9) for t, total, _d, _r in _scans(path)]
+    if until_s is not None:
+        out = [(a, min(b, until_s)) for a, b in out if a < until_s]
+    return out
+
+
+def dwells_ns(path: dict[str, Any], until_s: float | None = None) -> list[tuple[int, int]]:
+    """A path's off-channel windows `[start, end)` in ns from the run's start, sorted (a path of
+    the normalized scenario; none without scan events). `until_s`: only the windows that begin
+    before it (the run's end), cut there."""
+    out: list[tuple[int, int]] = []
+    for t, total, dwell, rest in _scans(path):
         cycle = dwell + rest
         k = 0
         while k * cycle < total:

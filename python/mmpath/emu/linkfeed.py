@@ -13,7 +13,9 @@ that record to the daemon as it happens:
 
 - `up` at each change of the link status (a blockage that loses the link, its re-training);
 - `mcs` at each MCS change, and `signal_dbm` at each RSSI change, as the RSSI plus the device's
-  receiver gain (_core.device_rx_gain_db), the signal the simulator's path manager hears.
+  receiver gain (_core.device_rx_gain_db), the signal the simulator's path manager hears;
+- `scan` true when a scan begins and false when it is over (the scenario's `scan` events, each
+  scan as a whole: holds.scans_s), as nl80211 announces a scan to the daemon on a machine.
 
 The times are the channel record's on the shaper's clock (bin 0 = `t0`), so the daemon hears a
 blockage at the bin where the path's capacity goes to 0. A thread sends them; on this loaded
@@ -33,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import _core
+from . import holds
 from .capacity import Capacity
 from .netns import Topology
 
@@ -69,11 +72,21 @@ def plan(cfg: dict[str, Any], topo: Topology, caps: dict[str, dict[str, Capacity
     for link, p in zip(topo.paths, cfg["path"]):
         if p.get("technology") not in RADIO:
             continue
+        out += scan_reports(p, link.cli_if, cfg.get("duration_s"))
         channel = next((c.channel_csv for c in caps.get(link.name, {}).values() if c.channel_csv), None)
         if channel is None:
             continue
         out += reports(channel, link.cli_if, _core.device_rx_gain_db(str(p["device"])))
     out.sort(key=lambda r: r[0])
+    return out
+
+
+def scan_reports(path: dict[str, Any], interface: str, until_s: float | None) -> list[tuple[float, dict[str, Any]]]:
+    """(t_s, report) for each scan of a radio path: `scan` true at its start, false at its end,
+    the scan as a whole (holds.scans_s), as the simulator's path manager hears it."""
+    out: list[tuple[float, dict[str, Any]]] = []
+    for a, b in holds.scans_s(path, until_s):
+        out += [(a, {"interface": interface, "scan": True}), (b, {"interface": interface, "scan": False})]
     return out
 
 

@@ -171,6 +171,11 @@ class PmDaemon:
                 if r.get("type") == "link_quality":
                     k = str(by_ifindex.get(r.get("ifindex")))
                     heard[k] = heard.get(k, 0) + 1
-            out["link_feed"] = {**self.feeder.record(), "quality_changes_heard": heard,
+            scans: dict[str, int] = {}
+            for r in recs:
+                if r.get("type") == "scan" and r.get("scanning"):
+                    k = str(by_ifindex.get(r.get("ifindex")))
+                    scans[k] = scans.get(k, 0) + 1
+            out["link_feed"] = {**self.feeder.record(), "quality_changes_heard": heard, "scans_heard": scans,
                                 "refused": sum(1 for r in recs if r.get("type") == "feed_error")}
         return out

@@ -109,8 +109,9 @@ class Daemon:
                 self._feed(now_s, token, ev)
 
     def on_feed(self, now_s: float, rep: dict) -> None:
-        """One --link-feed report (feed.py, checked there): a carrier change and / or a station's
-        signal and MCS of one of the paths; a refused one is only logged."""
+        """One --link-feed report (feed.py, checked there): a carrier change, a station's signal
+        and MCS, and / or a scan's start or end on one of the paths; a refused one is only
+        logged."""
         if "error" in rep:
             self.log({"t_s": now_s, "type": "feed_error", **rep})
             return
@@ -120,6 +121,16 @@ class Daemon:
             self.on_link(now_s, ifindex, rep["up"], fed=True)
         if "signal_dbm" in rep or "mcs" in rep:
             self.on_quality(now_s, ifindex, rep.get("signal_dbm"), rep.get("mcs"))
+        if "scan" in rep:
+            self.on_scan(now_s, ifindex, rep["scan"])
+
+    def on_scan(self, now_s: float, ifindex: int, scanning: bool) -> None:
+        """A path's radio started (or ended) a scan: link-aware-backup rides it out on the backup
+        (docs/path-manager.md), as the simulator's policy does."""
+        for ev in self.tr.on_scan(ifindex, scanning):
+            self.log({"t_s": now_s, "type": "scan", "ifindex": ifindex, "scanning": scanning})
+            for token in list(self.policies):
+                self._feed(now_s, token, ev)
 
     def on_quality(self, now_s: float, ifindex: int, signal_dbm: float | None, mcs: int | None) -> None:
         for ev in self.tr.on_quality(ifindex, signal_dbm, mcs):

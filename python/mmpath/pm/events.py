@@ -111,6 +111,7 @@ class Translator:
         self.conns: dict[int, Connection] = {}
         self.link_up: dict[int, bool] = {}
         self.quality: dict[int, tuple[float | None, int | None]] = {}
+        self.scanning: dict[int, bool] = {}
         # The kernel's SubflowStale counter when last read (None: not read since the daemon had
         # no connection; the first reading after is the baseline).
         self.stale_seen: int | None = None
@@ -154,6 +155,17 @@ class Translator:
         if mcs is not None:
             ev["mcs"] = mcs
         return [ev]
+
+    def on_scan(self, ifindex: int, scanning: bool) -> list[dict]:
+        """A wireless path's scan started or ended (nl80211's scan notifications, or a feed):
+        a scan_start / scan_end event when that changed for one of the paths. The simulator's
+        path manager hears a scan as a whole, from its start to its last dwell's end
+        (sim/scan.rs), not each dwell off channel."""
+        path = self.path_of(ifindex=ifindex)
+        if path is None or self.scanning.get(path, False) == scanning:
+            return []
+        self.scanning[path] = scanning
+        return [{"kind": "scan_start" if scanning else "scan_end", "path": path}]
 
     # ------------------------------------------------------------------ kernel events
 

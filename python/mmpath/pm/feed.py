@@ -9,9 +9,13 @@ both: each datagram is one JSON object naming an interface of `--paths` and what
 
     {"interface": "p0c", "up": false}
     {"interface": "p0c", "signal_dbm": -62.5, "mcs": 8}
+    {"interface": "p1c", "scan": true}
 
-(`up` a bool; `signal_dbm` a number in dBm; `mcs` an integer 0..31; at least one of the three),
-taken as what rtnetlink or nl80211 would have said at the moment it arrives. Once a feed has
+(`up` a bool; `signal_dbm` a number in dBm; `mcs` an integer 0..31; `scan` a bool, true when the
+radio starts a scan and false when the scan is over; at least one of the four), taken as what
+rtnetlink or nl80211 would have said at the moment it arrives (nl80211 announces a scan's start
+and end, NL80211_CMD_TRIGGER_SCAN and NL80211_CMD_NEW_SCAN_RESULTS / SCAN_ABORTED, which `iw
+event` prints: docs/path-manager.md shows a feeder built on it). Once a feed has
 given an interface's `up`, its carrier comes from the feed only (the veth's, always up, would
 contradict it). The emulator feeds its radio paths this way (emu/linkfeed.py); on a machine a
 script can feed a link whose quality comes from elsewhere (a modem's signal, say).
@@ -62,7 +66,7 @@ class LinkFeed:
         return self.sock.fileno()
 
     def read(self) -> list[dict]:
-        """The reports waiting, each checked: {"interface", "up"?, "signal_dbm"?, "mcs"?} or
+        """The reports waiting, each checked: {"interface", "up"?, "signal_dbm"?, "mcs"?, "scan"?} or
         {"error": why, "datagram": text} for one that is refused."""
         out = []
         while True:
@@ -95,17 +99,18 @@ def check(rep: object, interfaces: set[str]) -> str | None:
     """Why a report is refused, or None."""
     if not isinstance(rep, dict):
         return "not a JSON object"
-    allowed = {"interface", "up", "signal_dbm", "mcs"}
+    allowed = {"interface", "up", "signal_dbm", "mcs", "scan"}
     extra = sorted(set(rep) - allowed)
     if extra:
-        return f"unknown field {extra[0]!r} (allowed: interface, up, signal_dbm, mcs)"
+        return f"unknown field {extra[0]!r} (allowed: interface, up, signal_dbm, mcs, scan)"
     ifname = rep.get("interface")
     if ifname not in interfaces:
         return f"interface {ifname!r} is not one of --paths ({', '.join(sorted(interfaces))})"
-    if not any(k in rep for k in ("up", "signal_dbm", "mcs")):
-        return "gives none of up, signal_dbm, mcs"
-    if "up" in rep and not isinstance(rep["up"], bool):
-        return f"up must be true or false (got {rep['up']!r})"
+    if not any(k in rep for k in ("up", "signal_dbm", "mcs", "scan")):
+        return "gives none of up, signal_dbm, mcs, scan"
+    for key in ("up", "scan"):
+        if key in rep and not isinstance(rep[key], bool):
+            return f"{key} must be true or false (got {rep[key]!r})"
     sig = rep.get("signal_dbm")
     if "signal_dbm" in rep and (isinstance(sig, bool) or not isinstance(sig, (int, float))
                                 or not math.isfinite(sig) or not -150 <= sig <= 30):
