@@ -109,25 +109,32 @@ def test_a_radio_paths_scans_are_fed_as_a_whole_as_the_simulator_hears_them():
 needs_root = emulation_marks(("ip", "tc", "iperf3", "tcpdump", "mptcpize"), root_needed_for="network namespaces, tc, netlink", mptcp=True)
 
 
+def _link_aware_backup_emulated(tmp_path, duration_s: float, primary: dict) -> dict:
+    """emu.json's `path_manager` of a backup-mode download under link-aware-backup, over
+    `primary` and a 5 GHz backup (no backbone, seed 1, no captures)."""
+    import mmpath.emu
+
+    sc = {"name": "pm-feed", "duration_s": duration_s, "seed": 1, "backbone": {"enabled": False},
+          "path": [primary,
+                   {"name": "backup", "technology": "11ac", "bandwidth_mhz": 40, "streams": 1, "rssi_dbm": -50.0}],
+          "flow": [{"name": "dl", "kind": "mptcp", "mode": "backup", "kernel": "linux-upstream",
+                    "scheduler": "default", "path_manager": "link-aware-backup"}]}
+    out = tmp_path / "out"
+    mmpath.emu.run(sc, out=out, capture=False)
+    return json.loads((out / "emu.json").read_text())["path_manager"]
+
+
 @pytest.mark.parametrize("_", [pytest.param(None, marks=needs_root)])
 def test_link_aware_backup_hears_the_emulated_radio_through_the_feed(tmp_path, _):
     # A 60 GHz primary partly blocked (its signal heard below link-aware-backup's -66 dBm, the
     # link up) at 2 s, then blocked (lost) 3.5-4.5 s: the emulator feeds the daemon what the
     # channel does (linkfeed.py), and the policy moves traffic to the backup at the fade, before
     # the link goes, as in the simulator (x-pm's 11ad-fade).
-    import mmpath.emu
-
     fade_s = 2.0
-    sc = {"name": "pm-feed", "duration_s": 6.0, "seed": 1, "backbone": {"enabled": False},
-          "path": [{"name": "primary", "technology": "11ad", "device": "panasonic-wigig", "distance_m": 3.0,
-                    "mtu_bytes": 7912, "event": [{"kind": "blockage", "t_s": fade_s, "duration_s": 1.5, "loss_db": 38.0},
-                                                 {"kind": "blockage", "t_s": 3.5, "duration_s": 1.0}]},
-                   {"name": "backup", "technology": "11ac", "bandwidth_mhz": 40, "streams": 1, "rssi_dbm": -50.0}],
-          "flow": [{"name": "dl", "kind": "mptcp", "mode": "backup", "kernel": "linux-upstream",
-                    "scheduler": "default", "path_manager": "link-aware-backup"}]}
-    out = tmp_path / "out"
-    mmpath.emu.run(sc, out=out, capture=False)
-    pm = json.loads((out / "emu.json").read_text())["path_manager"]
+    pm = _link_aware_backup_emulated(tmp_path, 6.0, {
+        "name": "primary", "technology": "11ad", "device": "panasonic-wigig", "distance_m": 3.0, "mtu_bytes": 7912,
+        "event": [{"kind": "blockage", "t_s": fade_s, "duration_s": 1.5, "loss_db": 38.0},
+                  {"kind": "blockage", "t_s": 3.5, "duration_s": 1.0}]})
     feed = pm["link_feed"]
     assert feed["sent"] == feed["planned"] >= 4 and feed["refused"] == 0, feed
     assert feed["quality_changes_heard"].get("0", 0) >= 2, feed
@@ -267,17 +274,9 @@ def test_link_aware_backup_rides_out_an_emulated_scan_heard_through_the_feed(tmp
     # The primary 5 GHz radio scans 300 ms at 2 s (its dwells held by the delay line): the
     # daemon hears the scan's start and end through the feed and link-aware-backup demotes the
     # primary for its length (MP_PRIO), as the simulator's policy does.
-    import mmpath.emu
-
-    sc = {"name": "pm-scan", "duration_s": 4.0, "seed": 1, "backbone": {"enabled": False},
-          "path": [{"name": "primary", "technology": "11ac", "bandwidth_mhz": 40, "streams": 1, "rssi_dbm": -50.0,
-                    "event": [{"kind": "scan", "t_s": 2.0, "duration_s": 0.5, "every_s": 1.0, "scan_ms": 300.0}]},
-                   {"name": "backup", "technology": "11ac", "bandwidth_mhz": 40, "streams": 1, "rssi_dbm": -50.0}],
-          "flow": [{"name": "dl", "kind": "mptcp", "mode": "backup", "kernel": "linux-upstream",
-                    "scheduler": "default", "path_manager": "link-aware-backup"}]}
-    out = tmp_path / "out"
-    mmpath.emu.run(sc, out=out, capture=False)
-    pm = json.loads((out / "emu.json").read_text())["path_manager"]
+    pm = _link_aware_backup_emulated(tmp_path, 4.0, {
+        "name": "primary", "technology": "11ac", "bandwidth_mhz": 40, "streams": 1, "rssi_dbm": -50.0,
+        "event": [{"kind": "scan", "t_s": 2.0, "duration_s": 0.5, "every_s": 1.0, "scan_ms": 300.0}]})
     feed = pm["link_feed"]
     assert feed["sent"] == feed["planned"] and feed["refused"] == 0, feed
     assert feed["scans_heard"] == {"0": 1}, feed
