@@ -90,6 +90,8 @@ def test_radio_paths_are_fed_to_the_daemon_and_the_summary_says_so(tmp_path):
     assert path_manager_line(pm) == ("  path manager link-aware-backup (mmpath-pm, pm-daemon.jsonl): 4 action(s), "
                                      "2 command(s), 1 refused by the kernel, 2 link change(s) heard; 5 of 5 radio "
                                      "report(s) fed (at most 2.5 ms late)")
+    pm["link_feed"]["scans_heard"] = {"0": 3}
+    assert path_manager_line(pm).endswith("(at most 2.5 ms late), 3 scan(s) heard")
     assert path_manager_line({"policy": "kernel", "by": "the kernel's in-kernel path manager"}) is None
 
 

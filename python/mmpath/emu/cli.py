@@ -95,8 +95,10 @@ def path_manager_line(pm: dict) -> str | None:
     feed = pm.get("link_feed")
     if feed:
         late = feed["late_ms"]["max"]
+        scans = sum((feed.get("scans_heard") or {}).values())
         line += (f"; {feed['sent']} of {feed['planned']} radio report(s) fed"
-                 + (f" (at most {late:g} ms late)" if late is not None else ""))
+                 + (f" (at most {late:g} ms late)" if late is not None else "")
+                 + (f", {scans} scan(s) heard" if scans else ""))
     return line
 
 
