@@ -20,6 +20,7 @@ scenario's clock (the shaper's bin 0, `t0_unix`).
 
 from __future__ import annotations
 
+from collections import Counter
 import json
 import signal
 import subprocess
@@ -166,16 +167,11 @@ class PmDaemon:
         if self.feeder is not None:
             # Counts only: a fading channel changes every coherence time (pm-daemon.jsonl has
             # each report and each change the policies heard, with its time).
-            heard: dict[str, int] = {}
-            for r in recs:
-                if r.get("type") == "link_quality":
-                    k = str(by_ifindex.get(r.get("ifindex")))
-                    heard[k] = heard.get(k, 0) + 1
-            scans: dict[str, int] = {}
-            for r in recs:
-                if r.get("type") == "scan" and r.get("scanning"):
-                    k = str(by_ifindex.get(r.get("ifindex")))
-                    scans[k] = scans.get(k, 0) + 1
+            def per_path(match) -> dict[str, int]:
+                return dict(Counter(str(by_ifindex.get(r.get("ifindex"))) for r in recs if match(r)))
+
+            heard = per_path(lambda r: r.get("type") == "link_quality")
+            scans = per_path(lambda r: r.get("type") == "scan" and r.get("scanning"))
             out["link_feed"] = {**self.feeder.record(), "quality_changes_heard": heard, "scans_heard": scans,
                                 "refused": sum(1 for r in recs if r.get("type") == "feed_error")}
         return out

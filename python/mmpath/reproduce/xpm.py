@@ -519,7 +519,8 @@ def table(runs: pd.DataFrame) -> str:
     lines = ["| case | policy | runs | simulated / emulated (tolerance) | reinjected MB (reported) "
              "| stream intact (simulated / emulated) | agrees |",
              "|---|---|---|---|---|---|---|"]
-    for r in row_results(runs):
+    rows = row_results(runs)
+    for r in rows:
         mine = runs[(runs["case"] == r["case"].id) & (runs["policy"] == r["policy"])]
         reinj = " / ".join(fmt(stats(mine[mine["engine"] == e][REINJECTED])["mean"]) if REINJECTED in mine else "-"
                            for e in ENGINES)
@@ -527,7 +528,7 @@ def table(runs: pd.DataFrame) -> str:
                      f"| {kc.cells(r['items'], LABELS)} | {reinj} | {_intact_cell(r)} "
                      f"| {'yes' if r['ok'] else '**no**'} |")
     # Why a stream was not intact, under the table (too long for a cell).
-    for r in row_results(runs):
+    for r in rows:
         for e in ENGINES:
             ok, why = r["intact"][e]
             if ok is False:

@@ -73,6 +73,18 @@ def _rel_dsn(dsn: int, is64: bool, base: int) -> int:
     return rel - mod if rel >= mod // 2 else rel
 
 
+def _data_ack_progress(dacks, base: int | None = None) -> np.ndarray:
+    """The data ACKs (t, value, is_64bit), sorted by time, as progress from `base` (None: the
+    first data ACK's own value). A data ACK is 4 or 8 octets (RFC 8684 3.3.2), and one
+    connection mixes both: Linux sends 4-octet ones until it has seen the peer use 64-bit
+    sequence numbers (a join's first ACKs). Taking the first one's width for all made the
+    progress modulo 2^32, and a connection stopped counting at 2^31 bytes (2.1 GB). The low 32
+    bits of every data ACK, unwrapped in time order (consecutive data ACKs are far less than
+    2 GB apart), are the progress of any length."""
+    low = np.array([v & 0xFFFFFFFF for _, v, _ in sorted(dacks, key=lambda x: x[0])], dtype=np.uint32)
+    return unwrap32(low, int(low[0]) if base is None else base & 0xFFFFFFFF)
+
+
 def dsn_coverage(spans, upto: int | None = None) -> tuple[int, list[tuple[int, int]]]:
     """How much of the data sequence space [0, upto) the ranges `spans` ([start, end), relative
     to the connection's first data byte, in any order, overlapping or repeated as reinjections
@@ -121,10 +133,8 @@ def data_stream(maps, dacks, fins, first_dsn: tuple[int, bool] | None = None) ->
     mapped = max(b for _, b in spans)
     acked = 0
     if dacks:
-        # Unwrapped on their low 32 bits in time order, as connection_flows does (one connection
-        # mixes 4- and 8-octet data ACKs); the first is near the first data byte.
-        low = np.array([v & 0xFFFFFFFF for _, v, _ in sorted(dacks, key=lambda x: x[0])], dtype=np.uint32)
-        rel = unwrap32(low, base & 0xFFFFFFFF)
+        # The first data ACK is near the first data byte.
+        rel = _data_ack_progress(dacks, base)
         if rel[0] >= 1 << 31:  # a data ACK before the first data byte (the IDSN's own octet)
             rel = rel - (1 << 32)
         acked = max(0, int(rel.max()))
@@ -257,14 +267,7 @@ def connection_flows(per_conn_subflows, tcp, fine_s, flows, bin_frames, events, 
         if dacks:
             dacks.sort(key=lambda x: x[0])
             dt_ = np.array([x[0] for x in dacks])
-            # A data ACK is 4 or 8 octets (RFC 8684 3.3.2), and one connection mixes both: Linux
-            # sends 4-octet ones until it has seen the peer use 64-bit sequence numbers (a join's
-            # first ACKs). Taking the first one's width for all made the progress modulo 2^32, and
-            # a connection stopped counting at 2^31 bytes (2.1 GB). The low 32 bits of every data
-            # ACK, unwrapped in time order (consecutive data ACKs are far less than 2 GB apart),
-            # are the progress of any length.
-            low = np.array([v & 0xFFFFFFFF for _, v, _ in dacks], dtype=np.uint32)
-            rel = unwrap32(low, int(low[0])).astype(float)
+            rel = _data_ack_progress(dacks).astype(float)
             cm = np.maximum.accumulate(rel)
             inc = np.diff(np.concatenate([[0.0], cm]))
             conn_bytes = float(cm[-1])
