@@ -750,3 +750,24 @@ def test_analysis_plot_draws_a_path_s_mcs_in_its_subflow_s_colour(tmp_path):
     from matplotlib.colors import to_hex
 
     assert (to_hex(mcs["MCS 11ad"]), to_hex(mcs["MCS 11ac"])) == ("#1f77b4", "#ff7f0e")
+
+
+def test_an_emulator_folder_leaves_out_the_empty_capture_of_a_path_no_flow_used(tmp_path):
+    """`mmpath emu run` captures every path; one no flow crossed holds the pcap header alone,
+    which the pcap reader refuses: the folder's analysis reads the others and succeeds."""
+    from mmpath.analyze.errors import AnalyzeInputError
+    from mmpath.analyze.sources import PCAP_HEADER_BYTES, emu_folder
+
+    d = tmp_path / "run"
+    d.mkdir()
+    (d / "emu.json").write_text(json.dumps({"t0_unix": 0.0}))
+    shutil.copy(FX / "tcp" / "client.json", d / "iperf3-f.json")
+    shutil.copy(FX / "tcp" / "capture.pcap", d / "a.pcap")
+    (d / "b.pcap").write_bytes((FX / "tcp" / "capture.pcap").read_bytes()[:PCAP_HEADER_BYTES])
+    files, _ = emu_folder(d)
+    assert [f.name for f, _ in files] == ["iperf3-f.json", "a.pcap"]
+    res = mmpath.analyze([str(d)], out=tmp_path / "out")
+    assert res is not None
+    # Given by name, the empty capture is still refused in one line.
+    with pytest.raises(AnalyzeInputError, match="holds no packets"):
+        mmpath.analyze([str(d / "b.pcap")])

@@ -86,6 +86,17 @@ def _read_one(path: Path, kind: str) -> Source:
     raise AnalyzeInputError(path, f"unknown kind {kind!r}", ", ".join(KINDS))
 
 
+PCAP_HEADER_BYTES = 24  # a classic pcap file's global header (pcap-savefile(5))
+
+
+def _header_only_pcap(f: Path) -> bool:
+    """A classic pcap file that holds its global header and no packet."""
+    try:
+        return f.stat().st_size == PCAP_HEADER_BYTES
+    except OSError:
+        return False
+
+
 def emu_folder(d: Path) -> tuple[list[tuple[Path, str]], dict[str, float]] | None:
     """An `mmpath emu run` output folder (it has emu.json): the inputs the emulator's own
     analysis reads (the iperf3 clients' reports, the per-path captures, ss.log, the capacity
@@ -101,7 +112,9 @@ def emu_folder(d: Path) -> tuple[list[tuple[Path, str]], dict[str, float]] | Non
         t0 = None
     files: list[tuple[Path, str]] = []
     files += [(f, "iperf3") for f in sorted(d.glob("iperf3-*.json")) if not f.name.endswith("-server.json")]
-    files += [(f, "pcap") for f in sorted(d.glob("*.pcap"))]
+    # A path no flow used has a capture of the global header alone (tcpdump writes it at start):
+    # nothing to analyze there, and the reader refuses an empty capture.
+    files += [(f, "pcap") for f in sorted(d.glob("*.pcap")) if not _header_only_pcap(f)]
     if (d / "ss.log").is_file():
         files.append((d / "ss.log", "ss"))
     offsets: dict[str, float] = {}
