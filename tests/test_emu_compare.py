@@ -8,6 +8,7 @@ import os
 import shutil
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from mmpath.cli import main
@@ -48,6 +49,31 @@ def test_outage_and_recovery_follow_x_kernels_definitions():
          "simulated_outage_s": 0.8, "emulated_outage_s": 1.0, "simulated_recovery_s": None,
          "emulated_recovery_s": 0.5}]})
     assert "+25.0" in lines[-1] and "0.80 / 1.00" in lines[-1] and "- / 0.50" in lines[-1]
+    # An MPTCP flow: the share of its bytes by path in each engine, "-" where the emulated one
+    # cannot be told (another flow crosses the path).
+    lines = format_rows({"seed": 1, "simulated_wall_s": 0.1, "flows": [
+        {"flow": "f", "kind": "mptcp", "simulated_mbps": 1428.5, "emulated_mbps": 1131.6, "diff_pct": 26.2,
+         "path_share_pct": {"a": {"simulated": 96.7, "emulated": 95.8}, "b": {"simulated": 3.3, "emulated": None}}}]})
+    assert lines[-1] == "  f: share of its bytes by path (%), simulated / emulated: a 96.7 / 95.8, b 3.3 / -"
+
+
+def test_path_shares_read_the_subflows_and_the_interfaces():
+    from types import SimpleNamespace
+
+    from mmpath.emu.compare import _path_shares
+
+    iv = pd.DataFrame({"flow": ["f"] * 5 + ["g"], "subflow": [-1, 0, 1, 0, 1, -1],
+                       "path": ["a", "a", "b", "a", "b", "b"], "bytes": [999, 300, 100, 300, 300, 50]})
+    sim = SimpleNamespace(intervals=iv)
+    emu = SimpleNamespace(path_mbps={"a": 90.0, "b": 10.0})
+    one = SimpleNamespace(config={"path": [{"name": "a"}, {"name": "b"}],
+                                  "flow": [{"name": "f", "kind": "mptcp", "paths": ["a", "b"]}]})
+    assert _path_shares(sim, one, "f", ["a", "b"], emu) == {"a": {"simulated": 60.0, "emulated": 90.0},
+                                                            "b": {"simulated": 40.0, "emulated": 10.0}}
+    # A second flow on path b: the interfaces' bytes are not this flow's alone.
+    two = SimpleNamespace(config={"path": one.config["path"],
+                                  "flow": one.config["flow"] + [{"name": "g", "kind": "tcp", "path": "b"}]})
+    assert _path_shares(sim, two, "f", ["a", "b"], emu)["a"] == {"simulated": 60.0, "emulated": None}
 
 
 @pytest.mark.parametrize("_", [0], ids=["emulated"])

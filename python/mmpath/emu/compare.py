@@ -60,6 +60,24 @@ def _flow_series_sim(res, name: str) -> tuple[np.ndarray, np.ndarray]:
     return g.index.to_numpy(dtype=float), g.to_numpy(dtype=float)
 
 
+def _path_shares(sim, sc, name: str, paths: list[str], emu) -> dict[str, dict[str, float | None]]:
+    """An MPTCP flow's share of its bytes by path, percent, in each engine: simulated, what its
+    subflows delivered on each path; emulated, what each path's shaped interface sent (emu.json
+    `path_mbps`), which is this flow's only when no other flow crosses the path (else None).
+    Shares, not rates: the interface counts headers, the simulator payload."""
+    iv = sim.intervals
+    sub = iv[(iv["flow"].astype(str) == name) & (iv["subflow"] >= 0)] if "subflow" in iv else iv.iloc[0:0]
+    per_sim = {str(k): float(v) for k, v in sub.groupby("path", observed=True)["bytes"].sum().items()}
+    others = {str(p) for g in sc.config["flow"] if str(g.get("name")) != name
+              for p in (g.get("paths") or [g.get("path") or sc.config["path"][0]["name"]])}
+    per_emu = {p: float(emu.path_mbps.get(p, 0.0)) for p in paths}
+    tot_sim, tot_emu = sum(per_sim.get(p, 0.0) for p in paths), sum(per_emu.values())
+    own = not (others & set(paths))
+    return {p: {"simulated": round(100.0 * per_sim.get(p, 0.0) / tot_sim, 1) if tot_sim > 0 else None,
+                "emulated": round(100.0 * per_emu[p] / tot_emu, 1) if own and tot_emu > 0 else None}
+            for p in paths}
+
+
 def at_host_hz(sc) -> tuple[Any, int | None]:
     """`sc` with every flow's `tcp.kernel_hz` set to the CONFIG_HZ of the kernel the emulator ran
     (its TCP timers tick at that rate, whatever the scenario says; kconfig.py), and that HZ
@@ -93,6 +111,8 @@ def compare(sc, emu) -> dict[str, Any]:
         row["diff_pct"] = round(100.0 * (row["simulated_mbps"] / row["emulated_mbps"] - 1.0), 2) \
             if row["emulated_mbps"] > 0 else None
         paths = set(f.get("paths") or [f.get("path") or sc.config["path"][0]["name"]])
+        if f.get("kind") == "mptcp":
+            row["path_share_pct"] = _path_shares(sim, sc, name, [str(p) for p in f.get("paths") or []], emu)
         wired = {str(p["name"]) for p in sc.config["path"] if (p.get("technology") or "wired") == "wired"}
         du = _down_up(sim.events, paths, wired)
         if du is not None:
@@ -145,8 +165,8 @@ def format_rows(cmp: dict[str, Any]) -> list[str]:
     if timed:
         header += ["outage s sim / emu", "recovery s sim / emu"]
 
-    def t(v):
-        return "-" if v is None else f"{v:.2f}"
+    def t(v, digits: int = 2):
+        return "-" if v is None else f"{v:.{digits}f}"
 
     body = []
     for r in rows:
@@ -160,4 +180,9 @@ def format_rows(cmp: dict[str, Any]) -> list[str]:
                 cells += ["-", "-"]
         body.append(cells)
     lines += ["  " + ln for ln in align(header, body, 1).splitlines()]
+    for r in rows:
+        if r.get("path_share_pct"):
+            shares = ", ".join(f"{p} {t(v['simulated'], 1)} / {t(v['emulated'], 1)}"
+                               for p, v in r["path_share_pct"].items())
+            lines.append(f"  {r['flow']}: share of its bytes by path (%), simulated / emulated: {shares}")
     return lines
