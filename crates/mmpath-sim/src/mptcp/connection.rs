@@ -332,9 +332,9 @@ pub struct Connection {
     /// of the one timer event asked for it.
     rtx_at: Option<Time>,
     rtx_event: Option<Time>,
-    /// msk->timer_ival: what the timer is re-armed with, set by the last scheduling pass
-    /// (stale.rs `set_timeout`), not recomputed at each re-arm.
-    timer_ival: Time,
+    /// msk->timer_ival, in jiffies: what the timer is re-armed with, set by the last scheduling
+    /// pass (stale.rs `set_timeout`), not recomputed at each re-arm.
+    timer_ival: u64,
     /// The kernel's write_seq: the data the application has written into the send buffer
     /// (stale.rs `writer_wake`). Written but not yet handed to a subflow is the kernel's
     /// pending data (mptcp_send_head).
@@ -373,6 +373,7 @@ impl Connection {
             Kernel::Upstream => Reassembly::new(rcv_window).with_edge_on_ack(),
             Kernel::V09x => Reassembly::new(rcv_window),
         };
+        let rto_min_ticks = cfg.info.wheel.ticks(stale::TCP_RTO_MIN);
         Connection {
             owner: cfg.owner,
             info: cfg.info,
@@ -399,7 +400,7 @@ impl Connection {
             tick_at: None,
             rtx_at: None,
             rtx_event: None,
-            timer_ival: stale::TCP_RTO_MIN,
+            timer_ival: rto_min_ticks,
             written: 0,
             pass_due: false,
             queue_shrunk: false,

@@ -59,6 +59,11 @@ impl RttEstimator {
         self.backoff = 0;
     }
 
+    /// The RTO floor (tcp.min_rto_ms; Linux's tcp_rto_min_us).
+    pub fn min_rto(&self) -> Time {
+        self.min_rto
+    }
+
     pub fn srtt(&self) -> Option<Time> {
         self.srtt_ns.map(Time)
     }

@@ -55,8 +55,8 @@ impl TimerWheel {
         (u128::from(d.ns()) * u128::from(self.hz)).div_ceil(NS_PER_S) as u64
     }
 
-    /// The tick `now` falls in.
-    fn tick_of(&self, now: Time) -> u64 {
+    /// The tick `now` falls in (jiffies, counting from tick 0 at t = 0).
+    pub fn tick_of(&self, now: Time) -> u64 {
         (u128::from(now.ns()) * u128::from(self.hz) / NS_PER_S) as u64
     }
 
@@ -72,6 +72,14 @@ impl TimerWheel {
         let expires = self.tick_of(now).saturating_add(ticks);
         let shift = LVL_CLK_SHIFT * Self::level(ticks);
         self.start_of(((expires >> shift) + 1) << shift)
+    }
+
+    /// The expiry tick (`timer->expires`, what icsk_timeout holds) of a timer the wheel runs at
+    /// `run`: one tick before, exactly, for a timer filed in level 0 (under 63 ticks ahead when
+    /// armed: every probe and reordering timeout, an unbacked RTO up to ~250 ms at HZ = 250);
+    /// for a later level the latest expiry that runs then, an upper bound.
+    pub fn expiry_of(&self, run: Time) -> u64 {
+        self.tick_of(run).saturating_sub(1)
     }
 
     /// `fire_at` for a timeout given as a duration (converted as `usecs_to_jiffies` does).
@@ -135,6 +143,16 @@ mod tests {
                 let at = w.after(now, Time::from_ms(ms));
                 assert!(at >= now + Time::from_ms(ms), "{ms} ms from {start_us} us fired early at {at:?}");
             }
+        }
+    }
+
+    /// A level-0 timer's expiry is the tick before the one it runs at.
+    #[test]
+    fn a_level_0_timers_expiry_is_one_tick_before_its_run() {
+        let w = TimerWheel::new(250);
+        let now = Time::from_ms(1);
+        for ticks in [0u64, 1, 2, 50, 62] {
+            assert_eq!(w.expiry_of(w.fire_at(now, ticks)), w.tick_of(now) + ticks);
         }
     }
 

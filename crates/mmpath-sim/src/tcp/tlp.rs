@@ -38,9 +38,47 @@ pub fn probe_timeout(srtt: Option<Time>, packets_out: u32, rto_left: Option<Time
     pto
 }
 
+/// TCP_TIMEOUT_MIN_US (include/net/tcp.h, Linux >= 6.7): what current kernels add to 2 srtt for
+/// the probe timeout, in place of 4.10's 10 ms floor.
+pub const TIMEOUT_MIN_US: Time = Time::from_ms(2);
+
+/// The probe timeout as current kernels compute it (Linux 6.7+ net/ipv4/tcp_output.c
+/// tcp_schedule_loss_probe): 2 srtt + TCP_TIMEOUT_MIN_US (2 ms), or 2 srtt + the RTO floor
+/// (`rto_min`, tcp_rto_min_us) with one packet out, whose ACK may be delayed; TCP_TIMEOUT_INIT
+/// before any RTT sample; never later than the pending RTO. No 10 ms floor: on a sub-ms path
+/// the probe comes ~2 ms after the last transmission (one jiffy at HZ = 250, where the caller's
+/// usecs_to_jiffies rounds it), where Linux 4.10 waited 10 ms.
+pub fn probe_timeout_modern(srtt: Option<Time>, packets_out: u32, rto_min: Time, rto_left: Option<Time>) -> Time {
+    let mut pto = match srtt {
+        Some(s) if s.ns() > 0 => Time(2 * s.ns()) + if packets_out == 1 { rto_min } else { TIMEOUT_MIN_US },
+        _ => INITIAL_RTO,
+    };
+    if let Some(left) = rto_left {
+        if pto > left && left > Time::ZERO {
+            pto = left;
+        }
+    }
+    pto
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_modern_pto_is_two_srtt_plus_two_ms_without_a_floor() {
+        let min = Time::from_ms(200);
+        // A 0.2 ms path: 0.4 + 2 ms (4.10: 10 ms).
+        assert_eq!(probe_timeout_modern(Some(Time::from_us(200)), 23, min, None), Time::from_us(2400));
+        assert_eq!(probe_timeout(Some(Time::from_us(200)), 23, None), Time::from_ms(10));
+        // A 20 ms path: 42 ms.
+        assert_eq!(probe_timeout_modern(Some(Time::from_ms(20)), 10, min, None), Time::from_ms(42));
+        // One packet out: the RTO floor instead of 2 ms.
+        assert_eq!(probe_timeout_modern(Some(Time::from_ms(1)), 1, min, None), Time::from_ms(202));
+        // No sample yet; an earlier RTO.
+        assert_eq!(probe_timeout_modern(None, 10, min, None), Time::from_secs(1));
+        assert_eq!(probe_timeout_modern(Some(Time::from_ms(1)), 1, min, Some(Time::from_ms(150))), Time::from_ms(150));
+    }
 
     #[test]
     fn pto_is_two_srtt_with_a_10ms_floor() {

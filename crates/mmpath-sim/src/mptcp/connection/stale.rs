@@ -43,6 +43,7 @@
 use super::{Connection, Effect, SubflowIo, Timer, STALE_LOSS_CNT};
 use crate::mptcp::pm::PmEvent;
 use crate::scenario::Kernel;
+use crate::tcp::timer_wheel::TimerWheel;
 use crate::time::Time;
 
 /// Linux TCP_RTO_MIN (200 ms): the MPTCP timer's interval when no subflow timer is pending.
@@ -63,25 +64,27 @@ fn retrans_len(dsn: u64, data_nxt: u64) -> u64 {
     end.min(data_nxt).saturating_sub(dsn)
 }
 
-/// mptcp_subflow_get_send's timeout: over the active subflows (`(active, stale_count, pending
-/// retransmit timer)`), the longest time left on a pending timer of one with stale_count 0
-/// (mptcp_timeout_from_subflow), else TCP_RTO_MIN (__mptcp_set_timeout).
-fn timer_interval(now: Time, subs: impl Iterator<Item = (bool, u32, Option<Time>)>) -> Time {
-    let mut tout = Time::ZERO;
+/// mptcp_subflow_get_send's timeout, in jiffies: over the active subflows (`(active,
+/// stale_count, when the wheel runs its pending retransmit timer)`), the most jiffies left
+/// until the expiry of a pending timer of one with stale_count 0 (mptcp_timeout_from_subflow:
+/// `icsk_timeout - jiffies`, the timer's expiry tick, not the later tick the wheel runs it
+/// at), else TCP_RTO_MIN (__mptcp_set_timeout: `tout > 0 ? tout : TCP_RTO_MIN`, so a timer
+/// due this tick counts for nothing either).
+fn timer_interval(now: Time, wheel: &TimerWheel, subs: impl Iterator<Item = (bool, u32, Option<Time>)>) -> u64 {
+    let now_tick = wheel.tick_of(now);
+    let mut tout = 0;
     for (active, stale_count, deadline) in subs {
         if !active || stale_count > 0 {
             continue;
         }
         if let Some(t) = deadline {
-            if t > now && t - now > tout {
-                tout = t - now;
-            }
+            tout = tout.max(wheel.expiry_of(t).saturating_sub(now_tick));
         }
     }
-    if tout > Time::ZERO {
+    if tout > 0 {
         tout
     } else {
-        TCP_RTO_MIN
+        wheel.ticks(TCP_RTO_MIN)
     }
 }
 
@@ -108,7 +111,7 @@ impl Connection {
             let s = io.sender(st.flow);
             (st.established && !st.stale, st.stale_count, s.xmit_timer_deadline())
         });
-        self.timer_ival = timer_interval(now, subs);
+        self.timer_ival = timer_interval(now, &self.info.wheel, subs);
     }
 
     /// mptcp_reset_rtx_timer: the connection's retransmission timer runs from now for the
@@ -120,7 +123,7 @@ impl Connection {
             return None;
         }
         let ival = self.timer_ival;
-        self.rtx_set(self.info.wheel.after(now, ival))
+        self.rtx_set(self.info.wheel.fire_at(now, ival))
     }
 
     /// The kernel's pending data (mptcp_send_head): written by the application and not yet
@@ -184,7 +187,7 @@ impl Connection {
         } else {
             // mptcp_stop_rtx_timer
             self.rtx_at = None;
-            self.timer_ival = Time::ZERO;
+            self.timer_ival = 0;
         }
     }
 
@@ -332,16 +335,21 @@ mod tests {
     /// nothing left gives TCP_RTO_MIN.
     #[test]
     fn interval_from_the_pending_timers() {
-        let now = ms(1000);
-        let subs = [(true, 0, Some(ms(1030))), (true, 0, Some(ms(1012))), (true, 0, None)];
-        assert_eq!(timer_interval(now, subs.into_iter()), ms(30));
-        let counting = [(true, 1, Some(ms(1400))), (true, 0, Some(ms(1008)))];
-        assert_eq!(timer_interval(now, counting.into_iter()), ms(8));
-        let stale = [(false, 0, Some(ms(1400))), (true, 0, Some(ms(1008)))];
-        assert_eq!(timer_interval(now, stale.into_iter()), ms(8));
-        let none = [(true, 2, Some(ms(1400))), (true, 0, Some(ms(900))), (true, 0, None)];
-        assert_eq!(timer_interval(now, none.into_iter()), TCP_RTO_MIN);
-        assert_eq!(timer_interval(now, std::iter::empty()), TCP_RTO_MIN);
+        // HZ = 250: 4 ms ticks; now is tick 250. A timer the wheel runs at tick k expired at
+        // tick k - 1 (level 0), so it has k - 1 - 250 jiffies left.
+        let w = TimerWheel::new(250);
+        let now = ms(1001);
+        let subs = [(true, 0, Some(ms(1032))), (true, 0, Some(ms(1012))), (true, 0, None)];
+        assert_eq!(timer_interval(now, &w, subs.into_iter()), 7);
+        let counting = [(true, 1, Some(ms(1400))), (true, 0, Some(ms(1012)))];
+        assert_eq!(timer_interval(now, &w, counting.into_iter()), 2);
+        let stale = [(false, 0, Some(ms(1400))), (true, 0, Some(ms(1012)))];
+        assert_eq!(timer_interval(now, &w, stale.into_iter()), 2);
+        // Expired, due this tick (runs next tick: 0 jiffies left), absent, or only on subflows
+        // counting losses: TCP_RTO_MIN, 50 jiffies.
+        let none = [(true, 2, Some(ms(1400))), (true, 0, Some(ms(900))), (true, 0, Some(ms(1004))), (true, 0, None)];
+        assert_eq!(timer_interval(now, &w, none.into_iter()), 50);
+        assert_eq!(timer_interval(now, &w, std::iter::empty()), 50);
     }
 
     /// The writer wakes once a third of the buffer is free (free >= queued / 2), never when
@@ -429,12 +437,13 @@ mod state_tests {
     fn the_connection_timer_runs_on_the_timer_wheel() {
         let (mut cn, mut io) = connection(Kernel::Upstream, SchedName::Upstream, &[false], 1 << 20);
         write(&mut cn, &mut io, ms(1), 4 * MSS as u64);
-        // The interval: what is left of subflow 0's initial RTO, which runs on the wheel too
-        // (1 s = 250 ticks from tick 0, level 1: tick 256 = 1.024 s), from 1 ms.
-        assert_eq!(cn.timer_ival, ms(1023));
-        // 1023 ms = 256 ticks (rounded up) from tick 0, expiry 256 in level 1 (8-tick buckets):
-        // run at tick 264 = 1.056 s, not at 1 + 1023 ms.
-        assert_eq!(cn.rtx_at, Some(ms(1056)));
+        // The interval: the jiffies left on subflow 0's initial RTO (1 s = 250 ticks from tick
+        // 0, level 1, run at tick 256 = 1.024 s; its expiry read back from the run as at most
+        // tick 255), from tick 0.
+        assert_eq!(cn.timer_ival, 255);
+        // 255 ticks from tick 0, level 1 (8-tick buckets): run at tick 256 = 1.024 s, as the
+        // kernel's 250 would.
+        assert_eq!(cn.rtx_at, Some(ms(1024)));
     }
 
     /// Without a healthy alternative a silent subflow is not marked stale.

@@ -54,7 +54,12 @@ impl TcpSender {
         } else if self.state != CaState::Open || (self.w.cwnd > self.sb.in_flight() && self.has_send_head()) {
             return;
         }
-        let pto = tlp::probe_timeout(self.rtt.srtt(), self.sb.packets_out(), Some(rto_at.saturating_sub(now)));
+        let left = Some(rto_at.saturating_sub(now));
+        let pto = if self.tlp_modern {
+            tlp::probe_timeout_modern(self.rtt.srtt(), self.sb.packets_out(), self.rtt.min_rto(), left)
+        } else {
+            tlp::probe_timeout(self.rtt.srtt(), self.sb.packets_out(), left)
+        };
         // tcp_schedule_loss_probe arms the retransmission timer with the PTO in jiffies
         // (usecs_to_jiffies): the wheel runs it (tcp/timer_wheel.rs). The PTO is bounded by
         // what is left of the RTO, so on the one timer the probe never runs after the RTO would
