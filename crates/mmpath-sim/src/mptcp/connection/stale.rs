@@ -8,8 +8,9 @@
 //!   is data-ACKed (mptcp_stop_rtx_timer);
 //! - the interval is not recomputed at a re-arm: it is set by a scheduling pass
 //!   (mptcp_subflow_get_send -> __mptcp_set_timeout; mptcp_set_timeout between fragments of a
-//!   push) to the longest time left on the pending retransmit timer (icsk_timeout: the RTO, or
-//!   the tail loss probe while armed) of any active subflow not counting losses
+//!   push) to the most jiffies left until the expiry of the pending retransmit timer
+//!   (`icsk_timeout - jiffies`: the RTO, or the tail loss probe while armed; the expiry, not the
+//!   later tick the timer wheel runs it at) of any active subflow not counting losses
 //!   (mptcp_timeout_from_subflow: 0 while stale_count > 0), else TCP_RTO_MIN. A pass runs only
 //!   when written data waits unsent (mptcp_send_head) and one of the kernel's push points runs:
 //!   an ACK leaving the peer's window beyond snd_nxt (ack_update_msk -> __mptcp_check_push ->
