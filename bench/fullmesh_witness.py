@@ -60,11 +60,6 @@ def scenario(case: str, seconds: float, queue_frames: int) -> dict[str, Any]:
             "path": paths, "flow": [flow]}
 
 
-def ben(t: float, l_ad: float, l_n: float) -> float:
-    """Seed 000 eq. (3)."""
-    return (t - l_ad) / l_n if t >= l_ad else (t - l_ad) / l_ad
-
-
 def simulated(case: str, seconds: float, queue_frames: int) -> dict[str, Any]:
     from mmpath.api import run
 
@@ -119,6 +114,8 @@ def main() -> int:
         r = rows[case][engine]
         return r["goodput_mbps"] if engine == "simulated" else max(x["goodput_mbps"] for x in r)
 
+    from mmpath.metrics import ben  # seed 000 eq. (3)
+
     engines = ["simulated"] + ([] if a.sim_only else ["emulated"])
     print()
     print("| case | engine | goodput Mbit/s | Ben (eq. 3; L = best TCP run of the engine) | path b share % |")
@@ -130,7 +127,7 @@ def main() -> int:
             b = ""
             share = ""
             if case.startswith("mesh"):
-                b = ", ".join(f"{ben(r['goodput_mbps'], l('tcp-a', eng), l('tcp-b', eng)):+.2f}" for r in runs)
+                b = ", ".join(f"{ben(r['goodput_mbps'], [l('tcp-a', eng), l('tcp-b', eng)]):+.2f}" for r in runs)
                 share = ", ".join(f"{r['path_b_share_pct']:.1f}" for r in runs)
             print(f"| {case} | {eng} | {gp} | {b} | {share} |")
     if a.out:

@@ -60,6 +60,11 @@ def _flow_series_sim(res, name: str) -> tuple[np.ndarray, np.ndarray]:
     return g.index.to_numpy(dtype=float), g.to_numpy(dtype=float)
 
 
+def _flow_paths(sc, f: dict[str, Any]) -> set[str]:
+    """The paths a flow of the scenario crosses (a TCP flow without `path`: the first)."""
+    return {str(p) for p in (f.get("paths") or [f.get("path") or sc.config["path"][0]["name"]])}
+
+
 def _path_shares(sim, sc, name: str, paths: list[str], emu) -> dict[str, dict[str, float | None]]:
     """An MPTCP flow's share of its bytes by path, percent, in each engine: simulated, what its
     subflows delivered on each path; emulated, what each path's shaped interface sent (emu.json
@@ -68,8 +73,7 @@ def _path_shares(sim, sc, name: str, paths: list[str], emu) -> dict[str, dict[st
     iv = sim.intervals
     sub = iv[(iv["flow"].astype(str) == name) & (iv["subflow"] >= 0)] if "subflow" in iv else iv.iloc[0:0]
     per_sim = {str(k): float(v) for k, v in sub.groupby("path", observed=True)["bytes"].sum().items()}
-    others = {str(p) for g in sc.config["flow"] if str(g.get("name")) != name
-              for p in (g.get("paths") or [g.get("path") or sc.config["path"][0]["name"]])}
+    others = {p for g in sc.config["flow"] if str(g.get("name")) != name for p in _flow_paths(sc, g)}
     per_emu = {p: float(emu.path_mbps.get(p, 0.0)) for p in paths}
     tot_sim, tot_emu = sum(per_sim.get(p, 0.0) for p in paths), sum(per_emu.values())
     own = not (others & set(paths))
@@ -110,7 +114,7 @@ def compare(sc, emu) -> dict[str, Any]:
                                "emulated_mbps": round(float(ef.goodput_mbps), 3)}
         row["diff_pct"] = round(100.0 * (row["simulated_mbps"] / row["emulated_mbps"] - 1.0), 2) \
             if row["emulated_mbps"] > 0 else None
-        paths = set(f.get("paths") or [f.get("path") or sc.config["path"][0]["name"]])
+        paths = _flow_paths(sc, f)
         if f.get("kind") == "mptcp":
             row["path_share_pct"] = _path_shares(sim, sc, name, [str(p) for p in f.get("paths") or []], emu)
         wired = {str(p["name"]) for p in sc.config["path"] if (p.get("technology") or "wired") == "wired"}

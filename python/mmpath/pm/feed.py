@@ -95,19 +95,22 @@ class LinkFeed:
             pass
 
 
+# What a report may say of its interface (besides naming it), in the order messages list them.
+REPORTED = ("up", "signal_dbm", "mcs", "scan")
+
+
 def check(rep: object, interfaces: set[str]) -> str | None:
     """Why a report is refused, or None."""
     if not isinstance(rep, dict):
         return "not a JSON object"
-    allowed = {"interface", "up", "signal_dbm", "mcs", "scan"}
-    extra = sorted(set(rep) - allowed)
+    extra = sorted(set(rep) - {"interface", *REPORTED})
     if extra:
-        return f"unknown field {extra[0]!r} (allowed: interface, up, signal_dbm, mcs, scan)"
+        return f"unknown field {extra[0]!r} (allowed: interface, {', '.join(REPORTED)})"
     ifname = rep.get("interface")
     if ifname not in interfaces:
         return f"interface {ifname!r} is not one of --paths ({', '.join(sorted(interfaces))})"
-    if not any(k in rep for k in ("up", "signal_dbm", "mcs", "scan")):
-        return "gives none of up, signal_dbm, mcs, scan"
+    if not any(k in rep for k in REPORTED):
+        return f"gives none of {', '.join(REPORTED)}"
     for key in ("up", "scan"):
         if key in rep and not isinstance(rep[key], bool):
             return f"{key} must be true or false (got {rep[key]!r})"

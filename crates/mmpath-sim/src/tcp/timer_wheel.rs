@@ -57,7 +57,11 @@ impl TimerWheel {
 
     /// The tick `now` falls in (jiffies, counting from tick 0 at t = 0).
     pub fn tick_of(&self, now: Time) -> u64 {
-        (u128::from(now.ns()) * u128::from(self.hz) / NS_PER_S) as u64
+        // In u64 while the product fits (hours of simulated time); the same quotient either way.
+        match now.ns().checked_mul(u64::from(self.hz)) {
+            Some(p) => p / NS_PER_S as u64,
+            None => (u128::from(now.ns()) * u128::from(self.hz) / NS_PER_S) as u64,
+        }
     }
 
     /// When tick `k` starts (tick 0 at t = 0).
