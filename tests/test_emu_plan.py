@@ -7,7 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from mmpath import api
 from mmpath.emu import capacity, checks, delay, tcpconf
+from mmpath.scenario import load_scenario
 from mmpath.emu.errors import EmuError
 
 
@@ -171,3 +173,37 @@ def test_the_servers_own_interface_loses_a_down_link_s_packets_in_a_blackhole():
     assert shaper.leaf(150_000, True, True) == shaper.leaf(150_000, True, False) == "bfifo limit 150000"
     assert shaper.leaf(150_000, False, True) == "blackhole"
     assert shaper.leaf(150_000, False, False) == "bfifo limit 0"
+
+
+def _one_udp(path: dict, rate_mbps: float = 2.0, **flow) -> dict:
+    return {"duration_s": 1.0, "backbone": {"enabled": False}, "path": [path],
+            "flow": [{"kind": "udp", "rate_mbps": rate_mbps, **flow}]}
+
+
+def test_a_udp_flow_reports_its_one_way_delay_send_to_arrival():
+    # A wired path's one-way delay on an idle link: its propagation plus one frame's
+    # serialisation (1500 bytes at 100 Mbit/s: 0.12 ms), every datagram alike.
+    res = api.simulate(load_scenario(_one_udp({"rate_mbps": 100, "delay_ms": 5.0}), seed=1))
+    d = res.summary["flows"][0]["delay_ms"]
+    assert d["min"] == pytest.approx(5.12, abs=0.01) and d["max"] == pytest.approx(5.12, abs=0.01)
+    assert d["mean"] == pytest.approx(5.12, abs=0.01)
+    # A saturated path queues: the mean grows far above the least.
+    res = api.simulate(load_scenario(_one_udp({"rate_mbps": 100, "delay_ms": 5.0}, rate_mbps=200), seed=1))
+    d = res.summary["flows"][0]["delay_ms"]
+    assert d["mean"] > d["min"] + 10
+
+
+def test_a_radio_paths_access_latency_is_its_macs_on_an_idle_channel_and_a_wired_paths_is_none():
+    wired = _one_udp({"rate_mbps": 100, "delay_ms": 5.0})
+    assert capacity.access_latency_us(load_scenario(wired, seed=1).config, 0, "download", 1) == 0
+    ac = {"technology": "11ac", "rssi_dbm": -50.0, "bandwidth_mhz": 40,
+          "event": [{"kind": "blockage", "t_s": 0.2, "duration_s": 0.5}]}
+    cfg = load_scenario(_one_udp(ac), seed=1).config
+    us = capacity.access_latency_us(cfg, 0, "download", 1)
+    # AIFS, the PPDU (preamble and airtime of one MPDU) and the Block Ack: between a tenth and a
+    # half millisecond each way, far above a veth's few microseconds; the path's events (here a
+    # blockage that would hold the probe's frames for half a second) are not in it.
+    assert 100 <= us <= 500, us
+    assert capacity.access_latency_us(cfg, 0, "download", 1) == us  # the seed's, every time
+    ad = {"technology": "11ad", "distance_m": 3.0, "mtu_bytes": 7912}
+    assert 20 <= capacity.access_latency_us(load_scenario(_one_udp(ad), seed=1).config, 0, "download", 1) < us

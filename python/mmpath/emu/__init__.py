@@ -105,7 +105,12 @@ def run(scenario: ScenarioSpec, overrides: Overrides = None, seed: int | None = 
     cfg = sc.config
     flows = checks.scenario(cfg)
     kinds = {f["kind"] for f in flows}
-    delays_us = delay.one_way_us(cfg)
+    # Each path's one-way delay: its propagation (the backbone's and its own `delay_ms`) and, on
+    # a radio path, the time its MAC takes to put a frame on the air, which the shaper's rate
+    # does not carry (capacity.access_latency_us: the simulator's, probed on an idle channel).
+    data_dir = "download" if any(f.get("direction", "download") == "download" for f in flows) else "upload"
+    access_us = [capacity.access_latency_us(cfg, i, data_dir, sc.seed) for i in range(len(cfg["path"]))]
+    delays_us = [d + a for d, a in zip(delay.one_way_us(cfg), access_us)]
     # A scanned path's dwells off channel and a wired path's down steps, held by the delay line
     # (holds.py), both ways.
     holds_ns = holds.holds_ns(cfg, sc.duration_s)
@@ -156,7 +161,7 @@ def run(scenario: ScenarioSpec, overrides: Overrides = None, seed: int | None = 
                            label="emulating")
             try:
                 res = _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp, capture, delays_us, bar,
-                               kernel_trace, holds_ns, drops_ns, resets_s)
+                               kernel_trace, holds_ns, drops_ns, resets_s, access_us)
             finally:
                 bar.close()
             if variant is not None:
@@ -294,7 +299,8 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
              delays_us: list[int], bar: Progress, kernel_trace: bool = False,
              holds_ns: dict[int, list[tuple[int, int]]] | None = None,
              drops_ns: dict[int, list[tuple[int, int]]] | None = None,
-             resets_s: dict[int, list[float]] | None = None) -> EmuResult:
+             resets_s: dict[int, list[float]] | None = None,
+             access_us: list[int] | None = None) -> EmuResult:
     mptcp = any(f["kind"] == "mptcp" for f in flows)
     (tmp / "scenario.json").write_text(json.dumps(cfg, indent=2) + "\n", encoding="utf-8")
     both = len(directions) > 1
@@ -527,6 +533,10 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
         "base_rtt_ms": {"scenario": checks.base_rtt_ms(cfg),
                         "emulated": {n: 2 * us / 1000.0 for n, us in zip(names, delays_us)},
                         "note": "plus ~0.05 ms of veth forwarding; the delay line's lateness is in delay_line"},
+        # Per radio path, the one-way time its MAC takes on an idle channel (simulated: capacity.
+        # access_latency_us), held by the delay line both ways on top of the propagation delay.
+        "access_latency_ms": {n: us / 1000.0 for n, us, p in zip(names, access_us or [0] * len(names), cfg["path"])
+                              if str(p.get("technology") or "wired") != "wired"},
         "delay_line": delay_stats,
         "tcp_settings": tcp_set,
         # Paths with random frame loss (loss.py): loss_pct per path name.

@@ -159,6 +159,44 @@ def _saturate_many(config: dict[str, Any], path_index: int, duration_s: float, s
     return out
 
 
+# The access-latency probe (access_latency_us): one datagram each way every LATENCY_GAP_S, the
+# reverse one half a gap later, so that no frame waits for another and each is a TXOP of its own.
+LATENCY_PROBE_S = 1.0
+LATENCY_GAP_S = 0.005
+
+
+def access_latency_us(config: dict[str, Any], path_index: int, direction: str, seed: int) -> int:
+    """What a radio path's MAC adds to each frame's one-way delay on an idle channel, in whole
+    microseconds: the shaper (a rate and a FIFO, shaper.py) carries the path's throughput but not
+    the time one frame spends getting on the air (AIFS, backoff, the PPDU's preamble and airtime,
+    the Block Ack), which sets a lightly loaded link's RTT: an 11ac link's ~0.4 ms, where a veth
+    pair answers in ~0.05. The simulator runs the path alone for LATENCY_PROBE_S with its events
+    removed (its channel, device and seed kept), carrying one full-size datagram in `direction`
+    and one ACK-sized datagram back every LATENCY_GAP_S; the mean of the two directions' mean
+    one-way delays is what the delay line adds to the path both ways (so the round trip of a
+    data frame and its ACK is the simulated one). 0 for a wired path: its link model is the
+    shaper's rate, FIFO and `delay_ms`."""
+    p = config["path"][path_index]
+    if str(p.get("technology") or "wired") == "wired":
+        return 0
+    doc = copy.deepcopy(config)
+    q = doc["path"][path_index]
+    q.pop("event", None)
+    doc["path"] = [q]
+    mtu = int(q.get("mtu_bytes") or 1500)
+    back = "upload" if direction == "download" else "download"
+    sizes = {direction: mtu - UDP_IP_HEADERS, back: ACK_BYTES - UDP_IP_HEADERS}
+    doc["flow"] = [{"name": f"latency-{d}", "kind": "udp", "path": q["name"], "direction": d,
+                    "packet_bytes": size, "rate_mbps": size * 8 / LATENCY_GAP_S / 1e6,
+                    "start_s": LATENCY_GAP_S / 2 if d == back else 0.0, "stop_s": LATENCY_PROBE_S}
+                   for d, size in sizes.items()]
+    doc["duration_s"] = LATENCY_PROBE_S + 0.1
+    doc.pop("timeline", None)
+    res = simulate(load_scenario(doc, seed=seed))
+    means = [float((f.get("delay_ms") or {}).get("mean") or 0.0) for f in res.summary["flows"]]
+    return round(sum(means) / len(means) * 1000.0) if means else 0
+
+
 def offered_mbps(path: dict[str, Any]) -> float:
     """The probe's offered rate on `path`: above anything it can carry (a wired path's rate and
     schedule steps may exceed any PHY rate; a wired trace's rates are not read here)."""

@@ -176,6 +176,11 @@ struct FlowCounters {
     /// UDP interarrival jitter (RFC 3550 section 6.4.1), ns, and the previous transit time.
     udp_jitter_ns: f64,
     udp_last_transit_ns: Option<i64>,
+    /// UDP one-way transit (send to arrival), ns: sum, least and most over the datagrams that
+    /// arrived (`data_arrived` of them).
+    udp_transit_sum_ns: f64,
+    udp_transit_min_ns: Option<i64>,
+    udp_transit_max_ns: i64,
 }
 
 struct Flow {

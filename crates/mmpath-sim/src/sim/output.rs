@@ -200,6 +200,18 @@ impl Simulation {
                 m.insert("packets_in_flight_at_end".into(), json!(in_network));
                 m.insert("retransmits".into(), json!(0));
                 m.insert("jitter_ms".into(), json!(c.udp_jitter_ns / 1e6));
+                // One-way delay, send to arrival (what a latency probe reads; capacity.py).
+                m.insert(
+                    "delay_ms".into(),
+                    match c.udp_transit_min_ns {
+                        Some(min) => json!({
+                            "mean": c.udp_transit_sum_ns / c.data_arrived.max(1) as f64 / 1e6,
+                            "min": min as f64 / 1e6,
+                            "max": c.udp_transit_max_ns as f64 / 1e6,
+                        }),
+                        None => Value::Null,
+                    },
+                );
                 // Lost over what had a chance to arrive (datagrams still in flight at the end
                 // are neither delivered nor lost).
                 let settled = (sent - in_network).max(1);
