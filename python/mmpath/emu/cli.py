@@ -138,7 +138,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"  {name}: {mbps:.1f} Mbit/s sent (capacity mean {m['capacity_mean_mbps'][name]:.1f})")
     rtts = ", ".join(f"{n} {v:g} ms" for n, v in m["base_rtt_ms"]["emulated"].items())
     late = [q["late_max_us"] for q in m["delay_line"].get("queues", [])]
+    access = ", ".join(f"{n} {v:g} ms" for n, v in (m.get("access_latency_ms") or {}).items())
     print(f"  base RTT: scenario {m['base_rtt_ms']['scenario']:g} ms; emulated {rtts}"
+          + (f", with each radio's access latency both ways ({access})" if access else "")
           + (f" (delay line at most {max(late) / 1000:.2f} ms late)" if late else ""))
     for f in m["flows"]:
         if f.get("offered_mbps") and f["sent_mbps"] < 0.9 * f["offered_mbps"]:
