@@ -165,6 +165,13 @@ def test_blockage_stops_the_flow_and_it_comes_back(tmp_path):
     assert ev2[(ev2["kind"] == "down") & (ev2["path"] == "ad")]["t_s"].min() == pytest.approx(down)
     meta = json.loads((out / "emu.json").read_text())
     assert meta["goodput_mbps"] == res.goodput_mbps
+    # The radio's access latency (docs/emulate.md, step 4): the simulated MAC's, held by the
+    # delay line both ways on top of the path's zero propagation delay, so the emulated round
+    # trip is twice it.
+    access = meta["access_latency_ms"]["ad"]
+    assert 0.01 < access < 1.0, access
+    assert meta["delay_line"]["one_way_ms"] == [access]
+    assert meta["base_rtt_ms"]["emulated"] == {"ad": pytest.approx(2 * access)}
 
 
 @pytest.mark.parametrize("flow, message", [
