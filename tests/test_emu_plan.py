@@ -207,3 +207,11 @@ def test_a_radio_paths_access_latency_is_its_macs_on_an_idle_channel_and_a_wired
     assert capacity.access_latency_us(cfg, 0, "download", 1) == us  # the seed's, every time
     ad = {"technology": "11ad", "distance_m": 3.0, "mtu_bytes": 7912}
     assert 20 <= capacity.access_latency_us(load_scenario(_one_udp(ad), seed=1).config, 0, "download", 1) < us
+
+
+def test_the_access_latency_is_the_macs_alone_without_the_backbone_or_the_propagation_delay():
+    ac = {"technology": "11ac", "rssi_dbm": -50.0, "bandwidth_mhz": 40}
+    alone = capacity.access_latency_us(load_scenario(_one_udp(ac), seed=1).config, 0, "download", 1)
+    far = {"duration_s": 1.0, "backbone": {"enabled": True, "delay_ms": 5.0},
+           "path": [{**ac, "delay_ms": 3.0}], "flow": [{"kind": "udp", "rate_mbps": 2.0}]}
+    assert capacity.access_latency_us(load_scenario(far, seed=1).config, 0, "download", 1) == alone

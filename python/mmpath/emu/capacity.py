@@ -169,19 +169,24 @@ def access_latency_us(config: dict[str, Any], path_index: int, direction: str, s
     """What a radio path's MAC adds to each frame's one-way delay on an idle channel, in whole
     microseconds: the shaper (a rate and a FIFO, shaper.py) carries the path's throughput but not
     the time one frame spends getting on the air (AIFS, backoff, the PPDU's preamble and airtime,
-    the Block Ack), which sets a lightly loaded link's RTT: an 11ac link's ~0.4 ms, where a veth
-    pair answers in ~0.05. The simulator runs the path alone for LATENCY_PROBE_S with its events
-    removed (its channel, device and seed kept), carrying one full-size datagram in `direction`
-    and one ACK-sized datagram back every LATENCY_GAP_S; the mean of the two directions' mean
-    one-way delays is what the delay line adds to the path both ways (so the round trip of a
-    data frame and its ACK is the simulated one). 0 for a wired path: its link model is the
-    shaper's rate, FIFO and `delay_ms`."""
+    the Block Ack), which sets a lightly loaded link's RTT: ~0.26 ms for an 11ac frame and its
+    ACK, where a veth pair answers in a few microseconds. The simulator runs the path alone for
+    LATENCY_PROBE_S with its events, its propagation delay and the backbone removed (its
+    channel, device and seed kept), carrying one full-size datagram in `direction` and one
+    ACK-sized datagram back every LATENCY_GAP_S; the mean of the two directions' mean one-way
+    delays is what the delay line adds to the path both ways (so the round trip of a data frame
+    and its ACK is the simulated one). 0 for a wired path: its link model is the shaper's rate,
+    FIFO and `delay_ms`."""
     p = config["path"][path_index]
     if str(p.get("technology") or "wired") == "wired":
         return 0
     doc = copy.deepcopy(config)
     q = doc["path"][path_index]
     q.pop("event", None)
+    # The MAC's time alone: no backbone (the server at the AP) and no propagation delay, which
+    # the delay line holds as it is (delay.one_way_us).
+    q["delay_ms"] = 0.0
+    doc["backbone"] = {**(doc.get("backbone") or {}), "enabled": False}
     doc["path"] = [q]
     mtu = int(q.get("mtu_bytes") or 1500)
     back = "upload" if direction == "download" else "download"
