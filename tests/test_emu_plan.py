@@ -215,3 +215,23 @@ def test_the_access_latency_is_the_macs_alone_without_the_backbone_or_the_propag
     far = {"duration_s": 1.0, "backbone": {"enabled": True, "delay_ms": 5.0},
            "path": [{**ac, "delay_ms": 3.0}], "flow": [{"kind": "udp", "rate_mbps": 2.0}]}
     assert capacity.access_latency_us(load_scenario(far, seed=1).config, 0, "download", 1) == alone
+
+
+def test_tcps_ack_load_is_probed_only_while_tcp_uses_the_path():
+    # The bundled 11ad-radio: TCP for 3 s, then UDP. The UDP phase carries no ACKs, so its
+    # capacity is the radio's without their airtime (the emulator shaped it at TCP's before).
+    from mmpath.emu import _tcp_span
+
+    cfg = load_scenario("11ad-radio", {"duration_s": 4.0, "flow.0.stop_s": 2.0, "flow.1.start_s": 2.0}).config
+    names = [p["name"] for p in cfg["path"]]
+    assert _tcp_span(cfg["flow"], "11ad", names, 4.0) == (0.0, 2.0)
+    assert _tcp_span([{"kind": "udp", "path": "11ad"}], "11ad", names, 4.0) is None
+    mptcp = [{"kind": "mptcp", "paths": ["a", "b"], "start_s": 1.0}, {"kind": "tcp", "path": "b", "stop_s": 3.0}]
+    assert _tcp_span(mptcp, "b", ["a", "b"], 5.0) == (0.0, 5.0)
+    assert _tcp_span(mptcp, "a", ["a", "b"], 5.0) == (1.0, 5.0)
+    whole = capacity.probe(cfg, 0, "download", 4.0, 1, tcp=True).mbps
+    phased = capacity.probe(cfg, 0, "download", 4.0, 1, tcp=(0.0, 2.0)).mbps
+    assert phased[:20].mean() == pytest.approx(whole[:20].mean(), rel=0.02)
+    assert phased[20:].mean() > 1.1 * whole[20:].mean(), (phased[20:].mean(), whole[20:].mean())
+    assert capacity.probe(cfg, 0, "download", 4.0, 1, tcp=None).mbps[20:].mean() == pytest.approx(
+        phased[20:].mean(), rel=0.01)

@@ -141,7 +141,8 @@ def run(scenario: ScenarioSpec, overrides: Overrides = None, seed: int | None = 
     with reaper.Guard() as guard:
         with tempfile.TemporaryDirectory(prefix=f"{guard.owner.tag}-probe-") as probe_dir:
             probe_cfg = holds.without_held(cfg, holds.traced_wired_probes(cfg, sc.duration_s, probe_dir))
-            caps = _capacities(probe_cfg, names, directions, sc.duration_s, sc.seed, tcp=kinds != {"udp"})
+            caps = _capacities(probe_cfg, names, directions, sc.duration_s, sc.seed,
+                               tcp={n: _tcp_span(flows, n, names, sc.duration_s) for n in names})
         mtus = [int(p.get("mtu_bytes") or 1500) for p in paths]
         backup: set[str] = set()
         mp = next((f for f in flows if f["kind"] == "mptcp"), None)
@@ -213,16 +214,32 @@ def _remove_dead_runs() -> None:
         print(f"mmpath emu: {line}", file=sys.stderr)
 
 
+def _tcp_span(flows: list[dict[str, Any]], path: str, names: list[str],
+              duration_s: float) -> tuple[float, float] | None:
+    """When TCP's ACKs load `path`: from the first start to the last stop of the TCP and MPTCP
+    flows that use it (None: no TCP on it). A flow without `path` takes the first path."""
+    spans = []
+    for f in flows:
+        if f["kind"] == "udp":
+            continue
+        used = f.get("paths") or [f.get("path") or names[0]]
+        if path in [str(p) for p in used]:
+            spans.append(_span(f, duration_s))
+    if not spans:
+        return None
+    return min(a for a, _ in spans), max(b for _, b in spans)
+
+
 def _capacities(cfg: dict[str, Any], names: list[str], directions: list[str], duration_s: float, seed: int,
-                tcp: bool) -> dict[str, dict[str, capacity.Capacity]]:
+                tcp: dict[str, tuple[float, float] | None]) -> dict[str, dict[str, capacity.Capacity]]:
     """Per path, its capacity in each direction the flows use: one direction alone, or both
-    sharing the radio (capacity.probe_both)."""
+    sharing the radio (capacity.probe_both); TCP's ACK load over `tcp`'s span for the path."""
     if len(directions) == 1:
         d = directions[0]
-        return {n: {d: capacity.probe(cfg, i, d, duration_s, seed, tcp=tcp)} for i, n in enumerate(names)}
+        return {n: {d: capacity.probe(cfg, i, d, duration_s, seed, tcp=tcp[n])} for i, n in enumerate(names)}
     out = {}
     for i, n in enumerate(names):
-        down, up = capacity.probe_both(cfg, i, duration_s, seed, tcp=tcp)
+        down, up = capacity.probe_both(cfg, i, duration_s, seed, tcp=tcp[n])
         out[n] = {"download": down, "upload": up}
     return out
 

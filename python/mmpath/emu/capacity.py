@@ -13,8 +13,11 @@ that a dwell covers wholly is marked stalled (the radio holds its frames there).
 For a TCP or MPTCP flow the probe also carries the reverse traffic TCP brings, because on a
 half-duplex radio the ACKs take airtime from the data: a second, reverse UDP flow of 52-byte
 packets (an IPv4 TCP ACK with timestamps) at one per two full data segments (Linux's delayed
-ACK) of the first pass's mean rate. The ACKs' own bytes are not shaped in the emulation (its
-reverse direction is a plain veth); their airtime is in the data direction's capacity.
+ACK) of the first pass's mean rate, while the path's TCP and MPTCP flows run (from the first
+one's start to the last one's stop): a UDP phase after a TCP one is probed as it runs, without
+ACKs (the bundled `11ad-radio`'s UDP half was shaped at TCP's 1278 Mbit/s, emulated 1274
+against 1608 simulated; now 1608 / 1608). The ACKs' own bytes are not shaped in the emulation
+(its reverse direction is a plain veth); their airtime is in the data direction's capacity.
 
 Flows in both directions at once (`probe_both`): the path is saturated both ways together, each
 way with the other's ACK load, so the two capacities split the radio's airtime as its MAC does
@@ -75,15 +78,27 @@ class Capacity:
         return "\n".join(lines) + "\n"
 
 
+def _ack_span(tcp: bool | tuple[float, float] | None, duration_s: float) -> tuple[float, float] | None:
+    if tcp is True:
+        return (0.0, duration_s)
+    if not tcp:
+        return None
+    return (float(tcp[0]), float(tcp[1]))
+
+
 def probe(config: dict[str, Any], path_index: int, direction: str, duration_s: float, seed: int,
-          tcp: bool = True) -> Capacity:
-    """Simulate path `path_index` of the normalized scenario `config` saturated by UDP (with
-    TCP's ACK load in the reverse direction when `tcp`)."""
+          tcp: bool | tuple[float, float] | None = True) -> Capacity:
+    """Simulate path `path_index` of the normalized scenario `config` saturated by UDP, with
+    TCP's ACK load in the reverse direction while TCP flows use the path: `tcp` True for the
+    whole run, a (start, stop) span in s, or False / None for none (a UDP-only path: a UDP
+    phase after a TCP one is probed without ACKs, as it runs)."""
+    span = _ack_span(tcp, duration_s)
     first = _saturate(config, path_index, direction, duration_s, seed, ack_mbps=0.0)
-    if not tcp or not first.mbps.any():
+    if span is None or not first.mbps.any():
         return first
     mtu = int(config["path"][path_index].get("mtu_bytes") or 1500)
-    return _saturate(config, path_index, direction, duration_s, seed, ack_mbps=_ack_mbps(first, mtu))
+    return _saturate(config, path_index, direction, duration_s, seed, ack_mbps=_ack_mbps(first, mtu),
+                     ack_span=span)
 
 
 def _ack_mbps(cap: Capacity, mtu: int) -> float:
@@ -96,32 +111,36 @@ def _ack_mbps(cap: Capacity, mtu: int) -> float:
 
 
 def probe_both(config: dict[str, Any], path_index: int, duration_s: float, seed: int,
-               tcp: bool = True) -> tuple[Capacity, Capacity]:
+               tcp: bool | tuple[float, float] | None = True) -> tuple[Capacity, Capacity]:
     """(download, upload) capacities of path `path_index` saturated both ways at once (each way
-    with the other's TCP ACK load when `tcp`)."""
+    with the other's TCP ACK load while TCP flows use the path: `tcp` as in `probe`)."""
+    span = _ack_span(tcp, duration_s)
     loads = {"download": (PROBE_MBPS, 0.0), "upload": (PROBE_MBPS, 0.0)}
     caps = _saturate_many(config, path_index, duration_s, seed, loads)
-    if tcp:
+    if span is not None:
         mtu = int(config["path"][path_index].get("mtu_bytes") or 1500)
         loads = {d: (PROBE_MBPS, _ack_mbps(caps[other], mtu))
                  for d, other in (("download", "upload"), ("upload", "download"))}
-        caps = _saturate_many(config, path_index, duration_s, seed, loads)
+        caps = _saturate_many(config, path_index, duration_s, seed, loads, ack_span=span)
     return caps["download"], caps["upload"]
 
 
 def _saturate(config: dict[str, Any], path_index: int, direction: str, duration_s: float, seed: int,
-              ack_mbps: float) -> Capacity:
+              ack_mbps: float, ack_span: tuple[float, float] | None = None) -> Capacity:
     back = "upload" if direction == "download" else "download"
     loads = {direction: (PROBE_MBPS, 0.0)}
     if ack_mbps > 0:
         loads[back] = (0.0, ack_mbps)
-    return _saturate_many(config, path_index, duration_s, seed, loads)[direction]
+    return _saturate_many(config, path_index, duration_s, seed, loads, ack_span)[direction]
 
 
 def _saturate_many(config: dict[str, Any], path_index: int, duration_s: float, seed: int,
-                   loads: dict[str, tuple[float, float]]) -> dict[str, Capacity]:
+                   loads: dict[str, tuple[float, float]],
+                   ack_span: tuple[float, float] | None = None) -> dict[str, Capacity]:
     """Simulates the path alone under, per direction, (saturating UDP rate or 0, ACK-sized UDP
-    rate or 0); the delivered rate per bin of each saturating flow is that direction's capacity."""
+    rate or 0, the latter from..to `ack_span`, default the whole run); the delivered rate per
+    bin of each saturating flow is that direction's capacity."""
+    ack_from, ack_to = ack_span if ack_span is not None else (0.0, duration_s)
     doc = copy.deepcopy(config)
     p = doc["path"][path_index]
     doc["path"] = [p]
@@ -136,8 +155,8 @@ def _saturate_many(config: dict[str, Any], path_index: int, duration_s: float, s
         if ack_mbps > 0:
             doc["flow"].append({"name": f"acks-{direction}", "kind": "udp", "path": p["name"],
                                 "direction": direction, "rate_mbps": ack_mbps,
-                                "packet_bytes": ACK_BYTES - UDP_IP_HEADERS, "start_s": 0.0,
-                                "stop_s": duration_s})
+                                "packet_bytes": ACK_BYTES - UDP_IP_HEADERS, "start_s": ack_from,
+                                "stop_s": ack_to})
     doc["duration_s"] = duration_s
     doc.pop("timeline", None)
     sc = load_scenario(doc, seed=seed)
