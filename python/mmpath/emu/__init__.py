@@ -552,8 +552,8 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
                         "note": "plus ~0.05 ms of veth forwarding; the delay line's lateness is in delay_line"},
         # Per radio path, the one-way time its MAC takes on an idle channel (simulated: capacity.
         # access_latency_us), held by the delay line both ways on top of the propagation delay.
-        "access_latency_ms": {n: us / 1000.0 for n, us, p in zip(names, access_us or [0] * len(names), cfg["path"])
-                              if str(p.get("technology") or "wired") != "wired"},
+        "access_latency_ms": {n: us / 1000.0 for n, us, p in zip(names, access_us or [], cfg["path"])
+                              if not holds.is_wired(p)},
         "delay_line": delay_stats,
         "tcp_settings": tcp_set,
         # Paths with random frame loss (loss.py): loss_pct per path name.

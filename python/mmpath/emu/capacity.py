@@ -34,7 +34,7 @@ from typing import Any
 from ..api import simulate
 from ..lazy import numpy as np  # on first use (start-up time): lazy.py
 from ..scenario import load_scenario
-from .holds import dwells_s
+from .holds import dwells_s, is_wired
 
 BIN_S = 0.1
 # Above every PHY rate mmpath models (802.11ad SC MCS 12: 4620 Mbit/s), so the link, never the
@@ -196,8 +196,7 @@ def access_latency_us(config: dict[str, Any], path_index: int, direction: str, s
     delays is what the delay line adds to the path both ways (so the round trip of a data frame
     and its ACK is the simulated one). 0 for a wired path: its link model is the shaper's rate,
     FIFO and `delay_ms`."""
-    p = config["path"][path_index]
-    if str(p.get("technology") or "wired") == "wired":
+    if is_wired(config["path"][path_index]):
         return 0
     doc = copy.deepcopy(config)
     q = doc["path"][path_index]

@@ -203,7 +203,7 @@ def drops_ns(config: dict[str, Any], until_s: float) -> dict[int, list[tuple[int
 
 def _trace_drops(path: dict[str, Any]) -> bool:
     """A wired path whose trace's down periods drop (docs/traces.md, `outage = "drop"`)."""
-    return _is_wired(path) and (path.get("trace") or {}).get("outage") == "drop"
+    return is_wired(path) and (path.get("trace") or {}).get("outage") == "drop"
 
 
 def trace_drops_ns(config: dict[str, Any], i: int, until_s: float) -> list[tuple[int, int]]:
@@ -236,7 +236,8 @@ def holds_ns(config: dict[str, Any], until_s: float) -> dict[int, list[tuple[int
     return out
 
 
-def _is_wired(path: dict[str, Any]) -> bool:
+def is_wired(path: dict[str, Any]) -> bool:
+    """A wired path (no `technology`, or \"wired\"), not a radio."""
     return (path.get("technology") or "wired") == "wired"
 
 
@@ -248,14 +249,14 @@ def _is_stall(step: dict[str, Any]) -> bool:
 def _recorded(path: dict[str, Any]) -> bool:
     """A wired path whose held windows come from the simulator's record of it: one with a trace
     or a schedule step to rate 0 (a stall, which `wired_down_ns` does not follow)."""
-    return _is_wired(path) and bool(path.get("trace") or any(_is_stall(st) for st in path.get("schedule") or []))
+    return is_wired(path) and bool(path.get("trace") or any(_is_stall(st) for st in path.get("schedule") or []))
 
 
 def hold_cause(path: dict[str, Any]) -> str:
     """Why a path with hold windows holds (`emu.json` `holds` cause): `scan` (dwells off
     channel), `trace` (a wired path's trace, with its schedule), or the wired schedule's own
     `link down` (up = false), `stall` (rate 0), or `link down and stall`."""
-    if not _is_wired(path):
+    if not is_wired(path):
         return "scan"
     if path.get("trace"):
         return "trace"
@@ -348,7 +349,7 @@ def traced_wired_probes(config: dict[str, Any], until_s: float, folder: str) -> 
     after it, at the start): held windows, not outages (`wired_stall_windows_ns`)."""
     out = {}
     for i, p in enumerate(config.get("path", [])):
-        if not (_is_wired(p) and p.get("trace")):
+        if not (is_wired(p) and p.get("trace")):
             continue
         rec = _record(config, i, until_s, schedule=False)
         t = np.asarray(rec["t_s"], dtype=float)
