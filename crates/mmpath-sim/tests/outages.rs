@@ -109,7 +109,9 @@ fn after_a_dropping_outage_tcp_resumes_at_its_next_rto_held_at_the_return() {
     let (srtt, rttvar) = (before.3 / 1e3, before.4 / 1e3);
     assert!(srtt < 0.002, "the path's RTT under load stays near its base: srtt {srtt} s");
     let rto = srtt + (4.0 * rttvar).max(0.200);
-    let wheel = TimerWheel::new(250); // the scenario's default tcp.kernel_hz
+    // The scenario's default tcp.kernel_hz, at the run's kernel clock phase (seed 1's).
+    let phase = TimerWheel::phase_for_seed(1);
+    let wheel = TimerWheel::new(250).with_phase(phase);
     let tick = wheel.tick().secs_f64();
     let rto_ticks = wheel.ticks(Time::from_secs_f64(rto));
     // The first retransmission after the outage starts: the RTO, armed after the tail loss
@@ -118,8 +120,10 @@ fn after_a_dropping_outage_tcp_resumes_at_its_next_rto_held_at_the_return() {
     let t1 = first_rise(&rows, t0, 2).expect("an RTO retransmission");
     let slack = 0.010 + 2.0 * srtt + 4.0 * tick;
     assert!(t1 >= t0 + rto && t1 <= t0 + rto + slack, "first RTO at {t1}, RTO {rto}");
-    // The wheel runs timers at tick starts: t1 is the tick start in the 1 ms sample before it.
-    let mut at = Time::from_secs_f64(((t1 - 0.0005) / tick).round() * tick);
+    // The wheel runs timers at tick starts (the kernel clock's, `phase` ahead of the run's): t1
+    // is the tick start in the 1 ms sample before it.
+    let p = phase.secs_f64() % tick;
+    let mut at = Time::from_secs_f64(((t1 - 0.0005 + p) / tick).round() * tick - p);
     // The backoff's retransmission times (icsk_rto doubled in jiffies, each on the wheel); the
     // first at or after the link's return.
     let mut next = None;

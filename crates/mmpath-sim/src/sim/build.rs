@@ -18,10 +18,12 @@ use crate::link::trace::{self as chtrace, ChannelState, TraceOpts, TraceStep};
 use crate::link::wire::Outage;
 use crate::link::{AnyLink, LinkCfg, Wire};
 use crate::packet::{TCP_HEADER_BYTES, UDP_HEADER_BYTES};
+use crate::scenario::TcpOpts;
 use crate::scenario::{AppKind, FlowKind, RateAdaptation, Scenario, ScenarioError, Technology};
 use crate::tcp::cc;
 use crate::tcp::receiver::{ReceiverCfg, TcpReceiver};
 use crate::tcp::sender::{SenderCfg, TcpSender};
+use crate::tcp::timer_wheel::TimerWheel;
 use crate::time::Time;
 use crate::trace::{Bins, EventCols, TimelineCols, TIMELINE_FIRST_ROWS};
 
@@ -295,7 +297,7 @@ impl Simulation {
                     cc,
                     pacing: t.pacing,
                 });
-                sender.apply_sysctls(t);
+                sender.apply_sysctls(t, host_wheel(t, seed));
                 sender.set_writer_blocks(true); // the application writes to this socket (SOCK_NOSPACE)
                 let mut receiver = TcpReceiver::new(ReceiverCfg {
                     flow: fi,
@@ -307,7 +309,7 @@ impl Simulation {
                     // without pushes, so no segment carries PSH for the rule to see.
                     push_full_segments: true,
                 });
-                receiver.set_kernel_hz(t.kernel_hz);
+                receiver.set_timer_wheel(host_wheel(t, seed));
                 (Some(sender), Some(receiver))
             } else {
                 (None, None)
@@ -396,6 +398,13 @@ impl Simulation {
 /// declaration (None on the declaring side, which has its own), and the pair's shared air
 /// with its side (0 for the declaring path).
 type Linked = Option<(usize, Option<crate::scenario::InterfererCfg>, (SharedAir, usize))>;
+
+/// The host kernel's timer wheel for a flow's TCP: its CONFIG_HZ (`tcp.kernel_hz`) at the run's
+/// kernel clock phase, drawn from the seed (timer_wheel.rs). One clock per run, sender and
+/// receiver alike, as in the emulator, whose namespaces share one kernel.
+pub(in crate::sim) fn host_wheel(t: &TcpOpts, seed: u64) -> TimerWheel {
+    TimerWheel::new(t.kernel_hz).with_phase(TimerWheel::phase_for_seed(seed))
+}
 
 fn linked_paths(sc: &Scenario) -> Vec<Linked> {
     let mut out: Vec<Linked> = vec![None; sc.path.len()];

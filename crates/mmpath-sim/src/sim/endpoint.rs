@@ -114,7 +114,8 @@ impl Simulation {
                 }
                 fl.counters.udp_last_transit_ns = Some(transit);
                 fl.counters.udp_transit_sum_ns += transit as f64;
-                fl.counters.udp_transit_min_ns = Some(fl.counters.udp_transit_min_ns.map_or(transit, |m| m.min(transit)));
+                fl.counters.udp_transit_min_ns =
+                    Some(fl.counters.udp_transit_min_ns.map_or(transit, |m| m.min(transit)));
                 fl.counters.udp_transit_max_ns = fl.counters.udp_transit_max_ns.max(transit);
                 self.record_delivery(now, f, p.len as u64);
             }

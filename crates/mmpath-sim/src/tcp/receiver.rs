@@ -90,9 +90,9 @@ pub struct TcpReceiver {
 }
 
 impl TcpReceiver {
-    /// The receiving host's CONFIG_HZ (`tcp.kernel_hz`; Linux's default 250 until set).
-    pub fn set_kernel_hz(&mut self, hz: u32) {
-        self.wheel = TimerWheel::new(hz);
+    /// The receiving host's timer wheel: its CONFIG_HZ (`tcp.kernel_hz`; Linux's default 250 until set) at the run's kernel clock phase.
+    pub fn set_timer_wheel(&mut self, wheel: TimerWheel) {
+        self.wheel = wheel;
     }
 
     pub fn new(cfg: ReceiverCfg) -> Self {
@@ -560,7 +560,7 @@ mod tests {
     fn delayed_ack_timer_fires_after_40ms_on_the_wheel() {
         for (hz, at_ms) in [(250, 48), (1000, 46)] {
             let mut r = rx(true);
-            r.set_kernel_hz(hz);
+            r.set_timer_wheel(TimerWheel::new(hz));
             let mut out = Vec::new();
             r.on_data(Time::from_ms(5), &seg(0), &mut out);
             assert_eq!(r.timer_deadline(), Some(Time::from_ms(at_ms)), "HZ {hz}");

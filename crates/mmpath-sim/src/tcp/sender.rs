@@ -404,13 +404,14 @@ impl TcpSender {
     }
 
     /// The flow's host sysctls from its scenario TCP options (TSQ's limit, loss probes,
-    /// F-RTO, slow start after idle), for single-path flows and MPTCP subflows alike.
-    pub fn apply_sysctls(&mut self, t: &TcpOpts) {
+    /// F-RTO, slow start after idle), for single-path flows and MPTCP subflows alike, and the
+    /// host's timer wheel (its CONFIG_HZ, `t.kernel_hz`, at the run's clock phase).
+    pub fn apply_sysctls(&mut self, t: &TcpOpts, wheel: TimerWheel) {
         self.set_output_limit(t.limit_output_bytes);
         self.set_loss_probes(t.tail_loss_probes);
         self.set_frto(t.frto);
         self.set_slow_start_after_idle(t.slow_start_after_idle);
-        self.wheel = TimerWheel::new(t.kernel_hz);
+        self.wheel = wheel;
     }
 
     /// No segment may span `seq` (it starts a new record: an MPTCP mapping).

@@ -13,9 +13,16 @@
 //! tick it was armed in, and a 1 s backed-off one (250 ticks, level 1) up to 8 ticks = 32 ms
 //! late; from 2.016 s (504 ticks, level 2) the steps are 64 ticks = 256 ms.
 //!
-//! The kernel's tick phase against the simulation's clock is arbitrary; the model puts tick 0 at
-//! t = 0 (deterministic). The wheel's clock is taken to be jiffies when the timer is armed
-//! (`forward_timer_base` brings an idle base's clock up to date in `__mod_timer`).
+//! The kernel's tick phase against the simulation's clock is arbitrary: jiffies start at
+//! INITIAL_JIFFIES at boot (include/linux/jiffies.h), and a run begins whenever it begins, so
+//! where the wheel's 8-, 64- and 512-tick bucket edges fall against an outage is a property of
+//! the machine's uptime, not of the scenario. A wheel therefore carries a `phase`: the kernel
+//! clock's reading (in time) at the simulation's t = 0. `phase_for_seed` draws it, once per run,
+//! from the run's seed (its own random stream), so each seed is one machine and a set of seeds
+//! samples the spread a set of runs on a kernel shows (a backed-off retransmission that lands
+//! 8 ms before a link's return at one phase lands after it at another). The wheel's clock is
+//! taken to be jiffies when the timer is armed (`forward_timer_base` brings an idle base's
+//! clock up to date in `__mod_timer`).
 
 use crate::scenario::DEFAULT_KERNEL_HZ;
 use crate::time::Time;
@@ -29,25 +36,44 @@ const LVL_SIZE: u64 = 64;
 const LVL_DEPTH: u32 = 9;
 const NS_PER_S: u128 = 1_000_000_000;
 
+/// The span the phase is drawn over: 2^40 ns (~18 min), many times the last level a TCP timer
+/// reaches (TCP_RTO_MAX 120 s, level 4 at HZ = 250: 4096-tick buckets, 16 s), so every level's
+/// bucket edges fall uniformly against the run.
+const PHASE_SPAN_NS: u64 = 1 << 40;
+
 /// A host kernel's tick and timer wheel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TimerWheel {
     hz: u32,
+    /// The kernel clock (jiffies as time) at the simulation's t = 0.
+    phase_ns: u64,
 }
 
 impl TimerWheel {
-    /// A wheel ticking `hz` times a second (CONFIG_HZ; the scenario checks it is one Linux offers).
+    /// A wheel ticking `hz` times a second (CONFIG_HZ; the scenario checks it is one Linux
+    /// offers), tick 0 at t = 0.
     pub fn new(hz: u32) -> Self {
-        TimerWheel { hz: hz.max(1) }
+        TimerWheel { hz: hz.max(1), phase_ns: 0 }
+    }
+
+    /// The same wheel with the kernel clock reading `phase` at t = 0 (below PHASE_SPAN_NS).
+    pub fn with_phase(self, phase: Time) -> Self {
+        TimerWheel { phase_ns: phase.ns() % PHASE_SPAN_NS, ..self }
+    }
+
+    /// A run's kernel clock phase, drawn from its seed (`RngStream(seed, 0x6000)`, a stream of
+    /// its own: no other draw moves): uniform over PHASE_SPAN_NS.
+    pub fn phase_for_seed(seed: u64) -> Time {
+        Time(crate::engine::RngStream::new(seed, 0x6000).next_u64() % PHASE_SPAN_NS)
     }
 
     pub fn hz(&self) -> u32 {
         self.hz
     }
 
-    /// One jiffy.
+    /// One jiffy (a duration).
     pub fn tick(&self) -> Time {
-        self.start_of(1)
+        Time(u64::try_from(NS_PER_S.div_ceil(u128::from(self.hz))).unwrap_or(u64::MAX))
     }
 
     /// `usecs_to_jiffies`: a duration in whole ticks, rounded up (exact at HZ = 300 too).
@@ -55,19 +81,21 @@ impl TimerWheel {
         (u128::from(d.ns()) * u128::from(self.hz)).div_ceil(NS_PER_S) as u64
     }
 
-    /// The tick `now` falls in (jiffies, counting from tick 0 at t = 0).
+    /// The tick `now` falls in (jiffies: tick 0 at the kernel clock's 0, `phase` before t = 0).
     pub fn tick_of(&self, now: Time) -> u64 {
+        let k = now.ns().saturating_add(self.phase_ns);
         // In u64 while the product fits (hours of simulated time); the same quotient either way.
-        match now.ns().checked_mul(u64::from(self.hz)) {
+        match k.checked_mul(u64::from(self.hz)) {
             Some(p) => p / NS_PER_S as u64,
-            None => (u128::from(now.ns()) * u128::from(self.hz) / NS_PER_S) as u64,
+            None => (u128::from(k) * u128::from(self.hz) / NS_PER_S) as u64,
         }
     }
 
-    /// When tick `k` starts (tick 0 at t = 0).
+    /// When tick `k` starts, on the simulation's clock (never before t = 0: callers ask for
+    /// ticks after the current one).
     fn start_of(&self, k: u64) -> Time {
         let ns = (u128::from(k) * NS_PER_S).div_ceil(u128::from(self.hz));
-        Time(u64::try_from(ns).unwrap_or(u64::MAX))
+        Time(u64::try_from(ns.saturating_sub(u128::from(self.phase_ns))).unwrap_or(u64::MAX))
     }
 
     /// A timer armed at `now` to expire `ticks` jiffies later (`sk_reset_timer(jiffies +
@@ -158,6 +186,52 @@ mod tests {
         for ticks in [0u64, 1, 2, 50, 62] {
             assert_eq!(w.expiry_of(w.fire_at(now, ticks)), w.tick_of(now) + ticks);
         }
+    }
+
+    /// With a phase the wheel's bucket edges move with the kernel clock: a level-1 timer runs at
+    /// the next 8-tick boundary of jiffies, not of the simulation's clock; never early, and the
+    /// level-0 expiry rule holds at any phase.
+    #[test]
+    fn a_phase_moves_the_bucket_edges_with_the_kernel_clock() {
+        // The kernel clock reads 3 ticks (12 ms) at t = 0: a 400 ms (100-tick) timer armed at
+        // t = 0 expires at tick 103, runs at tick ((103 >> 3) + 1) << 3 = 104, t = 104 * 4 - 12 ms.
+        let w = TimerWheel::new(250).with_phase(Time::from_ms(12));
+        assert_eq!(w.tick_of(Time::ZERO), 3);
+        assert_eq!(w.after(Time::ZERO, Time::from_ms(400)), Time::from_ms(404));
+        // Without the phase the same timer runs 12 ms later (tick 104 of the simulation's clock).
+        assert_eq!(TimerWheel::new(250).after(Time::ZERO, Time::from_ms(400)), Time::from_ms(416));
+        // A sub-tick phase: tick 0 ends 1 ms after t = 0.
+        let w = TimerWheel::new(250).with_phase(Time::from_ms(3));
+        assert_eq!(w.tick_of(Time::from_us(999)), 0);
+        assert_eq!(w.tick_of(Time::from_ms(1)), 1);
+        for phase_us in [0u64, 1, 2_999, 17_123, 987_654_321] {
+            let w = TimerWheel::new(250).with_phase(Time::from_us(phase_us));
+            for start_us in [0u64, 1, 3_999, 123_457] {
+                let now = Time::from_us(start_us);
+                for ms in [1u64, 40, 200, 252, 1000, 2016, 5000, 120_000] {
+                    let at = w.after(now, Time::from_ms(ms));
+                    assert!(at >= now + Time::from_ms(ms), "{ms} ms from {start_us} us at phase {phase_us} us: {at:?}");
+                }
+                for ticks in [0u64, 1, 50, 62] {
+                    assert_eq!(w.expiry_of(w.fire_at(now, ticks)), w.tick_of(now) + ticks);
+                }
+            }
+        }
+    }
+
+    /// The phase is the seed's: the same for a seed, different between seeds, spread over the span.
+    #[test]
+    fn the_phase_is_drawn_from_the_seed() {
+        assert_eq!(TimerWheel::phase_for_seed(1), TimerWheel::phase_for_seed(1));
+        let phases: Vec<u64> = (1..=64).map(|s| TimerWheel::phase_for_seed(s).ns()).collect();
+        assert!(phases.iter().all(|&p| p < PHASE_SPAN_NS));
+        let mut distinct = phases.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        assert_eq!(distinct.len(), phases.len());
+        // Where each falls within a 32 ms level-1 bucket at HZ = 250: both halves are hit.
+        let in_bucket: Vec<u64> = phases.iter().map(|p| p % 32_000_000).collect();
+        assert!(in_bucket.iter().any(|&x| x < 16_000_000) && in_bucket.iter().any(|&x| x >= 16_000_000));
     }
 
     /// usecs_to_jiffies rounds up: 201 ms is 51 ticks at HZ = 250, 201 at HZ = 1000.

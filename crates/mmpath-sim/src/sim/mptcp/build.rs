@@ -16,11 +16,11 @@ use crate::packet::{DSS_DATA_BYTES, TCP_HEADER_BYTES};
 use crate::scenario::{
     AppKind, BufSize, CcKind, CoupledName, Direction, FlowKind, Kernel, MptcpMode, Scenario, SchedName, SubflowLayout,
 };
+use crate::sim::build::host_wheel;
 use crate::sim::{routes, Flow, FlowCounters, Hop, PathState, Simulation, INTERVAL};
 use crate::tcp::cc::{self, CongestionControl};
 use crate::tcp::receiver::{ReceiverCfg, TcpReceiver, RMEM_DEFAULT};
 use crate::tcp::sender::{SenderCfg, TcpSender};
-use crate::tcp::timer_wheel::TimerWheel;
 use crate::time::Time;
 use crate::trace::Bins;
 
@@ -125,7 +125,7 @@ fn subflow_flow(
     bb_links: Option<(u16, u16)>,
     (fi, cc): (u16, Box<dyn CongestionControl>),
     label: String,
-    end: Time,
+    (end, seed): (Time, u64),
 ) -> (Flow, u32) {
     let f = &sc.flow[i];
     let t = &f.tcp;
@@ -158,7 +158,7 @@ fn subflow_flow(
         cc,
         pacing: t.pacing,
     });
-    sender.apply_sysctls(t);
+    sender.apply_sysctls(t, host_wheel(t, seed));
     // Upstream subflows run a current kernel's TCP: its tail loss probe rule, which the
     // connection timer's interval reads (stale.rs).
     sender.set_modern_loss_probe(kernel == Kernel::Upstream);
@@ -174,7 +174,7 @@ fn subflow_flow(
         // v0.9x kernels (4.x) do not.
         push_full_segments: kernel == Kernel::Upstream,
     });
-    receiver.set_kernel_hz(t.kernel_hz);
+    receiver.set_timer_wheel(host_wheel(t, seed));
     let flow = Flow {
         name: format!("{}/{}", f.name.clone().unwrap_or_default(), label),
         owner: i as u16,
@@ -225,7 +225,8 @@ pub(in crate::sim) fn subflow_at(
     let n = cn.subs.iter().filter(|st| st.path == pi).count() + 1;
     let label = format!("{}#{n}", sim.paths[pi as usize].name);
     let p = pi as usize;
-    let (flow, mss) = subflow_flow(&sim.sc, i, (c, j), (p, p), &sim.paths, bb_links, (fi, cc), label, sim.end);
+    let (flow, mss) =
+        subflow_flow(&sim.sc, i, (c, j), (p, p), &sim.paths, bb_links, (fi, cc), label, (sim.end, sim.seed));
     (flow, Subflow::new(fi, pi, mss, false, backup, now))
 }
 
@@ -279,7 +280,8 @@ pub(in crate::sim) fn build(
         let (cp, sp) = (index(ck), index(sk));
         let label = if ck == sk { names[ck].clone() } else { format!("{}>{}", names[ck], names[sk]) };
         let fi = flows.len() as u16;
-        let (flow, mss) = subflow_flow(sc, i, (c, j), (cp, sp), paths, bb_links, (fi, ccs.remove(0)), label, end);
+        let (flow, mss) =
+            subflow_flow(sc, i, (c, j), (cp, sp), paths, bb_links, (fi, ccs.remove(0)), label, (end, seed));
         if let Some(m) = ratio_mss.get_mut(j) {
             *m = mss;
         }
@@ -328,7 +330,7 @@ pub(in crate::sim) fn build(
             direction: f.direction,
             start,
             stop,
-            wheel: TimerWheel::new(f.tcp.kernel_hz),
+            wheel: host_wheel(&f.tcp, seed),
         },
         sched,
         app: App::new(app_kind, f.rate_mbps, f.bytes, 0),
