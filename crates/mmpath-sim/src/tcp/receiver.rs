@@ -90,7 +90,8 @@ pub struct TcpReceiver {
 }
 
 impl TcpReceiver {
-    /// The receiving host's timer wheel: its CONFIG_HZ (`tcp.kernel_hz`; Linux's default 250 until set) at the run's kernel clock phase.
+    /// The receiving host's timer wheel: its CONFIG_HZ (`tcp.kernel_hz`; Linux's default 250
+    /// until set) at the run's kernel clock phase.
     pub fn set_timer_wheel(&mut self, wheel: TimerWheel) {
         self.wheel = wheel;
     }
