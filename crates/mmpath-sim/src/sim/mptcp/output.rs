@@ -53,33 +53,6 @@ impl Simulation {
         checks: &mut Vec<Value>,
     ) -> Value {
         let cn = &self.conns[c as usize];
-        if std::env::var("MMPATH_DEBUG").is_ok() {
-            eprintln!(
-                "conn: data_ack {} data_una {} data_nxt {} reinject {:?} ooo {:?}",
-                cn.rx.data_ack,
-                cn.data_una,
-                cn.data_nxt,
-                cn.reinject,
-                &cn.rx.ooo_ranges()[..cn.rx.ooo_ranges().len().min(4)]
-            );
-            for st in &cn.subs {
-                let s = self.flows[st.flow as usize].sender.as_ref().unwrap();
-                let r = self.flows[st.flow as usize].receiver.as_ref().unwrap();
-                eprintln!(
-                    "  sub una {} nxt {} lim {} state {:?} cwnd {} inflight {} rcv_nxt {} pf {} maps {:?} first {:?}",
-                    s.snd_una,
-                    s.snd_nxt,
-                    s.app_limit(),
-                    s.state,
-                    s.w.cwnd,
-                    s.in_flight(),
-                    r.rcv_nxt(),
-                    st.pf,
-                    st.maps.len(),
-                    st.maps.dsn_of(s.snd_una)
-                );
-            }
-        }
         let window_s = (cn.info.stop.saturating_sub(cn.info.start)).secs_f64().max(1e-9);
         let goodput_mbps = cn.goodput_bytes as f64 * 8.0 / window_s / 1e6;
         // The connection-level byte stream: every data byte once and in order, never beyond
