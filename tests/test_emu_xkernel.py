@@ -40,7 +40,10 @@ DISAGREE: dict[str, str] = {
                            "ACK time (55.6, share 78.4 %, before; 46.7 before the read ACKed a full segment that ends a "
                            "push), vs 23.4 (2026-12-06 23:12), 23.3, 24.2, 23.0, 37.0 and 26.5 Mbit/s on the kernel with packets of ~1 ms of the path (8 "
                            "frames); with 64 KiB packets the kernel gave 42.8-49.1 (share 87-97 %): the kernel gives "
-                           "the 50 ms subflow less of each window than the model (docs/models.md)",
+                           "the 50 ms subflow less of each window than the model; 2026-12-07: 23.4 and 33.9 in the "
+                           "full runs, and the client's ss shows the 50 ms subflow's rcv_ssthresh stopping at "
+                           "87-100 kB (tcp_grow_window's truesize test on its small skbs) where the 5 ms one's "
+                           "reaches 206 kB; the model grows every subflow's per segment (docs/models.md)",
 }
 
 
@@ -62,7 +65,8 @@ FLAKY: dict[str, str] = {
                      "putting it after the return more often",
     "mesh-rate-1:4-small": "goodput 138-139 Mbit/s (share 76.6 %) simulated vs 115-132 on the kernel: 115-120 in six "
                            "runs 2026-12-06 15:10-18:47, 132 (agrees, share 73.2 %) at 21:03, 127-130 at 14:35 and "
-                           "14:41: not traced (docs/emulate.md, the x-kernel battery)",
+                           "14:41, 134 and 131 in the two full runs of 2026-12-07: not traced (docs/emulate.md, the "
+                           "x-kernel battery)",
 }
 
 
