@@ -222,8 +222,7 @@ def _tcp_span(flows: list[dict[str, Any]], path: str, names: list[str],
     for f in flows:
         if f["kind"] == "udp":
             continue
-        used = f.get("paths") or [f.get("path") or names[0]]
-        if path in [str(p) for p in used]:
+        if path in holds.flow_paths(f, names[0]):
             spans.append(_span(f, duration_s))
     if not spans:
         return None

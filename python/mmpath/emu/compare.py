@@ -26,6 +26,7 @@ from ..api import simulate
 from ..scenario import normalize
 from ..lazy import numpy as np, pandas as pd, pyplot as plt  # on first use (start-up time): lazy.py
 from ..table import align
+from .holds import flow_paths
 from .kconfig import host_hz
 
 BIN_S = 0.1
@@ -62,7 +63,7 @@ def _flow_series_sim(res, name: str) -> tuple[np.ndarray, np.ndarray]:
 
 def _flow_paths(sc, f: dict[str, Any]) -> set[str]:
     """The paths a flow of the scenario crosses (a TCP flow without `path`: the first)."""
-    return {str(p) for p in (f.get("paths") or [f.get("path") or sc.config["path"][0]["name"]])}
+    return set(flow_paths(f, sc.config["path"][0]["name"]))
 
 
 def _path_shares(sim, sc, name: str, paths: list[str], emu) -> dict[str, dict[str, float | None]]:

@@ -241,6 +241,12 @@ def is_wired(path: dict[str, Any]) -> bool:
     return (path.get("technology") or "wired") == "wired"
 
 
+def flow_paths(flow: dict[str, Any], first_path: str) -> list[str]:
+    """The names of the paths a normalized scenario's flow crosses: an MPTCP flow's `paths`,
+    else its `path`, else the scenario's first path (`first_path`)."""
+    return [str(p) for p in (flow.get("paths") or [flow.get("path") or first_path])]
+
+
 def _is_stall(step: dict[str, Any]) -> bool:
     """A schedule step setting the rate to 0 (docs/scenario.md: it stalls the path)."""
     return step.get("rate_mbps") is not None and not float(step["rate_mbps"]) > 0
