@@ -7,8 +7,8 @@ with a run's length was the work after it. This bench isolates that work:
 
 1. runs the bundled `blockage` scenario for 60 s into a folder (timeline.parquet and
    .intervals.parquet streamed, as `mmpath run` does);
-2. for each duration asked for, writes the 60 s files repeated end to end (row group by row
-   group, each copy's t_s shifted by 60 s; the link events repeated likewise: one blockage a
+2. for each duration asked for, writes the 60 s files repeated end to end (through
+   outputs.TimelineFile as a run writes them, each copy's t_s shifted by 60 s; the link events repeated likewise: one blockage a
    minute) as the files of a run of that length (the scenario's duration_s set to it);
 3. in a fresh child process per duration, builds the run's Result on those files (the 60 s
    run's summary, metrics removed), computes the flow metrics (api.add_flow_metrics, under
@@ -57,8 +57,8 @@ with outputs.system_arrow_pool():
     out = folder  # (the timeline and intervals files are already there: not copied)
     outputs.write_run_files(res, out, report=report)
 import pyarrow.parquet as pq
-rows = pq.ParquetFile(folder / "timeline.parquet").metadata.num_rows
-print(json.dumps({"rows": rows, "wall_s": time.perf_counter() - t0, "peak_mib": hwm(),
+meta = pq.ParquetFile(folder / "timeline.parquet").metadata
+print(json.dumps({"rows": meta.num_rows, "groups": meta.num_row_groups, "wall_s": time.perf_counter() - t0, "peak_mib": hwm(),
                   "iperf3_mib": (out / "iperf3.json").stat().st_size / 2**20}))
 """
 
@@ -66,22 +66,20 @@ print(json.dumps({"rows": rows, "wall_s": time.perf_counter() - t0, "peak_mib": 
 def repeat(src: Path, dst: Path, seconds: float) -> None:
     """dst: src's timeline, intervals and events repeated to `seconds`; its summary for them."""
     import pandas as pd
-    import pyarrow as pa
-    import pyarrow.parquet as pq
 
-    from mmpath import api
+    from mmpath import api, outputs
 
     copies = max(1, int(round(seconds / BASE_S)))
     dst.mkdir(parents=True)
     for name in ("timeline.parquet", api.INTERVALS_FILE):
-        f = pq.ParquetFile(src / name)
-        with pq.ParquetWriter(dst / name, f.schema_arrow) as w:
-            for k in range(copies):
-                for g in range(f.num_row_groups):
-                    table = f.read_row_group(g)
-                    i = table.schema.get_field_index("t_s")
-                    t = pa.compute.add(table.column(i), k * BASE_S)
-                    w.write_table(table.set_column(i, "t_s", t), row_group_size=max(table.num_rows, 1))
+        # Written as a run writes it (outputs.TimelineFile: row groups closed at their encoded
+        # size), a batch of the 60 s file at a time.
+        w = outputs.TimelineFile(dst / name)
+        for k in range(copies):
+            for frame in outputs.TimelineFile(src / name).groups():
+                frame["t_s"] = frame["t_s"] + k * BASE_S
+                w.write(frame)
+        w.close()
     summary = json.loads((src / "summary.json").read_text())
     for flow in summary.get("flows", []):
         flow.pop("metrics", None)
@@ -103,8 +101,8 @@ def main() -> int:
 
     print(f"# post-run work on `blockage` files repeated, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; "
           f"report: {args.report}", flush=True)
-    print("| timeline of | timeline rows | wall s | peak MiB | vs first | iperf3.json MiB |", flush=True)
-    print("|---|---:|---:|---:|---:|---:|", flush=True)
+    print("| timeline of | timeline rows | row groups | wall s | peak MiB | vs first | iperf3.json MiB |", flush=True)
+    print("|---|---:|---:|---:|---:|---:|---:|", flush=True)
     with tempfile.TemporaryDirectory(prefix="mmpath-post-bench-") as tmp:
         base = Path(tmp) / "base"
         res = api.simulate_to(load_scenario("blockage", {"duration_s": BASE_S}), base, report=False)
@@ -121,7 +119,7 @@ def main() -> int:
             m = json.loads(p.stdout.strip().splitlines()[-1])
             first = first or m["peak_mib"]
             label = f"{h:g} h" if h > 0 else "60 s"
-            print(f"| {label} | {m['rows']:,} | {m['wall_s']:.1f} | {m['peak_mib']:.1f} | {m['peak_mib'] / first:.2f}x | "
+            print(f"| {label} | {m['rows']:,} | {m['groups']} | {m['wall_s']:.1f} | {m['peak_mib']:.1f} | {m['peak_mib'] / first:.2f}x | "
                   f"{m['iperf3_mib']:.1f} |", flush=True)
             import shutil
 

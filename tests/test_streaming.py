@@ -29,7 +29,7 @@ SHORT = {"duration_s": 2.0}  # blockage: 3 rows per 10 ms sample, 603 rows
 def _same_bits(a: pd.DataFrame, b: pd.DataFrame) -> None:
     pd.testing.assert_frame_equal(a, b, check_exact=True)
     for c in a.columns:  # NaN payloads and -0.0 too, not only values that compare equal
-        if not isinstance(a[c].dtype, pd.CategoricalDtype):
+        if a[c].dtype.kind in "fiub":  # (object columns: their bytes are pointers)
             assert a[c].to_numpy().tobytes() == b[c].to_numpy().tobytes(), c
 
 
@@ -38,24 +38,58 @@ def in_memory():
     return simulate(load_scenario("blockage", SHORT))
 
 
+def _as_labels(frame: pd.DataFrame) -> pd.DataFrame:
+    """The frame with its categorical columns as plain labels (object), for readers that are not
+    mmpath's: a Parquet dictionary holds the names a row group uses, in the order it met them."""
+    out = frame.copy()
+    for c in out.columns:
+        if isinstance(out[c].dtype, pd.CategoricalDtype):
+            out[c] = out[c].astype(object)
+    return out
+
+
 @pytest.mark.parametrize("chunk_rows", [1 << 14, 100])
 def test_streamed_timeline_is_the_in_memory_one(tmp_path, in_memory, chunk_rows):
     res = simulate_to(load_scenario("blockage", SHORT), tmp_path / "out", report=False, chunk_rows=chunk_rows)
     assert res.timeline_file == tmp_path / "out" / "timeline.parquet"
     meta = pq.ParquetFile(res.timeline_file).metadata
     sizes = [meta.row_group(i).num_rows for i in range(meta.num_row_groups)]
-    # 100 rows: row-group boundaries mid-run (and mid-sample: 100 is no multiple of 3 rows);
-    # each group but the last holds at least chunk_rows rows.
-    assert sum(sizes) == 603 and len(sizes) == (1 if chunk_rows > 603 else 6), sizes
-    assert all(n >= min(chunk_rows, 603) for n in sizes[:-1]), sizes
+    # Chunks of 100 rows (boundaries mid-sample: 100 is no multiple of 3 rows) go into one open
+    # row group: the file's groups are set by their encoded size, not by the chunks.
+    assert sizes == [603], sizes
     _same_bits(in_memory.timeline, res.timeline)
     _same_bits(in_memory.intervals, res.intervals)
     strip = ("wall_s", "sim_s_per_wall_s", "events_per_s")
     assert {k: v for k, v in res.summary.items() if k not in strip} == \
         {k: v for k, v in in_memory.summary.items() if k not in strip}
-    # Saved again elsewhere: the file is copied, the same rows.
+    # Saved again elsewhere: the file is copied, the same rows; pandas alone reads the same values.
     again = res.save(tmp_path / "again", report=False)
-    _same_bits(pd.read_parquet(again / "timeline.parquet"), in_memory.timeline)
+    _same_bits(_as_labels(pd.read_parquet(again / "timeline.parquet")), _as_labels(in_memory.timeline))
+
+
+def test_row_groups_close_at_their_encoded_size(tmp_path, in_memory):
+    """A row group is held encoded in memory until it is GROUP_BYTES big, then written: a long
+    run's file has few groups (each costs its readers metadata) and its writer a bounded buffer.
+    With a 4 KiB bound, 603 rows written 50 at a time make several groups, each closed at the
+    first chunk that took it past the bound; read back batch by batch, the same rows."""
+    from mmpath import outputs
+
+    f = outputs.TimelineFile(tmp_path / "t.parquet", group_bytes=4096)
+    frame = in_memory.timeline
+    for i in range(0, len(frame), 50):
+        f.write(frame.iloc[i:i + 50].reset_index(drop=True))
+    f.close()
+    meta = pq.ParquetFile(tmp_path / "t.parquet").metadata
+    sizes = [meta.row_group(i).num_rows for i in range(meta.num_row_groups)]
+    assert sum(sizes) == 603 and len(sizes) >= 3, sizes
+    assert all(n % 50 == 0 for n in sizes[:-1]), sizes  # closed between chunks, never inside one
+    assert max(sizes) < 603 // 2, sizes
+    _same_bits(f.read(), frame)
+    batches = list(f.groups(["t_s", "cc_state"]))
+    assert sum(map(len, batches)) == 603 and all(len(b) <= outputs.READ_ROWS for b in batches)
+    for b in batches:  # each batch with the run's categories, whichever its group met
+        assert list(b.columns) == ["t_s", "cc_state"]
+        assert list(b["cc_state"].cat.categories) == list(frame["cc_state"].cat.categories)
 
 
 def test_in_memory_run_holds_its_timeline(in_memory):
@@ -98,10 +132,10 @@ def test_killed_run_leaves_no_output_file(tmp_path):
         while part is None and time.monotonic() < deadline and proc.poll() is None:
             # The timeline being written: a part file in the hidden staging folder.
             part = next(iter(tmp_path.glob(".out.tmp-*/.timeline.parquet.*.part")), None)
-            if part is not None and part.stat().st_size < 4096:
-                part = None  # wait for a few row groups
             time.sleep(0.05)
         assert part is not None, proc.stderr.read().decode() if proc.poll() is not None else "no part file"
+        time.sleep(1.0)  # a few chunks into the open row group
+        assert proc.poll() is None, proc.stderr.read().decode()
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait()
@@ -129,7 +163,7 @@ def _outputs(folder: Path) -> dict[str, bytes]:
 
 def test_streamed_outputs_are_read_a_row_group_at_a_time(tmp_path, in_memory, monkeypatch):
     """Everything written after a streamed run (summary metrics, intervals.csv, iperf3.json)
-    reads timeline.parquet and the intervals a row group at a time, never whole (issue 26: a
+    reads timeline.parquet and the intervals a batch of rows at a time, never whole (issue 26: a
     whole-column read is what made a long run's memory grow), and gives the bytes the in-memory
     run's folder holds."""
     import pyarrow.parquet as pq_mod
@@ -141,10 +175,11 @@ def test_streamed_outputs_are_read_a_row_group_at_a_time(tmp_path, in_memory, mo
 
     monkeypatch.setattr(pd, "read_parquet", whole)
     monkeypatch.setattr(pq_mod, "read_table", whole)
+    monkeypatch.setattr(outputs, "READ_ROWS", 100)  # batches of 100 rows: several per pass
     whole0, groups0 = outputs.WHOLE_READS[0], outputs.GROUPS_READ[0]
     res = simulate_to(load_scenario("blockage", SHORT), tmp_path / "out", report=False, chunk_rows=100)
     assert outputs.WHOLE_READS[0] == whole0, "TimelineFile.read() (the whole file) was called"
-    # 603 timeline rows in groups of >= 100, 60 interval rows in one group: several passes of each.
+    # 603 timeline rows in batches of <= 100, 60 interval rows in one: several passes of each.
     assert outputs.GROUPS_READ[0] - groups0 >= 6 * 3
     monkeypatch.undo()
     in_memory.save(tmp_path / "mem", report=False)

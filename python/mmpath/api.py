@@ -11,6 +11,7 @@ from typing import Any, Mapping
 
 from . import _core, metrics, progress as _progress, runstats
 from .errors import ScenarioError
+from .gridseries import GridSeries
 from .lazy import numpy as np, pandas as pd  # on first use (start-up time): lazy.py
 from .outputs import (TimelineFile, check_out_folder, interval_batches, stale_files, staged_folder, system_arrow_pool,
                       timeline_batches, write_outputs, write_run_files)
@@ -181,10 +182,11 @@ def flow_metrics(flow: Mapping[str, Any], index: int, intervals: pd.DataFrame, t
     if series is None:
         series = flow_series(lambda: [intervals], [name], sim_s)[name]
     mbps = series
-    n = len(mbps)
     if stats is None:
         stats = runstats.flow_timeline_stats(lambda: [timeline], [name], config)[name]
-    t = np.arange(n) * dt
+    # Measured a block of samples at a time (gridseries.py): the same numbers as the metrics
+    # functions on (np.arange(n) * dt, mbps), without their whole-length temporaries.
+    g = GridSeries(mbps, dt)
     out: dict[str, Any] = {}
 
     # Outages: the flow's paths' link events when it has any, else the throughput's.
@@ -197,16 +199,16 @@ def flow_metrics(flow: Mapping[str, Any], index: int, intervals: pd.DataFrame, t
         spans = metrics.link_outages(events["t_s"], events["path"], events["kind"], events["value"],
                                      [str(p) for p in paths if p is not None], wired=wired, end_s=sim_s)
     if not spans:
-        spans = metrics.outages(t, mbps)
+        spans = g.outages()
     outs = []
     for start, end in spans:
-        m = metrics.outage_and_recovery(t, mbps, start, end, pre_s=2.0, frac=0.1, bin_s=dt)
+        m = g.outage_and_recovery(start, end, pre_s=2.0, frac=0.1, bin_s=dt)
         r = m["recovery_s"] if end < sim_s else None
         outs.append({"start_s": start, "restored_s": end, "length_s": end - start, "outage_s": _num(m["outage_s"]),
                      "resaturation_s": _num(r)})
     out["outages"] = outs
 
-    drops = [d for d in metrics.throughput_drops(t, mbps, window_s=1.0, depth=0.3)]
+    drops = g.throughput_drops(window_s=1.0, depth=0.3)
     out["drops"] = {
         "count": len(drops),
         "max_depth": _num(max((d["depth"] for d in drops), default=None)),

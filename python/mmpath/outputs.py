@@ -115,19 +115,52 @@ def system_arrow_pool() -> Iterator[None]:
         pa.set_memory_pool(before)
 
 
-# Row groups read one at a time (TimelineFile.groups) and whole-file reads (TimelineFile.read)
-# since the process started: tests/test_streaming.py checks that writing a run's folder reads
-# its files only a group at a time (a whole read is what made memory grow with the run).
+# Batches read (TimelineFile.groups) and whole-file reads (TimelineFile.read) since the process
+# started: tests/test_streaming.py checks that writing a run's folder reads its files only a
+# batch at a time (a whole read is what made memory grow with the run).
 GROUPS_READ = [0]
 WHOLE_READS = [0]
+
+# A row group of timeline.parquet (or of the intervals) is closed once it holds this many
+# encoded bytes or rows. The open group is held in memory, encoded, until then: the bound on what
+# writing costs; a reader here (ParquetSource) holds one group's selected column chunks, so the
+# rows bound matters for columns that compress well (the intervals: ~4 bytes a row). Each closed
+# group costs every reader of the file some metadata (pyarrow: ~27 KB for 23 columns) for as long
+# as it has the file open: at ~40 bytes a row (the `blockage` scenario's timeline, Snappy), 4 MiB
+# is ~100 000 rows, ~5 simulated minutes, and a day ~270 groups against ~1 600 chunk-sized ones
+# (bench/README.md "Memory of long runs").
+GROUP_BYTES = 4 << 20
+GROUP_ROWS = 1 << 18
+# The most a data page of the file holds (the Parquet libraries' usual 1 MiB: pyarrow, reading
+# a column of a big row group batch by batch, held more the smaller the pages: +8.4 MiB at 1 MiB,
+# +16 MiB at 64 KiB, +20 MiB at 8 KiB, reading a day's intervals; bench/README.md).
+PAGE_BYTES = 1 << 20
+# Rows per batch when a file is read back (groups()): what a reader holds of it at a time.
+READ_ROWS = 1 << 14
+# The category names of each categorical column, stored in the file (a Parquet dictionary
+# holds only the names a row group uses, in the order it met them; readers here put them back).
+_CATEGORIES_KEY = "mmpath:categories"
+
+
+def _column_kind(series: Any) -> str:
+    from .lazy import pandas as pd
+
+    if isinstance(series.dtype, pd.CategoricalDtype):
+        return "category"
+    kind = str(series.dtype)
+    if kind not in ("float64", "uint64", "int32", "int8", "bool"):
+        raise TypeError(f"column {series.name!r}: dtype {kind} cannot be streamed to Parquet")
+    return kind
 
 
 class TimelineFile:
     """timeline.parquet (or a run's intervals, .intervals.parquet) written as a run goes: each
-    chunk of rows the core hands over is appended as a row group (pyarrow's ParquetWriter), so
-    the run holds one chunk, not its whole timeline. groups() reads it back a row group at a time:
-    what every consumer after the run does (summary metrics, iperf3.json, intervals.csv, the
-    report's plots), so none of them holds more than one row group of it.
+    chunk of rows the core hands over is appended to an open row group, encoded and compressed as
+    it arrives (the core's ParquetSink, parquet_sink.rs), which is closed at GROUP_BYTES encoded
+    bytes: the run holds one chunk and at most one encoded row group, not its timeline, and the
+    file has few row groups, so its readers' metadata stays small too. groups() reads it back
+    READ_ROWS rows at a time: what every consumer after the run does (summary metrics,
+    iperf3.json, intervals.csv, the report's plots), so none of them holds more than that.
 
     The rows go to a temporary name in the same folder (`.timeline.parquet.<pid>.part`), renamed
     to `path` by close() once the last chunk is in: a reader never sees a half-written
@@ -135,22 +168,37 @@ class TimelineFile:
     one killed outright leaves only the hidden part file, never `path`. read() reads the file
     back as the DataFrame an in-memory run holds (same columns, dtypes and categories)."""
 
-    def __init__(self, path: str | os.PathLike) -> None:
+    def __init__(self, path: str | os.PathLike, group_bytes: int = GROUP_BYTES, group_rows: int = GROUP_ROWS) -> None:
         self.path = Path(path)
         self._part = self.path.with_name(f".{self.path.name}.{os.getpid()}.part")
         self._writer: Any = None
+        self._columns: list[str] = []
+        self._group = (int(group_rows), int(group_bytes))
         self._closed = False
 
     def write(self, frame: Any) -> None:
         import pyarrow as pa
-        import pyarrow.parquet as pq
 
-        table = pa.Table.from_pandas(frame, preserve_index=False)
+        from . import _core
+
         if self._writer is None:
-            # The first chunk's schema (with pandas' metadata: the categories come back as such).
-            self._writer = pq.ParquetWriter(self._part, table.schema)
-        # One row group per chunk: a reader can take the file a row group at a time.
-        self._writer.write_table(table, row_group_size=max(len(frame), 1))
+            kinds = [(str(c), _column_kind(frame[c])) for c in frame.columns]
+            cats = {c: [str(x) for x in frame[c].cat.categories] for c, k in kinds if k == "category"}
+            # pandas' own metadata (what pyarrow stores), so pandas reads the columns back as
+            # they were; and the category names.
+            meta = pa.Schema.from_pandas(frame.iloc[:0], preserve_index=False).metadata or {}
+            kv = [(k.decode(), v.decode()) for k, v in meta.items()]
+            kv.append((_CATEGORIES_KEY, json.dumps(cats)))
+            self._columns = [c for c, _ in kinds]
+            self._writer = _core.ParquetSink(str(self._part), kinds, cats, kv, *self._group, PAGE_BYTES)
+        arrays = []
+        for c in self._columns:
+            col = frame[c]
+            if hasattr(col, "cat"):
+                arrays.append(np.ascontiguousarray(col.cat.codes.to_numpy(), dtype=np.int64))
+            else:
+                arrays.append(np.ascontiguousarray(col.to_numpy()))
+        self._writer.write(arrays)
 
     def close(self) -> None:
         """The last chunk was written: finish the file and give it its name."""
@@ -168,54 +216,64 @@ class TimelineFile:
         """The run did not finish: no file is left (nothing once close() ran)."""
         if self._closed:
             return
-        if self._writer is not None:
-            try:
-                self._writer.close()
-            except Exception:  # noqa: BLE001 - the part file goes either way
-                pass
+        self._writer = None  # (the part file's handle closes with it)
         self._part.unlink(missing_ok=True)
 
     def moved_to(self, path: Path) -> None:
         """The file now lives at `path` (its staging folder was moved into the output folder)."""
         self.path = path
 
-    def _open(self) -> Any:
-        import pyarrow.parquet as pq
+    def _source(self, columns: list[str] | None) -> Any:
+        from . import _core
 
         try:
-            return pq.ParquetFile(self.path)
-        except FileNotFoundError:
-            raise OutputError(f"{self.path}: the run's {self.path.name.strip('.')} file is gone (moved or deleted "
-                              f"since the run); it cannot be read back") from None
+            return _core.ParquetSource(str(self.path), columns, READ_ROWS)
+        except OSError as e:
+            if not self.path.exists():
+                raise OutputError(f"{self.path}: the run's {self.path.name.strip('.')} file is gone (moved or deleted "
+                                  f"since the run); it cannot be read back") from None
+            raise OutputError(str(e)) from None
 
     def columns(self) -> list[str]:
-        with self._open() as f:
-            return list(f.schema_arrow.names)
+        from . import _core
+
+        if not self.path.exists():
+            self._source(None)  # (its message)
+        return list(_core.ParquetSource.describe(str(self.path))[0])
+
+    def _frames(self, columns: list[str] | None) -> Iterator[Any]:
+        """The rows as DataFrames of at most READ_ROWS rows, in order, each categorical column
+        with the run's categories in the run's order. Read by the core's ParquetSource
+        (parquet_source.rs), which holds one row group's selected column chunks and one batch:
+        pyarrow, reading these files batch by batch, held several times that."""
+        from . import _core
+        from .lazy import pandas as pd
+
+        names, cats, _ = _core.ParquetSource.describe(str(self.path))
+        for batch in self._source(columns):
+            frame = pd.DataFrame({c: pd.Categorical.from_codes(v, categories=cats[c]) if c in cats else v
+                                  for c, v in batch.items()})
+            yield frame
 
     def groups(self, columns: list[str] | None = None) -> Any:
-        """The rows (these columns of them) as DataFrames, one row group at a time, in order;
+        """The rows (these columns of them) as DataFrames of at most READ_ROWS rows, in order;
         each with the dtypes and categories read() gives."""
-        with self._open() as f:
-            have = set(f.schema_arrow.names)
-            cols = None if columns is None else [c for c in columns if c in have]
-            for i in range(f.num_row_groups):
-                GROUPS_READ[0] += 1
-                yield f.read_row_group(i, columns=cols).to_pandas()
+        for frame in self._frames(columns):
+            GROUPS_READ[0] += 1
+            yield frame
 
     def read(self, columns: list[str] | None = None) -> Any:
-        """The timeline (or these columns of it) as a DataFrame, read a row group at a time:
+        """The timeline (or these columns of it) as a DataFrame, read a batch at a time:
         pandas.read_parquet's whole-file read held several times the frame's size on the way."""
         from .lazy import pandas as pd
 
         WHOLE_READS[0] += 1
-        with self._open() as f:
-            frames = [f.read_row_group(i, columns=columns).to_pandas() for i in range(f.num_row_groups)]
+        frames = list(self._frames(columns))
         if not frames:
             return pd.read_parquet(self.path, engine="pyarrow", columns=columns)
         if len(frames) == 1:
             return frames[0]
-        # Every group's categories are the run's (each chunk is coded against all its names), so
-        # the columns stay Categoricals.
+        # Every batch carries the run's categories (_frames), so the columns stay Categoricals.
         frame = pd.concat(frames, ignore_index=True)
         del frames
         return frame

@@ -1,6 +1,8 @@
 //! `mmpath._core`: the thin PyO3 layer over mmpath-sim. It converts types and maps errors;
 //! no simulation logic lives here. Contract: docs/core-api.md.
 
+mod parquet_sink;
+mod parquet_source;
 mod pypm;
 mod pysched;
 
@@ -343,6 +345,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse_wil6210_log, m)?)?;
     m.add_function(wrap_pyfunction!(wil6210_column, m)?)?;
     m.add_class::<Simulation>()?;
+    m.add_class::<parquet_sink::ParquetSink>()?;
+    m.add_class::<parquet_source::ParquetSource>()?;
     m.add_class::<pypm::PathManagerPolicy>()?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add("SchedulerError", m.py().get_type::<SchedulerError>())?;
