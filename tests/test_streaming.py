@@ -203,3 +203,18 @@ def test_streamed_report_is_the_in_memory_one(tmp_path, in_memory, monkeypatch):
     assert "rtt.png" in pngs and "throughput_path.png" in pngs
     for name in pngs:
         assert (tmp_path / "out" / name).read_bytes() == (tmp_path / "mem" / name).read_bytes(), name
+
+
+def test_a_timeline_file_gone_or_damaged_after_the_run_is_one_clear_error(tmp_path):
+    """Result.timeline of a streamed run reads its file each time: deleted, or overwritten with
+    something that is not Parquet, it raises OutputError naming the file, not a traceback from
+    the reader."""
+    from mmpath.errors import OutputError
+
+    res = simulate_to(load_scenario("blockage", {"duration_s": 0.5}), tmp_path / "out", report=False)
+    res.timeline_file.write_bytes(b"not parquet at all\n" * 10)
+    with pytest.raises(OutputError, match=r"timeline\.parquet"):
+        res.timeline
+    res.timeline_file.unlink()
+    with pytest.raises(OutputError, match="is gone"):
+        res.timeline

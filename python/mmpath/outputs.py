@@ -223,23 +223,26 @@ class TimelineFile:
         """The file now lives at `path` (its staging folder was moved into the output folder)."""
         self.path = path
 
-    def _source(self, columns: list[str] | None) -> Any:
-        from . import _core
-
+    def _core_call(self, fn: Any, *args: Any) -> Any:
+        """fn(path, *args) of the core's reader, its OSError (a file deleted or damaged since
+        the run) as one OutputError naming the file."""
         try:
-            return _core.ParquetSource(str(self.path), columns, READ_ROWS)
+            return fn(str(self.path), *args)
         except OSError as e:
             if not self.path.exists():
                 raise OutputError(f"{self.path}: the run's {self.path.name.strip('.')} file is gone (moved or deleted "
                                   f"since the run); it cannot be read back") from None
-            raise OutputError(str(e)) from None
+            raise OutputError(f"{' '.join(str(e).split())} (not the Parquet file the run wrote)") from None
+
+    def _source(self, columns: list[str] | None) -> Any:
+        from . import _core
+
+        return self._core_call(_core.ParquetSource, columns, READ_ROWS)
 
     def columns(self) -> list[str]:
         from . import _core
 
-        if not self.path.exists():
-            self._source(None)  # (its message)
-        return list(_core.ParquetSource.describe(str(self.path))[0])
+        return list(self._core_call(_core.ParquetSource.describe)[0])
 
     def _frames(self, columns: list[str] | None) -> Iterator[Any]:
         """The rows as DataFrames of at most READ_ROWS rows, in order, each categorical column
@@ -249,8 +252,15 @@ class TimelineFile:
         from . import _core
         from .lazy import pandas as pd
 
-        names, cats, _ = _core.ParquetSource.describe(str(self.path))
-        for batch in self._source(columns):
+        _, cats, _ = self._core_call(_core.ParquetSource.describe)
+        source = self._source(columns)
+        while True:
+            try:
+                batch = next(source)
+            except StopIteration:
+                return
+            except (OSError, ValueError) as e:  # (damaged past its footer, or not a run's columns)
+                raise OutputError(f"{' '.join(str(e).split())} (not the Parquet file the run wrote)") from None
             frame = pd.DataFrame({c: pd.Categorical.from_codes(v, categories=cats[c]) if c in cats else v
                                   for c, v in batch.items()})
             yield frame
