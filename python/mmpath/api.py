@@ -25,7 +25,7 @@ _CHUNKS = 100
 
 # Most timeline rows the core records between two hand-overs (a slice is shortened to stay under
 # it): 16 Ki rows of 23 columns are ~2.5 MB, what a run with an output folder holds of its timeline
-# at any time, however long it runs (the rows go to timeline.parquet as one row group each).
+# at any time, however long it runs (the rows go on to timeline.parquet: outputs.TimelineFile).
 CHUNK_ROWS = 1 << 14
 
 # A run written to a folder keeps its intervals there too, typed, for Result.intervals to read
@@ -329,8 +329,8 @@ def simulate(scenario: Scenario, show_progress: bool = False, scheduler: Any = N
              chunk_rows: int = CHUNK_ROWS, intervals_file: str | os.PathLike | None = None) -> Result:
     """Run an already validated Scenario (the seed is the one in its config).
 
-    timeline_file  stream the timeline to this Parquet file as the run goes (one row group per
-               chunk of at most `chunk_rows` rows) instead of keeping it in memory; the file is
+    timeline_file  stream the timeline to this Parquet file as the run goes (chunks of at
+               least `chunk_rows` rows, into row groups of ~4 MiB) instead of keeping it in memory; the file is
                written under a temporary name beside it and renamed when the run ends, and
                removed if the run fails or is interrupted (see simulate_to for a whole folder)
     intervals_file  the same for the intervals (100 ms bins)
@@ -384,8 +384,8 @@ def simulate(scenario: Scenario, show_progress: bool = False, scheduler: Any = N
         tl_chunks.append(chunk["timeline"])
         pending += len(chunk["timeline"]["t_s"])
         iv_pending += len(chunk["intervals"]["t_s"])
-        # A row group of at least `chunk_rows` rows (the last one: what is left), so the file's
-        # layout depends on chunk_rows alone, not on how the run was sliced.
+        # Chunks of at least `chunk_rows` rows (the last one: what is left) go to the writer,
+        # whose row groups close between chunks (outputs.TimelineFile).
         if writer is not None and (pending >= chunk_rows or (last and pending)):
             writer.write(_frame(_joined(tl_chunks), decode))
             tl_chunks.clear()

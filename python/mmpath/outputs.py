@@ -61,7 +61,7 @@ def summary_json(result: "Result") -> str:
 
 
 def interval_batches(result: "Result") -> Any:
-    """A pass over the run's intervals: one DataFrame, or a streamed run's row groups one at a
+    """A pass over the run's intervals: one DataFrame, or a streamed run's file a batch at a
     time (Result.intervals would read them all)."""
     src = getattr(result, "_intervals", None)
     if isinstance(src, TimelineFile):
@@ -80,7 +80,7 @@ def write_intervals_csv(result: "Result", path: Path) -> None:
             # Bin starts are multiples of 100 ms in integer nanoseconds in the core; round away float
             # noise (0.30000000000000004) so the CSV is readable and stable.
             df["t_s"] = df["t_s"].to_numpy(dtype=np.float64).round(9)
-            # A row group at a time, the header once: the same text as the whole frame's to_csv.
+            # A batch at a time, the header once: the same text as the whole frame's to_csv.
             df[cols].to_csv(f, index=False, header=first, lineterminator="\n")
             first = False
 
@@ -333,7 +333,7 @@ def _per_second_bytes(result: "Result", n_flows: int, n_int: int) -> np.ndarray:
 
 def timeline_batches(result: "Result", columns: list[str]) -> Any:
     """A pass over the timeline with at least `columns` (those it has): a streamed run's read
-    from its file a row group at a time, only these; an in-memory one as one batch."""
+    from its file a batch at a time, only these; an in-memory one as one batch."""
     src = getattr(result, "_timeline", None)
     if isinstance(src, TimelineFile):
         return src.groups(columns)
@@ -346,7 +346,7 @@ def _timeline_at(result: "Result", n_flows: int, ends: np.ndarray,
     interval]} (None: no such column), and each flow's largest cwnd_bytes (0: none).
 
     The last sample at or before the end, like iperf3 reading TCP_INFO when the interval closes.
-    One pass over the timeline's batches: time never decreases from one row group to the next,
+    One pass over the timeline's batches: time never decreases from one batch to the next,
     so a later batch's sample at or before an end is the later one and replaces what an earlier
     batch found."""
     out: dict[str, np.ndarray | None] = {}

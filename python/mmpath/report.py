@@ -170,7 +170,7 @@ def plot_colours(paths: list[str], flows: list[dict[str, Any]]) -> Callable[[str
 
 
 def _batches(result: "Result", name: str, columns: list[str]) -> Any:
-    """A pass over the run's `name` ("timeline", "intervals"): a streamed run's file a row group
+    """A pass over the run's `name` ("timeline", "intervals"): a streamed run's file a batch
     at a time (outputs.TimelineFile.groups), an in-memory run's frame as one batch; regrouped so
     no sample time is split between two batches."""
     src = getattr(result, f"_{name}", None)
@@ -335,7 +335,7 @@ def make_plots(result: "Result", out_dir: Path) -> list[tuple[str, str]]:
     """Write the PNGs; return [(file name, caption)] of those that had data.
 
     The intervals and the timeline are read in a few passes, a batch at a time (a streamed run's
-    row groups): each line keeps every k-th point, about _MAX_POINTS of them (_Lines)."""
+    file read 16 Ki rows at a time): each line keeps every k-th point, about _MAX_POINTS of them (_Lines)."""
     ev = result.events
     c = plot_colours([str(p["name"]) for p in result.summary.get("paths", [])],
                      list((result.scenario.config if result.scenario is not None else {}).get("flow") or []))

@@ -3,7 +3,7 @@
 A run's summary needs, per flow, the mean and 95th percentile of its 10 ms srtt samples and the
 mean capacity of its bottleneck over the run (api.flow_metrics). A day-long run's timeline is
 millions of rows that a run written to a folder never holds (timeline.parquet is read back a
-row group at a time), so these are computed in a few passes over the batches, with state that
+batch at a time), so these are computed in a few passes over the batches, with state that
 does not grow with the run: counts first, then numpy's pairwise sums of exactly those values
 (streamstats.PairwiseSum), then the percentile's ranks by radix selection. An in-memory run
 gives its whole timeline as one batch: one code path, the same numbers to the last bit as
