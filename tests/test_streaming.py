@@ -218,3 +218,20 @@ def test_a_timeline_file_gone_or_damaged_after_the_run_is_one_clear_error(tmp_pa
     res.timeline_file.unlink()
     with pytest.raises(OutputError, match="is gone"):
         res.timeline
+
+
+def test_a_batch_whose_category_column_is_all_missing_reads_back(tmp_path, in_memory):
+    """A batch of connection-level interval rows has no path: its Parquet dictionary is empty.
+    Read back, the column is all missing with the run's categories (it panicked the reader once:
+    arrow's normalized_keys refuses an empty dictionary)."""
+    from mmpath import outputs
+
+    iv = in_memory.intervals
+    conn = iv[iv["subflow"] < 0].reset_index(drop=True)
+    assert len(conn) and conn["path"].isna().all()
+    f = outputs.TimelineFile(tmp_path / "iv.parquet")
+    f.write(conn)
+    f.close()
+    back = f.read()
+    _same_bits(back, conn)
+    assert list(back["path"].cat.categories) == list(iv["path"].cat.categories)

@@ -152,9 +152,14 @@ impl ParquetSource {
                     // The run's code of each of this batch's dictionary entries.
                     let table: Vec<i64> =
                         names.iter().map(|n| n.and_then(|n| run.get(n).copied()).unwrap_or(-1)).collect();
-                    let keys = dict.normalized_keys();
-                    let codes: Vec<i64> =
-                        (0..col.len()).map(|i| if col.is_null(i) { -1 } else { table[keys[i]] }).collect();
+                    let codes: Vec<i64> = if table.is_empty() {
+                        // Every row null (a batch of connection-level rows has no path): the
+                        // dictionary is empty, and arrow's normalized_keys refuses it.
+                        vec![-1; col.len()]
+                    } else {
+                        let keys = dict.normalized_keys();
+                        (0..col.len()).map(|i| if col.is_null(i) { -1 } else { table[keys[i]] }).collect()
+                    };
                     out.set_item(name, codes.into_pyarray(py))?
                 }
                 other => return Err(bad(&format!("type {other} is not one a run writes"))),
