@@ -45,7 +45,9 @@ class GridSeries:
         self.block = max(int(block), 2)
         self._last_edge = self._find_last_edge() if self.n else 0.0
         # The integral at the first edge of each block (index j * block), and at the last edge.
-        self._checkpoints = self._integral_checkpoints() if self.n else np.zeros(1)
+        self._checkpoints = np.zeros(1)
+        if self.n:
+            self._fill_checkpoints()
 
     # ------------------------------------------------------------------ grid, edges, integral
 
@@ -54,7 +56,7 @@ class GridSeries:
         return np.arange(a, b) * self.dt
 
     def t_at(self, k: int) -> float:
-        return float(np.arange(k, k + 1)[0] * self.dt)
+        return k * self.dt  # (float(k) * dt: the same product as np.arange(n) * dt's element k)
 
     def edges(self, a: int, b: int) -> np.ndarray:
         """Bin edges e[a:b] (0 <= a <= b <= n + 1): the sample starts, then the last edge."""
@@ -99,12 +101,11 @@ class GridSeries:
         """y[k] * (e[k + 1] - e[k]) for k in [a, b): what the integral adds over each bin."""
         return self.y[a:b] * np.diff(self.edges(a, b + 1))
 
-    def _integral_checkpoints(self) -> np.ndarray:
+    def _fill_checkpoints(self) -> None:
         nb = (self.n + self.block - 1) // self.block
         self._checkpoints = np.zeros(nb + 1)  # (filled in order: block j reads checkpoint j)
         for j in range(nb):
             self._checkpoints[j + 1] = self._cumsum_block(j)[-1]
-        return self._checkpoints
 
     def _cumsum_block(self, j: int) -> np.ndarray:
         """The integral at edges j * block + 1 ... of block j (its running sum)."""

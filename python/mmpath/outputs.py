@@ -172,7 +172,7 @@ class TimelineFile:
         self.path = Path(path)
         self._part = self.path.with_name(f".{self.path.name}.{os.getpid()}.part")
         self._writer: Any = None
-        self._columns: list[str] = []
+        self._kinds: list[tuple[str, str]] = []  # (column, kind) as ParquetSink takes them
         self._group = (int(group_rows), int(group_bytes))
         self._closed = False
 
@@ -189,16 +189,10 @@ class TimelineFile:
             meta = pa.Schema.from_pandas(frame.iloc[:0], preserve_index=False).metadata or {}
             kv = [(k.decode(), v.decode()) for k, v in meta.items()]
             kv.append((_CATEGORIES_KEY, json.dumps(cats)))
-            self._columns = [c for c, _ in kinds]
+            self._kinds = kinds
             self._writer = _core.ParquetSink(str(self._part), kinds, cats, kv, *self._group, PAGE_BYTES)
-        arrays = []
-        for c in self._columns:
-            col = frame[c]
-            if hasattr(col, "cat"):
-                arrays.append(np.ascontiguousarray(col.cat.codes.to_numpy(), dtype=np.int64))
-            else:
-                arrays.append(np.ascontiguousarray(col.to_numpy()))
-        self._writer.write(arrays)
+        self._writer.write([np.ascontiguousarray(frame[c].cat.codes.to_numpy(), dtype=np.int64) if k == "category"
+                            else np.ascontiguousarray(frame[c].to_numpy()) for c, k in self._kinds])
 
     def close(self) -> None:
         """The last chunk was written: finish the file and give it its name."""
@@ -223,26 +217,21 @@ class TimelineFile:
         """The file now lives at `path` (its staging folder was moved into the output folder)."""
         self.path = path
 
-    def _core_call(self, fn: Any, *args: Any) -> Any:
-        """fn(path, *args) of the core's reader, its OSError (a file deleted or damaged since
-        the run) as one OutputError naming the file."""
-        try:
-            return fn(str(self.path), *args)
-        except OSError as e:
-            if not self.path.exists():
-                raise OutputError(f"{self.path}: the run's {self.path.name.strip('.')} file is gone (moved or deleted "
-                                  f"since the run); it cannot be read back") from None
-            raise OutputError(f"{' '.join(str(e).split())} (not the Parquet file the run wrote)") from None
-
-    def _source(self, columns: list[str] | None) -> Any:
-        from . import _core
-
-        return self._core_call(_core.ParquetSource, columns, READ_ROWS)
+    def _unreadable(self, e: Exception) -> OutputError:
+        """The core reader's error (a file deleted or damaged since the run) as one line naming
+        the file."""
+        if not self.path.exists():
+            return OutputError(f"{self.path}: the run's {self.path.name.strip('.')} file is gone (moved or deleted "
+                               f"since the run); it cannot be read back")
+        return OutputError(f"{' '.join(str(e).split())} (not the Parquet file the run wrote)")
 
     def columns(self) -> list[str]:
         from . import _core
 
-        return list(self._core_call(_core.ParquetSource.describe)[0])
+        try:
+            return list(_core.ParquetSource.describe(str(self.path))[0])
+        except OSError as e:
+            raise self._unreadable(e) from None
 
     def _frames(self, columns: list[str] | None) -> Iterator[Any]:
         """The rows as DataFrames of at most READ_ROWS rows, in order, each categorical column
@@ -252,18 +241,20 @@ class TimelineFile:
         from . import _core
         from .lazy import pandas as pd
 
-        _, cats, _ = self._core_call(_core.ParquetSource.describe)
-        source = self._source(columns)
+        try:
+            source = _core.ParquetSource(str(self.path), columns, READ_ROWS)
+        except OSError as e:
+            raise self._unreadable(e) from None
+        cats = source.categories
         while True:
             try:
                 batch = next(source)
             except StopIteration:
                 return
             except (OSError, ValueError) as e:  # (damaged past its footer, or not a run's columns)
-                raise OutputError(f"{' '.join(str(e).split())} (not the Parquet file the run wrote)") from None
-            frame = pd.DataFrame({c: pd.Categorical.from_codes(v, categories=cats[c]) if c in cats else v
-                                  for c, v in batch.items()})
-            yield frame
+                raise self._unreadable(e) from None
+            yield pd.DataFrame({c: pd.Categorical.from_codes(v, categories=cats[c]) if c in cats else v
+                                for c, v in batch.items()})
 
     def groups(self, columns: list[str] | None = None) -> Any:
         """The rows (these columns of them) as DataFrames of at most READ_ROWS rows, in order;

@@ -215,10 +215,4 @@ impl ParquetSink {
         }
         Ok(())
     }
-
-    /// Row groups written so far (the open one not counted).
-    #[getter]
-    fn row_groups_written(&self) -> usize {
-        self.writer.as_ref().map_or(0, |w| w.flushed_row_groups().len())
-    }
 }

@@ -36,7 +36,9 @@ type Categories = HashMap<String, Vec<String>>;
 pub struct ParquetSource {
     path: PathBuf,
     reader: ParquetRecordBatchReader,
-    /// Each category column's names -> code.
+    /// Each category column's names, in the run's order (the file's `mmpath:categories`).
+    categories: Categories,
+    /// The same as name -> code.
     codes: HashMap<String, HashMap<String, i64>>,
 }
 
@@ -89,10 +91,10 @@ impl ParquetSource {
         let reader =
             builder.with_projection(mask).with_batch_size(batch_rows.max(1)).build().map_err(|e| err(&path, e))?;
         let codes = cats
-            .into_iter()
-            .map(|(col, names)| (col, names.into_iter().enumerate().map(|(i, n)| (n, i as i64)).collect()))
+            .iter()
+            .map(|(col, names)| (col.clone(), names.iter().enumerate().map(|(i, n)| (n.clone(), i as i64)).collect()))
             .collect();
-        Ok(ParquetSource { path, reader, codes })
+        Ok(ParquetSource { path, reader, categories: cats, codes })
     }
 
     /// The file's columns (names, in order) and its category names, without reading rows.
@@ -102,6 +104,12 @@ impl ParquetSource {
         let names = builder.schema().fields().iter().map(|f| f.name().clone()).collect();
         let rows = builder.metadata().file_metadata().num_rows().max(0) as u64;
         Ok((names, cats, rows))
+    }
+
+    /// The file's category names: {column: names in the run's order}.
+    #[getter]
+    fn categories(&self) -> Categories {
+        self.categories.clone()
     }
 
     fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
