@@ -78,7 +78,11 @@ impl TimerWheel {
 
     /// `usecs_to_jiffies`: a duration in whole ticks, rounded up (exact at HZ = 300 too).
     pub fn ticks(&self, d: Time) -> u64 {
-        (u128::from(d.ns()) * u128::from(self.hz)).div_ceil(NS_PER_S) as u64
+        // In u64 while the product fits (any timeout TCP arms); the same quotient either way.
+        match d.ns().checked_mul(u64::from(self.hz)) {
+            Some(p) => p.div_ceil(NS_PER_S as u64),
+            None => (u128::from(d.ns()) * u128::from(self.hz)).div_ceil(NS_PER_S) as u64,
+        }
     }
 
     /// The tick `now` falls in (jiffies: tick 0 at the kernel clock's 0, `phase` before t = 0).
@@ -94,6 +98,10 @@ impl TimerWheel {
     /// When tick `k` starts, on the simulation's clock (never before t = 0: callers ask for
     /// ticks after the current one).
     fn start_of(&self, k: u64) -> Time {
+        // In u64 while the product fits (ticks of the first ~200 days); the same value either way.
+        if let Some(p) = k.checked_mul(NS_PER_S as u64) {
+            return Time(p.div_ceil(u64::from(self.hz)).saturating_sub(self.phase_ns));
+        }
         let ns = (u128::from(k) * NS_PER_S).div_ceil(u128::from(self.hz));
         Time(u64::try_from(ns.saturating_sub(u128::from(self.phase_ns))).unwrap_or(u64::MAX))
     }
@@ -139,6 +147,26 @@ impl Default for TimerWheel {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The u64 fast paths of `ticks` and `start_of` give the u128 results, and the u128 one
+    /// takes over where the product would overflow.
+    #[test]
+    fn u64_arithmetic_matches_u128() {
+        for hz in [100u32, 250, 300, 1000] {
+            let w = TimerWheel::new(hz).with_phase(Time(987_654_321));
+            let wide_ticks = |d: u64| (u128::from(d) * u128::from(hz)).div_ceil(NS_PER_S) as u64;
+            let wide_start = |k: u64| {
+                let ns = (u128::from(k) * NS_PER_S).div_ceil(u128::from(hz));
+                u64::try_from(ns.saturating_sub(987_654_321)).unwrap_or(u64::MAX)
+            };
+            for d in [0u64, 1, 999_999, 1_000_000, 3_999_999, 200_000_000, 120_000_000_000, u64::MAX / 7, u64::MAX] {
+                assert_eq!(w.ticks(Time(d)), wide_ticks(d), "ticks({d}) at HZ {hz}");
+            }
+            for k in [0u64, 1, 63, 1 << 20, 18_446_744_073, 18_446_744_074, u64::MAX / 3, u64::MAX] {
+                assert_eq!(w.start_of(k), Time(wide_start(k)), "start_of({k}) at HZ {hz}");
+            }
+        }
+    }
 
     /// The levels' starts as calc_wheel_index compares them: 63, 504, 4032 ticks.
     #[test]
