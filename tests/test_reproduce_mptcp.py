@@ -60,7 +60,7 @@ EXPECTED = {
         "fast mode: default's wait 1 s: 0.000, 7 s: 6.10, 13 s: 0.100 s (each = the backoff left) -- fails: "
         "longest default wait 6.10 s > 10 s: since TCP's timers run on the kernel's timer wheel "
         "(tcp/timer_wheel.rs) the 13 s blockage ends just before a retransmission; the full sweep (1-15 s, "
-        "2026-12-06, --runs 2) passes 19 of 19 checks, its 14 and 15 s blockages waiting 12.9 and 11.9 s"),
+        "2026-12-07, 10 runs) passes 19 of 19 checks, its 14 and 15 s blockages waiting 12.8 and 11.8 s"),
     "x-musher": None,
 }
 
