@@ -35,6 +35,23 @@ const LVL_SIZE: u64 = 64;
 /// days) is beyond TCP_RTO_MAX at every HZ, so the depth never binds here.
 const LVL_DEPTH: u32 = 9;
 const NS_PER_S: u128 = 1_000_000_000;
+const NS_PER_S_U64: u64 = 1_000_000_000;
+
+/// `a * b / c`, rounded up or down: in u64 while the product fits (every timeout TCP arms,
+/// ticks of the first ~200 days), in u128 past it; the same value either way.
+fn mul_div(a: u64, b: u64, c: u64, up: bool) -> u128 {
+    match a.checked_mul(b) {
+        Some(p) => u128::from(if up { p.div_ceil(c) } else { p / c }),
+        None => {
+            let (p, c) = (u128::from(a) * u128::from(b), u128::from(c));
+            if up {
+                p.div_ceil(c)
+            } else {
+                p / c
+            }
+        }
+    }
+}
 
 /// The span the phase is drawn over: 2^40 ns (~18 min), many times the last level a TCP timer
 /// reaches (TCP_RTO_MAX 120 s, level 4 at HZ = 250: 4096-tick buckets, 16 s), so every level's
@@ -78,31 +95,19 @@ impl TimerWheel {
 
     /// `usecs_to_jiffies`: a duration in whole ticks, rounded up (exact at HZ = 300 too).
     pub fn ticks(&self, d: Time) -> u64 {
-        // In u64 while the product fits (any timeout TCP arms); the same quotient either way.
-        match d.ns().checked_mul(u64::from(self.hz)) {
-            Some(p) => p.div_ceil(NS_PER_S as u64),
-            None => (u128::from(d.ns()) * u128::from(self.hz)).div_ceil(NS_PER_S) as u64,
-        }
+        mul_div(d.ns(), u64::from(self.hz), NS_PER_S_U64, true) as u64
     }
 
     /// The tick `now` falls in (jiffies: tick 0 at the kernel clock's 0, `phase` before t = 0).
     pub fn tick_of(&self, now: Time) -> u64 {
         let k = now.ns().saturating_add(self.phase_ns);
-        // In u64 while the product fits (hours of simulated time); the same quotient either way.
-        match k.checked_mul(u64::from(self.hz)) {
-            Some(p) => p / NS_PER_S as u64,
-            None => (u128::from(k) * u128::from(self.hz) / NS_PER_S) as u64,
-        }
+        mul_div(k, u64::from(self.hz), NS_PER_S_U64, false) as u64
     }
 
     /// When tick `k` starts, on the simulation's clock (never before t = 0: callers ask for
     /// ticks after the current one).
     fn start_of(&self, k: u64) -> Time {
-        // In u64 while the product fits (ticks of the first ~200 days); the same value either way.
-        if let Some(p) = k.checked_mul(NS_PER_S as u64) {
-            return Time(p.div_ceil(u64::from(self.hz)).saturating_sub(self.phase_ns));
-        }
-        let ns = (u128::from(k) * NS_PER_S).div_ceil(u128::from(self.hz));
+        let ns = mul_div(k, NS_PER_S_U64, u64::from(self.hz), true);
         Time(u64::try_from(ns.saturating_sub(u128::from(self.phase_ns))).unwrap_or(u64::MAX))
     }
 
@@ -148,7 +153,7 @@ impl Default for TimerWheel {
 mod tests {
     use super::*;
 
-    /// The u64 fast paths of `ticks` and `start_of` give the u128 results, and the u128 one
+    /// `mul_div`'s u64 path gives the u128 results for `ticks` and `start_of`, and the u128 one
     /// takes over where the product would overflow.
     #[test]
     fn u64_arithmetic_matches_u128() {
