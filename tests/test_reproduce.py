@@ -40,48 +40,49 @@ EXPECTED = {
     "000-tcp1500": None,
     "000-mtu7912": None,
     "000-weak7912": _xfail(
-        "fast mode: weak/strong TCP mean MCS 1-9: 1.00, 1.00, 0.997, 0.991, 0.956, 0.983, 0.956, 0.911, 0"
-        ".682; weak UDP MCS 1-9: 345, 644, 778, 900, 926, 1119, 1290, 1404, 1221 Mbit/s -- fails: TCP MCS"
-        " 8 weak/strong mean (1129/1240) = 0.911 < 0.85 (degraded by more than 15%)"),
+        "fast mode: weak/strong TCP mean MCS 1-9: 1.00, 1.00, 0.997, 0.991, 0.956, 0.983, 0.956, 0.911, 0.6"
+        "78; weak UDP MCS 1-9: 345, 644, 778, 900, 926, 1119, 1290, 1404, 1221 Mbit/s -- fails: TCP MCS 8 w"
+        "eak/strong mean (1129/1240) = 0.911 < 0.85 (degraded by more than 15%)"),
     "000-interf": _xfail(
-        "fast mode: normalized mean MCS 1-9: ACI 1.00, 1.00, 1.00, 1.00, 1.00, 1.00, 1.00, 1.000, 0.999; "
-        "CCI 0.003, 0.066, 0.124, 0.163, 0.177, 0.206, 0.232, 0.244, 0.246; worst loss ACI 0.000 %, CCI 9"
-        "4.7 % -- fails: ACI MCS 6 normalized mean = 1.00 < 0.800 ACI MCS 7 normalized mean = 1.00 < 0.80"
-        "0 ACI MCS 8 normalized mean = 1.000 < 0.800 ACI MCS 9 normalized mean = 0.999 < 0.800 CCI MCS 1 "
-        "normalized mean = 0.003 >= 0.800 ACI MCS 8 UDP mean = 1531 Mbit/s, paper 1000 Mbit/s (within 15%"
-        ": 850..1150) ACI MCS 9 UDP mean = 1617 Mbit/s, paper 1000 Mbit/s (within 15%: 850..1150) CCI lar"
-        "gest lost-packet share (any MCS, any run) = 94.7 %, paper's range 2.50..7.50 % (criteria review "
-        "2026-12-05)"),
+        "fast mode: normalized mean MCS 1-9: ACI 1.00, 1.00, 1.00, 1.00, 1.00, 1.00, 1.00, 1.000, 0.999; CC"
+        "I 0.003, 0.066, 0.124, 0.163, 0.177, 0.206, 0.232, 0.244, 0.246; worst loss ACI 0.000 %, CCI 94.7 "
+        "% -- fails: ACI MCS 6 normalized mean = 1.00 < 0.800 ACI MCS 7 normalized mean = 1.00 < 0.800 ACI "
+        "MCS 8 normalized mean = 1.000 < 0.800 ACI MCS 9 normalized mean = 0.999 < 0.800 CCI MCS 1 normaliz"
+        "ed mean = 0.003 >= 0.800 ACI MCS 8 UDP mean = 1531 Mbit/s, paper 1000 Mbit/s (within 15%: 850..115"
+        "0) ACI MCS 9 UDP mean = 1617 Mbit/s, paper 1000 Mbit/s (within 15%: 850..1150) CCI largest lost-pa"
+        "cket share (any MCS, any run) = 94.7 %, paper's range 2.50..7.50 %"),
     "000-concurrent": _xfail(
         "fast mode: link 2 share of its interference-free mean: UDP ACI 1.00, CCI 0.362; TCP ACI 0.999, CCI"
-        " 0.894 (link 1's under CCI: UDP 0.193, TCP 0.041) -- fails: UDP link 2 ACI / interference-free mea"
-        "n = 1.00, paper 0.500 (within 15%: 0.425..0.575) | UDP link 2 CCI / interference-free mean = 0.362"
-        ", paper 0.250 (within 15%: 0.212..0.287) | CCI: TCP link 2 share = 0.894 < UDP share 0.362"),
+        " 0.588 (link 1's under CCI: UDP 0.193, TCP 0.351) -- fails: UDP link 2 ACI / interference-free mea"
+        "n = 1.00, paper 0.500 (within 15%: 0.425..0.575) UDP link 2 CCI / interference-free mean = 0.362, "
+        "paper 0.250 (within 15%: 0.212..0.287) CCI: TCP link 2 share = 0.588 < UDP share 0.362"),
     "000-outage": None,
     "001-distance": _xfail(
         "fast mode: PHY mean (std) Mbit/s: 2 ft 3850 (0.000), 10 ft 3850 (0.000), 20 ft 2695 (544), 30 ft 2"
-        "310 (0.000), 50 ft 2118 (272), 80 ft 1348 (817), 110 ft 1117 (490), 130 ft 770 (0.000), 145 ft 770"
-        " (0.000), 155 ft 578 (272), 165 ft 578 (272); region RSSI -49.6/-61.8/-65.9 dBm -- fails: 20 ft PH"
-        "Y mean = 2695 Mbit/s >= 3080 (a top rate) | 20 ft PHY std = 544 Mbit/s <= 5% of the mean (stable) "
-        "| 30 ft PHY std = 0.000 Mbit/s >= 10% of the mean (large) | 110 ft PHY mean = 1117 Mbit/s, paper's"
-        " range 1317..2935 Mbit/s | 130 ft PHY mean = 770 Mbit/s, paper's range 1317..2935 Mbit/s | 130 ft "
-        "PHY std = 0.000 Mbit/s >= 10% of the mean (large) | 155 ft PHY std = 272 Mbit/s <= 5% of the mean "
-        "(stable) | 165 ft TCP mean (link broken) = 357 Mbit/s < 1.00 Mbit/s; the rate is set per session ("
-        "docs/models.md \"Seed 001: why the PHY rate varies between sessions\")"),
+        "310 (0.000), 50 ft 2118 (272), 80 ft 1348 (817), 110 ft 936 (235), 130 ft 770 (0.000), 145 ft 770 "
+        "(0.000), 155 ft 578 (272), 165 ft 578 (272); region RSSI -49.6/-61.8/-65.9 dBm -- fails: 20 ft PHY"
+        " mean = 2695 Mbit/s >= 3080 (a top rate) 20 ft PHY std = 544 Mbit/s <= 5% of the mean (stable) 30 "
+        "ft PHY std = 0.000 Mbit/s >= 10% of the mean (large) 110 ft PHY mean = 936 Mbit/s, paper's range 1"
+        "317..2935 Mbit/s 130 ft PHY mean = 770 Mbit/s, paper's range 1317..2935 Mbit/s 130 ft PHY std = 0."
+        "000 Mbit/s >= 10% of the mean (large) 155 ft PHY std = 272 Mbit/s <= 5% of the mean (stable) 165 f"
+        "t TCP mean (link broken) = 373 Mbit/s < 1.00 Mbit/s; the rate is set per session (docs/models.md \""
+        "Seed 001: why the PHY rate varies between sessions\")"),
     "001-tcp": _xfail(
-        "fast mode: TCP mean (std) Mbit/s: 2 ft 928 (0.860), 10 ft 929 (0.328), 20 ft 882 (63.8), 30 ft 928"
-        " (0.262), 50 ft 922 (2.04), 80 ft 598 (127), 110 ft 413 (131), 130 ft 498 (0.273), 145 ft 484 (1.6"
-        "3), 155 ft 378 (128); sessions by held PHY rate: >=3000 n=5 mean 910, 1500-2500 n=7 320-928, <1500"
-        " n=8 mean 467 -- fails: 50 ft TCP mean = 922 Mbit/s, paper's range 200..750 Mbit/s | 50 ft TCP std"
-        " = 2.04 Mbit/s >= 10% of the mean (large) | 130 ft TCP std = 0.273 Mbit/s >= 10% of the mean (larg"
-        "e)"),
+        "fast mode: TCP mean (std) Mbit/s: 2 ft 930 (0.912), 10 ft 930 (0.636), 20 ft 904 (36.4), 30 ft 930"
+        " (0.309), 50 ft 926 (2.57), 80 ft 637 (163), 110 ft 486 (45.6), 130 ft 512 (0.773), 145 ft 498 (7."
+        "00), 155 ft 389 (131); sessions by held PHY rate: >=3000 n=5 mean 919, 1500-2500 n=6 752-930, <150"
+        "0 n=8 mean 479 -- fails: 50 ft TCP mean = 926 Mbit/s, paper's range 200..750 Mbit/s 50 ft TCP std "
+        "= 2.57 Mbit/s >= 10% of the mean (large) 110 ft TCP std = 45.6 Mbit/s >= 10% of the mean (large) 1"
+        "30 ft TCP std = 0.773 Mbit/s >= 10% of the mean (large) TCP spread (max-min) of sessions at PHY 15"
+        "00-2500 = 178 Mbit/s >= 468 (the paper's 200-750 span less 15%)"),
     "003-los": _xfail(
-        "fast mode: base RTT 1 ms: Cubic 1300 Mbit/s, mean RTT 13.5 ms, 0 drop(s) >= 34 % (longest 0.00"
-        "0 s, deepest 0.000); Vegas 305 Mbit/s, 1.50 ms: 4.27x less throughput, 8.97x lower RTT -- fail"
-        "s: Cubic drops of >= 34 % (40 % less 15 %) below the 1 s mean that recover within the run, ove"
-        "r all runs = 0.000 >= 1.00; with the X10's own 1024-descriptor ring and fq_codel the RTT rati"
-        "o holds, but no mechanism of a static LoS link makes Cubic dip (docs/models.md \"Why the 1 m"
-        "s LoS Cubic never dips\")"),
+        "fast mode: base RTT 1 ms: Cubic 1336 Mbit/s, mean RTT 13.1 ms, 0 drop(s) >= 34 % (longest 0.000 s,"
+        " deepest 0.000); Vegas 330 Mbit/s, 1.30 ms: 4.04x less throughput, 10.1x lower RTT -- fails: Cubic"
+        " drops of >= 34 % (40 % less 15 %) below the 1 s mean that recover within the run, over all runs ="
+        " 0.000 >= 1.00 Cubic / Vegas mean goodput = 4.04 x, paper 5.00 x (within 15%: 4.25..5.75) Cubic / "
+        "Vegas mean RTT = 10.1 x, paper 8.00 x (within 15%: 6.80..9.20); with the X10's own 1024-descriptor"
+        " ring and fq_codel and GRO at the laptop, no mechanism of a static LoS link makes Cubic dip (docs/"
+        "models.md \"Why the 1 ms LoS Cubic never dips\")"),
     "003-buffers": None,
     "003-probertt": None,
     "003-blockage": None,

@@ -18,49 +18,51 @@ def _xfail(reason: str):
 
 EXPECTED = {
     "000-ben": _xfail(
-        "fast mode: Ben(fullmesh) mean 1.04 [0.854..1.23], Ben(backup) mean -0.005 [-0.005..-0.005]; L_"
-        "11ad 1299, L_11n 54.5 Mbit/s -- fails: Ben(fullmesh), highest run = 1.23 < 0 (always negative)"),
+        "fast mode: Ben(fullmesh) mean 1.19 [1.09..1.29], Ben(backup) mean -0.004 [-0.004..-0.004]; L_11ad "
+        "1299, L_11n 54.5 Mbit/s -- fails: Ben(fullmesh), highest run = 1.29 < 0 (always negative)"),
     "000-mtu-sweep": _xfail(
-        "fast mode: MTU 1500: full mesh max 833 (mean 810), backup mean 633; MTU 3000: full mesh max 11"
-        "72 (mean 1165), backup mean 1247; MTU 4500: full mesh max 1341 (mean 1340), backup mean 1263; "
-        "MTU 6000: full mesh max 1345 (mean 1338), backup mean 1254 Mbit/s -- fails: backup mean throug"
-        "hput by MTU [1500, 3000, 4500, 6000] rises at every step: [633, 1247, 1263, 1254] Mbit/s; not "
-        "at 4500->6000: 1263->1254 MTU 3000: full mesh max = 1172 Mbit/s > backup mean 1247 Mbit/s MTU "
-        "4500: backup mean = 1263 Mbit/s > full mesh max 1341 Mbit/s MTU 6000: backup mean = 1254 Mbit/"
-        "s > full mesh max 1345 Mbit/s"),
+        "fast mode: MTU 1500: full mesh max 820 (mean 804), backup mean 633; MTU 3000: full mesh max 1172 ("
+        "mean 1162), backup mean 1247; MTU 4500: full mesh max 1336 (mean 1335), backup mean 1263; MTU 6000"
+        ": full mesh max 1345 (mean 1338), backup mean 1254 Mbit/s -- fails: backup mean throughput by MTU "
+        "[1500, 3000, 4500, 6000] rises at every step: [633, 1247, 1263, 1254] Mbit/s; not at 4500->6000: 1"
+        "263->1254 MTU 3000: full mesh max = 1172 Mbit/s > backup mean 1247 Mbit/s MTU 4500: backup mean = "
+        "1263 Mbit/s > full mesh max 1336 Mbit/s MTU 6000: backup mean = 1254 Mbit/s > full mesh max 1345 M"
+        "bit/s"),
     "000-fullmesh-mcs": _xfail(
-        "fast mode: MCS 1: gap -41.7, MCS 3: gap -37.0, MCS 5: gap -43.4, MCS 7: gap -43.0, MCS 9: gap "
-        "-57.5 Mbit/s (TCP - full mesh) -- fails: MCS 3: full mesh mean = 730 Mbit/s < TCP 693 Mbit/s M"
-        "CS 5: full mesh mean = 882 Mbit/s < TCP 838 Mbit/s MCS 7: full mesh mean = 1158 Mbit/s < TCP 1"
-        "115 Mbit/s MCS 9: full mesh mean = 1356 Mbit/s < TCP 1299 Mbit/s TCP - full mesh gap by MCS (M"
-        "CS > 1) rises at every step: [-37.0, -43.4, -43.0, -57.5] Mbit/s; not at 3->5: -37.0->-43.4; 7"
-        "->9: -43.0->-57.5"),
+        "fast mode: MCS 1: gap -42.2, MCS 3: gap -36.2, MCS 5: gap -44.2, MCS 7: gap -47.1, MCS 9: gap -65."
+        "3 Mbit/s (TCP - full mesh) -- fails: MCS 3: full mesh mean = 730 Mbit/s < TCP 694 Mbit/s MCS 5: fu"
+        "ll mesh mean = 883 Mbit/s < TCP 839 Mbit/s MCS 7: full mesh mean = 1163 Mbit/s < TCP 1116 Mbit/s M"
+        "CS 9: full mesh mean = 1364 Mbit/s < TCP 1298 Mbit/s TCP - full mesh gap by MCS (MCS > 1) rises at"
+        " every step: [-36.2, -44.2, -47.1, -65.3] Mbit/s; not at 3->5: -36.2->-44.2; 5->7: -44.2->-47.1; 7"
+        "->9: -47.1->-65.3"),
     "000-switchover": None,
     "002-fixedratio": None,
     "002-host": None,
     "002-power": None,
     "002-energy-backlogged": _xfail(
-        "fast mode: down: throughput-optimal 73, energy-optimal dual-path 73; up: throughput-optimal 70"
-        ", energy-optimal dual-path 90 -- fails: downlink energy-per-bit increase of the optimal ratio "
-        "over 11ad alone = -4.59 %, paper +1.4 % (more than 0, at most 5.00 %): 73:27 2740 mW for 2011 "
-        "Mbit/s, 11ad alone 2209 mW for 1547; the shared receive-side host power (479.5 mW) now comes from "
-        "section 4.1's 56 % uplink / downlink, not from this claim (docs/models.md, receive-side host power)"),
+        "fast mode: down: throughput-optimal 73, energy-optimal dual-path 73; up: throughput-optimal 70, en"
+        "ergy-optimal dual-path 90 -- fails: downlink energy-per-bit increase of the optimal ratio over 11a"
+        "d alone = -4.59 %, paper +1.4 % (more than 0, at most 5.00 %): 73:27 2740 mW for 2011 Mbit/s, 11ad"
+        " alone 2209 mW for 1547; the shared receive-side host power (479.5 mW) now comes from section 4.1'"
+        "s 56 % uplink / downlink, not from this claim (docs/models.md, receive-side host power)"),
     "002-energy-rate": None,
     "002-backup-power": None,
     "002-energy-aware": None,
     "004-scan": _xfail(
-        "fast mode: 11ad during / outside scans: default 798 / 1425, AMuSe-SCAN 1436 / 1434 Mbit/s: 1.8"
-        "0x during scans; connection during scans 1443 vs 1029 Mbit/s = 1.40x -- fails: 11ad throughput"
-        " during scans, AMuSe-SCAN / default = 1.80 x, paper 2.20 x (within 15%: 1.87..2.53)"),
+        "fast mode: 11ad during / outside scans: default 798 / 1424, AMuSe-SCAN 1436 / 1435 Mbit/s: 1.80x d"
+        "uring scans; connection during scans 1443 vs 1029 Mbit/s = 1.40x -- fails: 11ad throughput during "
+        "scans, AMuSe-SCAN / default = 1.80 x, paper 2.20 x (within 15%: 1.87..2.53)"),
     "004-contention": _xfail(
-        "fast mode: 100: expected 2110, FixedRatio 1894, default 1880; 400: expected 1926, FixedRatio 1"
-        "791, default 1740 Mbit/s -- fails: lowest default / expected sum over the loads = 0.891 < 0.85"
-        " (much lower: more than 15% below at some load); 400: 1785 / 1659 before the wil6210 ring"),
+        "fast mode: 100: expected 2110, FixedRatio 1894, default 1880; 400: expected 1926, FixedRatio 1791,"
+        " default 1766 Mbit/s -- fails: lowest default / expected sum over the loads = 0.891 < 0.85 (much l"
+        "ower: more than 15% below at some load); 400: 1785 / 1659 before the wil6210 ring"),
     "004-blockage": _xfail(
-        "fast mode: default's wait 1 s: 0.000, 7 s: 6.10, 13 s: 0.100 s (each = the backoff left) -- fails: "
-        "longest default wait 6.10 s > 10 s: since TCP's timers run on the kernel's timer wheel "
-        "(tcp/timer_wheel.rs) the 13 s blockage ends just before a retransmission; the full sweep (1-15 s, "
-        "2026-12-07, 10 runs) passes 19 of 19 checks, its 14 and 15 s blockages waiting 12.8 and 11.8 s"),
+        "fast mode: default's wait after the link's return by blockage length: 1 s: 0.000 (backoff left 0.0"
+        "40); 7 s: 6.20 (backoff left 6.25); 13 s: 0.200 (backoff left 0.250) s; AMuSe-BLOCKAGE at most 0.0"
+        "00 s -- fails: longest default wait over the blockage lengths = 6.20 s > 10 s (paper ~12 s); since"
+        " TCP's timers run on the kernel's timer wheel (tcp/timer_wheel.rs) the 13 s blockage ends just bef"
+        "ore a retransmission; the full sweep (1-15 s, 2026-12-07, 10 runs) passes 19 of 19 checks, its 14 "
+        "and 15 s blockages waiting 12.8 and 11.8 s"),
     "x-musher": None,
 }
 

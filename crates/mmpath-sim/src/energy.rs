@@ -597,9 +597,30 @@ pub fn path_rx_pkt_ns(p: &crate::scenario::PathCfg) -> Option<u64> {
     Some(h.rx_pkt_ns(p.gro.unwrap_or(true), p.softirq_cpu.unwrap_or(h.default_cpu)))
 }
 
-/// `gro` and `softirq_cpu` need a client whose host is modelled.
+/// Whether path `p`'s client merges what it receives (GRO, device.rs `client_gro_msdus`).
+fn path_merges(p: &crate::scenario::PathCfg) -> bool {
+    p.technology != crate::scenario::Technology::Wired && crate::link::device::device_of(p).client_gro_msdus > 0
+}
+
+/// `softirq_cpu` needs a client whose host is modelled; `gro` one whose host is modelled (the
+/// phones: its cost) or that merges (the Linux-class clients: the merge itself).
 pub fn validate_host(p: &crate::scenario::PathCfg, i: usize) -> Result<(), crate::scenario::ScenarioError> {
-    for (k, set) in [("gro", p.gro.is_some()), ("softirq_cpu", p.softirq_cpu.is_some())] {
+    if p.gro.is_some() && path_host(p).is_none() && !path_merges(p) {
+        let dev = p.device.as_deref().unwrap_or("none (wired)");
+        let takers: Vec<&str> = crate::link::device::DEVICES
+            .iter()
+            .filter(|d| d.client_gro_msdus > 0 || host_of(d.name).is_some())
+            .map(|d| d.name)
+            .collect();
+        return Err(crate::scenario::err(
+            format!("path.{i}.gro"),
+            format!(
+                "only a radio client with GRO or a host model takes gro (devices {}; this path's: {dev})",
+                takers.join(", ")
+            ),
+        ));
+    }
+    for (k, set) in [("softirq_cpu", p.softirq_cpu.is_some())] {
         if set && path_host(p).is_none() {
             let dev = p.device.as_deref().unwrap_or("none (wired)");
             return Err(crate::scenario::err(

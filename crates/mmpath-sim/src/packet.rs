@@ -65,6 +65,9 @@ pub struct Packet {
     pub seq: u64,
     /// Data: payload bytes.
     pub len: u32,
+    /// Data: the segments this packet holds, 1 unless the receiving host merged several into
+    /// one skb (GRO, link/medium/host.rs `Gro`); the oracle counts segments.
+    pub segs: u16,
     /// ACK: cumulative acknowledgment (next byte expected).
     pub ack: u64,
     /// ACK: advertised receive window in bytes.
@@ -93,6 +96,7 @@ impl Packet {
             size_bytes: 0,
             seq: 0,
             len: 0,
+            segs: 1,
             ack: 0,
             rwnd: 0,
             ts_val_ns: 0,

@@ -31,6 +31,10 @@ pub struct Device {
     /// They are held through a scan's dwell like the rest of the queue, and TCP Small Queues
     /// counts them until they are through the air (docs/models.md, "Mobility, scans, contention").
     pub client_tx_queue_frames: u32,
+    /// Segments the client's receive path can merge into one skb (GRO) per driver batch
+    /// (link/medium/host.rs `Gro`); 0 = no GRO modelled (each segment goes up alone). A path's
+    /// `gro = false` turns it off.
+    pub client_gro_msdus: u32,
     /// How much better than the standard's minimum sensitivity the receiver is, dB.
     pub rx_gain_db: f64,
     /// Transmit power plus both antennas' gains, dBm: RSSI = this - path loss.
@@ -55,6 +59,13 @@ pub struct Device {
     pub ap_fq_codel_limit: u32,
     pub about: &'static str,
 }
+
+/// GRO limited only by the batch and its 64 KiB (link/medium/host.rs `Gro`).
+pub const GRO_WHOLE_BATCH: u32 = u32::MAX;
+
+/// qcacld-3.0 on the Snapdragon 855 phones: 8 MSDUs per HTT rx indication (maxMSDUsPerRxInd in
+/// their WCNSS_qcom_cfg.ini), one indication per NAPI poll (ce_service_max_rx_ind_flush = 1).
+pub const QCACLD_SD855_GRO_MSDUS: u32 = 8;
 
 /// The wil6210 driver's TX ring and qdisc length from Linux 4.10 on (wil6210.h
 /// WIL_TX_RING_SIZE_ORDER_DEFAULT = 12, WIL_TX_Q_LEN_DEFAULT = 4000; the same in the later
@@ -83,6 +94,10 @@ const WIL6210_DOCK: Device = Device {
     host_pkt_ns: 0,
     client_tx_pkt_ns: 0,
     client_tx_queue_frames: 0,
+    // The laptop's wil6210 driver hands every frame for the local stack to napi_gro_receive
+    // (txrx.c wil_netif_rx_any) and GRO flushes when the NAPI poll completes (the ring drained):
+    // a reorder release merges within GRO's 64 KiB.
+    client_gro_msdus: GRO_WHOLE_BATCH,
     rx_gain_db: 0.0,
     // Seed 001 section III: the two top rates (MCS 10 and 11) hold up to 20 ft (6.1 m) and no
     // further: there the RSSI is MCS 10's sensitivity (-55 dBm). In the lobby's channel
@@ -113,6 +128,8 @@ pub const DEVICES: &[Device] = &[
         host_pkt_ns: 0,
         client_tx_pkt_ns: 0,
         client_tx_queue_frames: 0,
+        // The wil6210 driver: napi_gro_receive for every frame, flushed when the poll completes.
+        client_gro_msdus: GRO_WHOLE_BATCH,
         rx_gain_db: 0.0,
         // 10 dBm conducted + 2 x 15 dBi phased arrays, a typical 802.11ad budget.
         eirp_gain_dbm: 40.0,
@@ -145,6 +162,8 @@ pub const DEVICES: &[Device] = &[
         host_pkt_ns: 12_000,
         client_tx_pkt_ns: 0,
         client_tx_queue_frames: 0,
+        // The Panasonic modules' driver is not published: no merge modelled.
+        client_gro_msdus: 0,
         // How much better than the standard's minimum the receiver (or its RSSI scale) is, from
         // seed 000's weak-signal UDP results (Fig. 2: MTU 1500 UDP at MCS 8-9 as in the strong
         // case; Fig. 4: MTU 7912 UDP still rising at MCS 8, dropping at MCS 9), in seed 000's
@@ -206,6 +225,10 @@ pub const DEVICES: &[Device] = &[
         host_pkt_ns: 0,
         client_tx_pkt_ns: 0,
         client_tx_queue_frames: 0,
+        // A Linux client: mac80211 drivers that receive in NAPI pass their context to
+        // ieee80211_rx_napi, which delivers through napi_gro_receive (net/mac80211/rx.c), and
+        // GRO flushes when the poll completes: a reorder release merges within 64 KiB.
+        client_gro_msdus: GRO_WHOLE_BATCH,
         rx_gain_db: 0.0,
         // 20 dBm + 2 x 3 dBi.
         eirp_gain_dbm: 26.0,
@@ -228,6 +251,10 @@ pub const DEVICES: &[Device] = &[
         host_pkt_ns: 0,
         client_tx_pkt_ns: 0,
         client_tx_queue_frames: 0,
+        // A Linux client: mac80211 drivers that receive in NAPI pass their context to
+        // ieee80211_rx_napi, which delivers through napi_gro_receive (net/mac80211/rx.c), and
+        // GRO flushes when the poll completes: a reorder release merges within 64 KiB.
+        client_gro_msdus: GRO_WHOLE_BATCH,
         rx_gain_db: 0.0,
         eirp_gain_dbm: 26.0,
         retrain_ms: 0.0,
@@ -275,6 +302,12 @@ pub const DEVICES: &[Device] = &[
         // x = 0.744 us more per data packet the phone sends. Set once from that device fact.
         client_tx_pkt_ns: 744,
         client_tx_queue_frames: 0,
+        // Seed 002 section 3.3 makes GRO part of the set-up on both interfaces, and wil6210 hands
+        // every frame to napi_gro_receive; but the merge is not modelled for the phone: its host
+        // costs (host_pkt_ns, client_tx_pkt_ns, energy.rs) are derived with one ACK per two
+        // segments both ways, and re-deriving them with the merge needs the server's GRO on the
+        // upload, which seed 002 does not give (docs/models.md, "What a receiver gets").
+        client_gro_msdus: 0,
         // Not characterised by seed 002 (the phone is 1 m from the AP: any budget gives the top
         // MCS); the standard's minimum sensitivity and the generic budget.
         rx_gain_db: 0.0,
@@ -335,6 +368,10 @@ pub const DEVICES: &[Device] = &[
         // Small Queues sees these frames as it sees the qdisc's. Only the phone's side: the
         // X10's QCA9984 runs another driver. Sources: docs/facts.md "802.11ac / 802.11n".
         client_tx_queue_frames: 1056,
+        // Not merged, as for the phone's 11ad (above). When it is: qcacld-3.0 delivers one HTT
+        // in-order indication per NAPI poll (ce_service_max_rx_ind_flush = 1) of at most
+        // maxMSDUsPerRxInd MSDUs (QCACLD_SD855_GRO_MSDUS).
+        client_gro_msdus: 0,
         rx_gain_db: 0.0,
         // Not characterised by seed 002; the generic budget (20 dBm + 2 x 3 dBi).
         eirp_gain_dbm: 26.0,
@@ -361,6 +398,8 @@ pub const DEVICES: &[Device] = &[
         host_pkt_ns: 0,
         client_tx_pkt_ns: 0,
         client_tx_queue_frames: 0,
+        // The wil6210 driver: napi_gro_receive for every frame, flushed when the poll completes.
+        client_gro_msdus: GRO_WHOLE_BATCH,
         rx_gain_db: 0.0,
         eirp_gain_dbm: 40.0,
         retrain_ms: 500.0,
@@ -389,6 +428,10 @@ pub const DEVICES: &[Device] = &[
         host_pkt_ns: 0,
         client_tx_pkt_ns: 0,
         client_tx_queue_frames: 0,
+        // A Linux client: mac80211 drivers that receive in NAPI pass their context to
+        // ieee80211_rx_napi, which delivers through napi_gro_receive (net/mac80211/rx.c), and
+        // GRO flushes when the poll completes: a reorder release merges within 64 KiB.
+        client_gro_msdus: GRO_WHOLE_BATCH,
         rx_gain_db: 0.0,
         eirp_gain_dbm: 26.0,
         retrain_ms: 0.0,

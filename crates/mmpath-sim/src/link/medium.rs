@@ -226,6 +226,9 @@ pub struct Medium {
     pub stats: AirStats,
     /// The client's shared receive server and its cost per packet received here (energy.rs).
     client_cpu: Option<(SharedCpu, u64)>,
+    /// The client's receive offload (GRO, link/medium/host.rs `Gro`): what it merges of the
+    /// segments it receives, and the segment being merged.
+    client_gro: host::Gro,
     /// Extra host time per data packet the client sends, on top of `host_pkt_ns` (device.rs).
     client_tx_pkt_ns: u64,
     /// The client radio's power meter (energy.rs), if its device's power is characterised.
@@ -293,6 +296,7 @@ impl Medium {
             budget: None,
             stats: AirStats::default(),
             client_cpu: None,
+            client_gro: host::Gro::default(),
             client_tx_pkt_ns: 0,
             meter: None,
             psdu_cap: [0; PSDU_CAP_MCS],
@@ -675,10 +679,13 @@ impl Medium {
             n += s.queue.iter().filter(|f| f.p.flow == flow && f.p.kind == kind).count();
             n += s.reorder.held().filter(|p| p.flow == flow && p.kind == kind).count();
         }
+        let mut n = n as u64;
         for d in &self.pipe {
-            n += d.iter().filter(|(_, p)| p.flow == flow && p.kind == kind).count();
+            // A merged skb (GRO) counts its segments.
+            n +=
+                d.iter().filter(|(_, p)| p.flow == flow && p.kind == kind).map(|(_, p)| u64::from(p.segs)).sum::<u64>();
         }
-        n as u64
+        n
     }
 }
 

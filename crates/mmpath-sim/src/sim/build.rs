@@ -213,6 +213,8 @@ impl Simulation {
             }
             m.set_signal(rssi, dev.rx_gain_db);
             m.set_client_tx_pkt_ns(dev.client_tx_pkt_ns);
+            // GRO at the client (device.rs `client_gro_msdus`) unless the path turns it off (`gro = false`).
+            m.set_client_gro(if p.gro == Some(false) { 0 } else { dev.client_gro_msdus });
             m.set_tx_ring(dev.tx_ring);
             // An AP with its own driver build and qdisc (device.rs `ap_tx_ring`, `ap_fq_codel_limit`).
             m.set_tx_ring_at(AP, dev.ap_tx_ring);

@@ -44,7 +44,8 @@ impl Simulation {
             && p.kind == Kind::Data
             && self.links[self.route_hop(&p).link as usize].freed() == Freed::AtDelivery
         {
-            self.left_first_hop(now, p.flow, p.len as u64 + TCP_HEADER_BYTES as u64);
+            // A merged skb (GRO) releases each of its segments' headers, as they were charged.
+            self.left_first_hop(now, p.flow, p.len as u64 + u64::from(p.segs) * TCP_HEADER_BYTES as u64);
         }
         if p.hop + 1 < self.flows[f as usize].hops {
             p.hop += 1;
@@ -56,13 +57,13 @@ impl Simulation {
             // A subflow the path manager closed: what reaches it arrived (the oracle's count),
             // and the kernel resets it.
             if p.kind == Kind::Data {
-                fl.counters.data_arrived += 1;
+                fl.counters.data_arrived += u64::from(p.segs);
             }
             return;
         }
         match p.kind {
             Kind::Data => {
-                fl.counters.data_arrived += 1;
+                fl.counters.data_arrived += u64::from(p.segs);
                 let rx = fl.receiver.as_mut().expect("tcp flow has a receiver");
                 let delivered = rx.on_data(now, &p, &mut self.out);
                 let conn = fl.conn;

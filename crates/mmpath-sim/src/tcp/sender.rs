@@ -32,9 +32,14 @@
 //!   on D-SACK evidence (undo_retrans) or timestamps (Eifel, tcp_packet_delayed), with the
 //!   algorithm's undo_cwnd.
 //!
+//! TSO/GSO: a paced sender sends an skb of `tso_segs` segments at a time (tcp_tso_autosize, or
+//! the algorithm's goal) with one pacing check and one send time (sender/pacing.rs), as Linux
+//! paces and timestamps per skb; an unpaced one sends what the window allows at once, which is
+//! what Linux's skbs would carry too.
+//!
 //! Not modelled (documented in docs/models.md): RACK before recovery starts (Linux >= 4.18
 //! also detects the first loss by time), early retransmit (RFC 5827), tcp_try_undo_partial
-//! and the reordering estimator (tp->reordering stays 3), TSO/GSO batching, idle restart.
+//! and the reordering estimator (tp->reordering stays 3), idle restart.
 //!
 //! This file holds the sender's state, its configuration and counters, the application's side
 //! (what it has written, record boundaries) and the timer events. Its parts are child modules,
@@ -196,6 +201,10 @@ pub struct TcpSender {
     pacing: bool,
     wstamp: Time,
     pace_wait: Option<Time>,
+    /// The skb being sent (TSO/GSO): its segments still to go without a pacing check, and
+    /// the lateness credit (tcp_update_skb_after_send) it has left.
+    skb_segs_left: u32,
+    skb_credit_ns: u64,
     /// `stack_pacing_rate_memo`'s last ((srtt ns, max(cwnd, packets out), slow-start ratio),
     /// rate).
     pacing_memo: Option<((u64, u32, bool), u64)>,
@@ -273,6 +282,8 @@ impl TcpSender {
             pacing,
             wstamp: Time::ZERO,
             pace_wait: None,
+            skb_segs_left: 0,
+            skb_credit_ns: 0,
             pacing_memo: None,
             tlp_at: None,
             tlp_high_seq: None,

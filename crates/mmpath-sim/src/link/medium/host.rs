@@ -21,6 +21,60 @@ use std::sync::Arc;
 /// it is next free, ns. Atomic only to stay `Send`; the simulation is single-threaded.
 pub type SharedCpu = Arc<AtomicU64>;
 
+/// Generic receive offload at the client (Linux GRO, net/ipv4/tcp_offload.c tcp_gro_receive):
+/// in-order TCP segments of one flow that the driver hands up in one batch are merged into one
+/// skb before TCP sees them, so the receiver processes, and acknowledges, one segment per merge
+/// (tcp_input.c __tcp_ack_snd_check: more than one full segment received, ACK now). A merge
+/// takes the next segment only if it continues the sequence (and, for MPTCP, the data sequence),
+/// carries the same timestamps (Linux compares the options; TSval ticks every ms), is no longer
+/// than the first and follows no PSH or short segment (which end a merge), and keeps the skb under
+/// 64 KiB (skb_gro_receive's limit). The driver bounds a batch (`max_msdus`, device.rs
+/// `client_gro_msdus`) and the batch ends with the reorder buffer's release (`at`, one TXOP's or
+/// one Block Ack window's): GRO flushes when the driver's poll ends. The merged skb reaches TCP
+/// when its last segment has been processed.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Gro {
+    /// Most MSDUs one batch can merge (0: no GRO, every segment goes up alone).
+    pub max_msdus: u32,
+    /// The merge at the pipe's tail: the release it belongs to, its segments so far and the
+    /// first segment's length; `open` while it may take more.
+    at: Time,
+    n: u32,
+    seg_len: u32,
+    open: bool,
+}
+
+/// skb_gro_receive: a merged skb stays below 64 KiB (IP packet length).
+const GRO_MAX_BYTES: u32 = 65_536;
+
+/// Linux's TCP timestamp clock ticks once per millisecond (tcp_time_stamp_raw), so segments
+/// sent within one tick carry the same option and merge.
+const TS_TICK_NS: u64 = 1_000_000;
+
+impl Gro {
+    /// Whether `p`, released at `at`, extends `tail` (the last packet into the pipe).
+    fn extends(&self, at: Time, tail: &Packet, p: &Packet) -> bool {
+        self.open
+            && self.at == at
+            && self.n < self.max_msdus
+            && p.flow == tail.flow
+            && p.seq == tail.seq + tail.len as u64
+            && p.dsn == if tail.dsn == 0 && p.dsn == 0 { 0 } else { tail.dsn + tail.len as u64 }
+            && p.len <= self.seg_len
+            && p.ts_val_ns / TS_TICK_NS == tail.ts_val_ns / TS_TICK_NS
+            && p.ts_ecr_ns / TS_TICK_NS == tail.ts_ecr_ns / TS_TICK_NS
+            && tail.size_bytes + p.len < GRO_MAX_BYTES
+    }
+
+    /// A new skb starts at the pipe's tail with `p` (a data segment), or none can (anything else).
+    fn start(&mut self, at: Time, p: &Packet) {
+        self.open = p.kind == Kind::Data && !p.psh && self.max_msdus > 1;
+        self.at = at;
+        self.n = 1;
+        self.seg_len = p.len;
+    }
+}
+
 /// A receiving host, which processes the packets its reorder buffer releases one after
 /// another, then hands them to the propagation pipe.
 pub(super) struct HostRx<'a> {
@@ -33,6 +87,8 @@ pub(super) struct HostRx<'a> {
     pipe: &'a mut VecDeque<(Time, Packet)>,
     /// The pipe's next arrival to schedule.
     arrival: &'a mut Option<Time>,
+    /// The client's receive offload, when this host is the client and merges.
+    gro: Option<&'a mut Gro>,
 }
 
 impl HostRx<'_> {
@@ -46,6 +102,28 @@ impl HostRx<'_> {
             cpu.store(done.ns(), Ordering::Relaxed);
         }
         let t = done + self.delay;
+        if let Some(g) = self.gro.as_deref_mut() {
+            if p.kind == Kind::Data {
+                // The head's arrival can move only while it is still this call's to schedule.
+                let movable = self.pipe.len() > 1 || self.arrival.is_some();
+                let tail = self.pipe.back_mut().filter(|(_, tail)| movable && g.extends(self.at, tail, p));
+                if let Some((tt, tail)) = tail {
+                    // GRO: the segment joins the skb at the tail, which goes up when this one is done.
+                    tail.len += p.len;
+                    tail.segs += p.segs;
+                    tail.size_bytes += p.len;
+                    tail.psh = p.psh;
+                    *tt = t;
+                    g.n += 1;
+                    g.open = p.len == g.seg_len && !p.psh;
+                    if self.pipe.len() == 1 {
+                        *self.arrival = Some(t);
+                    }
+                    return;
+                }
+            }
+            g.start(self.at, p);
+        }
         if self.pipe.is_empty() {
             *self.arrival = Some(t);
         }
@@ -57,6 +135,12 @@ impl Medium {
     /// Every packet the client receives also passes its host's shared server, `pkt_ns` each.
     pub fn set_client_cpu(&mut self, cpu: SharedCpu, pkt_ns: u64) {
         self.client_cpu = Some((cpu, pkt_ns));
+    }
+
+    /// The client merges the segments it receives (GRO), at most `max_msdus` per driver batch
+    /// (0 or 1: no GRO).
+    pub fn set_client_gro(&mut self, max_msdus: u32) {
+        self.client_gro = Gro { max_msdus, ..Gro::default() };
     }
 
     /// The client's host spends `ns` more on every data packet it sends (not on ACKs).
@@ -124,6 +208,7 @@ impl Medium {
             at,
             pipe: &mut self.pipe[from],
             arrival: &mut wake.arrival[from],
+            gro: Some(&mut self.client_gro).filter(|g| to == STA && g.max_msdus > 1),
         };
         (tx.queue.front(), &mut rx.reorder, host)
     }
@@ -146,7 +231,47 @@ impl Medium {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::link::device::GRO_WHOLE_BATCH;
     use crate::link::medium::testkit::*;
+
+    /// GRO at the client: the in-order data segments of one flow that one TXOP brings go up
+    /// as one skb (its length and segment count the sums), a PSH segment ends the merge (the
+    /// next one starts another), and without GRO every segment goes up alone.
+    #[test]
+    fn gro_merges_a_txops_in_order_segments_up_to_a_push() {
+        let up = |gro: u32, psh_at: Option<u64>| -> Vec<(u32, u16)> {
+            let mut m = medium(0);
+            m.set_client_gro(gro);
+            let mut w = Wake::default();
+            m.set_up(Time::ZERO, false, &mut w);
+            for i in 0..8u64 {
+                let mut p = Packet::empty(0, Kind::Data, Way::Forward);
+                (p.seq, p.len, p.size_bytes, p.psh) = (i * 1448, 1448, 1448 + 52, psh_at == Some(i));
+                m.enqueue(Time::ZERO, AP, p, &mut w);
+            }
+            m.set_up(Time::ZERO, true, &mut w);
+            let mut got = Vec::new();
+            let mut dropped = Vec::new();
+            loop {
+                let next = [w.tx_done.map(|t| (t, 0)), w.arrival[AP].map(|t| (t, 1))].into_iter().flatten().min();
+                let Some((t, what)) = next else { break };
+                if what == 0 {
+                    w.tx_done = None;
+                    m.on_tx_done(t, &mut w, &mut dropped);
+                } else {
+                    w.arrival[AP] = None;
+                    if let Some(p) = m.on_arrival(t, AP, &mut w) {
+                        got.push((p.len, p.segs));
+                    }
+                }
+            }
+            got
+        };
+        assert_eq!(up(0, None), vec![(1448, 1); 8], "no GRO: one segment at a time");
+        assert_eq!(up(GRO_WHOLE_BATCH, None), vec![(8 * 1448, 8)], "one TXOP, one skb");
+        assert_eq!(up(GRO_WHOLE_BATCH, Some(2)), vec![(3 * 1448, 3), (5 * 1448, 5)], "PSH ends a merge");
+        assert_eq!(up(4, None), vec![(4 * 1448, 4); 2], "the driver's batch bounds it");
+    }
 
     /// A backlog of received packets does not hold up what the host sends (an ACK leaves from
     /// within the processing of its segment), but the sending work delays what is still queued.

@@ -12,6 +12,10 @@ use crate::scenario::Kernel;
 use crate::tcp::cc::CaState;
 use crate::time::Time;
 
+/// The application's write size, bytes: iperf3's TCP default (DEFAULT_TCP_BLKSIZE, src/iperf.h),
+/// the papers' tool. v0.9x's subflow segments carry PSH where a write ends (`give`).
+const APP_WRITE_BYTES: u64 = 128 * 1024;
+
 impl Connection {
     // ----- views -----
 
@@ -218,12 +222,19 @@ impl Connection {
             s.mark_boundary(sseq);
         }
         s.set_app_limit(sseq + len);
-        // The kernel ends each subflow's turn with tcp_push (mptcp_push_release, net/mptcp/
+        // Upstream ends each subflow's turn with tcp_push (mptcp_push_release, net/mptcp/
         // protocol.c), which marks the subflow's queued tail PSH; the receiver's read ACKs a
         // pending segment that ends a push at once (Linux >= 6.6, tcp/receiver.rs). The model
         // sends at each chunk, so each chunk's end is its push (the kernel has one PSH where
-        // two chunks in a row go to the same subflow).
-        s.mark_push(sseq + len);
+        // two chunks in a row go to the same subflow). v0.9x pushes its subflows without
+        // marking them (mptcp_write_xmit -> tcp_transmit_skb); a subflow segment carries the
+        // PSH its meta skb had, which the meta socket's tcp_push put on the tail of each
+        // application write: iperf3 writes 128 KiB at a time (DEFAULT_TCP_BLKSIZE, src/iperf.h).
+        let ends_write =
+            (dsn + len) / APP_WRITE_BYTES != dsn / APP_WRITE_BYTES || (self.app_done && dsn + len >= self.data_limit);
+        if self.info.kernel == Kernel::Upstream || ends_write {
+            s.mark_push(sseq + len);
+        }
         self.with_sender(j, io, |s, out| s.try_send(now, out));
     }
 }

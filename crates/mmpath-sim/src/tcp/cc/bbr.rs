@@ -671,6 +671,10 @@ impl CongestionControl for Bbr {
         true
     }
 
+    fn tso_segs_goal(&self) -> Option<u32> {
+        Some(Bbr::tso_segs_goal(self))
+    }
+
     fn owns_cwnd(&self) -> bool {
         true
     }

@@ -175,6 +175,11 @@ pub trait CongestionControl: Send + Sync {
     fn pacing_rate_bps(&self) -> Option<u64> {
         None
     }
+    /// Segments per TSO/GSO skb the algorithm asks for (the `tso_segs_goal` hook of Linux 4.10,
+    /// `min_tso_segs` later); None = the stack's own tcp_tso_autosize.
+    fn tso_segs_goal(&self) -> Option<u32> {
+        None
+    }
     /// The algorithm needs the stack to pace (SK_PACING_NEEDED: BBR's init asks for it, so
     /// Linux paces internally without fq).
     fn needs_pacing(&self) -> bool {

@@ -19,6 +19,11 @@ const PACING_CA_RATIO: f64 = 1.2;
 /// tcp_update_skb_after_send: the first 10 data segments are not paced ("Original sch_fq does
 /// not pace first 10 MSS").
 const UNPACED_SEGMENTS: u64 = 10;
+/// tcp_tso_autosize's bound, as Linux 4.10 has it: GSO_MAX_SIZE - 1 - MAX_TCP_HEADER bytes of
+/// payload per skb (MAX_TCP_HEADER: 320 on x86-64).
+const TSO_MAX_BYTES: u64 = 65_536 - 1 - 320;
+/// net.ipv4.tcp_min_tso_segs (default 2): the fewest segments tcp_tso_autosize puts in an skb.
+const MIN_TSO_SEGS: u32 = 2;
 
 impl TcpSender {
     /// The pacing rate in force, bits/s of payload (None: not pacing, or no rate yet).
@@ -81,9 +86,24 @@ impl TcpSender {
         Some((pkts * self.mss as f64 * 8.0 * ratio / srtt.secs_f64().max(1e-9)) as u64)
     }
 
+    /// Segments per skb (tcp_tso_segs): the algorithm's goal, or tcp_tso_autosize: about 1 ms
+    /// at the pacing rate (sk_pacing_rate >> 10 bytes), at least tcp_min_tso_segs, within
+    /// 64 KiB.
+    fn tso_segs(&self) -> u32 {
+        if let Some(goal) = self.cc.tso_segs_goal() {
+            return goal.max(1);
+        }
+        let bytes = (self.pacing_rate_bps().unwrap_or(0) / 8 >> 10).min(TSO_MAX_BYTES);
+        ((bytes / u64::from(self.mss.max(1))) as u32).max(MIN_TSO_SEGS)
+    }
+
     /// tcp_pacing_check: is the next packet held back by the pacing schedule? If so, wait
-    /// for its release time.
+    /// for its release time. Linux checks once per skb: the segments of an skb being sent
+    /// (`skb_segs_left`) leave with its first.
     pub(super) fn pace_blocked(&mut self, now: Time) -> bool {
+        if self.skb_segs_left > 0 {
+            return false;
+        }
         if self.pacing && self.wstamp > now {
             self.pace_wait = Some(self.wstamp);
             return true;
@@ -91,21 +111,30 @@ impl TcpSender {
         false
     }
 
-    /// tcp_update_skb_after_send: advance the earliest departure time by len / rate, less up
-    /// to half of it as credit for lateness ("take into account OS jitter").
+    /// tcp_update_skb_after_send, per segment of the skb being sent: advance the earliest
+    /// departure time by len / rate, less up to half of it as credit for lateness ("take into
+    /// account OS jitter"). Linux does it once per skb, with the skb's length; segment by
+    /// segment, the credit found at the skb's first segment is spent at most half of each
+    /// segment at a time, which sums to Linux's min(half the skb, the credit).
     pub(super) fn advance_departure(&mut self, now: Time, len: u32) {
         if !self.pacing {
             return;
         }
+        let first = self.skb_segs_left == 0;
+        self.skb_segs_left = if first { self.tso_segs() - 1 } else { self.skb_segs_left - 1 };
         let prior = self.wstamp;
         self.wstamp = self.wstamp.max(now);
+        if first {
+            self.skb_credit_ns = (self.wstamp - prior).ns();
+        }
         if self.stats.segments_sent < UNPACED_SEGMENTS {
             return;
         }
         let Some(rate) = self.pacing_rate_bps().filter(|&r| r > 0) else { return };
         let mut len_ns = (len as u128 * 8 * 1_000_000_000 / rate as u128) as u64;
-        let credit = (self.wstamp - prior).ns();
-        len_ns -= (len_ns / 2).min(credit);
+        let credit = (len_ns / 2).min(self.skb_credit_ns);
+        self.skb_credit_ns -= credit;
+        len_ns -= credit;
         self.wstamp += Time(len_ns);
     }
 }
@@ -199,7 +228,7 @@ mod tests {
     /// With pacing on, packets leave at the pacing rate: one per len / rate, each release time
     /// being the sender's timer deadline (the first 10 segments are not paced, as in Linux).
     #[test]
-    fn pacing_spaces_packets_at_the_pacing_rate() {
+    fn pacing_spaces_skbs_at_the_pacing_rate() {
         let mut s = sender_with(1000, cc::build(CcKind::Cubic, &TcpOpts::default()), true);
         s.set_loss_probes(false); // the loop below follows the pacing timer only
         s.set_app_limit(u64::MAX);
@@ -209,12 +238,14 @@ mod tests {
         // Two segments ACKed after 10 ms: srtt 10 ms, cwnd 12, room for 4 more.
         out.clear();
         s.on_ack(Time::from_ms(10), &ack(2000, &[]), &mut out);
-        assert_eq!(out.len(), 1, "one packet, then the pacing schedule holds the next");
         let rate = s.pacing_rate_bps().expect("pacing rate");
         // tcp_update_pacing_rate in slow start: 2 x cwnd x mss / srtt.
         assert_eq!(rate, 2 * 12 * 1000 * 8 * 100);
+        // tcp_tso_autosize: 19.2 Mbit/s is 2400 bytes a millisecond, 2 segments an skb.
+        assert_eq!(s.tso_segs(), 2);
+        assert_eq!(out.len(), 2, "one skb, then the pacing schedule holds the next");
         let gap = Time(1000 * 8 * 1_000_000_000 / rate);
-        let mut times = vec![Time::from_ms(10)];
+        let mut times = vec![Time::from_ms(10); 2];
         while let Some(d) = s.timer_deadline().filter(|&d| d < Time::from_ms(100)) {
             out.clear();
             s.on_timer(d, &mut out);
@@ -222,11 +253,10 @@ mod tests {
                 times.push(d);
             }
         }
-        assert_eq!(times.len(), 4, "cwnd 12 with 8 in flight: 4 sent, paced");
-        // The first gap is halved: the sender was idle (credit for lateness, up to len / 2).
-        assert_eq!(times[1] - times[0], Time(gap.ns() - gap.ns() / 2));
-        for w in times[1..].windows(2) {
-            assert_eq!(w[1] - w[0], gap, "{times:?}");
-        }
+        assert_eq!(times.len(), 4, "cwnd 12 with 8 in flight: 4 sent, an skb of 2 at a time");
+        // The segments of an skb leave together; the next skb waits the skb's length at the
+        // rate, halved for the first (the sender was idle: credit for lateness, up to half).
+        assert_eq!((times[1], times[3]), (times[0], times[2]), "{times:?}");
+        assert_eq!(times[2] - times[0], Time(2 * gap.ns() - gap.ns()), "{times:?}");
     }
 }

@@ -105,6 +105,8 @@ impl TcpSender {
         if self.pace_wait.is_some_and(|t| t <= now) {
             self.pace_wait = None;
         }
+        // Each call builds new skbs (tcp_write_xmit): the last one ended with the last call.
+        self.skb_segs_left = 0;
         let mut out_of_data = false;
         let mut sent_new = 0u32;
         let probe = self.xmit == Xmit::Probe;
