@@ -597,21 +597,20 @@ pub fn path_rx_pkt_ns(p: &crate::scenario::PathCfg) -> Option<u64> {
     Some(h.rx_pkt_ns(p.gro.unwrap_or(true), p.softirq_cpu.unwrap_or(h.default_cpu)))
 }
 
-/// Whether path `p`'s client merges what it receives (GRO, device.rs `client_gro_msdus`).
-fn path_merges(p: &crate::scenario::PathCfg) -> bool {
-    p.technology != crate::scenario::Technology::Wired && crate::link::device::device_of(p).client_gro_msdus > 0
-}
-
 /// `softirq_cpu` needs a client whose host is modelled; `gro` one whose host is modelled (the
-/// phones: its cost) or that merges (the Linux-class clients: the merge itself).
-pub fn validate_host(p: &crate::scenario::PathCfg, i: usize) -> Result<(), crate::scenario::ScenarioError> {
-    if p.gro.is_some() && path_host(p).is_none() && !path_merges(p) {
+/// phones: its cost) or that merges (`merges`: the Linux-class clients, whose merge it is;
+/// `mergers` names them for the message). The caller (sections.rs) asks the device table, which
+/// sits above this module.
+pub fn validate_host(
+    p: &crate::scenario::PathCfg,
+    i: usize,
+    merges: bool,
+    mergers: &[&str],
+) -> Result<(), crate::scenario::ScenarioError> {
+    if p.gro.is_some() && path_host(p).is_none() && !merges {
         let dev = p.device.as_deref().unwrap_or("none (wired)");
-        let takers: Vec<&str> = crate::link::device::DEVICES
-            .iter()
-            .filter(|d| d.client_gro_msdus > 0 || host_of(d.name).is_some())
-            .map(|d| d.name)
-            .collect();
+        let mut takers: Vec<&str> = mergers.to_vec();
+        takers.extend(["rog-phone-2-11ad", "rog-phone-2-11ac"].iter().filter(|d| host_of(d).is_some()));
         return Err(crate::scenario::err(
             format!("path.{i}.gro"),
             format!(

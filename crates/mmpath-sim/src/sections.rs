@@ -26,7 +26,10 @@ impl Sections for Components {
         link::device::validate_radio(p, i)
     }
     fn validate_host(&self, p: &PathCfg, i: usize) -> Result<(), ScenarioError> {
-        energy::validate_host(p, i)
+        let merges = p.technology != Technology::Wired && link::device::device_of(p).client_gro_msdus > 0;
+        let mergers: Vec<&str> =
+            link::device::DEVICES.iter().filter(|d| d.client_gro_msdus > 0).map(|d| d.name).collect();
+        energy::validate_host(p, i, merges, &mergers)
     }
     fn validate_min_rto(&self, field: &str, min_rto_ms: f64) -> Result<(), ScenarioError> {
         tcp::rtt::validate_min_rto(field, min_rto_ms)

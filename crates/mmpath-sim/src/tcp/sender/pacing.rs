@@ -93,7 +93,7 @@ impl TcpSender {
         if let Some(goal) = self.cc.tso_segs_goal() {
             return goal.max(1);
         }
-        let bytes = (self.pacing_rate_bps().unwrap_or(0) / 8 >> 10).min(TSO_MAX_BYTES);
+        let bytes = ((self.pacing_rate_bps().unwrap_or(0) / 8) >> 10).min(TSO_MAX_BYTES);
         ((bytes / u64::from(self.mss.max(1))) as u32).max(MIN_TSO_SEGS)
     }
 
