@@ -63,10 +63,6 @@ pub struct Device {
 /// GRO limited only by the batch and its 64 KiB (link/medium/host.rs `Gro`).
 pub const GRO_WHOLE_BATCH: u32 = u32::MAX;
 
-/// qcacld-3.0 on the Snapdragon 855 phones: 8 MSDUs per HTT rx indication (maxMSDUsPerRxInd in
-/// their WCNSS_qcom_cfg.ini), one indication per NAPI poll (ce_service_max_rx_ind_flush = 1).
-pub const QCACLD_SD855_GRO_MSDUS: u32 = 8;
-
 /// The wil6210 driver's TX ring and qdisc length from Linux 4.10 on (wil6210.h
 /// WIL_TX_RING_SIZE_ORDER_DEFAULT = 12, WIL_TX_Q_LEN_DEFAULT = 4000; the same in the later
 /// Talyn-era drivers); the 2014 driver had order 9 (512) and left Linux's 1000 (docs/facts.md).
@@ -370,7 +366,7 @@ pub const DEVICES: &[Device] = &[
         client_tx_queue_frames: 1056,
         // Not merged, as for the phone's 11ad (above). When it is: qcacld-3.0 delivers one HTT
         // in-order indication per NAPI poll (ce_service_max_rx_ind_flush = 1) of at most
-        // maxMSDUsPerRxInd MSDUs (QCACLD_SD855_GRO_MSDUS).
+        // maxMSDUsPerRxInd MSDUs (8 in the Snapdragon 855 ini; docs/facts.md "GRO").
         client_gro_msdus: 0,
         rx_gain_db: 0.0,
         // Not characterised by seed 002; the generic budget (20 dBm + 2 x 3 dBi).
