@@ -366,7 +366,7 @@ pub const DEVICES: &[Device] = &[
         client_tx_queue_frames: 1056,
         // Not merged, as for the phone's 11ad (above). When it is: qcacld-3.0 delivers one HTT
         // in-order indication per NAPI poll (ce_service_max_rx_ind_flush = 1) of at most
-        // maxMSDUsPerRxInd MSDUs (8 in the Snapdragon 855 ini; docs/facts.md "GRO").
+        // maxMSDUsPerRxInd MSDUs (8 in the Snapdragon 855 ini; docs/facts.md "Linux TCP", GRO).
         client_gro_msdus: 0,
         rx_gain_db: 0.0,
         // Not characterised by seed 002; the generic budget (20 dBm + 2 x 3 dBi).
