@@ -2,12 +2,13 @@
 //! with v0.9x's head-of-line subflow, the meta write queue head's path_mask), the decisions while
 //! it keeps choosing a subflow (as v0.9x mptcp_write_xmit asks the scheduler's next_segment,
 //! net/mptcp/mptcp_output.c and mptcp_sched.c), each chunk's assignment (a queued reinjection
-//! first, else whole segments of new data within the peer's window and the send buffer; the
+//! first, else whole segments of new data within the peer's window and the send buffer: a meta
+//! skb's worth as the cwnd allows for minRTT and its kin, `next_segment_bytes`; the
 //! redundant scheduler's copies as mptcp_redundant.c), the hand-off to the subflow's send queue
 //! with its DSN mapping, and the push's flush asked of whoever runs the connection.
 
 use super::{Connection, Effect, SubflowIo, MAX_DECISIONS};
-use crate::mptcp::sched::{ConnView, SubflowView};
+use crate::mptcp::sched::{meta_skb_bytes, next_segment_bytes, ConnView, SubflowView};
 use crate::scenario::Kernel;
 use crate::tcp::cc::CaState;
 use crate::time::Time;
@@ -157,7 +158,13 @@ impl Connection {
     fn assign(&mut self, now: Time, j: usize, view: &ConnView, io: &mut impl SubflowIo) -> bool {
         let Some(v) = self.views.get(j) else { return false };
         let mss = v.mss as u64;
-        let burst = self.sched.burst_bytes(v).max(mss);
+        let burst = if self.sched.hands_out_skbs() {
+            // The meta skb is cut at the meta MSS, the largest established subflow's.
+            let meta_mss = self.views.iter().filter(|w| w.established).map(|w| w.mss).max().unwrap_or(v.mss);
+            next_segment_bytes(v, meta_skb_bytes(meta_mss))
+        } else {
+            self.sched.burst_bytes(v).max(mss)
+        };
         let (dsn, len, reinjected) = if let Some((d, l)) = self.reinject.pop(self.data_una, burst) {
             (d, l, true)
         } else {

@@ -162,6 +162,11 @@ impl State {
 }
 
 impl Scheduler for Blest {
+    /// v0.9x's default mptcp_next_segment hands out meta skbs (sched/mod.rs `next_segment_bytes`).
+    fn hands_out_skbs(&self) -> bool {
+        true
+    }
+
     /// Never reads the pacing rate: the connection may skip computing it.
     fn reads_pacing_rate(&self) -> bool {
         false

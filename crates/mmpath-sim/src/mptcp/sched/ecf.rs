@@ -83,6 +83,11 @@ fn pick(waiting: &mut bool, conn: &ConnView, sfs: &[SubflowView]) -> Option<usiz
 }
 
 impl Scheduler for Ecf {
+    /// v0.9x's default mptcp_next_segment hands out meta skbs (sched/mod.rs `next_segment_bytes`).
+    fn hands_out_skbs(&self) -> bool {
+        true
+    }
+
     /// Never reads the pacing rate: the connection may skip computing it.
     fn reads_pacing_rate(&self) -> bool {
         false

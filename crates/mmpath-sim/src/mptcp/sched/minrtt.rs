@@ -286,6 +286,11 @@ impl MinRtt {
 }
 
 impl Scheduler for MinRtt {
+    /// v0.9x's default mptcp_next_segment hands out meta skbs (sched/mod.rs `next_segment_bytes`).
+    fn hands_out_skbs(&self) -> bool {
+        true
+    }
+
     /// Never reads the pacing rate: the connection may skip computing it.
     fn reads_pacing_rate(&self) -> bool {
         false

@@ -71,6 +71,35 @@ pub struct SubflowView {
     pub throttled: bool,
 }
 
+/// The largest skb the sender builds: GSO_MAX_SIZE (65536, include/linux/netdevice.h) - 1 -
+/// MAX_TCP_HEADER (320 on x86_64 with wireless and IP tunnels configured:
+/// L1_CACHE_ALIGN(128 + LL_MAX_HEADER 96 + 48), include/net/tcp.h, include/linux/netdevice.h),
+/// the bound tcp_xmit_size_goal (net/ipv4/tcp.c) starts from.
+pub const SKB_MAX_PAYLOAD: u64 = 65_536 - 1 - 320;
+
+/// The meta socket's skb size, bytes: v0.9x's tcp_sendmsg fills skbs of the size goal, which
+/// mptcp_xmit_size_goal (net/mptcp/mptcp_output.c) takes as the largest subflow's
+/// tcp_xmit_size_goal at the meta MSS (mptcp_current_mss: the largest subflow MSS): whole
+/// meta-MSS segments within SKB_MAX_PAYLOAD. (tcp_bound_to_half_wnd would lower it under a
+/// peer window below 128 KiB; not modelled.)
+pub fn meta_skb_bytes(meta_mss: u32) -> u64 {
+    let m = meta_mss.max(1) as u64;
+    (SKB_MAX_PAYLOAD / m * m).max(m)
+}
+
+/// Bytes v0.9x's `mptcp_next_segment` (net/mptcp/mptcp_sched.c) lets the chosen subflow take
+/// of a meta skb of `skb` bytes in one decision: as many whole segments as tcp_cwnd_test
+/// allows (the cwnd's free packets, at most half the cwnd: net/ipv4/tcp_output.c), up to the
+/// skb. At least one segment (the scheduler chose a subflow with room). Deviation: where the
+/// cwnd would take the whole skb the kernel hands over the skb with its sub-MSS tail (the
+/// meta skb is cut at the meta MSS, the larger subflow's); here only its whole segments go,
+/// and the rest starts the next decision.
+pub fn next_segment_bytes(sf: &SubflowView, skb: u64) -> u64 {
+    let mss = sf.mss.max(1) as u64;
+    let segs = if sf.in_flight >= sf.cwnd { 1 } else { (sf.cwnd >> 1).max(1).min(sf.cwnd - sf.in_flight) as u64 };
+    (segs * mss).min(skb / mss * mss).max(mss)
+}
+
 impl SubflowView {
     /// cwnd has room beyond what is in flight and already queued, and TSQ is not holding the
     /// subflow back (v0.9x mptcp_is_temp_unavailable).
@@ -145,9 +174,18 @@ pub trait Scheduler: Send + Sync {
     /// a timer, a link event). Called repeatedly while it returns Some and data remains.
     fn select(&mut self, now: Time, conn: &ConnView, sfs: &[SubflowView], act: &mut Vec<SchedAction>) -> Option<usize>;
 
-    /// Bytes to assign to `sf` in one decision: one MSS unless the scheduler bursts.
+    /// Bytes to assign to `sf` in one decision: one MSS unless the scheduler bursts. Not read
+    /// for a scheduler that `hands_out_skbs`.
     fn burst_bytes(&self, sf: &SubflowView) -> u64 {
         sf.mss as u64
+    }
+
+    /// The scheduler's choice takes a whole meta skb, or as much of it as the subflow's cwnd
+    /// allows (`next_segment_bytes`), as v0.9x's default `mptcp_next_segment` gives it: minRTT
+    /// and the schedulers built on it (BLEST, ECF). The ratio family and round-robin have
+    /// their own next_segment with a segment quota, and keep `burst_bytes`.
+    fn hands_out_skbs(&self) -> bool {
+        false
     }
 
     /// Send every chunk on all available subflows (the redundant scheduler).
@@ -305,5 +343,32 @@ mod tests {
             }
         }
         assert!(Outside.reads_pacing_rate());
+    }
+}
+
+#[cfg(test)]
+mod next_segment_tests {
+    use super::*;
+
+    fn view(cwnd: u32, in_flight: u32, mss: u32) -> SubflowView {
+        SubflowView { cwnd, in_flight, mss, established: true, ..Default::default() }
+    }
+
+    /// The meta skb: whole meta-MSS segments within 64 KiB less the headers' reserve.
+    #[test]
+    fn the_meta_skb_is_whole_meta_segments_below_64_kib() {
+        assert_eq!(meta_skb_bytes(7_840), 8 * 7_840);
+        assert_eq!(meta_skb_bytes(1_448), 45 * 1_448);
+        assert_eq!(meta_skb_bytes(70_000), 70_000, "at least one segment");
+    }
+
+    /// tcp_cwnd_test's quota: the cwnd's free packets, at most half the cwnd, within the skb.
+    #[test]
+    fn a_decision_takes_what_the_cwnd_allows_of_one_skb() {
+        let skb = meta_skb_bytes(7_840);
+        assert_eq!(next_segment_bytes(&view(20, 4, 1_000), skb), 10 * 1_000, "half the cwnd");
+        assert_eq!(next_segment_bytes(&view(20, 15, 1_000), skb), 5 * 1_000, "the free packets");
+        assert_eq!(next_segment_bytes(&view(200, 0, 1_428), skb), 43 * 1_428, "whole segments of the skb");
+        assert_eq!(next_segment_bytes(&view(10, 10, 1_428), skb), 1_428, "at least one segment");
     }
 }
