@@ -245,3 +245,30 @@ impl Connection {
         self.with_sender(j, io, |s, out| s.try_send(now, out));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::testkit::*;
+
+    /// v0.9x minRTT hands the subflow what its cwnd quota allows of the meta skb per decision
+    /// (mptcp_next_segment): with the initial cwnd of 10, two decisions of 5 segments (half
+    /// the cwnd each), not ten of one.
+    #[test]
+    fn a_minrtt_decision_hands_over_the_cwnd_quota() {
+        let (mut cn, mut io) = connection(Kernel::V09x, SchedName::Minrtt, &[false, false], 1 << 20);
+        cn.subs[1].established = false;
+        write(&mut cn, &mut io, Time::ZERO, 20 * MSS as u64);
+        assert_eq!(io.data_on(0).len(), 10, "the initial cwnd's worth goes");
+        assert_eq!(cn.stats.decisions, 2, "half the cwnd per decision");
+    }
+
+    /// Round-robin keeps its one segment per decision (mptcp_rr.c's quota of 1).
+    #[test]
+    fn round_robin_still_hands_over_one_segment() {
+        let (mut cn, mut io) = connection(Kernel::V09x, SchedName::Roundrobin, &[false, false], 1 << 20);
+        cn.subs[1].established = false;
+        write(&mut cn, &mut io, Time::ZERO, 20 * MSS as u64);
+        assert_eq!(io.data_on(0).len(), 10);
+        assert_eq!(cn.stats.decisions, 10);
+    }
+}
