@@ -3,10 +3,11 @@
 //! the v0.9x module net/mptcp/mptcp_blest.c (`blest_get_available_subflow`).
 //!
 //! Rule: take minRTT's choice. If that is not the fastest subflow f (f's cwnd is full), it is
-//! a slower subflow s, and a segment sent on s now occupies the data-level window until s
-//! ACKs it. Estimate the bytes f could send meanwhile (X, over s's estimated linger time,
-//! scaled by lambda); if X exceeds the window space left once s's in-flight bytes and this
-//! segment are counted, wait for f (None) instead of blocking it.
+//! a slower subflow s, and the meta skb sent on s now (`skb->len` in the source: the head of
+//! the meta write queue, a whole meta skb here, sched/mod.rs `meta_skb_bytes`) occupies the
+//! data-level window until s ACKs it. Estimate the bytes f could send meanwhile (X, over s's
+//! estimated linger time, scaled by lambda); if X exceeds the window space left once s's
+//! in-flight bytes and that skb are counted, wait for f (None) instead of blocking it.
 //!
 //! lambda starts at 1.2 and stays in [1.0, 1.3]; at most once per (minimum) RTT of s it goes
 //! +0.04 if a penalization / opportunistic retransmission happened since the last update (the
@@ -16,7 +17,7 @@
 //!
 //! The window: the source compares with the whole data-level send window `meta_tp->snd_wnd`
 //! (from the data snd_una), i.e. `send_window_free_bytes + data_in_flight_bytes` here, minus
-//! s's in-flight bytes and the segment. docs/facts.md says "free send window"; subtracting s's
+//! s's in-flight bytes and the skb. docs/facts.md says "free send window"; subtracting s's
 //! in-flight bytes from the already-reduced free window would count them twice, so the
 //! source's reading is used.
 //!
@@ -24,7 +25,7 @@
 //! minrtt.rs: `Penalize` / `ReinjectHeadOfLine`, `ConnView::hol_subflow`).
 
 use super::minrtt::{by_id, ensure_len, fastest_established, get_available_subflow, next_segment, RbufOpt};
-use super::{ConnView, SchedAction, Scheduler, SubflowView};
+use super::{meta_skb_bytes, ConnView, SchedAction, Scheduler, SubflowView};
 use crate::tcp::cc::INFINITE_SSTHRESH;
 use crate::time::Time;
 
@@ -149,8 +150,10 @@ impl State {
         };
         self.update_lambda(now, slow);
         let fast_bytes = self.fast_bytes(fast, self.slow_linger_ns(slow));
-        // write_seq - snd_una of the slow subflow, plus this segment (skb->len: one MSS here).
-        let seg = (slow.mss as u64).min(conn.unassigned_bytes.max(1));
+        // write_seq - snd_una of the slow subflow, plus the meta skb it would be handed
+        // (skb->len: a whole meta skb, sched/mod.rs `meta_skb_bytes`, or what is left to send).
+        let meta_mss = sfs.iter().filter(|v| v.established).map(|v| v.mss).max().unwrap_or(slow.mss);
+        let seg = meta_skb_bytes(meta_mss).min(conn.unassigned_bytes.max(1));
         let slow_bytes = slow.queued_bytes + slow.unacked_bytes + seg;
         let snd_wnd = conn.send_window_free_bytes + conn.data_in_flight_bytes;
         let avail = snd_wnd.saturating_sub(slow_bytes);
@@ -260,9 +263,9 @@ mod tests {
     #[test]
     fn waits_for_the_fast_subflow_when_it_would_fill_the_window_first() {
         let sfs = views();
-        // Window 300 kB < X + one segment: sending on the slow path would block the fast one.
+        // Window 300 kB < X + the meta skb: sending on the slow path would block the fast one.
         assert_eq!(pick(&sfs, &conn(100_000, 200_000)), None);
-        let edge = FAST_BYTES + MSS as u64;
+        let edge = FAST_BYTES + meta_skb_bytes(MSS);
         assert_eq!(pick(&sfs, &conn(edge - 1, 0)), None);
         // Window big enough: send on the slow subflow.
         assert_eq!(pick(&sfs, &conn(edge, 0)), Some(1));
@@ -314,7 +317,7 @@ mod tests {
         b.select(Time::from_ms(60), &c, &sfs, &mut act);
         assert_eq!(b.lambda(), 1.3);
         // A larger lambda makes BLEST wait where 1.2 would have sent on the slow path.
-        let edge = ConnView { hol_subflow: Some(1), ..conn(FAST_BYTES + MSS as u64, 0) };
+        let edge = ConnView { hol_subflow: Some(1), ..conn(FAST_BYTES + meta_skb_bytes(MSS), 0) };
         assert_eq!(pick(&sfs, &edge), Some(1));
         assert_eq!(b.select(Time::from_ms(61), &edge, &sfs, &mut act), None);
     }
