@@ -8,7 +8,7 @@
 //! with its DSN mapping, and the push's flush asked of whoever runs the connection.
 
 use super::{Connection, Effect, SubflowIo, MAX_DECISIONS};
-use crate::mptcp::sched::{meta_skb_bytes, next_segment_bytes, ConnView, SubflowView};
+use crate::mptcp::sched::{meta_mss, meta_skb_bytes, next_segment_bytes, ConnView, SubflowView};
 use crate::scenario::Kernel;
 use crate::tcp::cc::CaState;
 use crate::time::Time;
@@ -159,9 +159,7 @@ impl Connection {
         let Some(v) = self.views.get(j) else { return false };
         let mss = v.mss as u64;
         let burst = if self.sched.hands_out_skbs() {
-            // The meta skb is cut at the meta MSS, the largest established subflow's.
-            let meta_mss = self.views.iter().filter(|w| w.established).map(|w| w.mss).max().unwrap_or(v.mss);
-            next_segment_bytes(v, meta_skb_bytes(meta_mss))
+            next_segment_bytes(v, meta_skb_bytes(meta_mss(&self.views).unwrap_or(v.mss)))
         } else {
             self.sched.burst_bytes(v).max(mss)
         };

@@ -25,7 +25,7 @@
 //! minrtt.rs: `Penalize` / `ReinjectHeadOfLine`, `ConnView::hol_subflow`).
 
 use super::minrtt::{by_id, ensure_len, fastest_established, get_available_subflow, next_segment, RbufOpt};
-use super::{meta_skb_bytes, ConnView, SchedAction, Scheduler, SubflowView};
+use super::{meta_mss, meta_skb_bytes, ConnView, SchedAction, Scheduler, SubflowView};
 use crate::tcp::cc::INFINITE_SSTHRESH;
 use crate::time::Time;
 
@@ -152,8 +152,7 @@ impl State {
         let fast_bytes = self.fast_bytes(fast, self.slow_linger_ns(slow));
         // write_seq - snd_una of the slow subflow, plus the meta skb it would be handed
         // (skb->len: a whole meta skb, sched/mod.rs `meta_skb_bytes`, or what is left to send).
-        let meta_mss = sfs.iter().filter(|v| v.established).map(|v| v.mss).max().unwrap_or(slow.mss);
-        let seg = meta_skb_bytes(meta_mss).min(conn.unassigned_bytes.max(1));
+        let seg = meta_skb_bytes(meta_mss(sfs).unwrap_or(slow.mss)).min(conn.unassigned_bytes.max(1));
         let slow_bytes = slow.queued_bytes + slow.unacked_bytes + seg;
         let snd_wnd = conn.send_window_free_bytes + conn.data_in_flight_bytes;
         let avail = snd_wnd.saturating_sub(slow_bytes);

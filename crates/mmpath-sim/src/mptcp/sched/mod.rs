@@ -87,6 +87,11 @@ pub fn meta_skb_bytes(meta_mss: u32) -> u64 {
     (SKB_MAX_PAYLOAD / m * m).max(m)
 }
 
+/// The meta MSS (mptcp_current_mss): the largest MSS of the established subflows.
+pub fn meta_mss(sfs: &[SubflowView]) -> Option<u32> {
+    sfs.iter().filter(|v| v.established).map(|v| v.mss).max()
+}
+
 /// Bytes v0.9x's `mptcp_next_segment` (net/mptcp/mptcp_sched.c) lets the chosen subflow take
 /// of a meta skb of `skb` bytes in one decision: as many whole segments as tcp_cwnd_test
 /// allows (the cwnd's free packets, at most half the cwnd: net/ipv4/tcp_output.c), up to the
