@@ -4,7 +4,7 @@
 //! (seed papers), and taking a subflow's unsent queue back to the connection for reinjection.
 
 use super::{Connection, SubflowIo};
-use crate::mptcp::sched::SchedAction;
+use crate::mptcp::sched::{next_segment_bytes, SchedAction};
 use crate::tcp::cc::INFINITE_SSTHRESH;
 use crate::time::Time;
 
@@ -52,6 +52,13 @@ impl Connection {
     }
 
     /// Opportunistic retransmission: the head-of-line data goes out again on subflow `j`.
+    ///
+    /// What goes: v0.9x's mptcp_rcv_buf_optimization returns the meta write queue's head skb
+    /// (from the data ACK to the end of the chunk it was handed out in: mptcp_fragment cut the
+    /// meta skb there), and mptcp_next_segment / mptcp_write_xmit send it on `j` as they send
+    /// new data: for minRTT and its kin as much as `j`'s cwnd quota allows
+    /// (`next_segment_bytes`), the whole rest when the quota covers it; for a scheduler that
+    /// hands out one MSS, one MSS.
     fn reinject_hol(&mut self, now: Time, j: usize, io: &mut impl SubflowIo) {
         if self.data_una >= self.data_nxt || j >= self.subs.len() {
             return;
@@ -59,19 +66,34 @@ impl Connection {
         // The chunk holding data_una, unless subflow j already carries it (v0.9x path_mask).
         let mut range = None;
         let mut on_j = false;
-        let (una, mss) = (self.data_una, self.subs[j].mss as u64);
+        let una = self.data_una;
         for (k, st) in self.subs.iter().enumerate() {
             let s = io.sender(st.flow);
             st.maps.for_each_range(s.snd_una, s.app_limit(), |d, l| {
                 if d <= una && una < d + l {
                     on_j |= k == j;
                     if range.is_none() {
-                        range = Some((una, (d + l - una).min(mss)));
+                        range = Some((una, d + l - una));
                     }
                 }
             });
         }
-        let Some((d, l)) = range.filter(|_| !on_j) else { return };
+        let Some((d, rest)) = range.filter(|_| !on_j) else { return };
+        // The head skb ends where its chunk ended (the carriers' record), within the mapping.
+        let chunk_end = self.carriers.front().map_or(d + rest, |&(e, _)| e.max(d + 1));
+        let rest = rest.min(chunk_end - d);
+        let mss = self.subs[j].mss as u64;
+        let l = match self.views.get(j) {
+            Some(v) if self.sched.hands_out_skbs() => {
+                let quota = next_segment_bytes(v, u64::MAX);
+                if quota >= rest {
+                    rest
+                } else {
+                    quota
+                }
+            }
+            _ => rest.min(mss),
+        };
         self.stats.opportunistic_retransmits += 1;
         self.stats.reinjected_bytes += l;
         self.subs[j].reinjected_bytes += l;
@@ -104,5 +126,46 @@ impl Connection {
         st.scheduled_bytes -= back.min(st.scheduled_bytes);
         s.drop_boundaries_from(nxt);
         s.set_app_limit(nxt);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testkit::*;
+    use crate::mptcp::sched::SchedAction;
+
+    /// Five segments handed to subflow 0 in one decision, then subflow 1 joins; the
+    /// scheduler asks for the head of line on subflow 1.
+    fn head_on_0(sched: SchedName) -> (Connection, Endpoints) {
+        let (mut cn, mut io) = connection(Kernel::V09x, sched, &[false, false], 1 << 20);
+        cn.subs[1].established = false;
+        write(&mut cn, &mut io, Time::ZERO, 5 * MSS as u64);
+        assert_eq!(io.data_on(0).len(), 5);
+        cn.subs[1].established = true;
+        cn.fill_views(&mut io);
+        cn.actions.push(SchedAction::ReinjectHeadOfLine(1));
+        cn.apply_actions(ms(1), &mut io);
+        // As the push that ran the scheduler ends (its flush).
+        cn.effects.push(Effect::Push);
+        settle(&mut cn, &mut io, ms(1));
+        (cn, io)
+    }
+
+    /// minRTT's opportunistic retransmission resends the meta write queue's head skb (the
+    /// five-segment chunk, within half of subflow 1's initial cwnd of 10), not one segment.
+    #[test]
+    fn minrtt_resends_the_head_skb() {
+        let (cn, io) = head_on_0(SchedName::Minrtt);
+        assert_eq!(cn.stats.opportunistic_retransmits, 1);
+        assert_eq!(cn.subs[1].reinjected_bytes, 5 * MSS as u64);
+        let dsns: Vec<u64> = io.data_on(1).iter().map(|d| d.1).collect();
+        assert_eq!(dsns, vec![0, 1000, 2000, 3000, 4000]);
+    }
+
+    /// A scheduler that hands out one MSS per decision resends one.
+    #[test]
+    fn a_one_segment_scheduler_resends_one_segment() {
+        let (cn, _) = head_on_0(SchedName::Roundrobin);
+        assert_eq!(cn.subs[1].reinjected_bytes, MSS as u64);
     }
 }

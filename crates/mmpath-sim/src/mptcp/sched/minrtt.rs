@@ -18,7 +18,8 @@
 //!   `max(ssthresh / 2, 2)`, only if the prior cwnd was >= ssthresh ("if in slow start, do
 //!   not reduce the ssthresh"). The scheduler already limits it to once per RTT of the fast
 //!   subflow, as the source does.
-//! - `ReinjectHeadOfLine(f)`: resend the oldest data-unACKed segment (one MSS) on `f`,
+//! - `ReinjectHeadOfLine(f)`: resend the oldest data-unACKed data (the meta write queue's head
+//!   skb, as much of it as `f`'s cwnd quota allows: connection/actions.rs) on `f`,
 //!   outside the data-level window (it is already inside it), unless it was already sent on
 //!   `f`; `ConnView::hol_subflow` must name the subflow that carried it.
 //! - Optional: call `select` once when nothing is unassigned but the application is blocked on
