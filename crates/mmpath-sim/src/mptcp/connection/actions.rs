@@ -84,14 +84,8 @@ impl Connection {
         let rest = rest.min(chunk_end - d);
         let mss = self.subs[j].mss as u64;
         let l = match self.views.get(j) {
-            Some(v) if self.sched.hands_out_skbs() => {
-                let quota = next_segment_bytes(v, u64::MAX);
-                if quota >= rest {
-                    rest
-                } else {
-                    quota
-                }
-            }
+            // The quota, or the whole rest when the quota covers it (kernel: max_len vs needed).
+            Some(v) if self.sched.hands_out_skbs() => next_segment_bytes(v, u64::MAX).min(rest),
             _ => rest.min(mss),
         };
         self.stats.opportunistic_retransmits += 1;
