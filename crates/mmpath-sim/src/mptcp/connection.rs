@@ -64,7 +64,7 @@ use crate::tcp::sender::TcpSender;
 use crate::tcp::timer_wheel::TimerWheel;
 use crate::time::Time;
 use crate::trace::Bins;
-pub use rcv_space::RcvSpace;
+pub use rcv_space::{RcvSpace, SubflowRcvBuf};
 
 /// Linux TCP_TIMEOUT_INIT: the first SYN retransmission after 1 s, then doubling.
 const SYN_TIMEOUT: Time = Time::from_secs(1);
@@ -183,6 +183,9 @@ pub struct Subflow {
     /// Upstream receiver: the subflow's rcv_ssthresh, the most window its ACKs may offer
     /// (__tcp_select_window), grown by the data it receives (tcp_grow_window; packets.rs).
     pub rcv_ssthresh: u64,
+    /// Upstream with an autotuned buffer: the subflow's own receive buffer, which bounds its
+    /// rcv_ssthresh (rcv_space.rs); None: it follows the connection's fixed one.
+    pub rcvbuf: Option<SubflowRcvBuf>,
 }
 
 impl Subflow {
@@ -212,6 +215,7 @@ impl Subflow {
             reinjected_bytes: 0,
             sndbuf: Default::default(),
             rcv_ssthresh: RCV_SSTHRESH_INIT,
+            rcvbuf: None,
         }
     }
 
@@ -366,7 +370,16 @@ pub struct Connection {
 }
 
 impl Connection {
-    pub fn new(cfg: ConnCfg, subs: Vec<Subflow>) -> Self {
+    pub fn new(cfg: ConnCfg, mut subs: Vec<Subflow>) -> Self {
+        for st in &mut subs {
+            st.rcvbuf = cfg.rcv_space.as_ref().map(|r| r.subflow_buffer(st.mss));
+            // MP_CAPABLE's subflow was established before the test (`Subflow::new`).
+            if st.established {
+                if let Some(b) = st.rcvbuf.as_mut() {
+                    b.begin(st.rcv_ssthresh);
+                }
+            }
+        }
         let pacing_in_views = cfg.sched.reads_pacing_rate();
         let rcv_window = cfg.rcv_space.as_ref().map_or(cfg.rcv_window, RcvSpace::window);
         let rx = match cfg.info.kernel {

@@ -67,8 +67,9 @@ impl Connection {
     /// tcp_grow_window (net/ipv4/tcp_input.c, Linux 6.18) on subflow `j` for a segment of
     /// `len` bytes, called from tcp_event_data_recv (in order, at least 128 bytes) and
     /// tcp_data_queue_ofo: rcv_ssthresh grows by max(2 advmss, 2 len) up to the room left below
-    /// the window clamp, which mptcp_rcv_space_adjust keeps at the connection's (the subflows
-    /// share its sk_rcvbuf). Its truesize test (check #2) is taken to pass: the model's
+    /// the subflow's window clamp: its own buffer's when the connection's is autotuned, which
+    /// follows the connection's only while that one grows (rcv_space.rs), the connection's fixed
+    /// buffer otherwise (SO_RCVBUF reaches every subflow). Its truesize test (check #2) is taken to pass: the model's
     /// buffer is already in window units (docs/models.md, MPTCP receive window). The
     /// model grows it for every data segment, the subflow's rare duplicates too. So a
     /// subflow that has carried little (a backup, idle until the primary fails) offers a
@@ -81,7 +82,10 @@ impl Connection {
             return;
         }
         let st = &mut self.subs[j];
-        let room = self.rx.rcvbuf.saturating_sub(st.rcv_ssthresh);
+        // Its own buffer's window_clamp when autotuned (rcv_space.rs), else the connection's
+        // buffer, which SO_RCVBUF gave every subflow.
+        let cap = st.rcvbuf.map_or(self.rx.rcvbuf, |b| b.clamp());
+        let room = cap.saturating_sub(st.rcv_ssthresh);
         let incr = 2 * (st.mss as u64).max(len);
         st.rcv_ssthresh += room.min(incr);
     }
@@ -208,6 +212,7 @@ impl Connection {
 #[cfg(test)]
 mod tests {
     use super::super::testkit::*;
+    use crate::mptcp::connection::RcvSpace;
     use crate::scenario::BufSize;
     use crate::tcp::receiver::{ReceiverCfg, TcpReceiver};
 
@@ -282,6 +287,35 @@ mod tests {
         let (ack, wnd) = stamped_ack(&mut cn, 1);
         assert_eq!(ack + wnd, MSS as u64 + WIN);
         assert_eq!(cn.subs[1].rcv_ssthresh, 65_535, "v0.9x grows no subflow window");
+    }
+
+    /// Upstream with an autotuned buffer: a subflow that joined after the connection's buffer
+    /// stopped growing keeps tcp_rmem[1] of its own, and its rcv_ssthresh (so the window its
+    /// ACKs may open) stops at that buffer's window less one advmss (rcv_space.rs; the
+    /// emulator's kernel: rcv_ssthresh 100 119 on a 131 072-byte subflow buffer beside a
+    /// 262 144-byte connection's). Following the connection's buffer instead, it grows to that.
+    #[test]
+    fn a_subflow_joined_late_grows_its_window_only_to_its_own_buffer() {
+        const WIN: u64 = 234_496; // tcp_rmem[2] = 256 KiB at 229/256
+        const RMEM1: u64 = 117_248; // tcp_rmem[1] = 128 KiB at 229/256
+        for own in [true, false] {
+            let (mut cn, _io) = connection(Kernel::Upstream, SchedName::Upstream, &[false, false], WIN);
+            cn.subs[1].established = true;
+            if own {
+                let mut b = RcvSpace::new(RMEM1, WIN).subflow_buffer(MSS);
+                b.begin(cn.subs[1].rcv_ssthresh);
+                cn.subs[1].rcvbuf = Some(b);
+            }
+            let mut dsn = 0;
+            while dsn < 4 * WIN {
+                cn.on_data(ms(1), 1, &data(dsn, MSS));
+                dsn += MSS as u64;
+            }
+            let top = if own { RMEM1 - MSS as u64 } else { WIN };
+            assert_eq!(cn.subs[1].rcv_ssthresh, top, "own buffer: {own}");
+            let (_, wnd) = stamped_ack(&mut cn, 1);
+            assert_eq!(wnd, top, "what its ACK offers, own buffer: {own}");
+        }
     }
 
     /// Upstream, Linux >= 6.6: the slow subflow's last segment, the end of its push (PSH),

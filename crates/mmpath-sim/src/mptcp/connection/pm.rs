@@ -258,7 +258,8 @@ impl Connection {
     }
 
     /// A subflow the runner built for an `Effect::NewSubflow`: it joins now (join.rs).
-    pub fn add_subflow(&mut self, now: Time, sub: Subflow) {
+    pub fn add_subflow(&mut self, now: Time, mut sub: Subflow) {
+        sub.rcvbuf = self.rcv_space.as_ref().map(|r| r.subflow_buffer(sub.mss));
         self.subs.push(sub);
         let j = self.subs.len() - 1;
         self.on_join_timer(now, j);
