@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 
 import pytest
@@ -107,6 +108,12 @@ def test_kernel_trace_records_the_mptcp_timer_and_scheduling_passes(tmp_path):
     if (ktrace.TRACEFS / "events" / "tcp" / "tcp_rcvbuf_grow").is_dir():
         assert "tcp_rcvbuf_grow" in kt["recorded"]
     assert not (ktrace.TRACEFS / "instances" / reaper.tag()).exists()
+    # The receiving end's sockets: each subflow's own buffer (rb) and rcv_ssthresh, and the
+    # MPTCP connection's line, sampled through the run.
+    rss = (out / "receiver-ss.log").read_text()
+    assert rss.count("# mmpath-capture ss-receiver t=") > 10
+    assert re.search(r"skmem:\(r\d+,rb\d+", rss) and "rcv_ssthresh:" in rss
+    assert "subflows:" in rss, "the MPTCP socket's line (ss -M)"
 
 
 def _emulate_traced(sc: dict, out):

@@ -352,6 +352,7 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
     caps_running: list = []
     probes: list = []
     ss = None
+    rss = None
     spans = [_span(f, sc.duration_s) for f in flows]
     try:
         # Before any socket exists: each is born with its namespace's default (tcpconf.py).
@@ -426,6 +427,13 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
             ss.start()
         before = {(t[0], t[1]): netns.tx_bytes(t[0], t[1]) for t in targets if t[5]}
         if trace is not None:
+            # The receiving end's sockets with their memory (`ss -tinmO`: each subflow's buffer,
+            # rb in skmem, and rcv_ssthresh; `ss -MinmO`: the MPTCP connection's): what bounds
+            # the windows the receiver offers (docs/emulate.md, step 8).
+            receivers = dict.fromkeys(topo.cli if d == "download" else topo.srv for d in directions)
+            argvs = [["ip", "netns", "exec", ns, "ss", opt] for ns in receivers for opt in ("-tinmO", "-MinmO")]
+            rss = Sampler("ss-receiver", argvs, tmp / "receiver-ss.log", SS_INTERVAL_S)
+            rss.start()
             trace.start()
         shp = shaper.Shaper(targets, pauses, silent)
         if holds_ns or downs.needed() or rst.needed():
@@ -471,10 +479,11 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
         caps_running = []
         clock_unix = [pr.unix_s() for pr in probes]
         probes = []
-        if ss is not None:
-            ss.stop.set()
-            ss.join(timeout=5)
-            ss = None
+        for smp in (ss, rss):
+            if smp is not None:
+                smp.stop.set()
+                smp.join(timeout=5)
+        ss = rss = None
         counters = {"server": netns.mptcp_counters(topo.srv), "client": netns.mptcp_counters(topo.cli)} \
             if mptcp else {}
         udp_drops = sum(netns.udp_rcvbuf_errors(ns) for ns in {topo.cli if f.get("direction", "download") ==
@@ -502,9 +511,10 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
             traffic.stop_captures(caps_running, flush_s=0)
         for pr in probes:
             pr.unix_s()
-        if ss is not None:
-            ss.stop.set()
-            ss.join(timeout=5)
+        for smp in (ss, rss):
+            if smp is not None:
+                smp.stop.set()
+                smp.join(timeout=5)
         if trace is not None:
             trace.close()
         if shp is not None:
