@@ -214,7 +214,8 @@ impl SubflowRcvBuf {
         self.space = newval;
         let rcvwin = (newval as u32) << 1;
         let diff = (newval as u32).wrapping_sub(old as u32);
-        let grow = ((u64::from(rcvwin) << 1) * u64::from(diff)) / old;
+        // (u64 in the kernel too, where a product past 2^64 wraps as well.)
+        let grow = (u64::from(rcvwin) << 1).wrapping_mul(u64::from(diff)) / old;
         let rcvwin = u64::from(rcvwin.wrapping_add(grow as u32));
         let full = rcvwin.min(ceiling);
         if full > self.buf {
