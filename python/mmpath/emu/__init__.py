@@ -311,6 +311,14 @@ def _shape_backbone(topo: netns.Topology, cfg: dict[str, Any]) -> None:
         shaper.install(ns, ifname, rate, mtu, qbytes, True)
 
 
+def _stop_samplers(*samplers: Sampler | None) -> None:
+    """Stops the `ss` samplers that were started (each writes its last sample and closes)."""
+    for smp in samplers:
+        if smp is not None:
+            smp.stop.set()
+            smp.join(timeout=5)
+
+
 def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, capture: bool,
              delays_us: list[int], bar: Progress, kernel_trace: bool = False,
              holds_ns: dict[int, list[tuple[int, int]]] | None = None,
@@ -479,10 +487,7 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
         caps_running = []
         clock_unix = [pr.unix_s() for pr in probes]
         probes = []
-        for smp in (ss, rss):
-            if smp is not None:
-                smp.stop.set()
-                smp.join(timeout=5)
+        _stop_samplers(ss, rss)
         ss = rss = None
         counters = {"server": netns.mptcp_counters(topo.srv), "client": netns.mptcp_counters(topo.cli)} \
             if mptcp else {}
@@ -511,10 +516,7 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
             traffic.stop_captures(caps_running, flush_s=0)
         for pr in probes:
             pr.unix_s()
-        for smp in (ss, rss):
-            if smp is not None:
-                smp.stop.set()
-                smp.join(timeout=5)
+        _stop_samplers(ss, rss)
         if trace is not None:
             trace.close()
         if shp is not None:

@@ -219,6 +219,14 @@ impl Subflow {
         }
     }
 
+    /// Its transfer begins (tcp_init_transfer -> tcp_init_buffer_space): its own receive
+    /// buffer, if it has one, takes its first measure (rcv_space.rs).
+    pub fn begin_rcvbuf(&mut self) {
+        if let Some(b) = self.rcvbuf.as_mut() {
+            b.begin(self.rcv_ssthresh);
+        }
+    }
+
     /// The timeline's sf_state code (see trace.rs).
     pub fn state_code(&self) -> i8 {
         if self.closed {
@@ -375,9 +383,7 @@ impl Connection {
             st.rcvbuf = cfg.rcv_space.as_ref().map(|r| r.subflow_buffer(st.mss));
             // MP_CAPABLE's subflow was established before the test (`Subflow::new`).
             if st.established {
-                if let Some(b) = st.rcvbuf.as_mut() {
-                    b.begin(st.rcv_ssthresh);
-                }
+                st.begin_rcvbuf();
             }
         }
         let pacing_in_views = cfg.sched.reads_pacing_rate();

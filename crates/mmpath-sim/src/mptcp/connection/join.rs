@@ -86,11 +86,7 @@ impl Connection {
             if !st.established && !st.closed {
                 st.established = true;
                 st.established_at = Some(now);
-                // tcp_init_transfer -> tcp_init_buffer_space: its first receive measure.
-                let ssthresh = st.rcv_ssthresh;
-                if let Some(b) = st.rcvbuf.as_mut() {
-                    b.begin(ssthresh);
-                }
+                st.begin_rcvbuf();
                 st.hs_deadline = None;
                 self.push(now, io);
                 self.pm_note(j, |path, subflow| PmEvent::SubflowEstablished { path, subflow });

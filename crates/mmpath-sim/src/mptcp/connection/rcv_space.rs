@@ -36,7 +36,8 @@
 use super::{Connection, SubflowIo};
 use crate::time::Time;
 
-/// TCP_INIT_CWND (include/net/tcp.h): the first measure is this many advmss.
+/// TCP_INIT_CWND (include/net/tcp.h): the first measure is this many advmss, the connection's
+/// (mptcp_rcv_space_init) and each subflow's (tcp_init_buffer_space).
 const INIT_SEGMENTS: u64 = 10;
 
 /// Receive-buffer autotuning of one connection, in window bytes (the buffer's scaling_ratio
@@ -162,9 +163,6 @@ impl Connection {
     }
 }
 
-/// TCP_INIT_CWND segments: a subflow's first measure (tcp_init_buffer_space's rcvq_space).
-const INIT_SPACE_SEGMENTS: u64 = INIT_SEGMENTS;
-
 /// One subflow's own receive buffer, in window bytes, when the connection's is autotuned.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SubflowRcvBuf {
@@ -189,7 +187,7 @@ impl SubflowRcvBuf {
     /// offers, at most TCP_INIT_CWND advmss (rcv_ssthresh `rcv_ssthresh`).
     pub fn begin(&mut self, rcv_ssthresh: u64) {
         if self.space == 0 {
-            self.space = rcv_ssthresh.min(INIT_SPACE_SEGMENTS * self.mss).max(1);
+            self.space = rcv_ssthresh.min(INIT_SEGMENTS * self.mss).max(1);
         }
     }
 
