@@ -22,11 +22,11 @@
 //! (within 1/8 or 4 kbit/s) make BBR pace at that rate for 48 rounds.
 //!
 //! Not ported: the ACK-aggregation cwnd boost (bbr_update_ack_aggregation, added in Linux 5.1,
-//! after the 4.10 kernel seed 003 ran), idle restart (bbr_cwnd_event) and undo. Units are
+//! after the 4.10 kernel seed 003 ran) and undo. Units are
 //! Linux's: bandwidth in packets per microsecond << 24 (BW_SCALE), gains in 1/256 (BBR_SCALE);
 //! times are the simulator's nanoseconds instead of microseconds and jiffies.
 
-use super::{AckInfo, CaState, CongControlOut, CongestionControl, RateSample, Window};
+use super::{AckInfo, CaState, CongControlOut, CongestionControl, RateSample, TxStart, Window};
 use crate::engine::RngStream;
 use crate::time::Time;
 
@@ -663,6 +663,21 @@ impl CongestionControl for Bbr {
         }
     }
 
+    /// bbr_cwnd_event (Linux 4.10): data going out after an idle spell of an
+    /// application-limited sender is an idle restart (which keeps a ProbeRTT from starting
+    /// until data is delivered), and in ProbeBW the pacing drops to the estimated bandwidth
+    /// ("avoid pointless buffer overflows"). Later kernels also reset the ACK-aggregation epoch
+    /// and check ProbeRTT's end here; neither is in this 4.10 port.
+    fn on_tx_start(&mut self, w: &Window, ev: &TxStart) {
+        if !ev.app_limited {
+            return;
+        }
+        self.idle_restart = true;
+        if self.mode == Mode::ProbeBw {
+            self.set_pacing_rate(self.bbr_bw(), BBR_UNIT, w.cwnd, ev.srtt);
+        }
+    }
+
     fn pacing_rate_bps(&self) -> Option<u64> {
         self.initialized.then_some(self.pacing_rate * 8)
     }
@@ -820,6 +835,29 @@ mod tests {
         }
         assert_eq!(b.mode(), Mode::ProbeBw);
         (b, w, tp, now)
+    }
+
+    /// bbr_cwnd_event (4.10): an application-limited sender starting again after idle is an idle
+    /// restart, and in ProbeBW paces at the estimated bandwidth (gain 1) whatever phase of the
+    /// cycle it is in; a sender that was not application-limited changes nothing.
+    #[test]
+    fn an_app_limited_restart_paces_at_the_bandwidth() {
+        let (mut b, w, _, now) = steady();
+        b.pacing_rate = b.rate_bytes_per_sec(b.bbr_bw(), PACING_GAIN[0]);
+        let probing = b.pacing_rate;
+        let ev = |app_limited| TxStart {
+            now: Time::from_ms_f64(now + 100.0),
+            last_send: Time::from_ms_f64(now),
+            snd_nxt: 0,
+            app_limited,
+            srtt: Some(Time::from_ms(10)),
+        };
+        b.on_tx_start(&w, &ev(false));
+        assert_eq!((b.pacing_rate, b.idle_restart), (probing, false), "not application-limited");
+        b.on_tx_start(&w, &ev(true));
+        assert!(b.idle_restart);
+        assert_eq!(b.pacing_rate, b.rate_bytes_per_sec(b.bbr_bw(), BBR_UNIT));
+        assert!(b.pacing_rate < probing, "1.25 x bandwidth down to 1 x");
     }
 
     /// Pacing at 99 % of bandwidth x gain, in every phase of the cycle.

@@ -17,7 +17,7 @@
 //! delay exit on the minimum of a round's first 8 samples, and the round restarted by
 //! bictcp_cong_avoid when the cumulative ACK passes end_seq.
 
-use super::{AckInfo, CaState, CongestionControl, Window};
+use super::{AckInfo, CaState, CongestionControl, TxStart, Window};
 use crate::time::Time;
 
 /// beta = 717/1024 ~ 0.7 (tcp_cubic.c `beta`).
@@ -284,6 +284,21 @@ impl CongestionControl for Cubic {
         }
     }
 
+    /// cubictcp_cwnd_event (Linux >= 4.3, so both kernels the model stands for): data going out
+    /// after the sender was idle shifts the epoch by the idle time (now - lsndtime), at most to
+    /// now, so the window resumes on the cubic curve where it left it instead of jumping to
+    /// the target the elapsed time gives ("the delta t of now - epoch_start can be arbitrary
+    /// large after app idle as well as the bic_target", the commit's words). Linux counts the
+    /// idle time in jiffies; the model's curve runs on exact time (module doc), so the shift
+    /// is the exact idle time, which the jiffy count equals on average.
+    fn on_tx_start(&mut self, _w: &Window, ev: &TxStart) {
+        if let Some(e) = self.epoch_start {
+            if ev.now > ev.last_send {
+                self.epoch_start = Some((e + (ev.now - ev.last_send)).min(ev.now));
+            }
+        }
+    }
+
     fn on_state(&mut self, w: &mut Window, now: Time, state: CaState) {
         self.on_state_seq(w, now, state, 0);
     }
@@ -403,6 +418,65 @@ mod tests {
         }
         assert!((198..=203).contains(&at_k), "at t = K the window is W_max, got {at_k}");
         assert!(w.cwnd > 215, "beyond K the window probes above W_max, got {}", w.cwnd);
+    }
+
+    /// cubictcp_cwnd_event: an application that stops for 20 s in congestion avoidance resumes
+    /// on the cubic curve where it stopped (the epoch moves by the idle time), not at the
+    /// target 20 s more of the curve would give (far above W_max), which would grow the window by half a packet
+    /// per ACK (cnt's floor of 2). The shift never puts the epoch after now.
+    #[test]
+    fn an_idle_spell_moves_the_epoch_by_its_length() {
+        let rtt = Time::from_ms(20);
+        let run = |shift: bool| {
+            let mut c = Cubic::new(false);
+            let mut w = Window { cwnd: 100, ssthresh: INF, cwnd_cnt: 0 };
+            w.ssthresh = c.ssthresh(&w);
+            w.cwnd = w.ssthresh;
+            c.delay_min = delay_units(rtt);
+            let t0 = Time::from_secs(10);
+            clock_rtts(&mut c, &mut w, t0, rtt, 10);
+            let stop = t0 + Time(rtt.ns() * 10);
+            let (cnt_before, epoch) = (c.cnt, c.epoch_start.unwrap());
+            let resume = stop + Time::from_secs(20);
+            if shift {
+                c.on_tx_start(&w, &TxStart { now: resume, last_send: stop, snd_nxt: 0, app_limited: true, srtt: None });
+                assert_eq!(c.epoch_start, Some(epoch + Time::from_secs(20)));
+            }
+            c.cong_avoid(&mut w, &ack(resume, 1, rtt));
+            (cnt_before, c.cnt)
+        };
+        let (before, after) = run(true);
+        assert!(after + 2 >= before && after <= before + 2, "resumes on the curve: cnt {before} then {after}");
+        let (_, unshifted) = run(false);
+        assert_eq!(unshifted, 2, "without the event the 20 s count toward the curve");
+        // An epoch that would land after now is held at now.
+        let mut c = Cubic::new(false);
+        c.epoch_start = Some(Time::from_secs(9));
+        let w = Window { cwnd: 50, ssthresh: 40, cwnd_cnt: 0 };
+        c.on_tx_start(
+            &w,
+            &TxStart {
+                now: Time::from_secs(10),
+                last_send: Time::from_secs(5),
+                snd_nxt: 0,
+                app_limited: true,
+                srtt: None,
+            },
+        );
+        assert_eq!(c.epoch_start, Some(Time::from_secs(10)));
+        // No epoch yet (slow start): nothing to move.
+        let mut c = Cubic::new(false);
+        c.on_tx_start(
+            &w,
+            &TxStart {
+                now: Time::from_secs(10),
+                last_send: Time::from_secs(5),
+                snd_nxt: 0,
+                app_limited: true,
+                srtt: None,
+            },
+        );
+        assert_eq!(c.epoch_start, None);
     }
 
     #[test]

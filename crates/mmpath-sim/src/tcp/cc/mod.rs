@@ -99,6 +99,25 @@ pub struct AckInfo {
     pub pacing_rate_bps: u64,
 }
 
+/// Data goes out with nothing in flight: Linux's CA_EVENT_TX_START, which tcp_event_data_sent
+/// (net/ipv4/tcp_output.c, every data transmission) raises when tcp_packets_in_flight is 0,
+/// before it stamps lsndtime. CUBIC shifts its epoch by the idle time (tcp_cubic.c
+/// cubictcp_cwnd_event, since Linux 4.3: "better follow cubic curve after idle period"),
+/// Vegas starts over (tcp_vegas_cwnd_event -> tcp_vegas_init), BBR notes an idle restart when
+/// the sender was application-limited (bbr_cwnd_event).
+#[derive(Debug, Clone, Copy)]
+pub struct TxStart {
+    pub now: Time,
+    /// When data last went out before this transmission (tp->lsndtime).
+    pub last_send: Time,
+    /// snd_nxt as the event sees it: before this segment (tcp_event_new_data_sent advances it
+    /// after the transmission).
+    pub snd_nxt: u64,
+    /// The sender's application-limited mark is set (tp->app_limited != 0).
+    pub app_limited: bool,
+    pub srtt: Option<Time>,
+}
+
 /// One ACK's delivery-rate sample, as Linux's tcp_rate.c builds `struct rate_sample`
 /// (tcp_rate_gen), plus the connection state `bbr_main` reads from `tcp_sock`.
 #[derive(Debug, Clone, Copy)]
@@ -170,6 +189,8 @@ pub trait CongestionControl: Send + Sync {
     fn on_state_seq(&mut self, w: &mut Window, now: Time, state: CaState, _snd_nxt: u64) {
         self.on_state(w, now, state);
     }
+    /// Data goes out with nothing in flight (`TxStart`, CA_EVENT_TX_START).
+    fn on_tx_start(&mut self, _w: &Window, _ev: &TxStart) {}
     /// Pacing rate the algorithm sets itself (sk_pacing_rate), bits/s of payload; None = the
     /// stack's own rate (tcp_update_pacing_rate) applies when pacing is on.
     fn pacing_rate_bps(&self) -> Option<u64> {

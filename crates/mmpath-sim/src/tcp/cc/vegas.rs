@@ -6,7 +6,7 @@
 //! soon as diff exceeds gamma (1). Losses are handled as by Reno. That is why Vegas keeps
 //! queues short and latency low, and loses against loss-based flows (seed 003).
 
-use super::{AckInfo, CaState, CongestionControl, Window};
+use super::{AckInfo, CaState, CongestionControl, TxStart, Window};
 use crate::time::Time;
 
 /// tcp_vegas.c module parameters: alpha = 2, beta = 4, gamma = 1 (packets).
@@ -144,6 +144,19 @@ impl CongestionControl for Vegas {
         self.on_state_seq(w, now, state, self.beg_snd_nxt);
     }
 
+    /// tcp_vegas_cwnd_event: data going out after an idle spell (CA_EVENT_TX_START; a restart
+    /// after idle, CA_EVENT_CWND_RESTART, always comes with one) re-initialises Vegas
+    /// (tcp_vegas_init): the base RTT is forgotten and a fresh round starts at snd_nxt
+    /// (vegas_enable). The path's propagation delay is then measured again from the samples
+    /// that follow.
+    fn on_tx_start(&mut self, _w: &Window, ev: &TxStart) {
+        self.base_rtt = None;
+        self.doing_vegas_now = true;
+        self.beg_snd_nxt = ev.snd_nxt;
+        self.cnt_rtt = 0;
+        self.min_rtt = None;
+    }
+
     /// tcp_vegas_state: Vegas runs in Open only. Entering Open calls vegas_enable, which starts
     /// a fresh round at snd_nxt with no RTT samples (beg_snd_nxt = snd_nxt, cntRTT = 0,
     /// minRTT = infinity); any other state calls vegas_disable.
@@ -254,6 +267,31 @@ mod tests {
         v.on_rtt(&mut w, &a);
         v.cong_avoid(&mut w, &a);
         assert_eq!(w.cwnd, 20);
+    }
+
+    /// tcp_vegas_cwnd_event: data after an idle spell re-initialises Vegas: the base RTT is
+    /// measured again (the next samples set it, even above the old one) and a fresh round
+    /// starts at snd_nxt.
+    #[test]
+    fn a_tx_start_forgets_the_base_rtt() {
+        let mut v = Vegas::new();
+        let mut w = Window { cwnd: 20, ssthresh: 10, cwnd_cnt: 0 };
+        for k in 0..4 {
+            v.on_rtt(&mut w, &ack(10.0, k, 100));
+        }
+        assert_eq!(v.base_rtt(), Some(Time::from_us(10_001)));
+        let ev = TxStart {
+            now: Time::from_secs(3),
+            last_send: Time::from_secs(1),
+            snd_nxt: 9_000,
+            app_limited: true,
+            srtt: None,
+        };
+        v.on_tx_start(&w, &ev);
+        assert_eq!((v.base_rtt(), v.cnt_rtt, v.min_rtt, v.beg_snd_nxt), (None, 0, None, 9_000));
+        assert!(v.doing_vegas_now);
+        v.on_rtt(&mut w, &ack(12.0, 9_000, 10_000));
+        assert_eq!(v.base_rtt(), Some(Time::from_us(12_001)), "the next sample is the new base");
     }
 
     #[test]

@@ -22,7 +22,7 @@
 //! transfer keeps its subflows' windows, a rate-limited one lets them decay.
 
 use super::TcpSender;
-use crate::tcp::cc::CaState;
+use crate::tcp::cc::{CaState, TxStart};
 use crate::time::Time;
 
 impl TcpSender {
@@ -73,6 +73,21 @@ impl TcpSender {
         self.idle.cwnd_stamp = now;
         self.idle.cwnd_used = 0;
         self.stats.idle_restarts += 1;
+    }
+
+    /// The first half of tcp_event_data_sent: data is about to go out with nothing in flight
+    /// (`tcp_packets_in_flight(tp) == 0`), so the congestion control hears CA_EVENT_TX_START
+    /// with the time data last went out (cc/mod.rs `TxStart`). Called before the segment
+    /// enters the scoreboard and before `note_data_sent` stamps lsndtime.
+    pub(super) fn tx_start(&mut self, now: Time) {
+        let ev = TxStart {
+            now,
+            last_send: self.idle.lsndtime,
+            snd_nxt: self.snd_nxt,
+            app_limited: self.app_limited != 0,
+            srtt: self.rtt.srtt(),
+        };
+        self.cc.on_tx_start(&self.w, &ev);
     }
 
     /// tcp_event_data_sent: the time of the last data transmission.
@@ -222,5 +237,33 @@ mod tests {
         s.try_send(Time::from_secs(30), &mut out);
         assert_eq!(s.w.cwnd, cwnd);
         assert_eq!(s.stats.idle_restarts, 0);
+    }
+    /// tcp_event_data_sent raises CA_EVENT_TX_START when data goes out with nothing in flight:
+    /// at the first transmission and after everything was ACKed, with the time data last went
+    /// out and snd_nxt before the segment; not while data is in flight, and not for the rest
+    /// of the burst that follows.
+    #[test]
+    fn data_after_an_idle_spell_is_a_tx_start() {
+        let (mut s, log) = probed();
+        s.set_app_limit(5_000);
+        let mut out = Vec::new();
+        s.try_send(Time::ZERO, &mut out);
+        assert_eq!(out.len(), 5);
+        assert_eq!(log.lock().unwrap().tx_starts.len(), 1, "the first transmission, once");
+        // More data while the first five are in flight: no event.
+        s.set_app_limit(8_000);
+        s.try_send(Time::from_ms(1), &mut out);
+        assert_eq!(out.len(), 8);
+        assert_eq!(log.lock().unwrap().tx_starts.len(), 1, "data in flight");
+        // All ACKed at 10 ms; the application writes again at 500 ms.
+        s.on_ack(Time::from_ms(10), &ack(8_000, &[]), &mut out);
+        s.set_app_limit(20_000);
+        out.clear();
+        s.try_send(Time::from_ms(500), &mut out);
+        assert!(out.len() > 1);
+        let l = log.lock().unwrap();
+        assert_eq!(l.tx_starts.len(), 2, "one event for the burst after the idle spell");
+        let ev = l.tx_starts[1];
+        assert_eq!((ev.now, ev.last_send, ev.snd_nxt), (Time::from_ms(500), Time::from_ms(1), 8_000));
     }
 }

@@ -83,8 +83,12 @@ impl TcpSender {
             self.xmit = Xmit::Normal;
             sent = self.sb.packets_out() > before;
         } else if self.tlp_high_seq.is_none() && self.tsq_queued == 0 {
+            let none_in_flight = self.sb.in_flight() == 0;
             let tx = self.tx_stamp(now);
             if let Some(seg) = self.sb.probe_tail(now, tx) {
+                if none_in_flight {
+                    self.tx_start(now);
+                }
                 out.push(self.data_packet(&seg, now));
                 self.stats.retransmits += 1;
                 self.stats.segments_sent += 1;

@@ -4,7 +4,7 @@
 pub(super) use super::{SenderCfg, TcpSender};
 pub(super) use crate::packet::{Kind, Packet, Way};
 pub(super) use crate::scenario::{BufSize, CcKind, TcpOpts};
-pub(super) use crate::tcp::cc::{self, AckInfo, CaState, CongestionControl, Window, INFINITE_SSTHRESH};
+pub(super) use crate::tcp::cc::{self, AckInfo, CaState, CongestionControl, TxStart, Window, INFINITE_SSTHRESH};
 pub(super) use crate::time::Time;
 
 /// A sender with unlimited buffers, initial window 10 and a 200 ms minimum RTO.
@@ -44,6 +44,8 @@ pub(super) struct Log {
     /// Sender state when each RTT sample arrived.
     pub(super) state_at_rtt: Vec<CaState>,
     pub(super) last_state: Option<CaState>,
+    /// Each CA_EVENT_TX_START heard.
+    pub(super) tx_starts: Vec<TxStart>,
 }
 
 struct Probe(std::sync::Arc<std::sync::Mutex<Log>>);
@@ -68,6 +70,9 @@ impl CongestionControl for Probe {
         let mut l = self.0.lock().unwrap();
         l.states.push(state);
         l.last_state = Some(state);
+    }
+    fn on_tx_start(&mut self, _w: &Window, ev: &TxStart) {
+        self.0.lock().unwrap().tx_starts.push(*ev);
     }
 }
 

@@ -125,6 +125,9 @@ impl TcpSender {
             if self.tsq_blocked() {
                 break;
             }
+            // Read before the retransmission counts as in flight (tcp_event_data_sent runs in
+            // the transmission, before tcp_retransmit_skb adds it to retrans_out).
+            let none_in_flight = may_retx && self.sb.in_flight() == 0;
             let retx = if may_retx {
                 let tx = self.tx_stamp(now);
                 self.sb.take_retransmission(now, tx)
@@ -132,6 +135,9 @@ impl TcpSender {
                 None
             };
             if let Some(seg) = retx {
+                if none_in_flight {
+                    self.tx_start(now);
+                }
                 out.push(self.data_packet(&seg, now));
                 // tcp_retransmit_skb: the first retransmission's time (Eifel's reference) and
                 // one more retransmission a D-SACK may show spurious.
@@ -177,6 +183,9 @@ impl TcpSender {
             let was_idle = self.sb.is_empty();
             if was_idle {
                 self.restart_after_idle(now);
+            }
+            if self.sb.in_flight() == 0 {
+                self.tx_start(now);
             }
             let tx = self.tx_stamp(now);
             let seg = Seg { start: self.snd_nxt, len, sent: now, flags: 0, tx };
