@@ -233,23 +233,32 @@ fn upstream_healthy_subflows_never_go_stale() {
 /// mptcp_write_space), whose pass sets the interval to B's pending RTO (~0.21 s): the later
 /// firings come ~0.22 s apart, as the kernel's did behind a dead primary (docs/path-manager.md,
 /// the pm bench: every ~225 ms, the backup's `rto:224` in ss). A is stale at the fifth check,
-/// ~0.5 s after the failure.
+/// ~0.5 s after the failure. That sequence needs written data waiting unsent when A fails,
+/// which depends on where the bulk writer is in its cycle (docs/models.md, "The kernel's
+/// take-over varies with the writer's phase"): with A at 150 Mbit/s it is. At 200 Mbit/s, with
+/// Linux 6.18's HyStart (the upstream subflows' since 2026-12-07) the run reaches the failure
+/// in the other phase and A is stale ~0.1 s after it, as in the kernel's fast take-overs (0.2 s
+/// to half rate in x-pm's; 4.10's HyStart gave the slow sequence here too). Both are checked.
 #[test]
 fn upstream_backup_takes_over_at_the_cached_interval() {
-    let json = two_paths(
-        r#""rate_mbps": 200, "delay_ms": 2, "schedule": [{"t_s": 2, "up": false}, {"t_s": 4, "up": true}]"#,
-        r#""rate_mbps": 50, "delay_ms": 5"#,
-        r#""kernel": "linux-upstream", "mode": "backup""#,
-        5.0,
-    );
-    let (s, out) = run(&json, 1);
-    ok(&s);
-    assert_eq!(sub_bytes(&out, 1, 0.0, 2.0), 0, "backup idle while A works");
-    let t = &out.timeline;
-    let stale = (0..t.t_s.len()).find(|&i| t.subflow[i] == 0 && t.sf_state[i] == 2).map(|i| t.t_s[i]);
-    let stale = stale.expect("A goes stale");
-    assert!(stale > 2.3 && stale < 2.7, "A stale at {stale}");
-    assert!(sub_bytes(&out, 1, 2.4, 4.0) > 8_000_000, "backup carries the transfer");
+    for (rate, lo, hi) in [(150, 2.3, 2.7), (200, 2.05, 2.2)] {
+        let json = two_paths(
+            &format!(
+                r#""rate_mbps": {rate}, "delay_ms": 2, "schedule": [{{"t_s": 2, "up": false}}, {{"t_s": 4, "up": true}}]"#
+            ),
+            r#""rate_mbps": 50, "delay_ms": 5"#,
+            r#""kernel": "linux-upstream", "mode": "backup""#,
+            5.0,
+        );
+        let (s, out) = run(&json, 1);
+        ok(&s);
+        assert_eq!(sub_bytes(&out, 1, 0.0, 2.0), 0, "backup idle while A works");
+        let t = &out.timeline;
+        let stale = (0..t.t_s.len()).find(|&i| t.subflow[i] == 0 && t.sf_state[i] == 2).map(|i| t.t_s[i]);
+        let stale = stale.expect("A goes stale");
+        assert!(stale > lo && stale < hi, "A at {rate} Mbit/s stale at {stale}");
+        assert!(sub_bytes(&out, 1, 2.4, 4.0) > 8_000_000, "backup carries the transfer");
+    }
 }
 
 /// Backup mode: the backup subflow carries nothing while the primary works, takes over when it

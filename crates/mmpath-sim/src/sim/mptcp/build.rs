@@ -146,6 +146,14 @@ fn subflow_flow(
     // option takes its room out of every segment's payload.
     let mtu = sc.path_mtu(&paths[cp].name).min(sc.path_mtu(&paths[sp].name));
     let mss = mtu - TCP_HEADER_BYTES - DSS_DATA_BYTES;
+    // Upstream subflows run a current kernel's congestion control where it changed since 4.10
+    // (CUBIC's HyStart, cc/cubic.rs `HyStartRule`); their socket is paced only when the
+    // scenario or the algorithm asks.
+    let mut cc = cc;
+    if kernel == Kernel::Upstream {
+        let paced = t.pacing || cc.needs_pacing();
+        cc.use_current_kernel(paced);
+    }
     let mut sender = TcpSender::new(SenderCfg {
         flow: fi,
         mss,

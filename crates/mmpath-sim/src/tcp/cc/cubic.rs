@@ -15,7 +15,12 @@
 //! (bictcp_clock), RTTs in 1/8 ms (bictcp_acked: delay = (rtt_us << 3) / USEC_PER_MSEC), an
 //! ACK-train exit once the train has lasted more than delay_min / 2 (`delay_min >> 4`), a
 //! delay exit on the minimum of a round's first 8 samples, and the round restarted by
-//! bictcp_cong_avoid when the cumulative ACK passes end_seq.
+//! bictcp_cong_avoid when the cumulative ACK passes end_seq. A flow that stands for a current
+//! kernel (upstream MPTCP's subflows) runs Linux 6.18's HyStart instead (`HyStartRule`): the
+//! 2020 rework (a microsecond clock, delays in microseconds, the ACK train's threshold
+//! delay_min + hystart_ack_delay halved for an unpaced socket, curr_rtt the minimum of every
+//! sample of the round, checked from the ninth) and the 2021 move of the round reset into
+//! hystart_update, before the 16-segment floor (net/ipv4/tcp_cubic.c, 6.18).
 
 use super::{AckInfo, CaState, CongestionControl, TxStart, Window};
 use crate::time::Time;
@@ -39,6 +44,39 @@ const HYSTART_ACK_DELTA_MS: u32 = 2;
 const HYSTART_MIN_SAMPLES: u32 = 8;
 const HYSTART_DELAY_MIN: u32 = 4 << 3;
 const HYSTART_DELAY_MAX: u32 = 16 << 3;
+/// Linux 6.18's HyStart constants, in microseconds (tcp_cubic.c: hystart_ack_delta_us 2000,
+/// HYSTART_DELAY_MIN 4000U, HYSTART_DELAY_MAX 16000U).
+const HYSTART_ACK_DELTA_US: u32 = 2_000;
+const HYSTART_DELAY_MIN_US: u32 = 4_000;
+const HYSTART_DELAY_MAX_US: u32 = 16_000;
+/// sk_gso_max_size as hystart_ack_delay reads it: GSO_LEGACY_MAX_SIZE, a device's default
+/// (include/linux/netdevice.h; BIG TCP raises it only where configured).
+const GSO_MAX_SIZE: u64 = 65_536;
+
+/// Which kernel's HyStart a CUBIC flow runs; the rest of CUBIC is the same in both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HyStartRule {
+    /// Linux 4.10 (the module doc): the papers' kernels.
+    Linux410,
+    /// Linux 6.18: the emulator's kernel, which upstream MPTCP stands for. `paced`: the socket's
+    /// sk_pacing_status is not SK_PACING_NONE, so the ACK train's threshold is not halved.
+    Linux618 { paced: bool },
+}
+
+/// hystart_ack_delay (6.18): the ACK train's cushion for TSO and GRO batching, the time four
+/// 64 KB GSO packets take at sk_pacing_rate, at most 1 ms; 0 before the socket has a rate.
+fn hystart_ack_delay_us(pacing_rate_bps: u64) -> u32 {
+    let bytes_per_s = pacing_rate_bps / 8;
+    if bytes_per_s == 0 {
+        return 0;
+    }
+    (GSO_MAX_SIZE * 4 * 1_000_000 / bytes_per_s).min(1_000) as u32
+}
+
+/// tcp_mstamp as a wrapping 32-bit microsecond clock (bictcp_clock_us).
+fn clock_us(now: Time) -> u32 {
+    (now.ns() / 1_000) as u32
+}
 
 /// bictcp_clock: milliseconds (jiffies_to_msecs, or ktime in ms when HZ < 1000).
 fn bictcp_clock(now: Time) -> u32 {
@@ -52,6 +90,7 @@ fn delay_units(rtt: Time) -> u32 {
 
 pub struct Cubic {
     hystart: bool,
+    rule: HyStartRule,
     fast_convergence: bool,
     cnt: u32,
     last_max_cwnd: u32,
@@ -62,18 +101,20 @@ pub struct Cubic {
     last_time: Option<Time>,
     origin_point: u32,
     k_s: f64,
-    /// Minimum RTT in 1/8 ms (tcp_cubic.c `delay_min`, msec << 3); 0 = none yet.
+    /// Minimum RTT (tcp_cubic.c `delay_min`): in 1/8 ms under 4.10 (msec << 3), in
+    /// microseconds under 6.18; 0 = none yet.
     delay_min: u32,
     epoch_start: Option<Time>,
     ack_cnt: u32,
     tcp_cwnd: u32,
     // HyStart
     found: bool,
-    /// bictcp_clock milliseconds.
+    /// The HyStart clock: bictcp_clock milliseconds (4.10), microseconds (6.18).
     round_start: u32,
     end_seq: u64,
     last_ack: u32,
-    /// Minimum of the round's first HYSTART_MIN_SAMPLES delays (1/8 ms); 0 = none yet.
+    /// 4.10: the minimum of the round's first HYSTART_MIN_SAMPLES delays (1/8 ms; 0 = none
+    /// yet). 6.18: the minimum of all the round's delays (us; u32::MAX = none yet).
     curr_rtt: u32,
     sample_cnt: u32,
 }
@@ -82,6 +123,7 @@ impl Cubic {
     pub fn new(hystart: bool) -> Self {
         Cubic {
             hystart,
+            rule: HyStartRule::Linux410,
             fast_convergence: true,
             cnt: 0,
             last_max_cwnd: 0,
@@ -117,25 +159,46 @@ impl Cubic {
         self.found
     }
 
+    /// The HyStart this flow runs (`HyStartRule`).
+    pub fn set_rule(&mut self, rule: HyStartRule) {
+        self.rule = rule;
+    }
+
     fn reset(&mut self) {
-        let (hystart, fc, loss_cwnd) = (self.hystart, self.fast_convergence, self.loss_cwnd);
+        let (hystart, rule, fc, loss_cwnd) = (self.hystart, self.rule, self.fast_convergence, self.loss_cwnd);
         *self = Cubic::new(hystart);
+        self.rule = rule;
         self.fast_convergence = fc;
         self.loss_cwnd = loss_cwnd;
     }
 
     /// bictcp_hystart_reset: a new round starts now and ends when snd_nxt is ACKed.
     fn hystart_reset(&mut self, now: Time, snd_nxt: u64) {
-        self.round_start = bictcp_clock(now);
+        (self.round_start, self.curr_rtt) = match self.rule {
+            HyStartRule::Linux410 => (bictcp_clock(now), 0),
+            HyStartRule::Linux618 { .. } => (clock_us(now), u32::MAX),
+        };
         self.last_ack = self.round_start;
         self.end_seq = snd_nxt;
-        self.curr_rtt = 0;
         self.sample_cnt = 0;
     }
 
-    /// delay_min in whole milliseconds as bictcp_update adds it to t (msecs_to_jiffies(delay_min >> 3)).
+    /// delay_min as bictcp_update adds it to t: whole milliseconds under 4.10
+    /// (msecs_to_jiffies(delay_min >> 3)), microseconds under 6.18 (usecs_to_jiffies), in
+    /// exact time (the module doc).
     fn delay_min_secs(&self) -> f64 {
-        (self.delay_min >> 3) as f64 * 1e-3
+        match self.rule {
+            HyStartRule::Linux410 => (self.delay_min >> 3) as f64 * 1e-3,
+            HyStartRule::Linux618 { .. } => self.delay_min as f64 * 1e-6,
+        }
+    }
+
+    /// An RTT sample in the rule's units (cubictcp_acked: microseconds, at least 1).
+    fn delay_of(&self, rtt: Time) -> u32 {
+        match self.rule {
+            HyStartRule::Linux410 => delay_units(rtt),
+            HyStartRule::Linux618 { .. } => (rtt.ns() / 1_000).clamp(1, u32::MAX as u64) as u32,
+        }
     }
 
     /// bictcp_update: recompute cnt, the number of ACKed packets per +1 of cwnd.
@@ -222,6 +285,43 @@ impl Cubic {
             }
         }
     }
+
+    /// hystart_update (6.18), for every RTT sample in slow start until an exit is found: a new
+    /// round once the cumulative ACK passes end_seq (before the 16-segment floor, so rounds
+    /// follow the flow from its start); above the floor, an ACK train (ACKs at most 2 ms apart
+    /// on the microsecond clock) that lasts more than delay_min + hystart_ack_delay, halved
+    /// for an unpaced socket, and a delay increase (the minimum of every sample of the round,
+    /// from its ninth sample on, above delay_min + clamp(delay_min / 8, 4 ms, 16 ms)).
+    fn hystart_update_618(&mut self, w: &mut Window, delay: u32, ack: &AckInfo, paced: bool) {
+        if ack.snd_una > self.end_seq {
+            self.hystart_reset(ack.now, ack.snd_nxt);
+        }
+        if w.cwnd < HYSTART_LOW_WINDOW {
+            return;
+        }
+        let now = clock_us(ack.now);
+        if now.wrapping_sub(self.last_ack) as i32 <= HYSTART_ACK_DELTA_US as i32 {
+            self.last_ack = now;
+            let mut threshold = self.delay_min.saturating_add(hystart_ack_delay_us(ack.pacing_rate_bps));
+            if !paced {
+                threshold >>= 1;
+            }
+            if now.wrapping_sub(self.round_start) as i32 > threshold as i32 {
+                self.found = true;
+                w.ssthresh = w.cwnd;
+            }
+        }
+        self.curr_rtt = self.curr_rtt.min(delay);
+        if self.sample_cnt < HYSTART_MIN_SAMPLES {
+            self.sample_cnt += 1;
+        } else {
+            let thresh = (self.delay_min >> 3).clamp(HYSTART_DELAY_MIN_US, HYSTART_DELAY_MAX_US);
+            if self.curr_rtt > self.delay_min.saturating_add(thresh) {
+                self.found = true;
+                w.ssthresh = w.cwnd;
+            }
+        }
+    }
 }
 
 impl CongestionControl for Cubic {
@@ -234,7 +334,7 @@ impl CongestionControl for Cubic {
         if w.in_slow_start() {
             // bictcp_cong_avoid (4.10): a new HyStart round once the cumulative ACK passes the
             // round's end_seq (after this ACK's RTT sample went to hystart_update).
-            if self.hystart && ack.snd_una > self.end_seq {
+            if self.hystart && self.rule == HyStartRule::Linux410 && ack.snd_una > self.end_seq {
                 self.hystart_reset(ack.now, ack.snd_nxt);
             }
             acked = w.slow_start(acked);
@@ -275,13 +375,26 @@ impl CongestionControl for Cubic {
                 return;
             }
         }
-        let delay = delay_units(rtt);
+        let delay = self.delay_of(rtt);
         if self.delay_min == 0 || self.delay_min > delay {
             self.delay_min = delay;
         }
-        if self.hystart && w.in_slow_start() && w.cwnd >= HYSTART_LOW_WINDOW {
-            self.hystart_update(w, delay, ack.now);
+        match self.rule {
+            HyStartRule::Linux410 => {
+                if self.hystart && w.in_slow_start() && w.cwnd >= HYSTART_LOW_WINDOW {
+                    self.hystart_update(w, delay, ack.now);
+                }
+            }
+            HyStartRule::Linux618 { paced } => {
+                if self.hystart && !self.found && w.in_slow_start() {
+                    self.hystart_update_618(w, delay, ack, paced);
+                }
+            }
         }
+    }
+
+    fn use_current_kernel(&mut self, paced: bool) {
+        self.rule = HyStartRule::Linux618 { paced };
     }
 
     /// cubictcp_cwnd_event (Linux >= 4.3, so both kernels the model stands for): data going out
@@ -422,8 +535,8 @@ mod tests {
 
     /// cubictcp_cwnd_event: an application that stops for 20 s in congestion avoidance resumes
     /// on the cubic curve where it stopped (the epoch moves by the idle time), not at the
-    /// target 20 s more of the curve would give (far above W_max), which would grow the window by half a packet
-    /// per ACK (cnt's floor of 2). The shift never puts the epoch after now.
+    /// target 20 s more of the curve would give (far above W_max), which would grow the window
+    /// by half a packet per ACK (cnt's floor of 2). The shift never puts the epoch after now.
     #[test]
     fn an_idle_spell_moves_the_epoch_by_its_length() {
         let rtt = Time::from_ms(20);
@@ -477,6 +590,108 @@ mod tests {
             },
         );
         assert_eq!(c.epoch_start, None);
+    }
+
+    /// An RTT sample as Linux 6.18's tcp_ack hands it to cubictcp_acked, with the socket's
+    /// sk_pacing_rate.
+    fn sample_618(now: Time, rtt: Time, snd_una: u64, snd_nxt: u64, rate_bps: u64) -> AckInfo {
+        AckInfo {
+            now,
+            acked: 1,
+            rtt: Some(rtt),
+            prior_in_flight: 0,
+            snd_una,
+            snd_nxt,
+            mss: 1448,
+            pacing_rate_bps: rate_bps,
+        }
+    }
+
+    fn cubic_618(paced: bool) -> Cubic {
+        let mut c = Cubic::new(true);
+        c.use_current_kernel(paced);
+        c
+    }
+
+    /// hystart_ack_delay: four 64 KB GSO packets at the pacing rate, at most 1 ms, 0 without a
+    /// rate.
+    #[test]
+    fn hystart_ack_delay_is_four_gso_packets_at_most_a_millisecond() {
+        assert_eq!(hystart_ack_delay_us(0), 0);
+        assert_eq!(hystart_ack_delay_us(150_000_000), 1_000);
+        assert_eq!(hystart_ack_delay_us(10_000_000_000), 209);
+    }
+
+    /// 6.18's ACK train, on a 250 us path at 150 Mbit/s (the x-pm backup's): ACKs 100 us apart
+    /// end slow start once the train is longer than (delay_min + hystart_ack_delay) / 2 =
+    /// (250 + 1000) / 2 = 625 us for an unpaced socket, i.e. at the 8th ACK of the round (700
+    /// us); a paced one waits for 1250 us (the 14th). Under 4.10 the same train ends slow start
+    /// as soon as it crosses a millisecond tick (its threshold, delay_min / 2 in whole ms, is 0).
+    #[test]
+    fn hystart_618_train_needs_the_ack_delay_cushion() {
+        let rtt = Time::from_us(250);
+        let t0 = Time::from_ms(50) + Time::from_us(800);
+        for (paced, exit_at) in [(false, 7), (true, 13)] {
+            let mut c = cubic_618(paced);
+            let mut w = Window { cwnd: 20, ssthresh: INF, cwnd_cnt: 0 };
+            let mut found_at = None;
+            for k in 0..20u64 {
+                let now = t0 + Time::from_us(100 * k);
+                c.on_rtt(&mut w, &sample_618(now, rtt, 1 + k, 1_000_000, 150_000_000));
+                if c.hystart_found() && found_at.is_none() {
+                    found_at = Some(k);
+                }
+            }
+            assert_eq!(found_at, Some(exit_at), "paced {paced}");
+            assert_eq!(w.ssthresh, w.cwnd);
+        }
+        // 4.10: the train's first ACK after the 51 ms tick ends it (the 3rd, at 51.0 ms).
+        let mut c = Cubic::new(true);
+        let mut w = Window { cwnd: 20, ssthresh: INF, cwnd_cnt: 0 };
+        c.hystart_reset(t0, 1_000_000);
+        let mut found_at = None;
+        for k in 0..20u64 {
+            let now = t0 + Time::from_us(100 * k);
+            c.on_rtt(&mut w, &sample_618(now, rtt, 1 + k, 1_000_000, 150_000_000));
+            if c.hystart_found() && found_at.is_none() {
+                found_at = Some(k);
+            }
+        }
+        assert_eq!(found_at, Some(2));
+    }
+
+    /// 6.18's delay exit takes the minimum of every sample of the round (4.10: of its first 8),
+    /// from the ninth sample on, against delay_min + clamp(delay_min / 8, 4 ms, 16 ms): with
+    /// delay_min 10 ms, eight 15 ms samples then a 12 ms one, 4.10 exits at the ninth (15 >
+    /// 14 ms) and 6.18 does not (its minimum is now 12 ms). Samples 3 ms apart: no ACK train.
+    #[test]
+    fn hystart_618_delay_exit_uses_the_whole_round() {
+        for current in [false, true] {
+            let mut c = if current { cubic_618(false) } else { Cubic::new(true) };
+            let mut w = Window { cwnd: 20, ssthresh: INF, cwnd_cnt: 0 };
+            c.delay_min = c.delay_of(Time::from_ms(10));
+            c.hystart_reset(Time::from_secs(1), 1_000_000);
+            let mut now = Time::from_secs(1);
+            for k in 0..9u64 {
+                now += Time::from_ms(3);
+                let rtt = if k < 8 { Time::from_ms(15) } else { Time::from_ms(12) };
+                c.on_rtt(&mut w, &sample_618(now, rtt, 1, 1_000_000, 150_000_000));
+            }
+            assert_eq!(c.hystart_found(), !current, "current kernel {current}");
+        }
+    }
+
+    /// 6.18 starts a new round in hystart_update, whatever the window (4.10: in cong_avoid, and
+    /// only above 16 segments does the sample reach hystart_update).
+    #[test]
+    fn hystart_618_rounds_follow_the_flow_below_the_floor() {
+        let mut c = cubic_618(false);
+        let mut w = Window { cwnd: 10, ssthresh: INF, cwnd_cnt: 0 };
+        c.on_rtt(&mut w, &sample_618(Time::from_ms(5), Time::from_ms(1), 14_480, 28_960, 0));
+        assert_eq!((c.end_seq, c.round_start), (28_960, 5_000));
+        let mut c = Cubic::new(true);
+        c.on_rtt(&mut w, &sample_618(Time::from_ms(5), Time::from_ms(1), 14_480, 28_960, 0));
+        assert_eq!(c.end_seq, 0, "4.10 leaves the round to cong_avoid");
     }
 
     #[test]

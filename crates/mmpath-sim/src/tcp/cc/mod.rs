@@ -191,6 +191,11 @@ pub trait CongestionControl: Send + Sync {
     }
     /// Data goes out with nothing in flight (`TxStart`, CA_EVENT_TX_START).
     fn on_tx_start(&mut self, _w: &Window, _ev: &TxStart) {}
+    /// Runs as Linux 6.18 does where the algorithm changed since 4.10 (the default), for the
+    /// flows that stand for a current kernel (upstream MPTCP's subflows); `paced`: the socket
+    /// is paced (sk_pacing_status not SK_PACING_NONE). CUBIC: its HyStart (cubic.rs
+    /// `HyStartRule`); the others are unchanged.
+    fn use_current_kernel(&mut self, _paced: bool) {}
     /// Pacing rate the algorithm sets itself (sk_pacing_rate), bits/s of payload; None = the
     /// stack's own rate (tcp_update_pacing_rate) applies when pacing is on.
     fn pacing_rate_bps(&self) -> Option<u64> {
