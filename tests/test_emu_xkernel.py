@@ -58,7 +58,14 @@ FLAKY: dict[str, str] = {
     "mesh-rtt-1:10-small": "goodput 36.8 Mbit/s (share 78.5 %) simulated since each subflow has its own receive "
                            "buffer (69.1 before: docs/models.md) vs 35.5 (share 80.1 %, agrees) and 36.0 in the full "
                            "runs of 2026-12-07 20:46 and 20:39, 35.3, 25.2 and 23.3 in runs sampled with ss the same "
-                           "evening, 23.0-49.1 before: the kernel's side varies twofold",
+                           "evening, 23.0-49.1 before: the kernel's side varies twofold; 40.4 simulated with 6.18's HyStart "
+                           "(2026-12-07 23:21; kernel 28.3 and 23.3 in that night's two runs)",
+    "reno-drop-0.5ms": "the kernel's side once a backed-off retransmission later (2026-12-07 on a new machine: "
+                       "44.7 Mbit/s, first byte 2.83 s after the outage at 23:07; 56.2 / 1.72 s at 20:46 and "
+                       "56.9 / 1.62 s at 23:21; simulated 56.8 / 1.70 in all three): where the backoff's "
+                       "retransmissions fall against the link's return, as in bbr-drop-50ms",
+    "bbr-hold-50ms": "the kernel's side 63.8 Mbit/s once (2026-12-07 23:21, a new machine), 72.5 at 20:46 and "
+                     "23:07; simulated 72.2 in all: not traced",
     "mesh-rate-1:4-small": "goodput 138-139 Mbit/s (share 76.6 %) simulated vs 115-132 on the kernel: 115-120 in six "
                            "runs 2026-12-06 15:10-18:47, 132 (agrees, share 73.2 %) at 21:03, 127-130 at 14:35 and "
                            "14:41, 134 and 131 in the two full runs of 2026-12-07, 124 at 20:46: not traced "

@@ -562,34 +562,22 @@ mod tests {
         assert!(after + 2 >= before && after <= before + 2, "resumes on the curve: cnt {before} then {after}");
         let (_, unshifted) = run(false);
         assert_eq!(unshifted, 2, "without the event the 20 s count toward the curve");
-        // An epoch that would land after now is held at now.
-        let mut c = Cubic::new(false);
-        c.epoch_start = Some(Time::from_secs(9));
+        // An epoch that would land after now is held at now; no epoch yet (slow start): nothing
+        // to move.
         let w = Window { cwnd: 50, ssthresh: 40, cwnd_cnt: 0 };
-        c.on_tx_start(
-            &w,
-            &TxStart {
-                now: Time::from_secs(10),
-                last_send: Time::from_secs(5),
-                snd_nxt: 0,
-                app_limited: true,
-                srtt: None,
-            },
-        );
-        assert_eq!(c.epoch_start, Some(Time::from_secs(10)));
-        // No epoch yet (slow start): nothing to move.
-        let mut c = Cubic::new(false);
-        c.on_tx_start(
-            &w,
-            &TxStart {
-                now: Time::from_secs(10),
-                last_send: Time::from_secs(5),
-                snd_nxt: 0,
-                app_limited: true,
-                srtt: None,
-            },
-        );
-        assert_eq!(c.epoch_start, None);
+        let idle_5s = TxStart {
+            now: Time::from_secs(10),
+            last_send: Time::from_secs(5),
+            snd_nxt: 0,
+            app_limited: true,
+            srtt: None,
+        };
+        for (epoch, want) in [(Some(Time::from_secs(9)), Some(Time::from_secs(10))), (None, None)] {
+            let mut c = Cubic::new(false);
+            c.epoch_start = epoch;
+            c.on_tx_start(&w, &idle_5s);
+            assert_eq!(c.epoch_start, want);
+        }
     }
 
     /// An RTT sample as Linux 6.18's tcp_ack hands it to cubictcp_acked, with the socket's
@@ -631,33 +619,22 @@ mod tests {
     fn hystart_618_train_needs_the_ack_delay_cushion() {
         let rtt = Time::from_us(250);
         let t0 = Time::from_ms(50) + Time::from_us(800);
-        for (paced, exit_at) in [(false, 7), (true, 13)] {
-            let mut c = cubic_618(paced);
+        // The index of the round's ACK (100 us apart from t0) that ends slow start.
+        let exit = |mut c: Cubic| {
             let mut w = Window { cwnd: 20, ssthresh: INF, cwnd_cnt: 0 };
-            let mut found_at = None;
-            for k in 0..20u64 {
-                let now = t0 + Time::from_us(100 * k);
-                c.on_rtt(&mut w, &sample_618(now, rtt, 1 + k, 1_000_000, 150_000_000));
-                if c.hystart_found() && found_at.is_none() {
-                    found_at = Some(k);
-                }
-            }
-            assert_eq!(found_at, Some(exit_at), "paced {paced}");
+            let found = (0..20u64).find(|&k| {
+                c.on_rtt(&mut w, &sample_618(t0 + Time::from_us(100 * k), rtt, 1 + k, 1_000_000, 150_000_000));
+                c.hystart_found()
+            });
             assert_eq!(w.ssthresh, w.cwnd);
-        }
+            found
+        };
+        assert_eq!(exit(cubic_618(false)), Some(7), "unpaced");
+        assert_eq!(exit(cubic_618(true)), Some(13), "paced");
         // 4.10: the train's first ACK after the 51 ms tick ends it (the 3rd, at 51.0 ms).
         let mut c = Cubic::new(true);
-        let mut w = Window { cwnd: 20, ssthresh: INF, cwnd_cnt: 0 };
         c.hystart_reset(t0, 1_000_000);
-        let mut found_at = None;
-        for k in 0..20u64 {
-            let now = t0 + Time::from_us(100 * k);
-            c.on_rtt(&mut w, &sample_618(now, rtt, 1 + k, 1_000_000, 150_000_000));
-            if c.hystart_found() && found_at.is_none() {
-                found_at = Some(k);
-            }
-        }
-        assert_eq!(found_at, Some(2));
+        assert_eq!(exit(c), Some(2));
     }
 
     /// 6.18's delay exit takes the minimum of every sample of the round (4.10: of its first 8),
