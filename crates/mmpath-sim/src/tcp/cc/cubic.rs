@@ -159,11 +159,6 @@ impl Cubic {
         self.found
     }
 
-    /// The HyStart this flow runs (`HyStartRule`).
-    pub fn set_rule(&mut self, rule: HyStartRule) {
-        self.rule = rule;
-    }
-
     fn reset(&mut self) {
         let (hystart, rule, fc, loss_cwnd) = (self.hystart, self.rule, self.fast_convergence, self.loss_cwnd);
         *self = Cubic::new(hystart);
@@ -583,16 +578,7 @@ mod tests {
     /// An RTT sample as Linux 6.18's tcp_ack hands it to cubictcp_acked, with the socket's
     /// sk_pacing_rate.
     fn sample_618(now: Time, rtt: Time, snd_una: u64, snd_nxt: u64, rate_bps: u64) -> AckInfo {
-        AckInfo {
-            now,
-            acked: 1,
-            rtt: Some(rtt),
-            prior_in_flight: 0,
-            snd_una,
-            snd_nxt,
-            mss: 1448,
-            pacing_rate_bps: rate_bps,
-        }
+        AckInfo { snd_una, snd_nxt, pacing_rate_bps: rate_bps, ..ack(now, 1, rtt) }
     }
 
     fn cubic_618(paced: bool) -> Cubic {
