@@ -114,6 +114,11 @@ def test_kernel_trace_records_the_mptcp_timer_and_scheduling_passes(tmp_path):
     assert rss.count("# mmpath-capture ss-receiver t=") > 10
     assert re.search(r"skmem:\(r\d+,rb\d+", rss) and "rcv_ssthresh:" in rss
     assert "subflows:" in rss, "the MPTCP socket's line (ss -M)"
+    # The sending end's: each subflow's send buffer (tb) and queued bytes (w), and the MPTCP
+    # socket's line.
+    sss = (out / "sender-ss.log").read_text()
+    assert sss.count("# mmpath-capture ss-sender t=") > 10
+    assert re.search(r"skmem:\(r\d+,rb\d+,t\d+,tb\d+,f\d+,w\d+", sss) and "subflows:" in sss
 
 
 def _emulate_traced(sc: dict, out):

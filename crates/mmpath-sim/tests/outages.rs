@@ -2,6 +2,7 @@
 //! (`up = false, drop = true`), run whole: what each direction loses, what the oracle counts,
 //! and when TCP gets going again (docs/models.md "Outages: hold or drop").
 
+use mmpath_sim::tcp::cc::CaState;
 use mmpath_sim::tcp::timer_wheel::TimerWheel;
 use mmpath_sim::time::Time;
 use mmpath_sim::{RunOutput, Simulation};
@@ -208,4 +209,45 @@ fn a_trace_with_outage_drop_loses_what_its_down_rows_hold() {
     let after = |out: &RunOutput| binned(out, 0, 2.0, 2.1) as f64;
     assert!((after(&drop_out) - live).abs() < 0.02 * live, "{} after a drop", after(&drop_out));
     assert!(after(&hold_out) > live + 990.0 * 1472.0, "{} after a hold", after(&hold_out));
+}
+
+/// The server at the path (no backbone): a dropping outage takes away the sending host's own
+/// link, which loses its carrier. Linux's no-op qdisc then frees every frame it is given and
+/// answers NET_XMIT_CN (link/seam.rs `Gone`), so within a few ms the sender has its whole
+/// window out and lost, in CWR with the algorithm's ssthresh (CUBIC: 0.7 of the window); with
+/// a backbone between them the cut is a router's link and the sender never enters CWR.
+#[test]
+fn a_sender_whose_own_link_loses_its_carrier_fills_its_window_in_cwr() {
+    let at = |out: &RunOutput, t: f64| -> (f64, f64, f64, i8) {
+        let tl = &out.timeline;
+        let i = (0..tl.t_s.len()).rev().find(|&i| tl.flow[i] == 0 && tl.t_s[i] <= t + 1e-9).expect("a row");
+        (tl.cwnd_bytes[i], tl.ssthresh_bytes[i], tl.in_flight_bytes[i], tl.cc_state[i])
+    };
+    // 200 Mbit/s with 5 ms each way, slowed to 5 Mbit/s at 2.5 s (the window stays, TSQ keeps
+    // the sender's own queue short), cut at 3 s.
+    let json = |backbone: &str| {
+        format!(
+            r#"{{"duration_s": 5, "timeline": {{"sample_ms": 1}}, "backbone": {backbone},
+                "path": [{{"rate_mbps": 200, "delay_ms": 5, "mtu_bytes": 1500, "queue_bytes": 300000,
+                           "schedule": [{{"t_s": 2.5, "rate_mbps": 5}}, {{"t_s": 3.0, "up": false, "drop": true}},
+                                        {{"t_s": 4.0, "up": true}}]}}],
+                "flow": [{{"name": "bulk", "cc": "cubic"}}]}}"#
+        )
+    };
+    let (own_sum, own_out) = run(&json(r#"{"enabled": false}"#));
+    assert_eq!(own_sum["invariants"]["ok"], true, "{}", own_sum["invariants"]);
+    let (cwnd0, _, flight0, state0) = at(&own_out, 2.999);
+    assert_eq!(state0, 0, "open before the cut");
+    assert!(flight0 < cwnd0 * 0.5, "TSQ kept the window partly unsent: {flight0} of {cwnd0}");
+    let (cwnd, ssthresh, flight, state) = at(&own_out, 3.005);
+    assert_eq!(CaState::NAMES[state as usize], "cwr");
+    assert!(flight >= cwnd - 1500.0, "the window went out: {flight} of {cwnd}");
+    assert!((ssthresh / cwnd0 - 0.7).abs() < 0.02, "CUBIC's reduction: {ssthresh} of {cwnd0}");
+
+    let (_, routed_out) = run(&json(r#"{"delay_ms": 0}"#));
+    let states: Vec<&str> = (0..routed_out.timeline.t_s.len())
+        .filter(|&i| routed_out.timeline.flow[i] == 0 && routed_out.timeline.t_s[i] > 2.99)
+        .map(|i| CaState::NAMES[routed_out.timeline.cc_state[i] as usize])
+        .collect();
+    assert!(!states.contains(&"cwr"), "a router's link going down is no local congestion");
 }

@@ -360,7 +360,7 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
     caps_running: list = []
     probes: list = []
     ss = None
-    rss = None
+    rss = sss = None
     spans = [_span(f, sc.duration_s) for f in flows]
     try:
         # Before any socket exists: each is born with its namespace's default (tcpconf.py).
@@ -442,6 +442,12 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
             argvs = [["ip", "netns", "exec", ns, "ss", opt] for ns in receivers for opt in ("-tinmO", "-MinmO")]
             rss = Sampler("ss-receiver", argvs, tmp / "receiver-ss.log", SS_INTERVAL_S)
             rss.start()
+            # The sending end's too: each subflow's send buffer (tb in skmem) and the MPTCP
+            # connection's queued bytes (w), which decide when its writer wakes.
+            senders_ns = dict.fromkeys(topo.srv if d == "download" else topo.cli for d in directions)
+            argvs = [["ip", "netns", "exec", ns, "ss", opt] for ns in senders_ns for opt in ("-tinmO", "-MinmO")]
+            sss = Sampler("ss-sender", argvs, tmp / "sender-ss.log", SS_INTERVAL_S)
+            sss.start()
             trace.start()
         shp = shaper.Shaper(targets, pauses, silent)
         if holds_ns or downs.needed() or rst.needed():
@@ -487,8 +493,8 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
         caps_running = []
         clock_unix = [pr.unix_s() for pr in probes]
         probes = []
-        _stop_samplers(ss, rss)
-        ss = rss = None
+        _stop_samplers(ss, rss, sss)
+        ss = rss = sss = None
         counters = {"server": netns.mptcp_counters(topo.srv), "client": netns.mptcp_counters(topo.cli)} \
             if mptcp else {}
         udp_drops = sum(netns.udp_rcvbuf_errors(ns) for ns in {topo.cli if f.get("direction", "download") ==
@@ -516,7 +522,7 @@ def _emulate(sc, cfg, flows, names, mtus, backup, caps, directions, tmp: Path, c
             traffic.stop_captures(caps_running, flush_s=0)
         for pr in probes:
             pr.unix_s()
-        _stop_samplers(ss, rss)
+        _stop_samplers(ss, rss, sss)
         if trace is not None:
             trace.close()
         if shp is not None:

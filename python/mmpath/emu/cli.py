@@ -41,7 +41,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     r.add_argument("--kernel-trace", action="store_true",
                    help="record the kernel's MPTCP scheduling passes, MPTCP timer and TCP retransmissions "
                         "(ftrace tracepoints) into kernel-trace.txt, and the receiving end's sockets with "
-                        "their buffers (ss -tinm, ss -Minm) into receiver-ss.log")
+                        "their buffers (ss -tinm, ss -Minm) into receiver-ss.log, the sending end's into "
+                        "sender-ss.log")
     r.set_defaults(func=run)
     c = sub.add_parser(
         "clean", help="remove what emulator runs that died left (namespaces, temporary folders)",
@@ -177,7 +178,7 @@ def run(args: argparse.Namespace) -> int:
         for line in format_rows(cmp):
             print(line)
         write(cmp, res, out)
-    extra = ", kernel-trace.txt, receiver-ss.log" if m.get("kernel_trace") else ""
+    extra = ", kernel-trace.txt, receiver-ss.log, sender-ss.log" if m.get("kernel_trace") else ""
     extra += ", compare.json, compare.png" if args.compare else ""
     pcaps = "pcaps, ss.log, " if not args.no_capture else ""
     print(f"outputs: {out}/ (iperf3-<flow>.json, {pcaps}capacity-*.csv, emu.json{extra}, analysis/)")

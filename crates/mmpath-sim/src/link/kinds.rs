@@ -6,7 +6,7 @@
 //! `dispatch!` below (and, to be built from a scenario, its place in sim/build.rs).
 
 use super::medium::Medium;
-use super::seam::{Freed, Link, Wake};
+use super::seam::{Freed, Gone, Link, Wake};
 use super::wire::Wire;
 use crate::packet::{Kind, Packet};
 use crate::scenario::Outage;
@@ -85,6 +85,9 @@ impl Link for AnyLink {
     #[inline]
     fn is_up(&self) -> bool {
         dispatch!(self, l => Link::is_up(l))
+    }
+    fn gone(&self, port: usize) -> Option<Gone> {
+        dispatch!(self, l => Link::gone(l, port))
     }
     #[inline]
     fn freed(&self) -> Freed {

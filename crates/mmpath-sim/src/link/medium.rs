@@ -45,7 +45,7 @@ use super::codel::Codel;
 use super::per::per_for_len;
 use super::radio::{MacTiming, RadioPhy};
 use super::reorder::Reorder;
-use super::seam::{Freed, Link, Wake};
+use super::seam::{Freed, Gone, Link, Wake};
 use crate::energy::{RadioMeter, StateTimes};
 use crate::engine::RngStream;
 use crate::packet::{Kind, Packet};
@@ -723,6 +723,16 @@ impl Link for Medium {
     #[inline]
     fn is_up(&self) -> bool {
         Medium::is_up(self)
+    }
+    /// Disconnected (`disconnect`), the station's driver has reported the loss and taken its
+    /// carrier down (wil6210 `_wil6210_disconnect`: netif_carrier_off for a station), while
+    /// the access point's interface keeps its carrier for other stations and its driver frees
+    /// frames for the one that left (wil_start_xmit finds no ring for it).
+    fn gone(&self, port: usize) -> Option<Gone> {
+        if !self.disconnected {
+            return None;
+        }
+        Some(if port == STA { Gone::NoCarrier } else { Gone::PeerGone })
     }
     /// An MPDU is freed once its Block Ack is in (the frame through the air), or when the MAC
     /// gives up on it.

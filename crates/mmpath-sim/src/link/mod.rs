@@ -32,5 +32,5 @@ pub mod trace;
 pub mod wire;
 
 pub use kinds::AnyLink;
-pub use seam::{Freed, Link, Wake};
+pub use seam::{Freed, Gone, Link, Wake};
 pub use wire::{LinkCfg, LinkStats, Wire};

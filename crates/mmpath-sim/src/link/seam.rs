@@ -30,6 +30,26 @@ pub enum Freed {
     AtDelivery,
 }
 
+/// How a link that has gone away takes a frame its sending host offers it, as the sending
+/// socket sees it (the link refuses the frame: `enqueue` returns false). Either way the frame is
+/// freed at once, so TCP Small Queues never holds the socket back, and TCP counts it as sent:
+/// the sender goes on filling its window with frames that are lost.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Gone {
+    /// The sending interface lost its carrier (a wired path cut at its far end; a station whose
+    /// driver reports the disconnect: wil6210 `_wil6210_disconnect` -> netif_carrier_off).
+    /// linkwatch swaps the interface's qdisc for the no-op one (dev_deactivate), which frees
+    /// what is offered and answers NET_XMIT_CN: tcp_transmit_skb takes that as local
+    /// congestion, enters CWR (tcp_enter_cwr) and counts the segment as sent (net_xmit_eval
+    /// maps NET_XMIT_CN to success), net/sched/sch_generic.c noop_enqueue,
+    /// net/ipv4/tcp_output.c.
+    NoCarrier,
+    /// The interface keeps its carrier but the peer is gone (an access point whose station
+    /// left): the driver takes the frame and frees it (wil6210 wil_start_xmit: no ring for the
+    /// destination), which the socket sees as a frame sent.
+    PeerGone,
+}
+
 /// What the simulation asks of a link of any kind. `port` names a direction: a wire has one
 /// (0); the 802.11 medium one per station (`medium::AP` transmits the downlink, `medium::STA`
 /// the uplink). How a transmission ends (the wire's random loss, the medium's TXOP with its
@@ -62,6 +82,12 @@ pub trait Link {
     /// Direction `port`'s current transmission rate, bit/s.
     fn rate_bps(&self, port: usize) -> u64;
     fn is_up(&self) -> bool;
+    /// Whether direction `port` refuses what its sending host offers because the link has gone
+    /// away, and how the sending socket sees that (`Gone`); None while it queues what it can
+    /// (a full queue's refusal, NET_XMIT_DROP, is not this).
+    fn gone(&self, _port: usize) -> Option<Gone> {
+        None
+    }
     /// When the sender's driver frees the frames it puts on this link.
     fn freed(&self) -> Freed {
         Freed::AtTxEnd

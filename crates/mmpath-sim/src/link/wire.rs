@@ -13,7 +13,7 @@
 //! propagating away from the client arrives, having left the cut interface before it went
 //! (`LinkCfg::toward_cut`); a hold outage delivers the pipe either way.
 
-use super::seam::{Link, Wake};
+use super::seam::{Gone, Link, Wake};
 use crate::engine::RngStream;
 use crate::packet::{Kind, Packet};
 pub use crate::scenario::Outage;
@@ -332,6 +332,14 @@ impl Link for Wire {
     #[inline]
     fn deliver(&mut self, now: Time, _port: usize, wake: &mut Wake) -> Option<Packet> {
         self.on_arrival(now, wake)
+    }
+    /// Down and dropping, the direction toward the cut sends from the end that lost its
+    /// carrier when the far end went down (a veth, a NIC whose cable's other end is unplugged):
+    /// NoCarrier. The other direction is sent by the end that was taken down, whose routes
+    /// through it are gone (EHOSTUNREACH, nothing sent at all); the model keeps counting those
+    /// as sent and lost, not as gone.
+    fn gone(&self, _port: usize) -> Option<Gone> {
+        (self.refusing && self.cfg.toward_cut).then_some(Gone::NoCarrier)
     }
     fn set_up(&mut self, now: Time, up: bool, wake: &mut Wake, dropped: &mut Vec<Packet>) {
         Wire::set_up(self, now, up, wake, dropped);

@@ -156,6 +156,16 @@ impl Simulation {
                 let ev = if u { PmEvent::LinkUp { path: pi } } else { PmEvent::LinkDown { path: pi } };
                 self.pm_link_event(now, pi, ev);
             }
+            self.path_first_hops_changed(now, pi);
+        }
+    }
+
+    /// Path `pi`'s links went away or came back: their senders learn it (sim/route.rs).
+    fn path_first_hops_changed(&mut self, now: Time, pi: u16) {
+        let [a, b] = self.paths[pi as usize].hops;
+        self.first_hop_changed(now, a.link);
+        if b.link != a.link {
+            self.first_hop_changed(now, b.link);
         }
     }
 
@@ -213,6 +223,7 @@ impl Simulation {
         }
         self.dropped = dropped;
         self.apply_wake(l, wake);
+        self.path_first_hops_changed(now, pi);
     }
 
     /// Path `pi`'s 802.11 medium, if it is a radio path.

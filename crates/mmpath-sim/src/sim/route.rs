@@ -4,7 +4,7 @@
 //! data packet has left its sender's host.
 
 use super::{Ev, Hop, Simulation};
-use crate::link::{Freed, Link, Wake};
+use crate::link::{Freed, Gone, Link, Wake};
 use crate::packet::{Kind, Packet, Way, TCP_HEADER_BYTES};
 use crate::time::Time;
 
@@ -45,6 +45,42 @@ impl Simulation {
         self.apply_wake(h.link, wake);
         if !accepted {
             self.count_drop(&p);
+            if p.hop == 0 && p.kind == Kind::Data {
+                self.refused_at_host(now, h, &p);
+            }
+        }
+    }
+
+    /// A data packet refused by its sender's own first hop. A link that has gone away and
+    /// lost its carrier answers NET_XMIT_CN, which puts the socket in CWR
+    /// (link/seam.rs `Gone`); either way the segment counts as sent (and lost).
+    #[cold]
+    #[inline(never)]
+    fn refused_at_host(&mut self, now: Time, h: Hop, p: &Packet) {
+        if self.links[h.link as usize].gone(h.port as usize) != Some(Gone::NoCarrier) {
+            return;
+        }
+        if let Some(s) = self.flows[p.flow as usize].sender.as_mut() {
+            s.local_congestion(now);
+        }
+    }
+
+    /// Link `l` went away or came back: each sender whose first hop it is learns whether that
+    /// hop now frees what it is given (link/seam.rs `Gone`: TSQ holds nothing back then), and
+    /// one that TSQ held back goes on at once, as the frames the link freed let it
+    /// (tcp_wfree -> tcp_tsq_handler).
+    pub(super) fn first_hop_changed(&mut self, now: Time, l: u16) {
+        for f in 0..self.flows.len() {
+            let Some(&h) = self.flows[f].route_fwd.first() else { continue };
+            if h.link != l {
+                continue;
+            }
+            let gone = self.links[l as usize].gone(h.port as usize).is_some();
+            let Some(s) = self.flows[f].sender.as_mut() else { continue };
+            s.set_first_hop_gone(gone);
+            if gone {
+                self.left_first_hop(now, f as u16, 0);
+            }
         }
     }
 

@@ -189,6 +189,9 @@ pub struct TcpSender {
     tsq_queued: u64,
     tsq_limit: u64,
     tsq_throttled: bool,
+    /// The first hop has gone away (link/seam.rs `Gone`): it frees every frame at once, so
+    /// nothing stays queued below TCP and TSQ never holds the socket back.
+    first_hop_gone: bool,
     // tcp_rate.c state: tp->delivered, tp->lost, tp->delivered_mstamp, tp->first_tx_mstamp,
     // tp->app_limited (0 = not application-limited), tcp_min_rtt.
     delivered: u64,
@@ -273,6 +276,7 @@ impl TcpSender {
             tsq_queued: 0,
             tsq_limit: 0,
             tsq_throttled: false,
+            first_hop_gone: false,
             delivered: 0,
             lost: 0,
             delivered_mstamp: Time::ZERO,

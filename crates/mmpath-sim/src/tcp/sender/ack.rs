@@ -8,7 +8,7 @@
 
 use super::{AckFlags, TcpSender, Xmit};
 use crate::packet::Packet;
-use crate::tcp::cc::{AckInfo, CaState};
+use crate::tcp::cc::AckInfo;
 use crate::tcp::scoreboard::SentSpan;
 use crate::time::Time;
 
@@ -126,7 +126,8 @@ impl TcpSender {
             if self.cc.cong_control(&mut self.w, &rs).mark_app_limited {
                 self.app_limited = (self.delivered + self.sb.in_flight() as u64).max(1);
             }
-        } else if self.state == CaState::Recovery {
+        } else if self.in_cwnd_reduction() {
+            // tcp_cong_control: PRR in Recovery and CWR alike (tcp_cwnd_reduction).
             self.prr(newly_delivered, advanced, newly_lost);
         } else if advanced && self.cwnd_limited() {
             // tcp_may_raise_cwnd: grow only on in-order delivery (RFC 5681), by all that was

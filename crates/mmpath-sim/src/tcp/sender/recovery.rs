@@ -41,6 +41,12 @@ impl TcpSender {
                 self.set_state(now, CaState::Open);
             }
             CaState::Loss => rexmit_new = self.process_loss(now, ts_ecr_ns, flags),
+            // CWR (a local congestion signal, `local_congestion`) ends once something above
+            // high_seq is acknowledged (tcp_fastretrans_alert, state D).
+            CaState::Cwr if self.snd_una > self.high_seq => {
+                self.end_cwnd_reduction();
+                self.set_state(now, CaState::Open);
+            }
             _ => {}
         }
         // FACK in Recovery (tcp_fastretrans_alert's do_lost -> tcp_update_scoreboard): on a
@@ -73,7 +79,7 @@ impl TcpSender {
                 self.try_undo_dsack();
             }
         }
-        if matches!(self.state, CaState::Open | CaState::Disorder) {
+        if matches!(self.state, CaState::Open | CaState::Disorder | CaState::Cwr) {
             // tcp_time_to_recover (Linux 4.10, tcp_fack = 1 by default until 4.15): a loss is
             // proven, or tcp_dupack_heuristics = fackets_out exceeds the reordering degree (the
             // highest SACK is more than 3 packets above snd_una); dupacks for SACK-less ACKs.
@@ -84,6 +90,8 @@ impl TcpSender {
                 self.enter_recovery(now);
                 // tcp_update_scoreboard(fast_rexmit): FACK marks below the highest SACK.
                 newly_lost += self.sb.mark_lost_fack(REORDERING, self.high_seq);
+            } else if self.state == CaState::Cwr {
+                // tcp_try_to_open leaves CWR as it is.
             } else if self.sb.sacked_out > 0 || self.dupacks > 0 {
                 self.set_state(now, CaState::Disorder);
             } else {
@@ -100,7 +108,7 @@ impl TcpSender {
     }
 
     /// Whether the state is one of Linux's window reductions (tcp_in_cwnd_reduction).
-    fn in_cwnd_reduction(&self) -> bool {
+    pub(super) fn in_cwnd_reduction(&self) -> bool {
         matches!(self.state, CaState::Cwr | CaState::Recovery)
     }
 
@@ -237,6 +245,93 @@ impl TcpSender {
 mod tests {
     use super::*;
     use crate::tcp::sender::testkit::*;
+
+    /// A sender in Open with its initial window of 10 (1000-byte segments) in flight at 0 ms.
+    fn sent_ten() -> TcpSender {
+        let mut s = sender(1000);
+        s.set_app_limit(u64::MAX);
+        let mut out = Vec::new();
+        s.try_send(Time::ZERO, &mut out);
+        assert_eq!(s.packets_out(), 10);
+        s
+    }
+
+    /// tcp_enter_cwr (a local NET_XMIT_CN): CWR with the algorithm's ssthresh (Reno: half),
+    /// cwnd left to PRR, high_seq at snd_nxt, no undo; a second signal in CWR changes nothing.
+    #[test]
+    fn local_congestion_enters_cwr_once() {
+        let mut s = sent_ten();
+        s.local_congestion(Time::from_ms(1));
+        assert_eq!(s.state, CaState::Cwr);
+        assert_eq!((s.w.cwnd, s.w.ssthresh), (10, 5));
+        assert_eq!(s.high_seq, 10_000);
+        assert!(s.undo_marker.is_none());
+        s.w.cwnd = 8;
+        s.local_congestion(Time::from_ms(2));
+        assert_eq!((s.state, s.w.ssthresh), (CaState::Cwr, 5), "no second reduction");
+    }
+
+    /// In CWR, PRR sets the window from what is in flight and delivered (tcp_cwnd_reduction,
+    /// the segments sent counted in prr_out), and CWR ends once an ACK passes high_seq, with
+    /// cwnd = ssthresh; an ACK exactly at high_seq keeps it (the CWR bit must reach the peer).
+    #[test]
+    fn cwr_reduces_by_prr_and_ends_above_high_seq() {
+        let mut s = sent_ten();
+        s.local_congestion(Time::from_ms(1));
+        let mut out = Vec::new();
+        // Two segments ACKed: in flight 8 > ssthresh 5, so PRR's proportional part:
+        // ceil(5 x 2 / 10) - 0 = 1 new segment, cwnd = 8 + 1.
+        s.on_ack(Time::from_ms(10), &ack(2000, &[]), &mut out);
+        assert_eq!(s.state, CaState::Cwr);
+        assert_eq!(s.w.cwnd, 9);
+        assert_eq!(out.len(), 1, "PRR lets one segment go");
+        assert_eq!(s.prr_out, 1);
+        // Everything up to high_seq (10 000) ACKed: still CWR.
+        out.clear();
+        s.on_ack(Time::from_ms(11), &ack(10_000, &[]), &mut out);
+        assert_eq!(s.state, CaState::Cwr);
+        // Past high_seq: Open, the window at ssthresh.
+        out.clear();
+        s.on_ack(Time::from_ms(12), &ack(11_000, &[]), &mut out);
+        assert_eq!(s.state, CaState::Open);
+        assert_eq!(s.w.cwnd, 5);
+    }
+
+    /// Losses in CWR start fast recovery from it (tcp_fastretrans_alert's default case), with
+    /// the reduction CWR began (no second ssthresh).
+    #[test]
+    fn recovery_starts_from_cwr_without_a_second_reduction() {
+        let mut s = sent_ten();
+        s.local_congestion(Time::from_ms(1));
+        let mut out = Vec::new();
+        for k in 2..=4u64 {
+            s.on_ack(Time::from_ms(10), &ack(0, &[(1000, k * 1000)]), &mut out);
+        }
+        assert_eq!(s.state, CaState::Recovery);
+        assert_eq!(s.w.ssthresh, 5);
+        assert_eq!(s.stats.fast_recoveries, 1);
+    }
+
+    /// An RTO in CWR keeps the ssthresh CWR set (tcp_enter_loss recomputes it only from Open
+    /// or Disorder, or past the recovery point), and still starts F-RTO (a new recovery).
+    #[test]
+    fn an_rto_in_cwr_keeps_its_ssthresh() {
+        let mut s = sent_ten();
+        s.local_congestion(Time::from_ms(1));
+        let mut out = Vec::new();
+        // The loss probe armed in Open goes first (its timer was set before CWR), then the RTO.
+        for _ in 0..3 {
+            if s.state == CaState::Loss {
+                break;
+            }
+            let t = s.timer_deadline().expect("a timer is armed");
+            s.on_timer(t, &mut out);
+        }
+        assert_eq!(s.state, CaState::Loss);
+        assert_eq!(s.stats.rtos, 1);
+        assert_eq!((s.w.cwnd, s.w.ssthresh), (1, 5));
+        assert!(s.frto);
+    }
 
     /// Three duplicate ACKs carrying SACK for segments above a hole trigger a fast
     /// retransmit of the hole, and the sender enters Recovery with ssthresh halved.

@@ -38,11 +38,13 @@ impl TcpSender {
             return;
         }
         // tcp_enter_loss: a new ssthresh unless we are already reducing for this window: in
-        // Open/Disorder, past the recovery point, or in Loss with !icsk_retransmits (snd_una
-        // advanced since the last RTO).
+        // Open/Disorder (not in CWR, whose reduction set one), past the recovery point, or in
+        // Loss with !icsk_retransmits (snd_una advanced since the last RTO). F-RTO starts on a
+        // new recovery, CWR included (`icsk_ca_state < TCP_CA_Recovery`).
         let new_recovery = matches!(self.state, CaState::Open | CaState::Disorder | CaState::Cwr);
-        let recompute =
-            new_recovery || self.high_seq <= self.snd_una || (self.state == CaState::Loss && self.rto_retransmits == 0);
+        let recompute = matches!(self.state, CaState::Open | CaState::Disorder)
+            || self.high_seq <= self.snd_una
+            || (self.state == CaState::Loss && self.rto_retransmits == 0);
         if recompute {
             self.prior_ssthresh = self.current_ssthresh();
             self.w.ssthresh = self.cc.ssthresh(&self.w);

@@ -31,10 +31,30 @@ impl TcpSender {
         self.tsq_queued = self.tsq_queued.saturating_sub(bytes);
     }
 
+    /// Whether the first hop has gone away and frees what it is given (link/seam.rs `Gone`):
+    /// then nothing waits below TCP, and the socket sends as far as its window allows, every
+    /// segment lost.
+    pub fn set_first_hop_gone(&mut self, gone: bool) {
+        self.first_hop_gone = gone;
+    }
+
+    /// tcp_enter_cwr: the first hop answered NET_XMIT_CN (a no-op qdisc: the interface lost
+    /// its carrier), which tcp_transmit_skb takes as local congestion. Outside a reduction the
+    /// window starts one (ssthresh from the algorithm, PRR from the current window, high_seq
+    /// at snd_nxt) in CWR, with no undo; CWR, Recovery and Loss keep theirs.
+    pub fn local_congestion(&mut self, now: Time) {
+        self.prior_ssthresh = 0;
+        if matches!(self.state, CaState::Open | CaState::Disorder) {
+            self.undo_marker = None;
+            self.init_cwnd_reduction();
+            self.set_state(now, CaState::Cwr);
+        }
+    }
+
     /// tcp_small_queue_check (Linux 4.x tcp_output.c): at most max(2 packets, ~1 ms at the
     /// pacing rate) and never more than tcp_limit_output_bytes may sit below TCP.
     fn tsq_blocked(&mut self) -> bool {
-        if self.tsq_limit == 0 {
+        if self.tsq_limit == 0 || self.first_hop_gone {
             return false;
         }
         let pkt = (self.mss + TCP_HEADER_BYTES) as u64;
@@ -147,7 +167,7 @@ impl TcpSender {
                 self.stats.segments_sent += 1;
                 self.stats.bytes_sent += seg.len as u64;
                 self.after_send(now, seg.len);
-                if self.state == CaState::Recovery {
+                if self.in_cwnd_reduction() {
                     self.prr_out += 1;
                 }
                 if seg.start == self.snd_una {
@@ -195,7 +215,9 @@ impl TcpSender {
             self.stats.segments_sent += 1;
             self.stats.bytes_sent += len as u64;
             self.after_send(now, len);
-            if self.state == CaState::Recovery {
+            // tcp_write_xmit / tcp_xmit_retransmit_queue: PRR counts what goes out in any
+            // window reduction (tcp_in_cwnd_reduction: CWR or Recovery).
+            if self.in_cwnd_reduction() {
                 self.prr_out += 1;
             }
             if was_idle || self.rto_at.is_none() {
@@ -235,6 +257,23 @@ impl TcpSender {
 #[cfg(test)]
 mod tests {
     use crate::tcp::sender::testkit::*;
+
+    /// TCP Small Queues holds a socket to ~2 segments below it; with its first hop gone (which
+    /// frees every frame at once) nothing is below it, and the whole window goes.
+    #[test]
+    fn a_gone_first_hop_leaves_tsq_nothing_to_hold() {
+        let mut s = sender(1000);
+        s.set_output_limit(1 << 20);
+        s.set_app_limit(u64::MAX);
+        let mut out = Vec::new();
+        s.try_send(Time::ZERO, &mut out);
+        assert!(s.tsq_throttled());
+        assert!(out.len() < 10, "TSQ held some of the initial window back");
+        s.set_first_hop_gone(true);
+        out.clear();
+        s.try_send(Time::ZERO, &mut out);
+        assert_eq!(s.packets_out(), 10, "the rest of the window went");
+    }
 
     #[test]
     fn initial_window_is_ten_segments() {
