@@ -795,6 +795,24 @@ mod tests {
         assert_eq!(w.tx_done, Some(Time(expected)));
     }
 
+    /// A lost link refuses what either host offers, as each host's stack sees it: the
+    /// station's interface loses its carrier (no-op qdisc, NET_XMIT_CN), the access point's
+    /// keeps it and its driver frees frames for the station that left; a scan's pause, or the
+    /// link back, refuses nothing.
+    #[test]
+    fn a_disconnect_is_gone_for_both_hosts_each_its_own_way() {
+        let mut m = medium(0);
+        let (mut w, mut dropped) = (Wake::default(), Vec::new());
+        m.set_up(Time::ZERO, false, &mut w);
+        assert_eq!((Link::gone(&m, AP), Link::gone(&m, STA)), (None, None), "a pause holds frames");
+        m.disconnect(Time::ZERO, &mut w, &mut dropped);
+        assert_eq!(Link::gone(&m, STA), Some(Gone::NoCarrier));
+        assert_eq!(Link::gone(&m, AP), Some(Gone::PeerGone));
+        assert!(!m.enqueue(Time::ZERO, AP, pkt(0, 1500), &mut w));
+        m.set_up(Time::ZERO, true, &mut w);
+        assert_eq!((Link::gone(&m, AP), Link::gone(&m, STA)), (None, None));
+    }
+
     /// With PER 1 every MPDU fails; each is retried retry_limit times, then dropped.
     #[test]
     fn retries_then_drops() {

@@ -402,6 +402,25 @@ mod tests {
         )
     }
 
+    /// Down and dropping, the direction toward the cut end is sent by the end that lost its
+    /// carrier (Gone::NoCarrier); holding, or the other direction, is not gone; back up, neither.
+    #[test]
+    fn a_drop_outage_is_gone_toward_the_cut_end_only() {
+        let (mut w, mut dropped) = (Wake::default(), Vec::new());
+        for toward_cut in [true, false] {
+            for outage in [Outage::Drop, Outage::Hold] {
+                let mut l = link(1_000_000_000, 10_000);
+                l.cfg.toward_cut = toward_cut;
+                l.set_outage(outage, &mut dropped);
+                l.set_up(Time::ZERO, false, &mut w, &mut dropped);
+                let gone = (toward_cut && outage == Outage::Drop).then_some(Gone::NoCarrier);
+                assert_eq!(Link::gone(&l, 0), gone, "toward_cut {toward_cut}, {outage:?}");
+                l.set_up(Time::ZERO, true, &mut w, &mut dropped);
+                assert_eq!(Link::gone(&l, 0), None);
+            }
+        }
+    }
+
     #[test]
     fn serialises_then_propagates() {
         let mut l = link(1_000_000_000, 10_000);
