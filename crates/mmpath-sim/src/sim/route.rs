@@ -71,7 +71,7 @@ impl Simulation {
     /// (tcp_wfree -> tcp_tsq_handler).
     pub(super) fn first_hop_changed(&mut self, now: Time, l: u16) {
         for f in 0..self.flows.len() {
-            let Some(&h) = self.flows[f].route_fwd.first() else { continue };
+            let h = self.flows[f].route_fwd[0];
             if h.link != l {
                 continue;
             }

@@ -256,6 +256,13 @@ mod tests {
         s
     }
 
+    /// `sent_ten` after a local congestion signal at 1 ms, with an empty output list.
+    fn in_cwr() -> (TcpSender, Vec<Packet>) {
+        let mut s = sent_ten();
+        s.local_congestion(Time::from_ms(1));
+        (s, Vec::new())
+    }
+
     /// tcp_enter_cwr (a local NET_XMIT_CN): CWR with the algorithm's ssthresh (Reno: half),
     /// cwnd left to PRR, high_seq at snd_nxt, no undo; a second signal in CWR changes nothing.
     #[test]
@@ -276,9 +283,7 @@ mod tests {
     /// cwnd = ssthresh; an ACK exactly at high_seq keeps it (the CWR bit must reach the peer).
     #[test]
     fn cwr_reduces_by_prr_and_ends_above_high_seq() {
-        let mut s = sent_ten();
-        s.local_congestion(Time::from_ms(1));
-        let mut out = Vec::new();
+        let (mut s, mut out) = in_cwr();
         // Two segments ACKed: in flight 8 > ssthresh 5, so PRR's proportional part:
         // ceil(5 x 2 / 10) - 0 = 1 new segment, cwnd = 8 + 1.
         s.on_ack(Time::from_ms(10), &ack(2000, &[]), &mut out);
@@ -301,9 +306,7 @@ mod tests {
     /// the reduction CWR began (no second ssthresh).
     #[test]
     fn recovery_starts_from_cwr_without_a_second_reduction() {
-        let mut s = sent_ten();
-        s.local_congestion(Time::from_ms(1));
-        let mut out = Vec::new();
+        let (mut s, mut out) = in_cwr();
         for k in 2..=4u64 {
             s.on_ack(Time::from_ms(10), &ack(0, &[(1000, k * 1000)]), &mut out);
         }
@@ -316,9 +319,7 @@ mod tests {
     /// or Disorder, or past the recovery point), and still starts F-RTO (a new recovery).
     #[test]
     fn an_rto_in_cwr_keeps_its_ssthresh() {
-        let mut s = sent_ten();
-        s.local_congestion(Time::from_ms(1));
-        let mut out = Vec::new();
+        let (mut s, mut out) = in_cwr();
         // The loss probe armed in Open goes first (its timer was set before CWR), then the RTO.
         for _ in 0..3 {
             if s.state == CaState::Loss {
